@@ -1,0 +1,177 @@
+//! The network: nodes, full-duplex links (two simplex links, each with a qdisc
+//! at its sending end), static shortest-path routes, and topology builders.
+
+pub mod packet;
+
+use crate::qdisc::{LinkInfo, QdiscSpec, QueueDisc};
+use crate::scenario::{LinkSpec, Scenario, ScenarioError, TopologySpec};
+use crate::sim::rng::stream;
+use crate::sim::time::{from_secs, Time};
+use packet::NodeId;
+use std::collections::{HashMap, VecDeque};
+
+/// One direction of a link.
+pub struct Link {
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate_bps: f64,
+    pub delay: Time,
+    pub qdisc: Box<dyn QueueDisc>,
+    pub qdisc_type: &'static str,
+    pub monitored: bool,
+}
+
+/// A flow's place in the network: its endpoints and the links its data and ACKs cross.
+#[derive(Clone, Debug)]
+pub struct FlowRoute {
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// Links from `src` to `dst` (data direction).
+    pub forward: Vec<u32>,
+    /// Links from `dst` to `src` (ACK direction).
+    pub reverse: Vec<u32>,
+}
+
+pub struct Network {
+    pub nodes: Vec<String>,
+    pub links: Vec<Link>,
+    /// One route per expanded flow, in the order of [`Scenario::expanded_flows`].
+    pub routes: Vec<FlowRoute>,
+}
+
+struct Builder<'a> {
+    nodes: Vec<String>,
+    index: HashMap<String, NodeId>,
+    links: Vec<Link>,
+    scenario: &'a Scenario,
+}
+
+impl<'a> Builder<'a> {
+    fn node(&mut self, name: String) -> NodeId {
+        let id = self.nodes.len() as NodeId;
+        self.index.insert(name.clone(), id);
+        self.nodes.push(name);
+        id
+    }
+
+    fn simplex(&mut self, from: NodeId, to: NodeId, rate: f64, delay: f64, qdisc: &QdiscSpec, monitored: bool) {
+        let name = format!("{}->{}", self.nodes[from as usize], self.nodes[to as usize]);
+        let info = LinkInfo { rate_bps: rate, delay: from_secs(delay) };
+        let rng = stream(self.scenario.simulation.seed, &format!("link/{name}/qdisc"));
+        self.links.push(Link {
+            name,
+            from,
+            to,
+            rate_bps: rate,
+            delay: info.delay,
+            qdisc: qdisc.build(&info, rng),
+            qdisc_type: qdisc.type_name(),
+            monitored,
+        });
+    }
+
+    fn duplex(&mut self, from: NodeId, to: NodeId, spec: &LinkSpec, monitored: bool) {
+        self.simplex(from, to, spec.rate.0, spec.delay.0, &spec.qdisc, monitored);
+        self.simplex(to, from, spec.rate.0, spec.delay.0, &spec.reverse_qdisc, false);
+    }
+
+    /// Hop-count shortest path (ties: lowest link index first), as a list of links.
+    fn path(&self, adjacency: &[Vec<u32>], src: NodeId, dst: NodeId) -> Option<Vec<u32>> {
+        let mut via: Vec<Option<u32>> = vec![None; self.nodes.len()];
+        let mut seen = vec![false; self.nodes.len()];
+        let mut queue = VecDeque::from([src]);
+        seen[src as usize] = true;
+        while let Some(n) = queue.pop_front() {
+            if n == dst {
+                let mut path = Vec::new();
+                let mut at = dst;
+                while let Some(l) = via[at as usize] {
+                    path.push(l);
+                    at = self.links[l as usize].from;
+                }
+                path.reverse();
+                return Some(path);
+            }
+            for &l in &adjacency[n as usize] {
+                let to = self.links[l as usize].to;
+                if !seen[to as usize] {
+                    seen[to as usize] = true;
+                    via[to as usize] = Some(l);
+                    queue.push_back(to);
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Network {
+    pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
+        let mut b = Builder { nodes: Vec::new(), index: HashMap::new(), links: Vec::new(), scenario };
+        let flows = scenario.expanded_flows();
+        let mut endpoints = Vec::with_capacity(flows.len());
+        match &scenario.topology {
+            TopologySpec::Dumbbell(d) => {
+                let left = b.node("L".into());
+                let right = b.node("R".into());
+                b.duplex(left, right, &d.bottleneck, true);
+                for f in &flows {
+                    let spec = f.spec;
+                    let src = b.node(format!("src{}", f.id));
+                    let dst = b.node(format!("dst{}", f.id));
+                    let rate = spec.access_rate.unwrap_or(d.access_rate).0;
+                    let src_link = LinkSpec {
+                        from: String::new(),
+                        to: String::new(),
+                        rate: crate::scenario::units::Rate(rate),
+                        delay: spec.access_delay.unwrap_or(d.access_delay),
+                        qdisc: d.access_qdisc.clone(),
+                        reverse_qdisc: d.access_qdisc.clone(),
+                        monitor: false,
+                    };
+                    let sink_link = LinkSpec { delay: spec.sink_delay.unwrap_or(d.sink_delay), ..src_link.clone() };
+                    b.duplex(src, left, &src_link, false);
+                    b.duplex(right, dst, &sink_link, false);
+                    endpoints.push((src, dst, f.path.clone()));
+                }
+            }
+            TopologySpec::Graph(g) => {
+                for n in &g.nodes {
+                    b.node(n.clone());
+                }
+                for l in &g.links {
+                    let (from, to) = (b.index[&l.from], b.index[&l.to]);
+                    b.duplex(from, to, l, l.monitor);
+                }
+                for f in &flows {
+                    let src = b.index[f.spec.src.as_deref().expect("validated")];
+                    let dst = b.index[f.spec.dst.as_deref().expect("validated")];
+                    endpoints.push((src, dst, f.path.clone()));
+                }
+            }
+        }
+        let mut adjacency = vec![Vec::new(); b.nodes.len()];
+        for (i, l) in b.links.iter().enumerate() {
+            adjacency[l.from as usize].push(i as u32);
+        }
+        let mut cache: HashMap<(NodeId, NodeId), Vec<u32>> = HashMap::new();
+        let mut routes = Vec::with_capacity(endpoints.len());
+        for (src, dst, path) in endpoints {
+            let mut route_between = |a: NodeId, c: NodeId| -> Result<Vec<u32>, ScenarioError> {
+                if let Some(p) = cache.get(&(a, c)) {
+                    return Ok(p.clone());
+                }
+                let p = b.path(&adjacency, a, c).ok_or_else(|| {
+                    ScenarioError::new(format!("{path}.dst"), format!("no route from {:?} to {:?}", b.nodes[a as usize], b.nodes[c as usize]))
+                })?;
+                cache.insert((a, c), p.clone());
+                Ok(p)
+            };
+            let forward = route_between(src, dst)?;
+            let reverse = route_between(dst, src)?;
+            routes.push(FlowRoute { src, dst, forward, reverse });
+        }
+        Ok(Network { nodes: b.nodes, links: b.links, routes })
+    }
+}

@@ -1,0 +1,87 @@
+//! Drop-tail FIFO: accept while the buffer has room, drop the arrival otherwise.
+
+use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use crate::net::packet::PacketId;
+use crate::scenario::{units::Bytes, ScenarioError};
+use crate::sim::rng::Rng;
+use serde::Deserialize;
+
+/// `limit` in packets and/or `limit_bytes`; with neither, 1000 packets.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropTailConfig {
+    pub limit: Option<u64>,
+    pub limit_bytes: Option<Bytes>,
+}
+
+impl DropTailConfig {
+    pub const DEFAULT_LIMIT_PACKETS: u64 = 1000;
+
+    fn limit(&self) -> Limit {
+        match (self.limit, self.limit_bytes) {
+            (None, None) => Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None),
+            (p, b) => Limit::new(p, b.map(|b| b.0)),
+        }
+    }
+}
+
+impl QdiscConfig for DropTailConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.limit().validate(path)
+    }
+
+    fn build(&self, _link: &LinkInfo, _rng: Rng) -> Box<dyn QueueDisc> {
+        Box::new(DropTail { limit: self.limit(), fifo: Fifo::default() })
+    }
+}
+
+pub struct DropTail {
+    limit: Limit,
+    fifo: Fifo,
+}
+
+impl QueueDisc for DropTail {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), ctx.packets[id].size) {
+            return Verdict::Dropped(DropReason::Overflow);
+        }
+        self.fifo.push(id, ctx.packets);
+        Verdict::Enqueued
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        self.fifo.pop(ctx.packets)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{Packet, PacketArena};
+    use crate::sim::rng::stream;
+
+    #[test]
+    fn drops_arrivals_beyond_the_byte_limit_and_keeps_fifo_order() {
+        let cfg = DropTailConfig { limit: None, limit_bytes: Some(Bytes(2500)) };
+        let mut q = cfg.build(&LinkInfo { rate_bps: 1e6, delay: 0 }, stream(1, "t"));
+        let mut arena = PacketArena::default();
+        let mut dropped = Vec::new();
+        let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
+        let ids: Vec<_> = (0..3).map(|i| ctx.packets.alloc(Packet { size: 1000, seq: i, ..Default::default() })).collect();
+        assert_eq!(q.enqueue(ids[0], &mut ctx), Verdict::Enqueued);
+        assert_eq!(q.enqueue(ids[1], &mut ctx), Verdict::Enqueued);
+        assert_eq!(q.enqueue(ids[2], &mut ctx), Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(q.len_bytes(), 2000);
+        assert_eq!(q.dequeue(&mut ctx), Some(ids[0]));
+        assert_eq!(q.dequeue(&mut ctx), Some(ids[1]));
+        assert_eq!(q.dequeue(&mut ctx), None);
+    }
+}

@@ -1,0 +1,226 @@
+//! Queue disciplines: one algorithm per file, all behind [`QueueDisc`].
+//!
+//! A qdisc sees what a router sees: packet headers (flow id, size, ECN bits,
+//! CSFQ label), the clock and its own state. Every drop carries a
+//! [`DropReason`]; drops of packets other than the arriving one (push-out,
+//! CHOKe, CoDel's head drops) go through [`QdiscCtx::drop_packet`].
+//!
+//! To add a discipline: write `my_qdisc.rs` with a config struct implementing
+//! [`QdiscConfig`] and a type implementing [`QueueDisc`], then add one line to
+//! the `registry!` invocation below.
+
+use crate::net::packet::{PacketArena, PacketId};
+use crate::scenario::ScenarioError;
+use crate::sim::rng::Rng;
+use crate::sim::time::Time;
+use serde::Deserialize;
+use std::collections::VecDeque;
+
+pub mod droptail;
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// Buffer full (tail drop).
+    Overflow,
+    /// RED-style probabilistic early drop (average between thresholds).
+    Early,
+    /// Forced drop: average above max_th (or 2·max_th in gentle mode).
+    Forced,
+    /// A per-flow limit (FRED max_q / strikes, BRED l2/W_m, ...).
+    PerFlowLimit,
+    /// RED-PD pre-filter drop of a monitored flow.
+    PreFilter,
+    /// CSFQ probabilistic drop `1 - alpha/label`.
+    Csfq,
+    /// Pushed out of a full shared buffer (DRR/LQD longest-queue drop).
+    Pushout,
+    /// CHOKe matched-pair drop.
+    Choke,
+    /// CoDel control-law drop at dequeue.
+    Codel,
+    /// Configured loss model (Bernoulli, periodic or scripted): not congestion.
+    Loss,
+}
+
+impl DropReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Overflow => "overflow",
+            DropReason::Early => "early",
+            DropReason::Forced => "forced",
+            DropReason::PerFlowLimit => "per_flow_limit",
+            DropReason::PreFilter => "pre_filter",
+            DropReason::Csfq => "csfq",
+            DropReason::Pushout => "pushout",
+            DropReason::Choke => "choke",
+            DropReason::Codel => "codel",
+            DropReason::Loss => "loss",
+        }
+    }
+}
+
+/// Outcome for the arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Enqueued,
+    Dropped(DropReason),
+}
+
+/// What a qdisc may touch while it works: the clock, packet headers, and the
+/// list of packets it drops besides the arriving one.
+pub struct QdiscCtx<'a> {
+    pub now: Time,
+    pub packets: &'a mut PacketArena,
+    dropped: &'a mut Vec<(PacketId, DropReason)>,
+}
+
+impl<'a> QdiscCtx<'a> {
+    pub fn new(now: Time, packets: &'a mut PacketArena, dropped: &'a mut Vec<(PacketId, DropReason)>) -> Self {
+        QdiscCtx { now, packets, dropped }
+    }
+
+    /// Drops a packet that was already in the queue (push-out, head drop).
+    pub fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
+        self.dropped.push((id, reason));
+    }
+}
+
+/// The queue discipline at the sending end of a link.
+pub trait QueueDisc: Send {
+    /// Offers an arriving packet. On `Dropped` the caller frees it.
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict;
+    /// Next packet to transmit, if any.
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId>;
+    fn len_packets(&self) -> usize;
+    fn len_bytes(&self) -> u64;
+    /// The discipline's averaged queue (RED's `avg`, in packets or bytes as configured).
+    fn average(&self) -> Option<f64> {
+        None
+    }
+    /// Algorithm-specific counters reported at the end of a run (e.g. `peak_active_flows`).
+    fn counters(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// What a qdisc is told about the link it serves.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkInfo {
+    pub rate_bps: f64,
+    pub delay: Time,
+}
+
+/// A qdisc's configuration, as read from a scenario file.
+pub trait QdiscConfig {
+    /// Checks the parameters; errors name the field under `path` (e.g. `topology.bottleneck.qdisc.max_p`).
+    fn validate(&self, path: &str) -> Result<(), ScenarioError>;
+    /// Builds the qdisc for one link; `rng` is its own random stream.
+    fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc>;
+}
+
+macro_rules! registry {
+    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
+        /// Queue discipline selected by `type` in a scenario file.
+        #[derive(Clone, Debug, Deserialize)]
+        #[serde(tag = "type")]
+        pub enum QdiscSpec {
+            $(#[serde(rename = $name)] $variant($config),)*
+        }
+
+        impl QdiscSpec {
+            pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+                match self { $(QdiscSpec::$variant(c) => c.validate(path),)* }
+            }
+            pub fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
+                match self { $(QdiscSpec::$variant(c) => c.build(link, rng),)* }
+            }
+            pub fn type_name(&self) -> &'static str {
+                match self { $(QdiscSpec::$variant(_) => $name,)* }
+            }
+            /// Names accepted in `type`.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+        }
+    };
+}
+
+registry! {
+    "droptail" => DropTail(droptail::DropTailConfig),
+}
+
+impl Default for QdiscSpec {
+    fn default() -> Self {
+        QdiscSpec::DropTail(droptail::DropTailConfig::default())
+    }
+}
+
+/// A buffer bound in packets, bytes, or both (a packet is admitted only if both hold).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limit {
+    pub packets: Option<u64>,
+    pub bytes: Option<u64>,
+}
+
+impl Limit {
+    pub fn new(packets: Option<u64>, bytes: Option<u64>) -> Self {
+        Limit { packets, bytes }
+    }
+
+    /// Whether a packet of `size` bytes fits beside `queued_packets` / `queued_bytes`.
+    pub fn admits(&self, queued_packets: usize, queued_bytes: u64, size: u32) -> bool {
+        self.packets.is_none_or(|p| (queued_packets as u64) < p) && self.bytes.is_none_or(|b| queued_bytes + size as u64 <= b)
+    }
+
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        if self.packets == Some(0) {
+            return Err(ScenarioError::new(format!("{path}.limit"), "must be > 0, got 0"));
+        }
+        if self.bytes == Some(0) {
+            return Err(ScenarioError::new(format!("{path}.limit_bytes"), "must be > 0, got 0"));
+        }
+        Ok(())
+    }
+}
+
+/// A FIFO of packet handles with its byte count: the storage most disciplines share.
+#[derive(Default)]
+pub struct Fifo {
+    queue: VecDeque<PacketId>,
+    bytes: u64,
+}
+
+impl Fifo {
+    pub fn push(&mut self, id: PacketId, packets: &PacketArena) {
+        self.bytes += packets[id].size as u64;
+        self.queue.push_back(id);
+    }
+
+    pub fn pop(&mut self, packets: &PacketArena) -> Option<PacketId> {
+        let id = self.queue.pop_front()?;
+        self.bytes -= packets[id].size as u64;
+        Some(id)
+    }
+
+    /// Removes the packet at `index` (0 = head), e.g. a CHOKe victim.
+    pub fn remove(&mut self, index: usize, packets: &PacketArena) -> Option<PacketId> {
+        let id = self.queue.remove(index)?;
+        self.bytes -= packets[id].size as u64;
+        Some(id)
+    }
+
+    pub fn get(&self, index: usize) -> Option<PacketId> {
+        self.queue.get(index).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}

@@ -1,0 +1,280 @@
+//! Scenario files: the serde schema and its validation.
+//!
+//! A scenario is read from TOML (or JSON, which the Python front uses) into
+//! [`Scenario`]; [`Scenario::validate`] then checks every value. Every error
+//! names the field it is about, e.g. `flows[3].rate: must be > 0, got -1`.
+
+pub mod units;
+
+use crate::qdisc::QdiscSpec;
+use crate::transport::FlowSpec;
+use serde::Deserialize;
+use std::fmt;
+use units::{Rate, Seconds};
+
+/// A scenario or simulation error, naming the field (`path`) it concerns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError { path: path.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// `path: must be > 0, got value` unless `value > 0`.
+pub fn require_positive(path: &str, value: f64) -> Result<(), ScenarioError> {
+    if value > 0.0 && value.is_finite() {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path, format!("must be > 0, got {value}")))
+    }
+}
+
+/// `path: must be >= 0, got value` unless `value >= 0`.
+pub fn require_non_negative(path: &str, value: f64) -> Result<(), ScenarioError> {
+    if value >= 0.0 && value.is_finite() {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path, format!("must be >= 0, got {value}")))
+    }
+}
+
+/// `path: must be in [lo, hi], got value` unless it is.
+pub fn require_in(path: &str, value: f64, lo: f64, hi: f64) -> Result<(), ScenarioError> {
+    if (lo..=hi).contains(&value) {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path, format!("must be in [{lo}, {hi}], got {value}")))
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub simulation: SimulationSpec,
+    pub topology: TopologySpec,
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSpec {
+    pub duration: Seconds,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Statistics (goodput, drops, utilisation) are measured from `warmup` to `duration`.
+    #[serde(default)]
+    pub warmup: Seconds,
+    /// Bin width of the per-flow throughput time series.
+    #[serde(default = "default_bin")]
+    pub throughput_bin: Seconds,
+    /// Period of queue-length samples on monitored links (0 = off).
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval: Seconds,
+    /// Keep every drop (time, flow, link, reason), not only the counts.
+    #[serde(default)]
+    pub record_drops: bool,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_bin() -> Seconds {
+    Seconds(1.0)
+}
+fn default_sample_interval() -> Seconds {
+    Seconds(0.01)
+}
+
+/// A full-duplex link. `qdisc` serves the `from -> to` direction, `reverse_qdisc` the other.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    #[serde(default)]
+    pub from: String,
+    #[serde(default)]
+    pub to: String,
+    pub rate: Rate,
+    pub delay: Seconds,
+    #[serde(default)]
+    pub qdisc: QdiscSpec,
+    #[serde(default)]
+    pub reverse_qdisc: QdiscSpec,
+    /// Sample this link's queue over time (the dumbbell bottleneck always is).
+    #[serde(default)]
+    pub monitor: bool,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TopologySpec {
+    /// Each flow has its own source and sink, behind a left and a right router joined by `bottleneck`.
+    Dumbbell(DumbbellSpec),
+    /// Named nodes and links; flows give `src` and `dst`.
+    Graph(GraphSpec),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumbbellSpec {
+    pub bottleneck: LinkSpec,
+    /// Default rate of the access links (per flow: `access_rate`).
+    #[serde(default = "default_access_rate")]
+    pub access_rate: Rate,
+    /// Default one-way delay of a source's access link (per flow: `access_delay`).
+    #[serde(default = "default_access_delay")]
+    pub access_delay: Seconds,
+    /// Default one-way delay of a sink's access link (per flow: `sink_delay`).
+    #[serde(default = "default_access_delay")]
+    pub sink_delay: Seconds,
+    /// Queue at each access link's sending end.
+    #[serde(default)]
+    pub access_qdisc: QdiscSpec,
+}
+
+fn default_access_rate() -> Rate {
+    Rate(100e6)
+}
+fn default_access_delay() -> Seconds {
+    Seconds(1e-3)
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphSpec {
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkSpec>,
+}
+
+/// One flow after `count` expansion: flow ids are assigned in file order.
+pub struct ExpandedFlow<'a> {
+    pub id: u32,
+    pub name: String,
+    pub spec: &'a FlowSpec,
+    /// Where the flow was declared, for error messages (`flows[2]`).
+    pub path: String,
+}
+
+impl Scenario {
+    /// Flows with `count` expanded; flow `i` of a spec named `web` is `web[i]`
+    /// (or `flow<id>` when unnamed).
+    pub fn expanded_flows(&self) -> Vec<ExpandedFlow<'_>> {
+        let mut out = Vec::new();
+        for (i, spec) in self.flows.iter().enumerate() {
+            for k in 0..spec.count {
+                let id = out.len() as u32;
+                let name = match (&spec.name, spec.count) {
+                    (Some(n), 1) => n.clone(),
+                    (Some(n), _) => format!("{n}[{k}]"),
+                    (None, _) => format!("flow{id}"),
+                };
+                out.push(ExpandedFlow { id, name, spec, path: format!("flows[{i}]") });
+            }
+        }
+        out
+    }
+
+    pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::new(text);
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            ScenarioError::new(if path == "." { String::new() } else { path }, inner.message().trim().to_string())
+        })?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let mut msg = inner.to_string();
+            // serde_json appends " at line L column C", which means nothing to a user who passed a dict.
+            if let Some(i) = msg.rfind(" at line ") {
+                msg.truncate(i);
+            }
+            ScenarioError::new(if path == "." { String::new() } else { path }, msg)
+        })?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Checks every value; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let sim = &self.simulation;
+        require_positive("simulation.duration", sim.duration.0)?;
+        require_non_negative("simulation.warmup", sim.warmup.0)?;
+        if sim.warmup.0 >= sim.duration.0 {
+            return Err(ScenarioError::new("simulation.warmup", format!("must be < duration ({}), got {}", sim.duration.0, sim.warmup.0)));
+        }
+        require_positive("simulation.throughput_bin", sim.throughput_bin.0)?;
+        require_non_negative("simulation.sample_interval", sim.sample_interval.0)?;
+        if self.flows.is_empty() {
+            return Err(ScenarioError::new("flows", "at least one flow is required"));
+        }
+        let nodes: Option<&[String]> = match &self.topology {
+            TopologySpec::Dumbbell(d) => {
+                validate_link(&d.bottleneck, "topology.bottleneck")?;
+                require_positive("topology.access_rate", d.access_rate.0)?;
+                require_non_negative("topology.access_delay", d.access_delay.0)?;
+                require_non_negative("topology.sink_delay", d.sink_delay.0)?;
+                d.access_qdisc.validate("topology.access_qdisc")?;
+                None
+            }
+            TopologySpec::Graph(g) => {
+                if g.nodes.is_empty() {
+                    return Err(ScenarioError::new("topology.nodes", "at least one node is required"));
+                }
+                for (i, n) in g.nodes.iter().enumerate() {
+                    if g.nodes[..i].contains(n) {
+                        return Err(ScenarioError::new(format!("topology.nodes[{i}]"), format!("duplicate node {n:?}")));
+                    }
+                }
+                for (i, l) in g.links.iter().enumerate() {
+                    let path = format!("topology.links[{i}]");
+                    for (field, name) in [("from", &l.from), ("to", &l.to)] {
+                        if !g.nodes.contains(name) {
+                            return Err(ScenarioError::new(format!("{path}.{field}"), format!("unknown node {name:?}")));
+                        }
+                    }
+                    if l.from == l.to {
+                        return Err(ScenarioError::new(format!("{path}.to"), format!("a link must join two different nodes, got {:?} twice", l.to)));
+                    }
+                    validate_link(l, &path)?;
+                }
+                Some(&g.nodes)
+            }
+        };
+        for (i, f) in self.flows.iter().enumerate() {
+            f.validate(&format!("flows[{i}]"), nodes, sim.duration.0)?;
+        }
+        Ok(())
+    }
+}
+
+fn validate_link(l: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
+    require_positive(&format!("{path}.rate"), l.rate.0)?;
+    require_non_negative(&format!("{path}.delay"), l.delay.0)?;
+    l.qdisc.validate(&format!("{path}.qdisc"))?;
+    l.reverse_qdisc.validate(&format!("{path}.reverse_qdisc"))
+}

@@ -10,7 +10,7 @@
 //! the `registry!` invocation below.
 
 use crate::net::packet::{PacketArena, PacketId};
-use crate::scenario::ScenarioError;
+use crate::scenario::{from_tagged_value, take_tag, ScenarioError};
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
 use serde::Deserialize;
@@ -122,10 +122,22 @@ pub trait QdiscConfig {
 macro_rules! registry {
     ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
         /// Queue discipline selected by `type` in a scenario file.
-        #[derive(Clone, Debug, Deserialize)]
-        #[serde(tag = "type")]
+        #[derive(Clone, Debug)]
         pub enum QdiscSpec {
-            $(#[serde(rename = $name)] $variant($config),)*
+            $($variant($config),)*
+        }
+
+        impl<'de> Deserialize<'de> for QdiscSpec {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                use serde::de::Error;
+                let mut value = serde_json::Value::deserialize(d)?;
+                let tag = take_tag(&mut value, Self::NAMES).map_err(D::Error::custom)?;
+                match tag.as_str() {
+                    $($name => from_tagged_value(value).map(QdiscSpec::$variant),)*
+                    _ => unreachable!("take_tag checked the name"),
+                }
+                .map_err(D::Error::custom)
+            }
         }
 
         impl QdiscSpec {

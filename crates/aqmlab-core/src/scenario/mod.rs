@@ -64,6 +64,50 @@ pub fn require_in(path: &str, value: f64, lo: f64, hi: f64) -> Result<(), Scenar
     }
 }
 
+/// Separates the field path carried inside a nested error message from the message.
+const PATH_MARK: char = '\u{1}';
+
+/// Joins `outer` (where serde was) with a path carried inside `message` by a
+/// nested [`from_tagged_value`] call.
+fn join_nested(outer: &str, message: &str) -> (String, String) {
+    let outer = if outer == "." { "" } else { outer };
+    if let Some(rest) = message.strip_prefix(PATH_MARK) {
+        if let Some((inner, msg)) = rest.split_once(PATH_MARK) {
+            let path = match (outer.is_empty(), inner.is_empty()) {
+                (true, _) => inner.to_string(),
+                (_, true) => outer.to_string(),
+                _ => format!("{outer}.{inner}"),
+            };
+            return (path, msg.to_string());
+        }
+    }
+    (outer.to_string(), message.to_string())
+}
+
+/// Deserializes the variant `T` of a `type`-tagged table from `value`, keeping
+/// the field path of any error (serde's own tagged enums lose it).
+pub fn from_tagged_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let (path, msg) = join_nested(&e.path().to_string(), &e.inner().to_string());
+        format!("{PATH_MARK}{path}{PATH_MARK}{msg}")
+    })
+}
+
+/// Reads and removes the `type` tag of a table, checking it is one of `names`.
+pub fn take_tag(value: &mut serde_json::Value, names: &[&str]) -> Result<String, String> {
+    let err = |msg: String| format!("{PATH_MARK}type{PATH_MARK}{msg}");
+    let table = value.as_object_mut().ok_or_else(|| format!("{PATH_MARK}{PATH_MARK}expected a table with a `type` field"))?;
+    let tag = match table.remove("type") {
+        None => return Err(format!("{PATH_MARK}{PATH_MARK}missing field `type` (one of {})", names.join(", "))),
+        Some(serde_json::Value::String(s)) => s,
+        Some(other) => return Err(err(format!("expected a string, got {other}"))),
+    };
+    if !names.contains(&tag.as_str()) {
+        return Err(err(format!("unknown type `{tag}`, expected one of {}", names.join(", "))));
+    }
+    Ok(tag)
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -123,8 +167,7 @@ pub struct LinkSpec {
     pub monitor: bool,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Clone, Debug)]
 pub enum TopologySpec {
     /// Each flow has its own source and sink, behind a left and a right router joined by `bottleneck`.
     Dumbbell(DumbbellSpec),
@@ -148,6 +191,18 @@ pub struct DumbbellSpec {
     /// Queue at each access link's sending end.
     #[serde(default)]
     pub access_qdisc: QdiscSpec,
+}
+
+impl<'de> Deserialize<'de> for TopologySpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = serde_json::Value::deserialize(d)?;
+        match take_tag(&mut value, &["dumbbell", "graph"]).map_err(D::Error::custom)?.as_str() {
+            "dumbbell" => from_tagged_value(value).map(TopologySpec::Dumbbell),
+            _ => from_tagged_value(value).map(TopologySpec::Graph),
+        }
+        .map_err(D::Error::custom)
+    }
 }
 
 fn default_access_rate() -> Rate {
@@ -195,9 +250,8 @@ impl Scenario {
     pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::new(text);
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            ScenarioError::new(if path == "." { String::new() } else { path }, inner.message().trim().to_string())
+            let (path, msg) = join_nested(&e.path().to_string(), e.inner().message().trim());
+            ScenarioError::new(path, msg)
         })?;
         scenario.validate()?;
         Ok(scenario)
@@ -206,14 +260,13 @@ impl Scenario {
     pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
         let de = &mut serde_json::Deserializer::from_str(text);
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let mut msg = inner.to_string();
+            let mut msg = e.inner().to_string();
             // serde_json appends " at line L column C", which means nothing to a user who passed a dict.
             if let Some(i) = msg.rfind(" at line ") {
                 msg.truncate(i);
             }
-            ScenarioError::new(if path == "." { String::new() } else { path }, msg)
+            let (path, msg) = join_nested(&e.path().to_string(), &msg);
+            ScenarioError::new(path, msg)
         })?;
         scenario.validate()?;
         Ok(scenario)

@@ -57,9 +57,9 @@ impl EventQueue {
         self.next_seq += 1;
     }
 
-    /// Removes and returns the earliest event at or before `until`.
-    pub fn pop_until(&mut self, until: Time) -> Option<(Time, Event)> {
-        if self.heap.peek()?.time > until {
+    /// Removes and returns the earliest event strictly before `until`.
+    pub fn pop_before(&mut self, until: Time) -> Option<(Time, Event)> {
+        if self.heap.peek()?.time >= until {
             return None;
         }
         let e = self.heap.pop()?;
@@ -82,10 +82,10 @@ mod tests {
         q.schedule(5, Event::Sample);
         q.schedule(3, Event::TxDone { link: 1 });
         q.schedule(3, Event::TxDone { link: 2 });
-        assert_eq!(q.pop_until(10), Some((3, Event::TxDone { link: 1 })));
-        assert_eq!(q.pop_until(10), Some((3, Event::TxDone { link: 2 })));
-        assert_eq!(q.pop_until(4), None);
-        assert_eq!(q.pop_until(10), Some((5, Event::Sample)));
+        assert_eq!(q.pop_before(10), Some((3, Event::TxDone { link: 1 })));
+        assert_eq!(q.pop_before(10), Some((3, Event::TxDone { link: 2 })));
+        assert_eq!(q.pop_before(5), None);
+        assert_eq!(q.pop_before(10), Some((5, Event::Sample)));
         assert_eq!(q.processed(), 3);
     }
 }

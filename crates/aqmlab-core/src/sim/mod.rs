@@ -149,10 +149,10 @@ impl Simulation {
         self.run_until(self.end);
     }
 
-    /// Runs all events up to and including time `until` (capped at the duration).
+    /// Runs all events strictly before time `until` (capped at the duration).
     pub fn run_until(&mut self, until: Time) {
         let until = until.min(self.end);
-        while let Some((t, event)) = self.events.pop_until(until) {
+        while let Some((t, event)) = self.events.pop_before(until) {
             self.now = t;
             match event {
                 Event::TxDone { link } => {
@@ -173,7 +173,7 @@ impl Simulation {
 
     fn call_agent(&mut self, agent: u32, f: impl FnOnce(&mut dyn Agent, &mut AgentCtx)) {
         let flow = agent / 2;
-        let is_sender = agent % 2 == 0;
+        let is_sender = agent.is_multiple_of(2);
         let info = &self.flows[flow as usize];
         let (local, peer) = if is_sender { (info.route.src, info.route.dst) } else { (info.route.dst, info.route.src) };
         let trace = if info.traced { Some(&mut self.traces) } else { None };

@@ -27,6 +27,7 @@ pub struct AgentCtx<'a> {
 }
 
 impl<'a> AgentCtx<'a> {
+    #[allow(clippy::too_many_arguments)] // built only by the engine, once per agent call
     pub fn new(
         now: Time,
         flow: FlowId,

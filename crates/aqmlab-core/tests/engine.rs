@@ -1,0 +1,181 @@
+//! Engine-level behaviour: determinism, conservation, UDP delivery, routing, errors.
+
+use aqmlab_core::scenario::Scenario;
+use aqmlab_core::{run, Results};
+
+fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn error_of(text: &str) -> String {
+    Scenario::from_toml_str(text).expect_err("scenario should be rejected").to_string()
+}
+
+fn dumbbell(qdisc: &str, flows: &str) -> String {
+    format!(
+        r#"
+[simulation]
+duration = "20s"
+warmup = "2s"
+seed = 7
+[topology]
+type = "dumbbell"
+bottleneck = {{ rate = "10Mbps", delay = "5ms", qdisc = {qdisc} }}
+{flows}
+"#
+    )
+}
+
+const CBR_MIX: &str = r#"
+[[flows]]
+type = "cbr"
+rate = "3Mbps"
+jitter = true
+count = 3
+[[flows]]
+type = "onoff"
+rate = "4Mbps"
+on_time = "0.5s"
+off_time = "0.5s"
+"#;
+
+fn assert_conserved(r: &Results) {
+    let s = &r.summary;
+    assert_eq!(s.packets_sent, s.packets_delivered + s.packets_dropped + s.packets_in_flight);
+}
+
+#[test]
+fn same_seed_same_results_different_seed_different_results() {
+    let text = dumbbell(r#"{ type = "droptail", limit = 20 }"#, CBR_MIX);
+    let a = run(&scenario(&text)).unwrap();
+    let b = run(&scenario(&text)).unwrap();
+    assert_eq!(a.to_json(), b.to_json());
+    assert!(a.summary.packets_dropped > 0, "the mix overloads the link");
+    let c = run(&scenario(&text.replace("seed = 7", "seed = 8"))).unwrap();
+    assert_ne!(a.to_json(), c.to_json());
+    assert_conserved(&a);
+    assert_conserved(&c);
+}
+
+#[test]
+fn cbr_below_link_rate_is_delivered_at_its_rate() {
+    let flows = "[[flows]]\ntype = \"cbr\"\nrate = \"4Mbps\"\njitter = true\n";
+    let r = run(&scenario(&dumbbell(r#"{ type = "droptail", limit = 50 }"#, flows))).unwrap();
+    let f = &r.flows[0];
+    assert!((f.goodput_bps - 4e6).abs() / 4e6 < 0.01, "goodput {}", f.goodput_bps);
+    assert_eq!(f.dropped_packets, 0);
+    assert_conserved(&r);
+}
+
+#[test]
+fn cbr_above_link_rate_saturates_a_droptail_link() {
+    let flows = "[[flows]]\ntype = \"cbr\"\nrate = \"15Mbps\"\n";
+    let r = run(&scenario(&dumbbell(r#"{ type = "droptail", limit = 50 }"#, flows))).unwrap();
+    let (_, util) = &r.summary.utilisation[0];
+    assert!(*util >= 0.99, "utilisation {util}");
+    let f = &r.flows[0];
+    assert!((f.goodput_bps - 10e6).abs() / 10e6 < 0.01, "goodput {}", f.goodput_bps);
+    // A third of what is offered cannot fit.
+    assert!((f.loss_rate - 1.0 / 3.0).abs() < 0.01, "loss {}", f.loss_rate);
+    assert!(r.drops.iter().all(|d| d.reason == "overflow" && d.link == 0));
+    assert_conserved(&r);
+}
+
+#[test]
+fn onoff_source_averages_its_duty_cycle() {
+    let flows = "[[flows]]\ntype = \"onoff\"\nrate = \"4Mbps\"\non_time = \"0.2s\"\noff_time = \"0.2s\"\n";
+    let text = dumbbell(r#"{ type = "droptail", limit = 100 }"#, flows).replace("20s", "400s");
+    let r = run(&scenario(&text)).unwrap();
+    // Mean rate 2 Mbps; ~1000 on/off cycles give a relative standard error of about 3 %.
+    let g = r.flows[0].goodput_bps;
+    assert!((g - 2e6).abs() / 2e6 < 0.1, "goodput {g}");
+}
+
+#[test]
+fn rate_changes_show_in_the_throughput_series() {
+    let flows = "[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\nrate_changes = [{ at = \"10s\", rate = \"3Mbps\" }]\n";
+    let r = run(&scenario(&dumbbell(r#"{ type = "droptail" }"#, flows))).unwrap();
+    let bin = |t: f64| r.throughput.iter().find(|b| b.time == t).unwrap().bps;
+    assert!((bin(5.0) - 1e6).abs() < 2e4, "{}", bin(5.0));
+    assert!((bin(15.0) - 3e6).abs() < 3e4, "{}", bin(15.0));
+}
+
+#[test]
+fn graph_routes_take_the_fewest_hops_and_rtt_adds_up() {
+    let text = r#"
+[simulation]
+duration = "5s"
+[topology]
+type = "graph"
+nodes = ["a", "b", "c", "d"]
+links = [
+  { from = "a", to = "b", rate = "10Mbps", delay = "1ms" },
+  { from = "b", to = "c", rate = "10Mbps", delay = "1ms" },
+  { from = "c", to = "d", rate = "10Mbps", delay = "1ms" },
+  { from = "a", to = "d", rate = "2Mbps", delay = "20ms", monitor = true },
+]
+[[flows]]
+type = "cbr"
+src = "a"
+dst = "d"
+rate = "1Mbps"
+"#;
+    let r = run(&scenario(text)).unwrap();
+    let f = &r.flows[0];
+    assert!((f.base_rtt - 0.040).abs() < 1e-12, "one hop of 20 ms each way: {}", f.base_rtt);
+    let direct = r.links.iter().find(|l| l.name == "a->d").unwrap();
+    assert!(direct.packets_sent > 600);
+    assert_eq!(r.links.iter().find(|l| l.name == "a->b").unwrap().packets_sent, 0);
+    assert!(!r.queue.is_empty() && r.queue.iter().all(|q| q.link == direct.id));
+}
+
+#[test]
+fn max_min_fair_shares_are_reported_per_flow() {
+    let flows = "[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\n[[flows]]\ntype = \"cbr\"\nrate = \"8Mbps\"\ncount = 2\n";
+    let r = run(&scenario(&dumbbell(r#"{ type = "droptail" }"#, flows))).unwrap();
+    let shares: Vec<f64> = r.flows.iter().map(|f| f.fair_share_bps).collect();
+    assert_eq!(shares, vec![1e6, 4.5e6, 4.5e6]);
+}
+
+#[test]
+fn bad_scenarios_name_the_field() {
+    let ok = dumbbell(r#"{ type = "droptail", limit = 50 }"#, "[[flows]]\ntype = \"cbr\"\nrate = \"5Mbps\"\n");
+    assert!(Scenario::from_toml_str(&ok).is_ok());
+    assert_eq!(error_of(&ok.replace("5Mbps", "-1")), "flows[0].rate: must be > 0, got -1");
+    assert_eq!(error_of(&ok.replace("duration = \"20s\"", "")), "simulation: missing field `duration`");
+    assert_eq!(
+        error_of(&ok.replace("\"droptail\"", "\"fifo\"")),
+        format!("topology.bottleneck.qdisc.type: unknown type `fifo`, expected one of {}", aqmlab_core::qdisc::QdiscSpec::NAMES.join(", "))
+    );
+    assert!(error_of(&ok.replace("limit = 50", "limit = 50, lmit = 3")).starts_with("topology.bottleneck.qdisc.lmit: unknown field `lmit`"));
+    assert_eq!(error_of(&ok.replace("limit = 50", "limit = 0")), "topology.bottleneck.qdisc.limit: must be > 0, got 0");
+    assert_eq!(error_of(&ok.replace("\"5Mbps\"", "\"5 parsecs\"")).split(':').next().unwrap(), "flows[0].rate");
+    assert_eq!(error_of(&ok.replace("warmup = \"2s\"", "warmup = \"30s\"")), "simulation.warmup: must be < duration (20), got 30");
+    assert_eq!(error_of(&ok.replace("type = \"cbr\"", "type = \"cbr\"\nsrc = \"x\"")).split(':').next().unwrap(), "flows[0].src");
+    let graph = r#"
+[simulation]
+duration = 1
+[topology]
+type = "graph"
+nodes = ["a", "b"]
+links = [{ from = "a", to = "b", rate = "1Mbps", delay = "1ms" }]
+[[flows]]
+type = "cbr"
+src = "a"
+dst = "z"
+rate = 1e5
+"#;
+    assert_eq!(error_of(graph), "flows[0].dst: unknown node \"z\"");
+    assert_eq!(error_of(&graph.replace("to = \"b\"", "to = \"q\"")), "topology.links[0].to: unknown node \"q\"");
+    assert_eq!(error_of(&graph.replace("type = \"graph\"", "type = \"ring\"")), "topology.type: unknown type `ring`, expected one of dumbbell, graph");
+}
+
+#[test]
+fn json_and_toml_give_the_same_scenario() {
+    let toml_text = dumbbell(r#"{ type = "droptail", limit = 20 }"#, CBR_MIX);
+    let value: toml::Value = toml::from_str(&toml_text).unwrap();
+    let json_text = serde_json::to_string(&value).unwrap();
+    let a = run(&scenario(&toml_text)).unwrap();
+    let b = run(&Scenario::from_json_str(&json_text).unwrap()).unwrap();
+    assert_eq!(a.to_json(), b.to_json());
+}

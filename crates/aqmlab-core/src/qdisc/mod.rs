@@ -17,6 +17,7 @@ use serde::Deserialize;
 use std::collections::VecDeque;
 
 pub mod droptail;
+pub mod red;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -158,6 +159,7 @@ macro_rules! registry {
 
 registry! {
     "droptail" => DropTail(droptail::DropTailConfig),
+    "red" => Red(red::RedConfig),
 }
 
 impl Default for QdiscSpec {

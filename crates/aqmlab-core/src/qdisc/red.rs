@@ -1,0 +1,693 @@
+//! Random Early Detection (S. Floyd, V. Jacobson, "Random Early Detection
+//! Gateways for Congestion Avoidance", IEEE/ACM ToN 1(4), 1993; "F–J" below),
+//! as restated by FRED §3/§4.4, RED-PD §7.2 and BRED §2.
+//!
+//! On every arrival RED updates an exponentially weighted average of the queue
+//! ([`RedAverage`]), reads the base probability `p_b` off its drop curve
+//! ([`DropCurve`]), spreads drops evenly with `p_a = p_b / (1 − count·p_b)`
+//! ([`uniformized`]) and drops (or ECN-marks) the arrival with probability `p_a`.
+//! The three pieces are public so that the RED family (FRED, BRED, RED-PD,
+//! SRED) can reuse them.
+//!
+//! Where the count-based spacing leads, in closed form (F–J Fig. 2 as written:
+//! `count` is 0 after a drop and incremented before `p_a` is computed, so the
+//! k-th arrival after a drop sees `count = k`): at a fixed `p_b` the chance of
+//! surviving arrivals 1..k is `S(k) = Π_{j=1..k} (1 − p_b/(1 − j·p_b)) =
+//! (1 − (k+1)·p_b) / (1 − p_b)`, so the gap between drops is uniform,
+//! `P(gap = k) = p_b / (1 − p_b)` for `k = 1, 2, …` until `p_a` reaches 1.
+//! When `N = 1/p_b` is an integer the gap is uniform on `{1, …, N − 1}`: mean
+//! `N/2`, long-run drop fraction `2·p_b`, variance `((N − 1)² − 1)/12`, about a
+//! third of a geometric gap's with the same mean. (F–J §7 leaves the arriving
+//! packet out of `count`, which gives `{1, …, N}` and `2·p_b/(1 + p_b)`.)
+//!
+//! Options beyond the 1993 paper, each off by default: `gentle` (p rises from
+//! max_p to 1 between max_th and 2·max_th; Floyd 2000, ns-2 `gentle_`), `ecn`
+//! (RFC 3168 marking), `wait` (ns-2 `wait_`: no drop until `count·p_b ≥ 1`, so
+//! drops are 1/p_b to 2/p_b arrivals apart) and `fixed_p` (every arrival is
+//! dropped with a fixed probability, ignoring the average: RED-PD §7.1).
+
+use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use crate::net::packet::{Ecn, PacketId};
+use crate::scenario::{require_in, require_non_negative, require_positive, units::Bytes, ScenarioError};
+use crate::sim::rng::Rng;
+use crate::sim::time::{Time, NANOS_PER_SEC};
+use rand::Rng as _;
+use serde::Deserialize;
+
+/// RED's average queue size `avg` (F–J §4 and Fig. 2), in whatever unit the
+/// caller samples the queue in (packets or bytes).
+#[derive(Clone, Debug)]
+pub struct RedAverage {
+    w_q: f64,
+    /// Transmission time of a mean-size packet in ns: F–J's `s`, so an idle
+    /// period of `t` counts as `m = t/s` arrivals to an empty queue.
+    packet_time: f64,
+    avg: f64,
+    /// F–J's `q_time`: when the link went idle, while it is idle. A link starts idle.
+    idle_since: Option<Time>,
+}
+
+impl RedAverage {
+    /// `w_q` is the EWMA weight; idle periods are measured in transmission
+    /// times of `mean_pktsize` bytes at `rate_bps`.
+    pub fn new(w_q: f64, mean_pktsize: u64, rate_bps: f64) -> Self {
+        RedAverage { w_q, packet_time: mean_pktsize as f64 * 8.0 * NANOS_PER_SEC as f64 / rate_bps, avg: 0.0, idle_since: Some(0) }
+    }
+
+    /// Updates the average for an arrival that finds `q` queued and returns it:
+    /// `avg ← (1 − w_q)·avg + w_q·q`, or, first thing after an idle period (the
+    /// queue is then empty), `avg ← (1 − w_q)^m·avg` (F–J Fig. 2).
+    pub fn on_arrival(&mut self, q: f64, now: Time) -> f64 {
+        self.avg = match self.idle_since.take() {
+            Some(since) => self.avg * (1.0 - self.w_q).powf((now - since) as f64 / self.packet_time),
+            None => (1.0 - self.w_q) * self.avg + self.w_q * q,
+        };
+        self.avg
+    }
+
+    /// The link went idle at `now`: a dequeue found nothing to send (ns-2 red.cc's `idletime_`).
+    pub fn on_idle(&mut self, now: Time) {
+        self.idle_since.get_or_insert(now);
+    }
+
+    pub fn value(&self) -> f64 {
+        self.avg
+    }
+}
+
+/// Where the average lies on RED's drop curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Region {
+    /// `avg < min_th`: no drops.
+    Below,
+    /// Probabilistic region, with the base probability `p_b`.
+    Early(f64),
+    /// `avg ≥ max_th` (`≥ 2·max_th` when gentle): drop every arrival.
+    Forced,
+}
+
+/// RED's drop curve: `p_b` as a function of the average (F–J §4; gentle: Floyd 2000).
+#[derive(Clone, Copy, Debug)]
+pub struct DropCurve {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    pub gentle: bool,
+}
+
+impl DropCurve {
+    pub fn region(&self, avg: f64) -> Region {
+        if avg < self.min_th {
+            Region::Below
+        } else if avg < self.max_th {
+            // F–J §4: p_b = max_p·(avg − min_th)/(max_th − min_th)
+            Region::Early(self.max_p * (avg - self.min_th) / (self.max_th - self.min_th))
+        } else if self.gentle && avg < 2.0 * self.max_th {
+            // Gentle RED: p_b rises linearly from max_p at max_th to 1 at 2·max_th.
+            Region::Early(self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th)
+        } else {
+            Region::Forced
+        }
+    }
+}
+
+/// `p_a = p_b / (1 − count·p_b)`, 1 once `count·p_b ≥ 1` (F–J §4, Fig. 2).
+/// With ns-2's `wait`: 0 while `count·p_b < 1`, then `p_b / (2 − count·p_b)`, 1 from `count·p_b ≥ 2`.
+pub fn uniformized(p_b: f64, count: f64, wait: bool) -> f64 {
+    let spent = count * p_b;
+    let horizon = if wait {
+        if spent < 1.0 {
+            return 0.0;
+        }
+        2.0
+    } else {
+        1.0
+    };
+    if spent >= horizon {
+        1.0
+    } else {
+        (p_b / (horizon - spent)).min(1.0)
+    }
+}
+
+/// RED parameters as in a scenario file. Thresholds and the average are in
+/// packets, or in bytes when `bytes = true`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedConfig {
+    /// Buffer in packets; with neither `limit` nor `limit_bytes`, 50 packets (ns-2 `Queue set limit_ 50`).
+    pub limit: Option<u64>,
+    pub limit_bytes: Option<Bytes>,
+    /// Default 5 packets (ns-2 `thresh_ 5`, ns-default.tcl before the 2001 auto-configuration).
+    pub min_th: Option<f64>,
+    /// Default 15 packets (ns-2 `maxthresh_ 15`, same vintage).
+    pub max_th: Option<f64>,
+    /// 0.1 = 1/linterm with ns-2's `linterm_ 10`.
+    pub max_p: f64,
+    /// 0.002: the w_q of F–J's simulations and ns-2's `q_weight_ 0.002`.
+    pub w_q: f64,
+    /// Packet size that idle time (F–J's `s`) and byte-mode scaling refer to; 1000 B (RED-PD §7.2's packets).
+    pub mean_pktsize: Bytes,
+    /// Byte mode (F–J §4): average, thresholds in bytes; p ∝ packet size.
+    pub bytes: bool,
+    pub gentle: bool,
+    /// Mark ECN-capable packets (CE) instead of dropping them in the probabilistic region.
+    pub ecn: bool,
+    /// ns-2's `wait_`: keep drops at least 1/p_b arrivals apart.
+    pub wait: bool,
+    /// Drop each arrival with this probability, ignoring the average (RED-PD §7.1).
+    pub fixed_p: Option<f64>,
+}
+
+impl Default for RedConfig {
+    fn default() -> Self {
+        RedConfig {
+            limit: None,
+            limit_bytes: None,
+            min_th: None,
+            max_th: None,
+            max_p: 0.1,
+            w_q: 0.002,
+            mean_pktsize: Bytes(1000),
+            bytes: false,
+            gentle: false,
+            ecn: false,
+            wait: false,
+            fixed_p: None,
+        }
+    }
+}
+
+impl RedConfig {
+    pub const DEFAULT_LIMIT_PACKETS: u64 = 50;
+    pub const DEFAULT_MIN_TH_PACKETS: f64 = 5.0;
+    pub const DEFAULT_MAX_TH_PACKETS: f64 = 15.0;
+
+    fn limit(&self) -> Limit {
+        match (self.limit, self.limit_bytes) {
+            (None, None) => Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None),
+            (p, b) => Limit::new(p, b.map(|b| b.0)),
+        }
+    }
+
+    /// Threshold units per packet: 1, or mean_pktsize bytes in byte mode.
+    fn per_packet(&self) -> f64 {
+        if self.bytes {
+            self.mean_pktsize.0 as f64
+        } else {
+            1.0
+        }
+    }
+
+    pub fn min_th(&self) -> f64 {
+        self.min_th.unwrap_or(Self::DEFAULT_MIN_TH_PACKETS * self.per_packet())
+    }
+
+    pub fn max_th(&self) -> f64 {
+        self.max_th.unwrap_or(Self::DEFAULT_MAX_TH_PACKETS * self.per_packet())
+    }
+
+    /// The buffer in the thresholds' unit, and the setting it comes from (for error messages).
+    fn buffer(&self) -> (f64, &'static str) {
+        let mean = self.mean_pktsize.0 as f64;
+        let limit = self.limit();
+        match (self.bytes, limit.packets, limit.bytes) {
+            (false, Some(p), _) => (p as f64, "limit"),
+            (false, None, b) => (b.map_or(f64::INFINITY, |b| b as f64 / mean), "limit_bytes / mean_pktsize"),
+            (true, _, Some(b)) => (b as f64, "limit_bytes"),
+            (true, p, None) => (p.map_or(f64::INFINITY, |p| p as f64 * mean), "limit * mean_pktsize"),
+        }
+    }
+}
+
+/// `path: must be in (0, 1], got value` unless it is.
+fn require_probability(path: String, value: f64) -> Result<(), ScenarioError> {
+    if value > 0.0 && value <= 1.0 {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path, format!("must be in (0, 1], got {value}")))
+    }
+}
+
+impl QdiscConfig for RedConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.limit().validate(path)?;
+        require_probability(format!("{path}.w_q"), self.w_q)?;
+        require_probability(format!("{path}.max_p"), self.max_p)?;
+        require_positive(&format!("{path}.mean_pktsize"), self.mean_pktsize.0 as f64)?;
+        let (min_th, max_th) = (self.min_th(), self.max_th());
+        require_non_negative(&format!("{path}.min_th"), min_th)?;
+        require_positive(&format!("{path}.max_th"), max_th)?;
+        if min_th >= max_th {
+            return Err(ScenarioError::new(format!("{path}.min_th"), format!("must be < max_th ({max_th}), got {min_th}")));
+        }
+        let (buffer, buffer_name) = self.buffer();
+        if max_th > buffer {
+            return Err(ScenarioError::new(format!("{path}.max_th"), format!("must be <= {buffer_name} ({buffer}), got {max_th}")));
+        }
+        if let Some(p) = self.fixed_p {
+            require_in(&format!("{path}.fixed_p"), p, 0.0, 1.0)?;
+        }
+        Ok(())
+    }
+
+    fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
+        Box::new(Red::new(self, link, rng))
+    }
+}
+
+/// RED's verdict on an arrival, before the buffer check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decision {
+    Pass,
+    /// Probabilistic drop (or ECN mark).
+    Early,
+    Forced,
+}
+
+pub struct Red {
+    limit: Limit,
+    fifo: Fifo,
+    average: RedAverage,
+    curve: DropCurve,
+    bytes: bool,
+    mean_pktsize: f64,
+    wait: bool,
+    ecn: bool,
+    fixed_p: Option<f64>,
+    /// F–J's `count`: arrivals since the last drop or mark, −1 while avg < min_th.
+    /// In byte mode each accepted arrival adds size/mean_pktsize.
+    count: f64,
+    rng: Rng,
+    early_drops: u64,
+    forced_drops: u64,
+    ecn_marks: u64,
+}
+
+impl Red {
+    pub fn new(cfg: &RedConfig, link: &LinkInfo, rng: Rng) -> Self {
+        Red {
+            limit: cfg.limit(),
+            fifo: Fifo::default(),
+            average: RedAverage::new(cfg.w_q, cfg.mean_pktsize.0, link.rate_bps),
+            curve: DropCurve { min_th: cfg.min_th(), max_th: cfg.max_th(), max_p: cfg.max_p, gentle: cfg.gentle },
+            bytes: cfg.bytes,
+            mean_pktsize: cfg.mean_pktsize.0 as f64,
+            wait: cfg.wait,
+            ecn: cfg.ecn,
+            fixed_p: cfg.fixed_p,
+            count: -1.0,
+            rng,
+            early_drops: 0,
+            forced_drops: 0,
+            ecn_marks: 0,
+        }
+    }
+
+    /// F–J Fig. 2's decision for an arrival of `size` bytes at average `avg`.
+    fn decide(&mut self, avg: f64, size: u32) -> Decision {
+        if let Some(p) = self.fixed_p {
+            return if self.rng.gen::<f64>() < p { Decision::Early } else { Decision::Pass };
+        }
+        match self.curve.region(avg) {
+            Region::Below => {
+                self.count = -1.0;
+                Decision::Pass
+            }
+            Region::Forced => {
+                self.count = 0.0;
+                Decision::Forced
+            }
+            Region::Early(p_b) => {
+                // F–J Fig. 2: increment count, then p_a = p_b/(1 − count·p_b).
+                // Byte mode (F–J §4) makes p ∝ size: the arrival is judged at count + 1
+                // and its p_a scaled by size/mean_pktsize (the order of ns-2's red.cc),
+                // and once accepted it adds its size in mean-size packets to count. So
+                // at any count p ∝ size; F–J's p_b·size inside the uniformization would
+                // drop a 3x larger packet about 7x as often as a small one.
+                let scale = if self.bytes { size as f64 / self.mean_pktsize } else { 1.0 };
+                let p_a = (scale * uniformized(p_b, self.count + 1.0, self.wait)).min(1.0);
+                if self.rng.gen::<f64>() < p_a {
+                    self.count = 0.0;
+                    Decision::Early
+                } else {
+                    self.count += scale;
+                    Decision::Pass
+                }
+            }
+        }
+    }
+}
+
+impl QueueDisc for Red {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        let q = if self.bytes { self.fifo.bytes() as f64 } else { self.fifo.len() as f64 };
+        let avg = self.average.on_arrival(q, ctx.now);
+        let packet = &mut ctx.packets[id];
+        match self.decide(avg, packet.size) {
+            Decision::Pass => {}
+            Decision::Early if self.ecn && packet.ecn != Ecn::NotEct => {
+                packet.ecn = Ecn::Ce;
+                self.ecn_marks += 1;
+            }
+            Decision::Early => {
+                self.early_drops += 1;
+                return Verdict::Dropped(DropReason::Early);
+            }
+            Decision::Forced => {
+                self.forced_drops += 1;
+                return Verdict::Dropped(DropReason::Forced);
+            }
+        }
+        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), packet.size) {
+            // A buffer overflow is a drop too: restart the count (ns-2 red.cc), unless below min_th.
+            self.count = self.count.min(0.0);
+            return Verdict::Dropped(DropReason::Overflow);
+        }
+        self.fifo.push(id, ctx.packets);
+        Verdict::Enqueued
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        let next = self.fifo.pop(ctx.packets);
+        if next.is_none() {
+            self.average.on_idle(ctx.now);
+        }
+        next
+    }
+
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+
+    fn average(&self) -> Option<f64> {
+        Some(self.average.value())
+    }
+
+    fn counters(&self) -> Vec<(&'static str, f64)> {
+        vec![("early_drops", self.early_drops as f64), ("forced_drops", self.forced_drops as f64), ("ecn_marks", self.ecn_marks as f64)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{Packet, PacketArena};
+    use crate::sim::rng::stream;
+
+    /// A 1000-byte packet takes exactly 1 ms at 8 Mb/s.
+    const LINK: LinkInfo = LinkInfo { rate_bps: 8e6, delay: 0 };
+    const MS: Time = 1_000_000;
+
+    fn red(cfg: RedConfig) -> Red {
+        cfg.validate("q").unwrap();
+        Red::new(&cfg, &LINK, stream(7, "red-test"))
+    }
+
+    /// Mean and variance of the gap between drops at a fixed p_b, from the closed
+    /// form in the module docs: P(gap > k) = max(0, (1 − (k+1)·p_b) / (1 − p_b)).
+    fn gap_moments(p_b: f64) -> (f64, f64) {
+        let survival = |k: f64| ((1.0 - (k + 1.0) * p_b) / (1.0 - p_b)).max(0.0);
+        let (mut mean, mut second, mut k) = (0.0, 0.0, 0.0);
+        while survival(k) > 0.0 {
+            mean += survival(k);
+            second += (2.0 * k + 1.0) * survival(k);
+            k += 1.0;
+        }
+        (mean, second - mean * mean)
+    }
+
+    /// Renewal theory: the number of drops in n arrivals has variance ≈ n·Var(gap)/E[gap]³.
+    fn drop_count_sigma(n: usize, p_b: f64) -> f64 {
+        let (mean, var) = gap_moments(p_b);
+        (n as f64 * var / mean.powi(3)).sqrt()
+    }
+
+    /// Decisions for `n` arrivals of `size` bytes at a fixed average: the gaps between successive drops.
+    fn gaps_at(red: &mut Red, avg: f64, size: u32, n: usize) -> Vec<f64> {
+        let mut gaps = Vec::new();
+        let mut since: Option<f64> = None;
+        for _ in 0..n {
+            since = since.map(|s| s + 1.0);
+            if red.decide(avg, size) == Decision::Early {
+                gaps.extend(since);
+                since = Some(0.0);
+            }
+        }
+        gaps
+    }
+
+    fn mean_and_variance(xs: &[f64]) -> (f64, f64) {
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        (mean, xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64)
+    }
+
+    /// A RED queue held at `q0` packets with its average equal to `q0`: every
+    /// accepted arrival is followed by one departure.
+    struct Held {
+        red: Red,
+        arena: PacketArena,
+        dropped: Vec<(PacketId, DropReason)>,
+    }
+
+    impl Held {
+        fn new(cfg: RedConfig, q0: usize) -> Held {
+            let mut red = red(cfg);
+            let mut arena = PacketArena::default();
+            for _ in 0..q0 {
+                let id = arena.alloc(Packet { size: 1000, ..Default::default() });
+                red.fifo.push(id, &arena);
+            }
+            red.average.avg = q0 as f64;
+            red.average.idle_since = None;
+            Held { red, arena, dropped: Vec::new() }
+        }
+
+        fn offer(&mut self, packet: Packet) -> (Verdict, Ecn) {
+            let id = self.arena.alloc(packet);
+            let mut ctx = QdiscCtx::new(0, &mut self.arena, &mut self.dropped);
+            let verdict = self.red.enqueue(id, &mut ctx);
+            let ecn = ctx.packets[id].ecn;
+            if verdict == Verdict::Enqueued {
+                let head = self.red.dequeue(&mut ctx).unwrap();
+                ctx.packets.free(head);
+            } else {
+                ctx.packets.free(id);
+            }
+            (verdict, ecn)
+        }
+    }
+
+    #[test]
+    fn drop_curve_is_linear_between_thresholds_and_gentle_above() {
+        let curve = DropCurve { min_th: 5.0, max_th: 15.0, max_p: 0.1, gentle: false };
+        assert_eq!(curve.region(4.999), Region::Below);
+        assert_eq!(curve.region(5.0), Region::Early(0.0));
+        assert_eq!(curve.region(10.0), Region::Early(0.05));
+        assert_eq!(curve.region(15.0), Region::Forced);
+        let gentle = DropCurve { gentle: true, ..curve };
+        assert_eq!(gentle.region(10.0), Region::Early(0.05));
+        assert_eq!(gentle.region(15.0), Region::Early(0.1));
+        assert_eq!(gentle.region(22.5), Region::Early(0.55));
+        assert_eq!(gentle.region(30.0), Region::Forced);
+    }
+
+    #[test]
+    fn uniformized_probability_follows_count() {
+        assert_eq!(uniformized(0.1, 0.0, false), 0.1);
+        assert!((uniformized(0.1, 5.0, false) - 0.2).abs() < 1e-15);
+        assert_eq!(uniformized(0.1, 10.0, false), 1.0);
+        assert_eq!(uniformized(0.1, 9.0, true), 0.0);
+        assert!((uniformized(0.1, 10.0, true) - 0.1).abs() < 1e-15);
+        assert!((uniformized(0.1, 15.0, true) - 0.2).abs() < 1e-15);
+        assert_eq!(uniformized(0.1, 20.0, true), 1.0);
+    }
+
+    #[test]
+    fn drop_fraction_at_a_fixed_average_matches_the_closed_form() {
+        // max_p 0.1 over [5, 15]: p_b = 0.01·(avg − 5).
+        for (avg, p_b) in [(10.0, 0.05), (8.0, 0.03)] {
+            let mut q = red(RedConfig::default());
+            let n = 100_000;
+            let drops = gaps_at(&mut q, avg, 1000, n).len() + 1;
+            let expected = n as f64 / gap_moments(p_b).0;
+            let sigma = drop_count_sigma(n, p_b);
+            assert!((drops as f64 - expected).abs() < 3.0 * sigma, "p_b {p_b}: {drops} drops, expected {expected:.0} ± {sigma:.0}");
+        }
+        // Integer 1/p_b: the fraction is exactly 2·p_b (not F–J §7's 2·p_b/(1 + p_b)).
+        assert!((1.0 / gap_moments(0.05).0 - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn uniformized_gaps_vary_less_than_geometric_ones() {
+        let mut q = red(RedConfig::default());
+        let gaps = gaps_at(&mut q, 10.0, 1000, 200_000);
+        let (mean, var) = mean_and_variance(&gaps);
+        let p = 1.0 / mean;
+        let geometric = (1.0 - p) / (p * p);
+        // p_b = 0.05: gaps uniform on {1..19}, mean 10, variance (19² − 1)/12 = 30; geometric: 90.
+        assert!((mean - 10.0).abs() < 0.1, "mean gap {mean}");
+        assert!(var < 0.5 * geometric, "variance {var} vs geometric {geometric}");
+        assert!((var - 30.0).abs() < 0.05 * 30.0, "variance {var}");
+        assert!(gaps.iter().all(|&g| (1.0..=20.0).contains(&g)));
+    }
+
+    #[test]
+    fn wait_spaces_drops_one_to_two_over_p_b_apart() {
+        let mut q = red(RedConfig { wait: true, ..Default::default() });
+        let gaps = gaps_at(&mut q, 10.0, 1000, 100_000);
+        // p_b = 0.05: no drop before count·p_b ≥ 1 (gap 20), then uniform: gaps on {20..39}, mean 29.5.
+        let (mean, var) = mean_and_variance(&gaps);
+        assert!(gaps.iter().all(|&g| (20.0..=40.0).contains(&g)));
+        let sigma = (var / gaps.len() as f64).sqrt();
+        assert!((mean - 29.5).abs() < 3.0 * sigma, "mean gap {mean} ± {sigma}");
+    }
+
+    #[test]
+    fn average_decays_by_one_minus_w_q_to_the_idle_packet_times() {
+        let w_q = 0.1;
+        let mut q = red(RedConfig { w_q, ..Default::default() });
+        let mut arena = PacketArena::default();
+        let mut dropped = Vec::new();
+        let mut at = |q: &mut Red, now: Time, op: &str| {
+            let mut ctx = QdiscCtx::new(now, &mut arena, &mut dropped);
+            if op == "arrive" {
+                let id = ctx.packets.alloc(Packet { size: 1000, ..Default::default() });
+                assert_eq!(q.enqueue(id, &mut ctx), Verdict::Enqueued);
+            } else {
+                q.dequeue(&mut ctx);
+            }
+        };
+        // The queue starts idle at t = 0 with avg 0; then 4 arrivals at 1 ms: avg = w_q·(0 + 1 + 2 + ...).
+        for _ in 0..4 {
+            at(&mut q, MS, "arrive");
+        }
+        let busy = (1.0 - w_q) * ((1.0 - w_q) * w_q + w_q * 2.0) + w_q * 3.0;
+        assert!((q.average.value() - busy).abs() < 1e-15, "{}", q.average.value());
+        // Drain: the last dequeue finds the queue empty at 9 ms, so the link is idle from then.
+        for t in 2..=5 {
+            at(&mut q, t * MS, "depart");
+        }
+        at(&mut q, 9 * MS, "depart");
+        // An arrival 7 packet times later: avg ← (1 − w_q)^7·avg.
+        at(&mut q, 16 * MS, "arrive");
+        let decayed = busy * (1.0 - w_q).powi(7);
+        assert!((q.average.value() - decayed).abs() < 1e-15 * busy, "{} vs {decayed}", q.average.value());
+        // The next arrival finds the link busy: an ordinary EWMA step with q = 1.
+        at(&mut q, 16 * MS + 1, "arrive");
+        assert!((q.average.value() - ((1.0 - w_q) * decayed + w_q)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn average_counts_bytes_in_byte_mode() {
+        for (bytes, expected) in [(false, 2.0), (true, 3000.0)] {
+            let mut q = red(RedConfig { w_q: 1.0, bytes, ..Default::default() });
+            let mut arena = PacketArena::default();
+            let mut dropped = Vec::new();
+            let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
+            for _ in 0..3 {
+                let id = ctx.packets.alloc(Packet { size: 1500, ..Default::default() });
+                q.enqueue(id, &mut ctx);
+            }
+            // w_q = 1: avg is the queue the third arrival found, two 1500-byte packets.
+            assert_eq!(q.average(), Some(expected));
+        }
+    }
+
+    #[test]
+    fn fixed_p_drops_independently_of_the_average() {
+        let p = 0.2;
+        // An empty queue: avg stays below min_th, where RED itself would never drop.
+        let mut held = Held::new(RedConfig { fixed_p: Some(p), ..Default::default() }, 0);
+        let n = 100_000;
+        let drops = (0..n).filter(|_| held.offer(Packet { size: 1000, ..Default::default() }).0 == Verdict::Dropped(DropReason::Early)).count();
+        let sigma = (n as f64 * p * (1.0 - p)).sqrt();
+        assert!((drops as f64 - n as f64 * p).abs() < 3.0 * sigma, "{drops} drops of {n}, expected {} ± {sigma:.0}", n as f64 * p);
+        assert!(held.red.average.value() < 5.0);
+    }
+
+    #[test]
+    fn gentle_mode_drops_probabilistically_between_max_th_and_twice_max_th() {
+        let n = 50_000;
+        let mut plain = red(RedConfig::default());
+        assert!((0..n).all(|_| plain.decide(18.0, 1000) == Decision::Forced));
+        let mut gentle = red(RedConfig { gentle: true, ..Default::default() });
+        // avg 18: p_b = 0.1 + 0.9·3/15 = 0.28.
+        let drops = gaps_at(&mut gentle, 18.0, 1000, n).len() + 1;
+        let expected = n as f64 / gap_moments(0.28).0;
+        let sigma = drop_count_sigma(n, 0.28);
+        assert!((drops as f64 - expected).abs() < 3.0 * sigma, "{drops} drops, expected {expected:.0} ± {sigma:.0}");
+        assert_eq!(gentle.decide(30.0, 1000), Decision::Forced);
+    }
+
+    #[test]
+    fn ecn_marks_capable_packets_early_but_forced_drops_stay_drops() {
+        let ecn = RedConfig { ecn: true, ..Default::default() };
+        let n = 20_000;
+        let mut held = Held::new(ecn.clone(), 10);
+        let ect = Packet { size: 1000, ecn: Ecn::Ect, ..Default::default() };
+        let outcomes: Vec<_> = (0..n).map(|_| held.offer(ect)).collect();
+        assert!(outcomes.iter().all(|&(v, _)| v == Verdict::Enqueued));
+        let marks = outcomes.iter().filter(|&&(_, e)| e == Ecn::Ce).count();
+        // avg 10: p_b = 0.05, marks are spaced exactly as drops would be.
+        let expected = n as f64 / gap_moments(0.05).0;
+        assert!((marks as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05), "{marks} marks, expected {expected:.0}");
+        assert_eq!(held.red.ecn_marks, marks as u64);
+        let mut held = Held::new(ecn.clone(), 10);
+        let not_ect = Packet { size: 1000, ..Default::default() };
+        let early = (0..n).filter(|_| held.offer(not_ect).0 == Verdict::Dropped(DropReason::Early)).count();
+        assert!((early as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05), "{early} early drops");
+        let mut held = Held::new(ecn, 16);
+        assert_eq!(held.offer(ect), (Verdict::Dropped(DropReason::Forced), Ecn::Ect));
+    }
+
+    #[test]
+    fn byte_mode_drop_probability_is_proportional_to_size() {
+        // Thresholds 5 000 B and 15 000 B; avg 10 000 B: p_b = 0.05.
+        let cfg = RedConfig { bytes: true, ..Default::default() };
+        let trials = 40_000;
+        for size in [500, 1000, 1500] {
+            let mut q = red(cfg.clone());
+            // Each trial starts just above min_th (count = −1 → 0): p_a = p_b·size/mean_pktsize exactly.
+            let drops = (0..trials)
+                .filter(|_| {
+                    q.decide(0.0, size);
+                    q.decide(10_000.0, size) == Decision::Early
+                })
+                .count();
+            let p = 0.05 * size as f64 / 1000.0;
+            let sigma = (trials as f64 * p * (1.0 - p)).sqrt();
+            assert!((drops as f64 - trials as f64 * p).abs() < 3.0 * sigma, "size {size}: {drops} drops of {trials}, expected p = {p}");
+        }
+        // A long mixed stream: 1500-byte packets are dropped about 3x as often as 500-byte ones.
+        let mut q = red(cfg);
+        let (mut small, mut large) = (0, 0);
+        for i in 0..200_000 {
+            let size = if i % 2 == 0 { 500 } else { 1500 };
+            if q.decide(10_000.0, size) == Decision::Early {
+                *(if size == 500 { &mut small } else { &mut large }) += 1;
+            }
+        }
+        let ratio = large as f64 / small as f64;
+        // Exactly 3 at every count below the cap; the cap at count·p_b ≥ 1 shaves O(p_b).
+        // Counting noise: ~2 500 and ~7 000 drops, 3σ of the ratio ≈ 7 %.
+        assert!((ratio - 3.0).abs() < 0.3, "large/small drop ratio {ratio} ({large}/{small})");
+    }
+
+    #[test]
+    fn buffer_overflow_is_not_a_forced_drop() {
+        // w_q tiny: the average stays below min_th while the 20-packet buffer fills.
+        let mut q = red(RedConfig { limit: Some(20), w_q: 1e-6, ..Default::default() });
+        let mut arena = PacketArena::default();
+        let mut dropped = Vec::new();
+        let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
+        let verdicts: Vec<_> = (0..21).map(|_| q.enqueue(ctx.packets.alloc(Packet { size: 1000, ..Default::default() }), &mut ctx)).collect();
+        assert!(verdicts[..20].iter().all(|&v| v == Verdict::Enqueued));
+        assert_eq!(verdicts[20], Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(q.counters(), vec![("early_drops", 0.0), ("forced_drops", 0.0), ("ecn_marks", 0.0)]);
+    }
+}

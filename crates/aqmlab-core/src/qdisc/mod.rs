@@ -16,6 +16,8 @@ use crate::sim::time::Time;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
+pub mod csfq;
+pub mod drr;
 pub mod droptail;
 
 /// Why a packet was dropped.
@@ -158,6 +160,8 @@ macro_rules! registry {
 
 registry! {
     "droptail" => DropTail(droptail::DropTailConfig),
+    "csfq" => Csfq(csfq::CsfqConfig),
+    "drr" => Drr(drr::DrrConfig),
 }
 
 impl Default for QdiscSpec {

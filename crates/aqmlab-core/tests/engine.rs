@@ -167,7 +167,7 @@ rate = 1e5
 "#;
     assert_eq!(error_of(graph), "flows[0].dst: unknown node \"z\"");
     assert_eq!(error_of(&graph.replace("to = \"b\"", "to = \"q\"")), "topology.links[0].to: unknown node \"q\"");
-    assert_eq!(error_of(&graph.replace("type = \"graph\"", "type = \"ring\"")), "topology.type: unknown type `ring`, expected one of dumbbell, graph");
+    assert_eq!(error_of(&graph.replace("type = \"graph\"", "type = \"ring\"")), "topology.type: unknown type `ring`, expected one of dumbbell, graph, parking_lot");
 }
 
 #[test]

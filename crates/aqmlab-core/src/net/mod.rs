@@ -4,7 +4,7 @@
 pub mod packet;
 
 use crate::qdisc::{LinkInfo, QdiscSpec, QueueDisc};
-use crate::scenario::{LinkSpec, Scenario, ScenarioError, TopologySpec};
+use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, ScenarioError, TopologySpec};
 use crate::sim::rng::stream;
 use crate::sim::time::{from_secs, Time};
 use packet::NodeId;
@@ -76,6 +76,27 @@ impl<'a> Builder<'a> {
         self.simplex(to, from, spec.rate.0, spec.delay.0, &spec.reverse_qdisc, false);
     }
 
+    /// Gives flow `f` its own source and sink hosts, joined to routers `first` and
+    /// `last` by access links; returns its endpoints and where it was declared.
+    fn attach_hosts(&mut self, f: &ExpandedFlow, hosts: &HostLinks, first: NodeId, last: NodeId) -> (NodeId, NodeId, String) {
+        let spec = f.spec;
+        let src = self.node(format!("src{}", f.id));
+        let dst = self.node(format!("dst{}", f.id));
+        let src_link = LinkSpec {
+            from: String::new(),
+            to: String::new(),
+            rate: spec.access_rate.unwrap_or(hosts.rate),
+            delay: spec.access_delay.unwrap_or(hosts.delay),
+            qdisc: hosts.qdisc.clone(),
+            reverse_qdisc: hosts.qdisc.clone(),
+            monitor: false,
+        };
+        let sink_link = LinkSpec { delay: spec.sink_delay.unwrap_or(hosts.sink_delay), ..src_link.clone() };
+        self.duplex(src, first, &src_link, false);
+        self.duplex(last, dst, &sink_link, false);
+        (src, dst, f.path.clone())
+    }
+
     /// Hop-count shortest path (ties: lowest link index first), as a list of links.
     fn path(&self, adjacency: &[Vec<u32>], src: NodeId, dst: NodeId) -> Option<Vec<u32>> {
         let mut via: Vec<Option<u32>> = vec![None; self.nodes.len()];
@@ -117,23 +138,20 @@ impl Network {
                 let right = b.node("R".into());
                 b.duplex(left, right, &d.bottleneck, true);
                 for f in &flows {
-                    let spec = f.spec;
-                    let src = b.node(format!("src{}", f.id));
-                    let dst = b.node(format!("dst{}", f.id));
-                    let rate = spec.access_rate.unwrap_or(d.access_rate).0;
-                    let src_link = LinkSpec {
-                        from: String::new(),
-                        to: String::new(),
-                        rate: crate::scenario::units::Rate(rate),
-                        delay: spec.access_delay.unwrap_or(d.access_delay),
-                        qdisc: d.access_qdisc.clone(),
-                        reverse_qdisc: d.access_qdisc.clone(),
-                        monitor: false,
+                    endpoints.push(b.attach_hosts(f, &d.hosts(), left, right));
+                }
+            }
+            TopologySpec::ParkingLot(p) => {
+                let routers: Vec<NodeId> = (0..=p.congested_links).map(|i| b.node(format!("R{i}"))).collect();
+                for pair in routers.windows(2) {
+                    b.duplex(pair[0], pair[1], &p.link, true);
+                }
+                for f in &flows {
+                    let (first, last) = match f.spec.hop {
+                        Some(hop) => (routers[hop as usize], routers[hop as usize + 1]),
+                        None => (routers[0], routers[routers.len() - 1]),
                     };
-                    let sink_link = LinkSpec { delay: spec.sink_delay.unwrap_or(d.sink_delay), ..src_link.clone() };
-                    b.duplex(src, left, &src_link, false);
-                    b.duplex(right, dst, &sink_link, false);
-                    endpoints.push((src, dst, f.path.clone()));
+                    endpoints.push(b.attach_hosts(f, &p.hosts(), first, last));
                 }
             }
             TopologySpec::Graph(g) => {

@@ -16,6 +16,8 @@ use crate::sim::time::Time;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
+pub mod csfq;
+pub mod drr;
 pub mod droptail;
 pub mod red;
 
@@ -160,6 +162,8 @@ macro_rules! registry {
 registry! {
     "droptail" => DropTail(droptail::DropTailConfig),
     "red" => Red(red::RedConfig),
+    "csfq" => Csfq(csfq::CsfqConfig),
+    "drr" => Drr(drr::DrrConfig),
 }
 
 impl Default for QdiscSpec {
@@ -178,6 +182,27 @@ pub struct Limit {
 impl Limit {
     pub fn new(packets: Option<u64>, bytes: Option<u64>) -> Self {
         Limit { packets, bytes }
+    }
+
+    /// The bound a scenario sets with `limit` / `limit_bytes`, or `default` when it sets neither.
+    pub fn configured(packets: Option<u64>, bytes: Option<u64>, default: Limit) -> Self {
+        match (packets, bytes) {
+            (None, None) => default,
+            (p, b) => Limit { packets: p, bytes: b },
+        }
+    }
+
+    /// Whether a queue of `queued_packets` / `queued_bytes` is within the bound
+    /// (push-out disciplines admit first, then drop until this holds).
+    pub fn holds(&self, queued_packets: usize, queued_bytes: u64) -> bool {
+        self.packets.is_none_or(|p| queued_packets as u64 <= p) && self.bytes.is_none_or(|b| queued_bytes <= b)
+    }
+
+    /// Fraction of the bound in use (the larger of the packet and byte fractions).
+    pub fn occupancy(&self, queued_packets: usize, queued_bytes: u64) -> f64 {
+        let packets = self.packets.map_or(0.0, |p| queued_packets as f64 / p as f64);
+        let bytes = self.bytes.map_or(0.0, |b| queued_bytes as f64 / b as f64);
+        packets.max(bytes)
     }
 
     /// Whether a packet of `size` bytes fits beside `queued_packets` / `queued_bytes`.

@@ -173,6 +173,8 @@ pub enum TopologySpec {
     Dumbbell(DumbbellSpec),
     /// Named nodes and links; flows give `src` and `dst`.
     Graph(GraphSpec),
+    /// A chain of congested links with cross traffic on each (CSFQ §3.2, Fig. 5).
+    ParkingLot(ParkingLotSpec),
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -193,12 +195,68 @@ pub struct DumbbellSpec {
     pub access_qdisc: QdiscSpec,
 }
 
+impl DumbbellSpec {
+    pub fn hosts(&self) -> HostLinks<'_> {
+        HostLinks { rate: self.access_rate, delay: self.access_delay, sink_delay: self.sink_delay, qdisc: &self.access_qdisc }
+    }
+}
+
+/// Routers `R0 … RK` in a chain joined by `congested_links` = K identical links
+/// `Ri -> Ri+1`. As in a dumbbell, every flow has its own source and sink host.
+/// A flow with `hop = i` is cross traffic of link i (enters at `Ri`, leaves at
+/// `Ri+1`); a flow without `hop` crosses every link (CSFQ Fig. 5's UDP-0).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParkingLotSpec {
+    pub congested_links: u32,
+    /// Every congested link (rate, delay, qdisc, reverse_qdisc); all are monitored.
+    pub link: LinkSpec,
+    /// Default rate of the access links (per flow: `access_rate`).
+    #[serde(default = "default_access_rate")]
+    pub access_rate: Rate,
+    /// Default one-way delay of a source's access link (per flow: `access_delay`).
+    #[serde(default = "default_access_delay")]
+    pub access_delay: Seconds,
+    /// Default one-way delay of a sink's access link (per flow: `sink_delay`).
+    #[serde(default = "default_access_delay")]
+    pub sink_delay: Seconds,
+    /// Queue at each access link's sending end.
+    #[serde(default)]
+    pub access_qdisc: QdiscSpec,
+}
+
+impl ParkingLotSpec {
+    pub fn hosts(&self) -> HostLinks<'_> {
+        HostLinks { rate: self.access_rate, delay: self.access_delay, sink_delay: self.sink_delay, qdisc: &self.access_qdisc }
+    }
+}
+
+/// The access links that join each flow's own source and sink hosts to the
+/// routers (dumbbell, parking lot); a flow overrides them with `access_rate`,
+/// `access_delay` and `sink_delay`.
+pub struct HostLinks<'a> {
+    pub rate: Rate,
+    pub delay: Seconds,
+    pub sink_delay: Seconds,
+    pub qdisc: &'a QdiscSpec,
+}
+
+impl HostLinks<'_> {
+    fn validate(&self) -> Result<(), ScenarioError> {
+        require_positive("topology.access_rate", self.rate.0)?;
+        require_non_negative("topology.access_delay", self.delay.0)?;
+        require_non_negative("topology.sink_delay", self.sink_delay.0)?;
+        self.qdisc.validate("topology.access_qdisc")
+    }
+}
+
 impl<'de> Deserialize<'de> for TopologySpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut value = serde_json::Value::deserialize(d)?;
-        match take_tag(&mut value, &["dumbbell", "graph"]).map_err(D::Error::custom)?.as_str() {
+        match take_tag(&mut value, &["dumbbell", "graph", "parking_lot"]).map_err(D::Error::custom)?.as_str() {
             "dumbbell" => from_tagged_value(value).map(TopologySpec::Dumbbell),
+            "parking_lot" => from_tagged_value(value).map(TopologySpec::ParkingLot),
             _ => from_tagged_value(value).map(TopologySpec::Graph),
         }
         .map_err(D::Error::custom)
@@ -288,10 +346,20 @@ impl Scenario {
         let nodes: Option<&[String]> = match &self.topology {
             TopologySpec::Dumbbell(d) => {
                 validate_link(&d.bottleneck, "topology.bottleneck")?;
-                require_positive("topology.access_rate", d.access_rate.0)?;
-                require_non_negative("topology.access_delay", d.access_delay.0)?;
-                require_non_negative("topology.sink_delay", d.sink_delay.0)?;
-                d.access_qdisc.validate("topology.access_qdisc")?;
+                d.hosts().validate()?;
+                None
+            }
+            TopologySpec::ParkingLot(p) => {
+                if p.congested_links == 0 {
+                    return Err(ScenarioError::new("topology.congested_links", "must be >= 1, got 0"));
+                }
+                for (field, name) in [("from", &p.link.from), ("to", &p.link.to)] {
+                    if !name.is_empty() {
+                        return Err(ScenarioError::new(format!("topology.link.{field}"), "not used in a parking_lot (link i joins routers Ri and Ri+1)"));
+                    }
+                }
+                validate_link(&p.link, "topology.link")?;
+                p.hosts().validate()?;
                 None
             }
             TopologySpec::Graph(g) => {
@@ -320,6 +388,15 @@ impl Scenario {
         };
         for (i, f) in self.flows.iter().enumerate() {
             f.validate(&format!("flows[{i}]"), nodes, sim.duration.0)?;
+            match (&self.topology, f.hop) {
+                (TopologySpec::ParkingLot(p), Some(hop)) if hop >= p.congested_links => {
+                    return Err(ScenarioError::new(format!("flows[{i}].hop"), format!("must be < topology.congested_links ({}), got {hop}", p.congested_links)));
+                }
+                (TopologySpec::Dumbbell(_) | TopologySpec::Graph(_), Some(_)) => {
+                    return Err(ScenarioError::new(format!("flows[{i}].hop"), "only used by a parking_lot topology"));
+                }
+                _ => {}
+            }
         }
         Ok(())
     }

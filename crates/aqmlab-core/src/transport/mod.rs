@@ -155,6 +155,8 @@ pub struct FlowSpec {
     pub access_rate: Option<Rate>,
     pub access_delay: Option<Seconds>,
     pub sink_delay: Option<Seconds>,
+    /// Parking lot: cross traffic of congested link `hop` only (default: through all links).
+    pub hop: Option<u32>,
     #[serde(default)]
     pub start: Seconds,
     /// Start uniformly at random in `[start, start + start_jitter)` (RED-PD §7: within 10 s).
@@ -217,7 +219,7 @@ impl FlowSpec {
             None => {
                 for (field, value) in [("src", &self.src), ("dst", &self.dst)] {
                     if value.is_some() {
-                        return Err(ScenarioError::new(format!("{path}.{field}"), "not used in a dumbbell (each flow has its own source and sink); use a graph topology"));
+                        return Err(ScenarioError::new(format!("{path}.{field}"), "not used in a dumbbell or parking_lot (each flow has its own source and sink); use a graph topology"));
                     }
                 }
             }

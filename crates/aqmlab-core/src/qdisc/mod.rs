@@ -16,7 +16,10 @@ use crate::sim::time::Time;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
+pub mod active_flows;
+pub mod bred;
 pub mod droptail;
+pub mod fred;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -146,6 +149,8 @@ macro_rules! registry {
 
 registry! {
     "droptail" => DropTail(droptail::DropTailConfig),
+    "fred" => Fred(fred::FredConfig),
+    "bred" => Bred(bred::BredConfig),
 }
 
 impl Default for QdiscSpec {

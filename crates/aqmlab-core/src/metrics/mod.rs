@@ -1,10 +1,12 @@
 //! Results of a run (plain data) and the fairness measures computed on them.
 
+pub mod bounds;
 pub mod fairness;
 
 use crate::transport::{TraceSample, Transfer};
 use serde::Serialize;
 
+pub use bounds::bred_cbr_bound;
 pub use fairness::{jain_index, max_min_shares};
 
 #[derive(Clone, Debug, Serialize)]

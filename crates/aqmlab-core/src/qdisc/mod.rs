@@ -16,9 +16,12 @@ use crate::sim::time::Time;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
+pub mod active_flows;
+pub mod bred;
 pub mod csfq;
 pub mod drr;
 pub mod droptail;
+pub mod fred;
 pub mod red;
 
 /// Why a packet was dropped.
@@ -162,6 +165,8 @@ macro_rules! registry {
 registry! {
     "droptail" => DropTail(droptail::DropTailConfig),
     "red" => Red(red::RedConfig),
+    "fred" => Fred(fred::FredConfig),
+    "bred" => Bred(bred::BredConfig),
     "csfq" => Csfq(csfq::CsfqConfig),
     "drr" => Drr(drr::DrrConfig),
 }

@@ -1,0 +1,411 @@
+//! BRED, Balanced RED (Anjum & Tassiulas, "Balanced-RED: An Algorithm to
+//! Achieve Fairness in the Internet", CSHCN T.R. 99-9, 1999).
+//!
+//! A FIFO that decides on each arrival from the number of packets its flow
+//! already has buffered (`qlen`, kept only for flows with packets in the
+//! buffer, §3): below `l1` accept; from `l1` to `l2` drop with probability
+//! `p1`; above `l2` drop with probability `p2`; at `W_m` always drop.
+//! Unless given explicitly, the thresholds follow the number of active flows
+//! through the estimate N̂ (§5.1, eq. 12, 15, 16):
+//! N̂ ← (1 − w_n)·N̂ + w_n·N_active, l2 = B / (2·[N̂]), l1 = β·l2,
+//! W_m = α·l2, p2 = √N̂ / (√N̂ + 10), p1 = p2 / 10.
+//!
+//! Readings of unclear spots: "[N̂]" (eq. 15) is taken as the integer part,
+//! at least 1. N̂ is sampled at every arrival, with N_active counting the
+//! arriving flow (§3 step 1 counts a flow as active before deciding on its
+//! packet); a flow whose packet is then dropped gets no state.
+
+use super::active_flows::{flow_key, ActiveFlows};
+use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use crate::net::packet::PacketId;
+use crate::scenario::{require_in, require_positive, ScenarioError};
+use crate::sim::rng::Rng;
+use rand::Rng as _;
+use serde::Deserialize;
+
+/// BRED's parameters: the buffer, and each threshold or probability either
+/// explicit or derived from N̂ by eq. 12, 15.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BredConfig {
+    /// Buffer size B in packets (default 150, §5.1 Fig. 5a: 400 ms at 1.5 Mb/s).
+    #[serde(default = "default_limit")]
+    pub limit: u64,
+    /// Default β·l2 (eq. 12).
+    pub l1: Option<f64>,
+    /// Default B / (2·[N̂]) (eq. 15).
+    pub l2: Option<f64>,
+    /// W_m; default α·l2 (eq. 12).
+    pub w_m: Option<f64>,
+    /// Default p2 / 10 (eq. 15).
+    pub p1: Option<f64>,
+    /// Default √N̂ / (√N̂ + 10) (eq. 15).
+    pub p2: Option<f64>,
+    /// W_m = α·l2 (§4.3.2: α = 1.3).
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    /// l1 = β·l2 (§4.3.2: β = 0.9).
+    #[serde(default = "default_beta")]
+    pub beta: f64,
+    /// Weight of the N̂ average (eq. 16: w_n = 0.02).
+    #[serde(default = "default_w_n")]
+    pub w_n: f64,
+}
+
+fn default_limit() -> u64 {
+    150
+}
+fn default_alpha() -> f64 {
+    1.3
+}
+fn default_beta() -> f64 {
+    0.9
+}
+fn default_w_n() -> f64 {
+    0.02
+}
+
+impl Default for BredConfig {
+    fn default() -> Self {
+        BredConfig {
+            limit: default_limit(),
+            l1: None,
+            l2: None,
+            w_m: None,
+            p1: None,
+            p2: None,
+            alpha: default_alpha(),
+            beta: default_beta(),
+            w_n: default_w_n(),
+        }
+    }
+}
+
+/// The per-flow thresholds (packets) and drop probabilities in effect.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    pub l1: f64,
+    pub l2: f64,
+    pub w_m: f64,
+    pub p1: f64,
+    pub p2: f64,
+}
+
+impl BredConfig {
+    /// The thresholds for an active-flow estimate `n_hat`: explicit values, else eq. 12 and 15.
+    pub fn thresholds(&self, n_hat: f64) -> Thresholds {
+        let flows = n_hat.floor().max(1.0);
+        let l2 = self.l2.unwrap_or(self.limit as f64 / (2.0 * flows));
+        let p2 = self.p2.unwrap_or(n_hat.sqrt() / (n_hat.sqrt() + 10.0));
+        Thresholds {
+            l1: self.l1.unwrap_or(self.beta * l2),
+            l2,
+            w_m: self.w_m.unwrap_or(self.alpha * l2),
+            p1: self.p1.unwrap_or(p2 / 10.0),
+            p2,
+        }
+    }
+
+    /// Builds the queue as its concrete type, whose state tests can inspect.
+    pub fn build_bred(&self, rng: Rng) -> Bred {
+        Bred {
+            config: self.clone(),
+            limit: Limit::new(Some(self.limit), None),
+            fifo: Fifo::default(),
+            flows: ActiveFlows::default(),
+            n_hat: 0.0,
+            rng,
+            stats: Stats::default(),
+        }
+    }
+}
+
+impl QdiscConfig for BredConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        Limit::new(Some(self.limit), None).validate(path)?;
+        for (field, value) in [("l1", self.l1), ("l2", self.l2), ("w_m", self.w_m)] {
+            if let Some(v) = value {
+                require_positive(&format!("{path}.{field}"), v)?;
+            }
+        }
+        for (field, value) in [("p1", self.p1), ("p2", self.p2)] {
+            if let Some(v) = value {
+                require_in(&format!("{path}.{field}"), v, 0.0, 1.0)?;
+            }
+        }
+        // §3: l1 ≤ l2 < W_m, checked where both ends are explicit.
+        if let (Some(l1), Some(l2)) = (self.l1, self.l2) {
+            if l1 > l2 {
+                return Err(ScenarioError::new(format!("{path}.l1"), format!("must be <= l2 ({l2}), got {l1}")));
+            }
+        }
+        for (field, value) in [("l1", self.l1), ("l2", self.l2)] {
+            if let (Some(v), Some(w_m)) = (value, self.w_m) {
+                if v >= w_m {
+                    return Err(ScenarioError::new(format!("{path}.w_m"), format!("must be > {field} ({v}), got {w_m}")));
+                }
+            }
+        }
+        if !(self.alpha > 1.0 && self.alpha.is_finite()) {
+            return Err(ScenarioError::new(format!("{path}.alpha"), format!("must be > 1 (eq. 12), got {}", self.alpha)));
+        }
+        require_positive(&format!("{path}.beta"), self.beta)?;
+        require_in(&format!("{path}.beta"), self.beta, 0.0, 1.0)?;
+        require_positive(&format!("{path}.w_n"), self.w_n)?;
+        require_in(&format!("{path}.w_n"), self.w_n, 0.0, 1.0)
+    }
+
+    fn build(&self, _link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
+        Box::new(self.build_bred(rng))
+    }
+}
+
+#[derive(Default)]
+struct Stats {
+    w_m: u64,
+    p2: u64,
+    p1: u64,
+    overflow: u64,
+}
+
+pub struct Bred {
+    config: BredConfig,
+    limit: Limit,
+    fifo: Fifo,
+    /// Per-active-flow `qlen`.
+    flows: ActiveFlows<()>,
+    /// Estimate of the number of active flows (eq. 16).
+    n_hat: f64,
+    rng: Rng,
+    stats: Stats,
+}
+
+impl Bred {
+    /// The thresholds in effect for the current N̂.
+    pub fn thresholds(&self) -> Thresholds {
+        self.config.thresholds(self.n_hat)
+    }
+
+    pub fn n_hat(&self) -> f64 {
+        self.n_hat
+    }
+
+    fn with_probability(&mut self, p: f64) -> bool {
+        self.rng.gen::<f64>() < p
+    }
+
+    /// §3 "for each arriving packet": `Some(reason)` drops it.
+    fn decide(&mut self, qlen: f64, size: u32) -> Option<DropReason> {
+        let t = self.thresholds();
+        if qlen >= t.w_m {
+            self.stats.w_m += 1;
+            return Some(DropReason::PerFlowLimit);
+        }
+        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
+            self.stats.overflow += 1;
+            return Some(DropReason::Overflow);
+        }
+        if qlen > t.l2 {
+            if self.with_probability(t.p2) {
+                self.stats.p2 += 1;
+                return Some(DropReason::PerFlowLimit);
+            }
+        } else if qlen >= t.l1 && self.with_probability(t.p1) {
+            // The p1 band is the early warning for adaptive flows (§4.2).
+            self.stats.p1 += 1;
+            return Some(DropReason::Early);
+        }
+        None
+    }
+}
+
+impl QueueDisc for Bred {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        let packet = &ctx.packets[id];
+        let (key, size) = (flow_key(packet), packet.size);
+        let qlen = self.flows.get(key).qlen;
+        // Eq. 16, with the arriving flow counted as active (§3 step 1).
+        let n_active = self.flows.active() + (qlen == 0) as usize;
+        self.n_hat = (1.0 - self.config.w_n) * self.n_hat + self.config.w_n * n_active as f64;
+        if let Some(reason) = self.decide(qlen as f64, size) {
+            return Verdict::Dropped(reason);
+        }
+        self.flows.add(key, 1);
+        self.fifo.push(id, ctx.packets);
+        Verdict::Enqueued
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        let id = self.fifo.pop(ctx.packets)?;
+        self.flows.remove(flow_key(&ctx.packets[id]), 1);
+        Some(id)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, f64)> {
+        let t = self.thresholds();
+        vec![
+            ("active_flows", self.flows.active() as f64),
+            ("peak_active_flows", self.flows.peak() as f64),
+            ("n_hat", self.n_hat),
+            ("l1", t.l1),
+            ("l2", t.l2),
+            ("w_m", t.w_m),
+            ("p1", t.p1),
+            ("p2", t.p2),
+            ("drops_w_m", self.stats.w_m as f64),
+            ("drops_p2", self.stats.p2 as f64),
+            ("drops_p1", self.stats.p1 as f64),
+            ("drops_overflow", self.stats.overflow as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{Packet, PacketArena};
+    use crate::sim::rng::stream;
+    use DropReason::{Early, Overflow, PerFlowLimit};
+
+    /// A BRED queue driven by hand (BRED ignores time).
+    struct Bench {
+        q: Bred,
+        arena: PacketArena,
+        dropped: Vec<(PacketId, DropReason)>,
+    }
+
+    impl Bench {
+        fn new(cfg: BredConfig, seed: u64) -> Self {
+            cfg.validate("q").expect("valid test config");
+            Bench { q: cfg.build_bred(stream(seed, "bred-test")), arena: PacketArena::default(), dropped: Vec::new() }
+        }
+
+        fn arrive(&mut self, flow: u32) -> Verdict {
+            let id = self.arena.alloc(Packet { flow, size: 500, ..Default::default() });
+            let verdict = self.q.enqueue(id, &mut QdiscCtx::new(0, &mut self.arena, &mut self.dropped));
+            if verdict != Verdict::Enqueued {
+                self.arena.free(id);
+            }
+            verdict
+        }
+
+        fn depart(&mut self) -> u32 {
+            let id = self.q.dequeue(&mut QdiscCtx::new(0, &mut self.arena, &mut self.dropped)).expect("queue not empty");
+            let flow = self.arena[id].flow;
+            self.arena.free(id);
+            flow
+        }
+    }
+
+    #[test]
+    fn drops_follow_the_flows_band_p1_then_p2_then_always() {
+        let config = BredConfig { limit: 100, l1: Some(3.0), l2: Some(6.0), w_m: Some(9.0), p1: Some(0.1), p2: Some(0.4), ..Default::default() };
+        let trials = 20_000;
+        // Boundaries: qlen = l1 and qlen = l2 are both in the p1 band (§3 step 4: l2 ≥ qlen ≥ l1).
+        for (qlen, p, reason) in [(2, 0.0, Early), (3, 0.1, Early), (6, 0.1, Early), (7, 0.4, PerFlowLimit), (8, 0.4, PerFlowLimit), (9, 1.0, PerFlowLimit)] {
+            let mut b = Bench::new(config.clone(), qlen);
+            while b.q.len_packets() < qlen as usize {
+                b.arrive(1);
+            }
+            let mut drops = 0;
+            for _ in 0..trials {
+                // Only flow 1 is buffered, so a departure restores its qlen after an accepted arrival.
+                match b.arrive(1) {
+                    Verdict::Enqueued => assert_eq!(b.depart(), 1),
+                    Verdict::Dropped(r) => {
+                        assert_eq!(r, reason, "qlen {qlen}");
+                        drops += 1;
+                    }
+                }
+                assert_eq!(b.q.flows.get(flow_key(&Packet { flow: 1, ..Default::default() })).qlen, qlen);
+            }
+            let mean = p * trials as f64;
+            let sigma = (trials as f64 * p * (1.0 - p)).sqrt();
+            assert!((drops as f64 - mean).abs() <= 3.0 * sigma, "qlen {qlen}: {drops} drops, expected {mean} ± {}", 3.0 * sigma);
+        }
+    }
+
+    #[test]
+    fn n_hat_follows_eq_16_and_state_is_released() {
+        let mut b = Bench::new(BredConfig::default(), 1);
+        // N_active at each arrival counts the arriving flow; by hand with w_n = 0.02:
+        b.arrive(1); // N_active 1: 0.02
+        assert!((b.q.n_hat() - 0.02).abs() < 1e-12);
+        b.arrive(1); // 1: 0.98·0.02 + 0.02 = 0.0396
+        assert!((b.q.n_hat() - 0.0396).abs() < 1e-12);
+        b.arrive(2); // 2: 0.98·0.0396 + 0.04 = 0.078808
+        assert!((b.q.n_hat() - 0.078808).abs() < 1e-12);
+        assert_eq!(b.depart(), 1); // flow 1 keeps one packet
+        b.arrive(3); // 3: 0.98·0.078808 + 0.06 = 0.13723184
+        assert!((b.q.n_hat() - 0.13723184).abs() < 1e-12);
+        // Ten flows with one packet each; the head's flow sends again as it leaves: N_active = 10.
+        for _ in 0..3 {
+            b.depart();
+        }
+        for flow in 0..10 {
+            b.arrive(flow);
+        }
+        for _ in 0..2000 {
+            let flow = b.depart();
+            assert_eq!(b.arrive(flow), Verdict::Enqueued);
+        }
+        // 0.98^2000 ≈ 3e-18 of the start is left.
+        assert!((b.q.n_hat() - 10.0).abs() < 1e-9, "{}", b.q.n_hat());
+        assert_eq!((b.q.flows.active(), b.q.flows.peak()), (10, 10));
+        for _ in 0..10 {
+            b.depart();
+        }
+        assert_eq!(b.q.flows.active(), 0);
+    }
+
+    #[test]
+    fn defaults_derive_from_n_hat_by_eq_12_and_15_and_explicit_values_override() {
+        let config = BredConfig::default();
+        // B = 150, N̂ = 10: l2 = 150/20 = 7.5, l1 = 0.9·7.5 = 6.75, W_m = 1.3·7.5 = 9.75,
+        // p2 = √10/(√10 + 10) = 3.16228/13.16228 = 0.240253, p1 = 0.0240253.
+        let t = config.thresholds(10.0);
+        assert_eq!((t.l2, t.l1, t.w_m), (7.5, 6.75, 9.75));
+        assert!((t.p2 - 0.240253).abs() < 1e-6 && (t.p1 - 0.0240253).abs() < 1e-7, "{t:?}");
+        // [N̂] is the integer part (at least one flow); p2 uses N̂ itself.
+        assert_eq!(config.thresholds(10.9).l2, 7.5);
+        assert!(config.thresholds(10.9).p2 > t.p2);
+        assert_eq!(config.thresholds(0.3).l2, 75.0);
+        let explicit = BredConfig { l2: Some(5.0), p2: Some(0.3), ..Default::default() }.thresholds(10.0);
+        assert_eq!((explicit.l1, explicit.w_m), (4.5, 6.5));
+        assert!((explicit.p1 - 0.03).abs() < 1e-12);
+        let p1_only = BredConfig { p1: Some(0.05), ..Default::default() }.thresholds(10.0);
+        assert_eq!((p1_only.p1, p1_only.l2), (0.05, 7.5));
+    }
+
+    #[test]
+    fn the_buffer_limit_is_an_overflow_drop() {
+        let mut b = Bench::new(BredConfig { limit: 4, l1: Some(10.0), l2: Some(10.0), w_m: Some(20.0), ..Default::default() }, 1);
+        for flow in 0..4 {
+            assert_eq!(b.arrive(flow), Verdict::Enqueued);
+        }
+        assert_eq!(b.arrive(9), Verdict::Dropped(Overflow));
+        assert_eq!(b.q.flows.active(), 4);
+    }
+
+    #[test]
+    fn invalid_parameters_name_the_field() {
+        let err = |cfg: BredConfig| cfg.validate("q").unwrap_err().to_string();
+        assert_eq!(err(BredConfig { alpha: 1.0, ..Default::default() }), "q.alpha: must be > 1 (eq. 12), got 1");
+        assert_eq!(err(BredConfig { beta: 0.0, ..Default::default() }), "q.beta: must be > 0, got 0");
+        assert_eq!(err(BredConfig { beta: 1.5, ..Default::default() }), "q.beta: must be in [0, 1], got 1.5");
+        assert_eq!(err(BredConfig { w_n: 0.0, ..Default::default() }), "q.w_n: must be > 0, got 0");
+        assert_eq!(err(BredConfig { p2: Some(2.0), ..Default::default() }), "q.p2: must be in [0, 1], got 2");
+        assert_eq!(err(BredConfig { l1: Some(8.0), l2: Some(6.0), ..Default::default() }), "q.l1: must be <= l2 (6), got 8");
+        assert_eq!(err(BredConfig { l2: Some(6.0), w_m: Some(6.0), ..Default::default() }), "q.w_m: must be > l2 (6), got 6");
+        assert_eq!(err(BredConfig { l1: Some(0.0), ..Default::default() }), "q.l1: must be > 0, got 0");
+        assert_eq!(err(BredConfig { limit: 0, ..Default::default() }), "q.limit: must be > 0, got 0");
+    }
+}

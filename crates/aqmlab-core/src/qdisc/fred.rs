@@ -1,0 +1,701 @@
+//! FRED, Flow Random Early Drop (Lin & Morris, "Dynamics of Random Early
+//! Detection", SIGCOMM 1997), exactly as the §4.5 pseudocode gives it.
+//!
+//! RED's averaged queue and random drop, plus per-active-flow accounting kept
+//! only for flows with packets buffered: `qlen` (buffered packets) and `strike`
+//! (times the flow tried to exceed `max_q`). Each flow may buffer `min_q`
+//! packets without loss (§4.1); only "robust" flows, with at least
+//! `max(min_q, avgcq)` packets buffered, see RED's random drop (§4.2); a flow
+//! above `max_q`, or a struck flow above the average per-flow queue `avgcq`,
+//! is dropped (§4.3). The average is sampled on arrival and on departure, not
+//! on a dropped arrival unless the queue is empty, and decays over idle time
+//! (§4.4). Options: the many-flow "two packet buffer" mode (§6) and byte mode
+//! (§7).
+//!
+//! Reading of the garbled pseudocode (see the paper's §4.5): "max_q = min_th"
+//! always, then block A "if (avg >= max_th) max_q = 2"; line B is the
+//! `qlen > 2·avgcq` condition; block C is the drop-tail clause.
+
+use super::active_flows::{flow_key, ActiveFlows, FlowKey};
+use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use crate::net::packet::PacketId;
+use crate::scenario::{require_in, require_positive, units::Bytes, ScenarioError};
+use crate::sim::rng::Rng;
+use crate::sim::time::{to_secs, Time};
+use rand::Rng as _;
+use serde::Deserialize;
+
+/// FRED's parameters. Queue quantities (`min_th`, `max_th`, `min_q`) are in
+/// packets, or in bytes with `byte_mode`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FredConfig {
+    /// Buffer size in packets (default 64, the buffer of §3.3 / Fig. 5).
+    pub limit: Option<u64>,
+    /// Buffer size in bytes; required in byte mode.
+    pub limit_bytes: Option<Bytes>,
+    /// Count queues in bytes (§7).
+    #[serde(default)]
+    pub byte_mode: bool,
+    /// Default buffer/4 (§4.5: min_th = MIN(buffer size / 4, RTT); the RTT is unknown to the queue).
+    pub min_th: Option<f64>,
+    /// Default 2·min_th (§4.5).
+    pub max_th: Option<f64>,
+    #[serde(default = "default_max_p")]
+    pub max_p: f64,
+    #[serde(default = "default_w_q")]
+    pub w_q: f64,
+    /// Packets a flow may always buffer. Default (§4.5 "2 for small buffers, 4 for large"):
+    /// 2 up to 64 packets of buffer (every buffer the paper simulated, 16–64, used 2), 4 above.
+    pub min_q: Option<f64>,
+    /// Size of the "typical small packet" whose transmission time is one idle
+    /// slot in the idle-time decay, bytes (ns-2/ns-3 RED `mean_pktsize`, 500).
+    #[serde(default = "default_mean_pktsize")]
+    pub mean_pktsize: Bytes,
+    /// MaximumPacketSize of byte mode (§7), bytes (the paper gives none; Ethernet's 1500).
+    #[serde(default = "default_max_packet_size")]
+    pub max_packet_size: Bytes,
+    /// §6 many-flow extension: above max_th, each flow may buffer two packets.
+    #[serde(default)]
+    pub two_packet_buffer: bool,
+}
+
+/// §4.5 constants.
+fn default_max_p() -> f64 {
+    0.02
+}
+fn default_w_q() -> f64 {
+    0.002
+}
+fn default_mean_pktsize() -> Bytes {
+    Bytes(500)
+}
+fn default_max_packet_size() -> Bytes {
+    Bytes(1500)
+}
+
+impl Default for FredConfig {
+    fn default() -> Self {
+        FredConfig {
+            limit: None,
+            limit_bytes: None,
+            byte_mode: false,
+            min_th: None,
+            max_th: None,
+            max_p: default_max_p(),
+            w_q: default_w_q(),
+            min_q: None,
+            mean_pktsize: default_mean_pktsize(),
+            max_packet_size: default_max_packet_size(),
+            two_packet_buffer: false,
+        }
+    }
+}
+
+/// The parameters in effect, with the paper's defaults filled in; queue quantities in packets or bytes.
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    /// One packet in queue units: 1, or MaximumPacketSize in byte mode (§7 multiplies constants by it).
+    packet: f64,
+    min_th: f64,
+    max_th: f64,
+    min_q: f64,
+    max_p: f64,
+    w_q: f64,
+    byte_mode: bool,
+    two_packet_buffer: bool,
+}
+
+impl FredConfig {
+    pub const DEFAULT_LIMIT_PACKETS: u64 = 64;
+    /// Buffers above this many packets are "large" for the min_q default.
+    pub const SMALL_BUFFER_PACKETS: f64 = 64.0;
+
+    fn limit(&self) -> Limit {
+        match (self.byte_mode, self.limit) {
+            (false, None) => Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), self.limit_bytes.map(|b| b.0)),
+            _ => Limit::new(self.limit, self.limit_bytes.map(|b| b.0)),
+        }
+    }
+
+    fn params(&self) -> Params {
+        let packet = if self.byte_mode { self.max_packet_size.0 as f64 } else { 1.0 };
+        let limit = self.limit();
+        let buffer = if self.byte_mode { limit.bytes.unwrap_or(0) } else { limit.packets.unwrap_or(0) } as f64;
+        let min_th = self.min_th.unwrap_or(buffer / 4.0);
+        let small_buffer = buffer <= Self::SMALL_BUFFER_PACKETS * packet;
+        Params {
+            packet,
+            min_th,
+            max_th: self.max_th.unwrap_or(2.0 * min_th),
+            min_q: self.min_q.unwrap_or(if small_buffer { 2.0 } else { 4.0 } * packet),
+            max_p: self.max_p,
+            w_q: self.w_q,
+            byte_mode: self.byte_mode,
+            two_packet_buffer: self.two_packet_buffer,
+        }
+    }
+
+    /// Builds the queue as its concrete type, whose state tests can inspect.
+    pub fn build_fred(&self, link: &LinkInfo, rng: Rng) -> Fred {
+        let p = self.params();
+        Fred {
+            p,
+            limit: self.limit(),
+            idle_slot: self.mean_pktsize.0 as f64 * 8.0 / link.rate_bps,
+            fifo: Fifo::default(),
+            flows: ActiveFlows::default(),
+            avg: 0.0,
+            avgcq: p.packet,
+            count: -1,
+            q_time: 0,
+            last_sample: None,
+            rng,
+            stats: Stats::default(),
+        }
+    }
+}
+
+impl QdiscConfig for FredConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        if self.byte_mode && self.limit_bytes.is_none() {
+            return Err(ScenarioError::new(format!("{path}.limit_bytes"), "required when byte_mode = true"));
+        }
+        self.limit().validate(path)?;
+        let p = self.params();
+        require_positive(&format!("{path}.min_th"), p.min_th)?;
+        if p.max_th.is_nan() || p.max_th <= p.min_th {
+            return Err(ScenarioError::new(format!("{path}.max_th"), format!("must be > min_th ({}), got {}", p.min_th, p.max_th)));
+        }
+        require_in(&format!("{path}.max_p"), p.max_p, 0.0, 1.0)?;
+        require_positive(&format!("{path}.w_q"), p.w_q)?;
+        require_in(&format!("{path}.w_q"), p.w_q, 0.0, 1.0)?;
+        if p.min_q.is_nan() || p.min_q < 1.0 {
+            return Err(ScenarioError::new(format!("{path}.min_q"), format!("must be >= 1, got {}", p.min_q)));
+        }
+        require_positive(&format!("{path}.mean_pktsize"), self.mean_pktsize.0 as f64)?;
+        require_positive(&format!("{path}.max_packet_size"), self.max_packet_size.0 as f64)
+    }
+
+    fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
+        Box::new(self.build_fred(link, rng))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Arrival,
+    Departure,
+}
+
+#[derive(Default)]
+struct Stats {
+    strikes: u64,
+    per_flow_limit: u64,
+    early: u64,
+    forced: u64,
+    overflow: u64,
+}
+
+pub struct Fred {
+    p: Params,
+    limit: Limit,
+    /// Seconds per idle slot: the transmission time of a `mean_pktsize` packet.
+    idle_slot: f64,
+    fifo: Fifo,
+    /// Per-active-flow `qlen` and `strike`.
+    flows: ActiveFlows<u32>,
+    avg: f64,
+    avgcq: f64,
+    /// Packets since the last drop (−1 below min_th, as RED).
+    count: i64,
+    /// Start of the current idle period.
+    q_time: Time,
+    /// Last averaging instant and side, to avoid sampling one instant from both sides (§4.4 footnote).
+    last_sample: Option<(Time, Side)>,
+    rng: Rng,
+    stats: Stats,
+}
+
+/// RED's exponentially weighted moving average.
+fn ewma(avg: f64, sample: f64, w_q: f64) -> f64 {
+    (1.0 - w_q) * avg + w_q * sample
+}
+
+/// RED's drop probability for `count` packets since the last drop: p_a = p_b / (1 − count·p_b), capped at 1.
+fn spread_by_count(p_b: f64, count: i64) -> f64 {
+    let denominator = 1.0 - count as f64 * p_b;
+    if denominator <= 0.0 {
+        1.0
+    } else {
+        (p_b / denominator).min(1.0)
+    }
+}
+
+impl Fred {
+    fn units(&self, size: u32) -> u64 {
+        if self.p.byte_mode {
+            size as u64
+        } else {
+            1
+        }
+    }
+
+    fn queue(&self) -> f64 {
+        if self.p.byte_mode {
+            self.fifo.bytes() as f64
+        } else {
+            self.fifo.len() as f64
+        }
+    }
+
+    /// §4.5 "calculate average queue length".
+    fn calculate_average(&mut self, now: Time, side: Side) {
+        let q = self.queue();
+        let departed = side == Side::Departure;
+        // One instant is sampled from one side only (§4.4 footnote 1): both would see the same q.
+        let sampled_from_other_side = self.last_sample.is_some_and(|(t, s)| t == now && s != side);
+        if !sampled_from_other_side {
+            if q > 0.0 || departed {
+                self.avg = ewma(self.avg, q, self.p.w_q);
+            } else {
+                // Idle since q_time: decay as if m empty-queue samples had been taken.
+                let m = to_secs(now - self.q_time) / self.idle_slot;
+                self.avg *= (1.0 - self.p.w_q).powf(m);
+                self.q_time = now; // "original RED missed" this
+            }
+        }
+        self.last_sample = Some((now, side));
+        self.refresh_avgcq();
+        if q == 0.0 && departed {
+            self.q_time = now;
+        }
+    }
+
+    /// avgcq = avg / Nactive (avg when no flow is active), at least one packet.
+    fn refresh_avgcq(&mut self) {
+        let active = self.flows.active().max(1) as f64;
+        self.avgcq = (self.avg / active).max(self.p.packet);
+    }
+
+    /// RED's p_a from avg (§4.5), with p_b scaled by PacketSize/MaximumPacketSize in byte mode (§7).
+    fn drop_probability(&self, size: u32) -> f64 {
+        let p = &self.p;
+        let mut p_b = p.max_p * (self.avg - p.min_th) / (p.max_th - p.min_th);
+        if p.byte_mode {
+            p_b *= size as f64 / p.packet;
+        }
+        spread_by_count(p_b, self.count)
+    }
+
+    /// The §4.5 decision for an arriving packet of flow `key`: `Some(reason)` drops it.
+    fn decide(&mut self, key: FlowKey, size: u32) -> Option<DropReason> {
+        let p = self.p;
+        let flow = self.flows.get(key);
+        let (qlen, strike) = (flow.qlen as f64, flow.extra);
+        let congested = self.avg >= p.max_th;
+        // Block A (deleted by §6): above max_th a flow may hold only 2 packets.
+        let max_q = if congested && !p.two_packet_buffer { 2.0 * p.packet } else { p.min_th };
+        // Line B (deleted by §6): above max_th, more than twice the average per-flow queue.
+        let line_b = !p.two_packet_buffer && congested && qlen > 2.0 * self.avgcq;
+        // §4.3 non-adaptive flows: over max_q, or struck before and over the average flow.
+        if qlen >= max_q || line_b || (qlen >= self.avgcq && strike > 1) {
+            // Each condition needs qlen > 0 (max_q and avgcq are positive): the flow has state.
+            if let Some(flow) = self.flows.get_mut(key) {
+                flow.extra += 1;
+            }
+            self.stats.strikes += 1;
+            return Some(DropReason::PerFlowLimit);
+        }
+        if self.avg < p.min_th {
+            // No drop mode.
+            self.count = -1;
+            return None;
+        }
+        if !congested {
+            // Random drop mode, only for robust flows (§4.2).
+            self.count += 1;
+            if qlen >= p.min_q.max(self.avgcq) && self.rng.gen::<f64>() < self.drop_probability(size) {
+                self.count = 0;
+                return Some(DropReason::Early);
+            }
+            return None;
+        }
+        // Block C: drop-tail mode; §6 replaces it by "at most two packets per flow".
+        if p.two_packet_buffer {
+            if qlen >= 2.0 * p.packet {
+                self.count = 0;
+                return Some(DropReason::PerFlowLimit);
+            }
+            return None;
+        }
+        self.count = 0;
+        Some(DropReason::Forced)
+    }
+
+    fn count_drop(&mut self, reason: DropReason) {
+        match reason {
+            DropReason::PerFlowLimit => self.stats.per_flow_limit += 1,
+            DropReason::Early => self.stats.early += 1,
+            DropReason::Forced => self.stats.forced += 1,
+            _ => self.stats.overflow += 1,
+        }
+    }
+}
+
+impl QueueDisc for Fred {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        let packet = &ctx.packets[id];
+        let (key, size) = (flow_key(packet), packet.size);
+        // §4.4: at an empty queue the average is brought up to date (idle decay) before deciding,
+        // even if the packet is then dropped.
+        if self.fifo.is_empty() {
+            self.calculate_average(ctx.now, Side::Arrival);
+        }
+        let reason = match self.decide(key, size) {
+            None if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), size) => Some(DropReason::Overflow),
+            decision => decision,
+        };
+        if let Some(reason) = reason {
+            self.count_drop(reason);
+            return Verdict::Dropped(reason);
+        }
+        self.flows.add(key, self.units(size));
+        self.calculate_average(ctx.now, Side::Arrival);
+        self.fifo.push(id, ctx.packets);
+        Verdict::Enqueued
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        let id = self.fifo.pop(ctx.packets)?;
+        let packet = &ctx.packets[id];
+        let (key, units) = (flow_key(packet), self.units(packet.size));
+        self.calculate_average(ctx.now, Side::Departure);
+        self.flows.remove(key, units);
+        Some(id)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+
+    fn average(&self) -> Option<f64> {
+        Some(self.avg)
+    }
+
+    fn counters(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("active_flows", self.flows.active() as f64),
+            ("peak_active_flows", self.flows.peak() as f64),
+            ("avgcq", self.avgcq),
+            ("strikes", self.stats.strikes as f64),
+            ("drops_per_flow_limit", self.stats.per_flow_limit as f64),
+            ("drops_early", self.stats.early as f64),
+            ("drops_forced", self.stats.forced as f64),
+            ("drops_overflow", self.stats.overflow as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{Packet, PacketArena};
+    use crate::sim::rng::stream;
+    use crate::sim::time::from_secs;
+
+    /// 10 Mb/s: a 1000-byte packet takes 0.8 ms.
+    const LINK: LinkInfo = LinkInfo { rate_bps: 10e6, delay: 0 };
+    const MS: Time = 1_000_000;
+
+    /// A FRED queue driven by hand: arrivals and departures at chosen times.
+    struct Bench {
+        q: Fred,
+        arena: PacketArena,
+        dropped: Vec<(PacketId, DropReason)>,
+    }
+
+    impl Bench {
+        fn new(cfg: FredConfig) -> Self {
+            cfg.validate("q").expect("valid test config");
+            Bench { q: cfg.build_fred(&LINK, stream(1, "fred-test")), arena: PacketArena::default(), dropped: Vec::new() }
+        }
+
+        fn arrive(&mut self, t: Time, flow: u32) -> Verdict {
+            self.arrive_sized(t, flow, 1000)
+        }
+
+        fn arrive_sized(&mut self, t: Time, flow: u32, size: u32) -> Verdict {
+            let id = self.arena.alloc(Packet { flow, size, ..Default::default() });
+            let verdict = self.q.enqueue(id, &mut QdiscCtx::new(t, &mut self.arena, &mut self.dropped));
+            if verdict != Verdict::Enqueued {
+                self.arena.free(id);
+            }
+            verdict
+        }
+
+        /// Sends the head packet; returns its flow.
+        fn depart(&mut self, t: Time) -> u32 {
+            let id = self.q.dequeue(&mut QdiscCtx::new(t, &mut self.arena, &mut self.dropped)).expect("queue not empty");
+            let flow = self.arena[id].flow;
+            self.arena.free(id);
+            flow
+        }
+
+        fn flow(&self, flow: u32) -> (u64, u32) {
+            let entry = self.q.flows.get(flow_key(&Packet { flow, ..Default::default() }));
+            (entry.qlen, entry.extra)
+        }
+
+        /// Puts the average at `avg`, as if the queue had been at that level for a while.
+        fn set_average(&mut self, avg: f64) {
+            self.q.avg = avg;
+            self.q.refresh_avgcq();
+        }
+    }
+
+    /// Thresholds 8/16 on 64 packets; w_q so small that an average set by hand stays put.
+    fn rules(max_p: f64) -> FredConfig {
+        FredConfig { limit: Some(64), min_th: Some(8.0), max_th: Some(16.0), min_q: Some(2.0), max_p, w_q: 1e-9, ..Default::default() }
+    }
+
+    use DropReason::{Early, Forced, Overflow, PerFlowLimit};
+    use Verdict::{Dropped, Enqueued};
+
+    #[test]
+    fn flows_below_min_q_are_accepted_even_when_a_drop_is_certain() {
+        let mut b = Bench::new(rules(1.0));
+        for flow in [1, 1, 1, 1, 1, 1, 1, 2, 3, 4, 5, 6] {
+            assert_eq!(b.arrive(0, flow), Enqueued);
+        }
+        // Congested: avg 12 between min_th and max_th, p_b = 1·(12−8)/(16−8) = 0.5; avgcq = 12/6 = 2.
+        b.set_average(12.0);
+        assert_eq!(b.q.avgcq, 2.0);
+        assert_eq!(b.arrive(0, 7), Enqueued); // new flow; count 0
+        assert_eq!(b.arrive(0, 2), Enqueued); // 1 < min_q; count 1
+        assert_eq!(b.arrive(0, 7), Enqueued); // 1 < min_q; count 2, so p_a = 0.5/(1−2·0.5) is certain
+        assert_eq!(b.arrive(0, 1), Dropped(Early)); // robust (7 ≥ 2): dropped, count reset to 0
+        // A flow *at* min_q is robust: count 1 gives p_a = 0.5/(1−0.5) = 1.
+        assert_eq!(b.flow(2).0, 2);
+        assert_eq!(b.arrive(0, 2), Dropped(Early));
+        assert_eq!(b.q.stats.strikes, 0);
+    }
+
+    #[test]
+    fn random_drop_spares_flows_below_the_average_per_flow_queue() {
+        let mut b = Bench::new(rules(1.0));
+        for flow in [1, 1, 1, 1, 1, 1, 1, 2, 2, 2] {
+            assert_eq!(b.arrive(0, flow), Enqueued);
+        }
+        // Two active flows: avgcq = 12/2 = 6 > min_q, so robust means qlen ≥ 6 (§4.2).
+        b.set_average(12.0);
+        assert_eq!(b.arrive(0, 2), Enqueued); // 3 < 6, count 0
+        assert_eq!(b.arrive(0, 2), Enqueued); // 4 < 6, count 1
+        assert_eq!(b.arrive(0, 2), Enqueued); // 5 < 6, count 2: a robust flow now drops surely
+        assert_eq!(b.arrive(0, 1), Dropped(Early));
+        assert_eq!(b.arrive(0, 2), Dropped(Early)); // 6 ≥ avgcq: robust now
+        assert_eq!((b.flow(1).0, b.flow(2).0), (7, 6));
+    }
+
+    #[test]
+    fn a_flow_exceeding_max_q_gains_a_strike_and_is_dropped() {
+        let mut b = Bench::new(rules(0.0));
+        // Below max_th, max_q = min_th = 8.
+        for _ in 0..8 {
+            assert_eq!(b.arrive(0, 1), Enqueued);
+        }
+        assert_eq!(b.arrive(0, 1), Dropped(PerFlowLimit));
+        assert_eq!(b.flow(1), (8, 1));
+        assert_eq!(b.arrive(0, 1), Dropped(PerFlowLimit));
+        assert_eq!(b.flow(1), (8, 2));
+        assert_eq!(b.arrive(0, 2), Enqueued);
+        assert_eq!((b.q.stats.strikes, b.q.stats.per_flow_limit), (2, 2));
+    }
+
+    #[test]
+    fn a_struck_flow_is_held_to_the_average_per_flow_queue() {
+        let mut b = Bench::new(rules(0.0));
+        for _ in 0..10 {
+            b.arrive(0, 1); // 8 accepted, 2 struck
+        }
+        for flow in [2, 2, 2, 3, 3, 3] {
+            assert_eq!(b.arrive(0, flow), Enqueued);
+        }
+        for k in 1..=6 {
+            assert_eq!(b.depart(k * MS), 1);
+        }
+        assert_eq!(b.flow(1), (2, 2));
+        // avg 9 with 3 active flows: avgcq = 3.
+        b.set_average(9.0);
+        assert_eq!(b.arrive(7 * MS, 1), Enqueued); // 2 < avgcq
+        assert_eq!(b.arrive(7 * MS, 1), Dropped(PerFlowLimit)); // 3 ≥ avgcq with 2 strikes
+        assert_eq!(b.flow(1), (3, 3));
+        // The same queue length is fine for a flow without strikes.
+        assert_eq!(b.arrive(7 * MS, 2), Enqueued);
+        assert_eq!(b.flow(2), (4, 0));
+    }
+
+    #[test]
+    fn above_max_th_flows_hold_two_packets_and_the_rest_is_tail_dropped() {
+        let mut b = Bench::new(rules(0.0));
+        for flow in [1, 1, 2] {
+            b.arrive(0, flow);
+        }
+        b.set_average(16.0);
+        // Block A: max_q = 2 — a non-adaptive drop, with a strike.
+        assert_eq!(b.arrive(0, 1), Dropped(PerFlowLimit));
+        assert_eq!(b.flow(1), (2, 1));
+        // Block C: drop-tail mode for everything else, no strike.
+        assert_eq!(b.arrive(0, 2), Dropped(Forced));
+        assert_eq!(b.arrive(0, 9), Dropped(Forced));
+        assert_eq!(b.flow(2), (1, 0));
+        assert_eq!(b.q.count, 0);
+    }
+
+    #[test]
+    fn two_packet_buffer_admits_each_flows_first_two_packets_above_max_th() {
+        // §6 / Fig. 8 parameters with the buffer doubled to 32.
+        let config = |two_packet_buffer| FredConfig {
+            limit: Some(32),
+            min_th: Some(4.0),
+            max_th: Some(8.0),
+            w_q: 1e-9,
+            two_packet_buffer,
+            ..Default::default()
+        };
+        let mut b = Bench::new(config(true));
+        for flow in 1..=15 {
+            assert_eq!(b.arrive(0, flow), Enqueued);
+            assert_eq!(b.arrive(0, flow), Enqueued);
+        }
+        b.set_average(10.0);
+        assert_eq!(b.arrive(0, 16), Enqueued);
+        assert_eq!(b.arrive(0, 16), Enqueued);
+        assert_eq!(b.arrive(0, 16), Dropped(PerFlowLimit)); // a third packet
+        assert_eq!(b.arrive(0, 1), Dropped(PerFlowLimit));
+        assert_eq!(b.arrive(0, 17), Dropped(Overflow)); // 32 packets: the buffer is full
+        assert_eq!(b.q.stats.strikes, 0);
+
+        // Basic FRED in the same state tail-drops the newcomer.
+        let mut b = Bench::new(config(false));
+        for flow in 1..=15 {
+            b.arrive(0, flow);
+            b.arrive(0, flow);
+        }
+        b.set_average(10.0);
+        assert_eq!(b.arrive(0, 16), Dropped(Forced));
+    }
+
+    #[test]
+    fn the_average_tracks_a_draining_queue_through_departures() {
+        // §4.4's example: avg = q = 500, then 250 departures before the next arrival.
+        let mut b = Bench::new(FredConfig { limit: Some(1000), min_th: Some(600.0), max_th: Some(1200.0), ..Default::default() });
+        for i in 0..500 {
+            assert_eq!(b.arrive(0, i % 50), Enqueued);
+        }
+        b.set_average(500.0);
+        for k in 1..=250 {
+            b.depart(k * from_secs(0.0008));
+        }
+        // Computed by hand (w_q = 0.002): 250 samples at q = 499, 498, …, 250 take
+        // avg from 500 to 446.4927; the next arrival samples q = 250: 446.0997.
+        // RED, sampling on arrival only, would be at 0.998·500 + 0.002·250 = 499.5.
+        assert!((b.q.avg - 446.4927).abs() < 1e-4, "{}", b.q.avg);
+        b.arrive(250 * from_secs(0.0008) + 1, 0);
+        assert!((b.q.avg - 446.0997).abs() < 1e-4, "{}", b.q.avg);
+    }
+
+    #[test]
+    fn idle_time_decays_the_average_and_one_instant_is_sampled_once() {
+        let mut b = Bench::new(FredConfig { w_q: 0.5, mean_pktsize: Bytes(1000), ..Default::default() });
+        // Arrivals sample q before the packet: 0, 1, 2 → avg 0, 0.5, 1.25.
+        for _ in 0..3 {
+            b.arrive(0, 1);
+        }
+        assert_eq!(b.q.avg, 1.25);
+        // Departures sample q after it: 2, 1, 0 → 1.625, 1.3125, 0.65625; idle from 3 ms.
+        for k in 1..=3 {
+            b.depart(k * MS);
+        }
+        assert_eq!(b.q.avg, 0.65625);
+        assert_eq!(b.q.flows.active(), 0);
+        // 8 ms idle = 10 slots of 0.8 ms (1000 bytes at 10 Mb/s): avg · 0.5^10.
+        b.arrive(11 * MS, 1);
+        assert!((b.q.avg - 0.65625 / 1024.0).abs() < 1e-12, "{}", b.q.avg);
+        // The departure at the arrival's instant would sample the same queue again: skipped.
+        let before = b.q.avg;
+        b.depart(11 * MS);
+        assert_eq!(b.q.avg, before);
+        assert_eq!(b.q.q_time, 11 * MS);
+    }
+
+    #[test]
+    fn a_dropped_arrival_moves_the_average_only_at_an_empty_queue() {
+        let mut b = Bench::new(FredConfig { min_th: Some(8.0), max_th: Some(16.0), w_q: 0.5, mean_pktsize: Bytes(1000), ..Default::default() });
+        for _ in 0..8 {
+            b.arrive(0, 1);
+        }
+        let avg = b.q.avg;
+        assert_eq!(b.arrive(MS, 1), Dropped(PerFlowLimit));
+        assert_eq!(b.q.avg, avg);
+        for k in 1..=8 {
+            b.depart(k * MS);
+        }
+        // Idle since 8 ms; 4 slots later the decay brings 320 down to 20 ≥ max_th: tail drop, after the decay.
+        b.set_average(320.0);
+        assert_eq!(b.arrive(8 * MS + 4 * from_secs(0.0008), 2), Dropped(Forced));
+        assert!((b.q.avg - 20.0).abs() < 1e-9, "{}", b.q.avg);
+    }
+
+    #[test]
+    fn byte_mode_counts_bytes() {
+        let config = FredConfig {
+            byte_mode: true,
+            limit_bytes: Some(Bytes(64_000)),
+            min_th: Some(16_000.0),
+            max_th: Some(32_000.0),
+            max_p: 0.0,
+            w_q: 1e-9,
+            ..Default::default()
+        };
+        // min_q defaults to 2 MaximumPacketSize (a small buffer: 64 000 ≤ 64·1500 bytes).
+        assert_eq!(config.params().min_q, 3000.0);
+        let mut b = Bench::new(config);
+        // max_q = min_th = 16 000 bytes: 32 packets of 500 bytes, or 16 of 1000.
+        for _ in 0..32 {
+            assert_eq!(b.arrive_sized(0, 1, 500), Enqueued);
+        }
+        assert_eq!(b.arrive_sized(0, 1, 500), Dropped(PerFlowLimit));
+        for _ in 0..16 {
+            assert_eq!(b.arrive_sized(0, 2, 1000), Enqueued);
+        }
+        assert_eq!(b.arrive_sized(0, 2, 1000), Dropped(PerFlowLimit));
+        assert_eq!((b.flow(1).0, b.flow(2).0), (16_000, 16_000));
+        assert_eq!((b.q.len_packets(), b.q.len_bytes()), (48, 32_000));
+        // §7: p_b scales with PacketSize / MaximumPacketSize.
+        b.q.p.max_p = 0.02;
+        b.q.count = 0;
+        b.set_average(24_000.0);
+        assert!((b.q.drop_probability(1500) - 0.01).abs() < 1e-12);
+        assert!((b.q.drop_probability(750) - 0.005).abs() < 1e-12);
+    }
+
+    #[test]
+    fn defaults_follow_the_paper_and_errors_name_the_field() {
+        let p = FredConfig::default().params();
+        assert_eq!((p.min_th, p.max_th, p.min_q, p.max_p, p.w_q), (16.0, 32.0, 2.0, 0.02, 0.002));
+        let large = FredConfig { limit: Some(200), ..Default::default() }.params();
+        assert_eq!((large.min_th, large.max_th, large.min_q), (50.0, 100.0, 4.0));
+        let err = |cfg: FredConfig| cfg.validate("q").unwrap_err().to_string();
+        assert_eq!(err(FredConfig { min_q: Some(0.0), ..Default::default() }), "q.min_q: must be >= 1, got 0");
+        assert_eq!(err(FredConfig { min_th: Some(8.0), max_th: Some(8.0), ..Default::default() }), "q.max_th: must be > min_th (8), got 8");
+        assert_eq!(err(FredConfig { max_p: 2.0, ..Default::default() }), "q.max_p: must be in [0, 1], got 2");
+        assert_eq!(err(FredConfig { w_q: 0.0, ..Default::default() }), "q.w_q: must be > 0, got 0");
+        assert_eq!(err(FredConfig { byte_mode: true, ..Default::default() }), "q.limit_bytes: required when byte_mode = true");
+        assert_eq!(err(FredConfig { limit: Some(0), ..Default::default() }), "q.limit: must be > 0, got 0");
+    }
+}

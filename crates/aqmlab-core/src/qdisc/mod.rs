@@ -17,6 +17,7 @@ use serde::Deserialize;
 use std::collections::VecDeque;
 
 pub mod droptail;
+pub mod loss;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -146,6 +147,8 @@ macro_rules! registry {
 
 registry! {
     "droptail" => DropTail(droptail::DropTailConfig),
+    // Boxed: its list of scripted drops would enlarge every QdiscSpec.
+    "loss" => Loss(Box<loss::LossConfig>),
 }
 
 impl Default for QdiscSpec {

@@ -1,6 +1,7 @@
 //! Results of a run (plain data) and the fairness measures computed on them.
 
 pub mod fairness;
+pub mod models;
 
 use crate::transport::{TraceSample, Transfer};
 use serde::Serialize;

@@ -54,11 +54,12 @@ pub struct TcpOptions {
     pub delayed_ack: bool,
     /// ns-2 DelAckSink interval_ = 100 ms.
     pub delack_timeout: Seconds,
-    /// Lower bound of the RTO. 200 ms as Linux; RFC 6298 says 1 s. The papers'
-    /// ns-2 (100 ms clock tick) had no separate bound.
+    /// Lower bound of the RTO: 200 ms, the floor of the papers' ns-2 (two
+    /// 100 ms clock ticks) and of Linux; RFC 6298 recommends 1 s.
     pub min_rto: Seconds,
-    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298). 10 ms
-    /// as ns-2's later tcpTick_; the papers' ns-2 ticked every 100 ms ("100ms" mimics it).
+    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298): 10 ms,
+    /// ns-2's later tcpTick_. The papers' ns-2 ticked every 100 ms; "100ms"
+    /// approximates it (our timers and RTT samples stay exact, not in ticks).
     pub timer_granularity: Seconds,
     /// RTO before the first RTT sample: 3 s (SRED §7, RFC 2988).
     pub initial_rto: Seconds,

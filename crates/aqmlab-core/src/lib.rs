@@ -29,6 +29,7 @@ pub mod qdisc;
 pub mod scenario;
 pub mod sim;
 pub mod transport;
+pub mod validation;
 
 pub use metrics::Results;
 pub use scenario::{Scenario, ScenarioError};

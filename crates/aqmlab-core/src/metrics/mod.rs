@@ -2,6 +2,7 @@
 
 pub mod bounds;
 pub mod fairness;
+pub mod models;
 
 use crate::transport::{TraceSample, Transfer};
 use serde::Serialize;

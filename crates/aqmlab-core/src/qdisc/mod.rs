@@ -22,6 +22,7 @@ pub mod csfq;
 pub mod drr;
 pub mod droptail;
 pub mod fred;
+pub mod loss;
 pub mod red;
 
 /// Why a packet was dropped.
@@ -169,6 +170,8 @@ registry! {
     "bred" => Bred(bred::BredConfig),
     "csfq" => Csfq(csfq::CsfqConfig),
     "drr" => Drr(drr::DrrConfig),
+    // Boxed: its list of scripted drops would enlarge every QdiscSpec.
+    "loss" => Loss(Box<loss::LossConfig>),
 }
 
 impl Default for QdiscSpec {

@@ -65,6 +65,11 @@ impl<'a> AgentCtx<'a> {
         self.delivered
     }
 
+    /// The flow this agent belongs to (e.g. to label the transfers it reports).
+    pub fn flow(&self) -> FlowId {
+        self.flow
+    }
+
     /// Whether variable tracing is on for this flow (skip computing trace values otherwise).
     pub fn tracing(&self) -> bool {
         self.trace.is_some()

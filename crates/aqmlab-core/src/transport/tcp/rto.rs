@@ -1,0 +1,134 @@
+//! Retransmission timeout (RTO) estimation, RFC 6298: smoothed RTT and RTT
+//! variance from samples, Karn's rule, exponential back-off.
+//!
+//! The clock granularity `G` enters only through the RFC's `max(G, K·RTTVAR)`
+//! term: our timers fire at exact nanosecond times and RTT samples are exact.
+
+/// RFC 6298 (2.3): gains of the SRTT and RTTVAR filters and the variance multiplier.
+const ALPHA: f64 = 1.0 / 8.0;
+const BETA: f64 = 1.0 / 4.0;
+const K: f64 = 4.0;
+/// RFC 6298 (2.5): a maximum may be placed on the RTO provided it is at least 60 s.
+const MAX_RTO: f64 = 60.0;
+
+#[derive(Clone, Debug)]
+pub struct RtoEstimator {
+    initial: f64,
+    min: f64,
+    granularity: f64,
+    srtt: Option<f64>,
+    rttvar: f64,
+    /// The RTO is multiplied by `2^backoff` (RFC 6298 (5.5)).
+    backoff: u32,
+}
+
+impl RtoEstimator {
+    /// `initial`: RTO before the first sample; `min`: lower bound (RFC 6298 (2.4)); `granularity`: G. Seconds.
+    pub fn new(initial: f64, min: f64, granularity: f64) -> Self {
+        RtoEstimator { initial, min, granularity, srtt: None, rttvar: 0.0, backoff: 0 }
+    }
+
+    /// Feeds an RTT sample (seconds) measured on a packet; `of_retransmission`
+    /// says whether that packet had been retransmitted.
+    pub fn sample(&mut self, rtt: f64, of_retransmission: bool) {
+        // Karn's rule: an ACK for a retransmitted packet is ambiguous, and the
+        // backed-off RTO is kept until an unambiguous sample arrives.
+        if of_retransmission {
+            return;
+        }
+        match self.srtt {
+            // RFC 6298 (2.2): the first sample sets SRTT = R, RTTVAR = R/2.
+            None => {
+                self.srtt = Some(rtt);
+                self.rttvar = rtt / 2.0;
+            }
+            // RFC 6298 (2.3): RTTVAR first (it uses the old SRTT), then SRTT.
+            Some(srtt) => {
+                self.rttvar = (1.0 - BETA) * self.rttvar + BETA * (srtt - rtt).abs();
+                self.srtt = Some((1.0 - ALPHA) * srtt + ALPHA * rtt);
+            }
+        }
+        self.backoff = 0;
+    }
+
+    /// The current timeout in seconds, back-off included.
+    pub fn rto(&self) -> f64 {
+        let base = match self.srtt {
+            // RFC 6298 (2.1): before any sample the RTO is the initial value.
+            None => self.initial,
+            // RFC 6298 (2.3) and (2.4): SRTT + max(G, K·RTTVAR), at least the minimum.
+            Some(srtt) => (srtt + self.granularity.max(K * self.rttvar)).max(self.min),
+        };
+        (base * f64::from(1u32 << self.backoff)).min(MAX_RTO.max(base))
+    }
+
+    /// A retransmission timer expired: double the RTO (RFC 6298 (5.5)).
+    pub fn back_off(&mut self) {
+        if self.rto() < MAX_RTO && self.backoff < 30 {
+            self.backoff += 1;
+        }
+    }
+
+    /// Forgets the estimate, as a new connection starts (SRED §7: back to the initial RTO).
+    pub fn reset(&mut self) {
+        self.srtt = None;
+        self.rttvar = 0.0;
+        self.backoff = 0;
+    }
+
+    pub fn srtt(&self) -> Option<f64> {
+        self.srtt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn follows_rfc6298_by_hand() {
+        let mut e = RtoEstimator::new(3.0, 0.2, 0.01);
+        assert_eq!(e.rto(), 3.0);
+        // First sample 100 ms: SRTT = 0.1, RTTVAR = 0.05, RTO = 0.1 + 4·0.05 = 0.3.
+        e.sample(0.1, false);
+        assert!((e.rto() - 0.3).abs() < 1e-12, "{}", e.rto());
+        // Second sample 200 ms: RTTVAR = 0.75·0.05 + 0.25·0.1 = 0.0625, SRTT = 0.875·0.1 + 0.125·0.2 = 0.1125,
+        // RTO = 0.1125 + 0.25 = 0.3625.
+        e.sample(0.2, false);
+        assert!((e.rto() - 0.3625).abs() < 1e-12, "{}", e.rto());
+    }
+
+    #[test]
+    fn minimum_and_granularity_bound_a_steady_rtt() {
+        let mut e = RtoEstimator::new(3.0, 0.2, 0.01);
+        for _ in 0..200 {
+            e.sample(0.05, false);
+        }
+        // RTTVAR has decayed to ~0: SRTT + G = 0.06 is below the 200 ms minimum.
+        assert_eq!(e.rto(), 0.2);
+        let mut e = RtoEstimator::new(3.0, 0.0, 0.01);
+        for _ in 0..200 {
+            e.sample(0.05, false);
+        }
+        assert!((e.rto() - 0.06).abs() < 1e-9, "{}", e.rto());
+    }
+
+    #[test]
+    fn backs_off_until_an_unambiguous_sample() {
+        let mut e = RtoEstimator::new(1.0, 0.2, 0.01);
+        e.back_off();
+        e.back_off();
+        assert_eq!(e.rto(), 4.0);
+        e.sample(0.1, true); // Karn: ignored, back-off kept
+        assert_eq!(e.rto(), 4.0);
+        assert_eq!(e.srtt(), None);
+        e.sample(0.1, false);
+        assert!((e.rto() - 0.3).abs() < 1e-12);
+        for _ in 0..40 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), MAX_RTO);
+        e.reset();
+        assert_eq!(e.rto(), 1.0);
+    }
+}

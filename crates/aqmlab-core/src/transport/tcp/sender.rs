@@ -1,0 +1,589 @@
+//! TCP sender, ns-2 one-way style: sequence numbers and windows in packets.
+//!
+//! Common machinery (all variants): slow start and congestion avoidance
+//! counted in ACKs (RFC 5681 §3.1), duplicate-ACK counting, fast retransmit
+//! on the third duplicate ACK, at most one window reduction per window of data
+//! (`recover`, RFC 6582 §3.2 step 1 / ns-2 bug_fix_), retransmission timeout
+//! with go-back-N from the first unacknowledged packet, RTT estimation
+//! ([`RtoEstimator`]), ECN response, FRED's tiny-window enhancement and
+//! finite transfers. [`Variant`] changes only what happens on loss detection
+//! and during recovery:
+//!
+//! | | on 3 dup ACKs | during recovery | partial ACK | full ACK |
+//! |---|---|---|---|---|
+//! | tahoe | cwnd = 1, go-back-N | (no recovery state) | | |
+//! | reno | cwnd = ssthresh + 3 | cwnd += 1 per dup ACK | leave: cwnd = ssthresh | leave: cwnd = ssthresh |
+//! | newreno | as reno | as reno | retransmit next, deflate | cwnd = min(ssthresh, flight + 1) |
+//! | sack | cwnd = ssthresh | send NextSeg() while pipe < cwnd | (pipe) | leave |
+//!
+//! The retransmission timer restarts on every new ACK (RFC 6298 (5.3)) except
+//! NewReno's later partial ACKs (RFC 6582 §4, "Impatient").
+
+use super::rto::RtoEstimator;
+use super::sack::{Scoreboard, DUP_THRESH};
+use super::timer::{kind_of, Timer};
+use super::{TcpOptions, Variant};
+use crate::net::packet::{Ecn, Packet, PacketKind};
+use crate::sim::rng::Rng;
+use crate::sim::time::{from_secs, to_secs, Time};
+use crate::transport::{Agent, AgentCtx, AgentStats, Transfer};
+use rand_distr::{Distribution, Exp, Pareto};
+
+/// FRED §11.3: the tiny-window enhancement applies "with a congestion window smaller than about 10 packets".
+const TINY_WINDOW: f64 = 10.0;
+/// Timer kinds (see [`Timer`]).
+const RETRANSMIT: u64 = 0;
+const NEXT_TRANSFER: u64 = 1;
+
+/// What the application gives TCP to send.
+enum Workload {
+    Infinite,
+    /// One transfer of this many packets.
+    Packets(u64),
+    /// Transfers of Pareto size (packets) separated by exponential think times (seconds; None = 0).
+    Web {
+        size: Pareto<f64>,
+        think: Option<Exp<f64>>,
+    },
+}
+
+pub struct TcpSender {
+    variant: Variant,
+    size: u32,
+    /// Maximum (receiver) window, packets.
+    window: u64,
+    initial_window: f64,
+    initial_ssthresh: f64,
+    tiny_window: bool,
+    ecn: bool,
+    workload: Workload,
+    stop: Time,
+    rng: Rng,
+
+    /// Oldest unacknowledged packet (the cumulative ACK).
+    snd_una: u64,
+    /// Next packet to send (below `snd_max` after a go-back-N restart).
+    snd_nxt: u64,
+    /// One past the highest packet ever sent.
+    snd_max: u64,
+    /// One past the last packet of the current transfer (u64::MAX: infinite).
+    data_end: u64,
+    cwnd: f64,
+    ssthresh: f64,
+    dupacks: u32,
+    /// ACKs counted towards the next congestion-avoidance increment.
+    ca_acks: u64,
+    in_recovery: bool,
+    /// `snd_max` when the window was last reduced for loss; no new fast
+    /// retransmit until the cumulative ACK passes it (RFC 6582 §3.2 step 1).
+    recover: Option<u64>,
+    /// NewReno: a partial ACK has already restarted the timer in this recovery.
+    partial_acked: bool,
+    /// `snd_max` at the last window reduction: ECN-echo is honoured once per window (RFC 3168 §6.1.2).
+    ecn_recover: u64,
+    /// SACK: one past the highest packet retransmitted in this recovery (RFC 6675 HighRxt).
+    high_rxt: u64,
+    scoreboard: Scoreboard,
+    rto: RtoEstimator,
+    retransmit_timer: Timer,
+    transfer_timer: Timer,
+    stats: AgentStats,
+    /// Last traced cwnd, ssthresh and RTO.
+    traced: [f64; 3],
+}
+
+impl TcpSender {
+    pub fn new(opts: &TcpOptions, size: u32, stop: Time, rng: Rng) -> Self {
+        let workload = match (opts.packets, opts.pareto_mean) {
+            (Some(n), _) => Workload::Packets(n),
+            (None, Some(mean)) => {
+                let shape = opts.pareto_shape.unwrap_or(TcpOptions::DEFAULT_PARETO_SHAPE);
+                let think = opts.think_time.map_or(0.0, |t| t.0);
+                Workload::Web {
+                    // A Pareto with mean m and shape a has scale m·(a - 1)/a.
+                    size: Pareto::new(mean * (shape - 1.0) / shape, shape).expect("validated: mean >= 1, shape > 1"),
+                    think: (think > 0.0).then(|| Exp::new(1.0 / think).expect("validated: think_time > 0")),
+                }
+            }
+            (None, None) => Workload::Infinite,
+        };
+        let initial_ssthresh = opts.initial_ssthresh.unwrap_or(opts.window as f64);
+        TcpSender {
+            variant: opts.variant,
+            size,
+            window: opts.window,
+            initial_window: opts.initial_window as f64,
+            initial_ssthresh,
+            tiny_window: opts.tiny_window,
+            ecn: opts.ecn,
+            workload,
+            stop,
+            rng,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            data_end: 0,
+            cwnd: opts.initial_window as f64,
+            ssthresh: initial_ssthresh,
+            dupacks: 0,
+            ca_acks: 0,
+            in_recovery: false,
+            recover: None,
+            partial_acked: false,
+            ecn_recover: 0,
+            high_rxt: 0,
+            scoreboard: Scoreboard::default(),
+            rto: RtoEstimator::new(opts.initial_rto.0, opts.min_rto.0, opts.timer_granularity.0),
+            retransmit_timer: Timer::new(RETRANSMIT),
+            transfer_timer: Timer::new(NEXT_TRANSFER),
+            stats: AgentStats::default(),
+            traced: [f64::NAN; 3],
+        }
+    }
+
+    /// Whether packet `seq` exists: already sent once, or new data the application still has.
+    fn has_data(&self, seq: u64, now: Time) -> bool {
+        seq < self.snd_max || (seq < self.data_end && now < self.stop)
+    }
+
+    fn send_packet(&mut self, seq: u64, ctx: &mut AgentCtx) {
+        let retransmit = seq < self.snd_max;
+        if retransmit {
+            self.stats.retransmitted_packets += 1;
+        } else {
+            self.snd_max = seq + 1;
+        }
+        // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
+        let ecn = if self.ecn && !retransmit { Ecn::Ect } else { Ecn::NotEct };
+        ctx.send(Packet { kind: PacketKind::Data, size: self.size, seq, sent_at: ctx.now, retransmit, ecn, ..Default::default() });
+        if !self.retransmit_timer.is_set() {
+            self.restart_timer(ctx);
+        }
+    }
+
+    fn restart_timer(&mut self, ctx: &mut AgentCtx) {
+        self.retransmit_timer.set(ctx.now + from_secs(self.rto.rto()), ctx);
+    }
+
+    /// Sliding window: send while the next packet is within min(cwnd, window) of the cumulative ACK.
+    fn send_window(&mut self, ctx: &mut AgentCtx) {
+        let limit = self.snd_una + (self.cwnd.floor() as u64).clamp(1, self.window);
+        while self.snd_nxt < limit && self.has_data(self.snd_nxt, ctx.now) {
+            self.send_packet(self.snd_nxt, ctx);
+            self.snd_nxt += 1;
+        }
+    }
+
+    /// RFC 6675 §5 (C): in SACK recovery, send NextSeg() while cwnd - pipe >= 1.
+    fn send_pipe(&mut self, ctx: &mut AgentCtx) {
+        let mut pipe = self.scoreboard.pipe(self.snd_max, self.high_rxt) as f64;
+        while self.cwnd - pipe >= 1.0 {
+            let Some(seq) = self.next_seg(ctx.now) else { break };
+            if seq < self.snd_max {
+                self.high_rxt = seq + 1;
+            } else {
+                self.snd_nxt = seq + 1;
+            }
+            self.send_packet(seq, ctx);
+            pipe += 1.0;
+        }
+    }
+
+    /// RFC 6675 NextSeg: (1) the first lost hole above HighRxt, else (2) new
+    /// data, else (3) the first hole above HighRxt even if not yet lost.
+    fn next_seg(&self, now: Time) -> Option<u64> {
+        let hole = self.scoreboard.first_hole(self.high_rxt.max(self.snd_una));
+        if let Some((seq, true)) = hole {
+            return Some(seq);
+        }
+        if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, now) {
+            return Some(self.snd_nxt);
+        }
+        hole.map(|(seq, _)| seq)
+    }
+
+    fn send_more(&mut self, ctx: &mut AgentCtx) {
+        if self.in_recovery && self.variant == Variant::Sack {
+            self.send_pipe(ctx);
+        } else {
+            self.send_window(ctx);
+        }
+    }
+
+    fn flight(&self) -> f64 {
+        (self.snd_max - self.snd_una) as f64
+    }
+
+    /// On loss or ECN, ssthresh becomes half the window in whole packets, at
+    /// least 2 (ns-2 slowdown(); RFC 5681 eq. (4) halves FlightSize, which is
+    /// the window for a flow that fills it). In Reno/NewReno recovery the
+    /// window is ssthresh, not the inflated cwnd; packets sent by the
+    /// tiny-window rule are not counted (FRED §11.3).
+    fn reduce_ssthresh(&mut self) {
+        let window = if self.in_recovery { self.ssthresh } else { self.cwnd };
+        self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
+        self.ca_acks = 0;
+    }
+
+    /// Slow start: +1 per new ACK. Congestion avoidance: +1 once cwnd ACKs have
+    /// arrived, i.e. one packet per RTT as RFC 5681 §3.1 intends (ns-2's
+    /// wnd_option_ 0, Linux 2.4's snd_cwnd_cnt). With delayed ACKs the growth
+    /// halves, the b = 2 of the throughput models. RFC 5681 eq. (3), +1/cwnd
+    /// per ACK, grows only floor(cwnd)/cwnd per RTT when the window in packets is floor(cwnd).
+    fn open_cwnd(&mut self) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += 1.0;
+        } else {
+            self.ca_acks += 1;
+            if self.ca_acks as f64 >= self.cwnd {
+                self.ca_acks = 0;
+                self.cwnd += 1.0;
+            }
+        }
+        // Growth beyond the receiver window could never be used.
+        self.cwnd = self.cwnd.min(self.window as f64);
+    }
+
+    fn on_new_ack(&mut self, p: &Packet, ece: bool, ctx: &mut AgentCtx) {
+        let ack = p.seq.min(self.snd_max);
+        let acked = ack - self.snd_una;
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.scoreboard.advance(ack);
+        self.rto.sample(to_secs(ctx.now - p.sent_at), p.retransmit);
+        self.dupacks = 0;
+        let mut restart_timer = true;
+        if self.in_recovery {
+            if self.recover.is_some_and(|r| ack >= r) {
+                self.exit_recovery();
+            } else {
+                restart_timer = self.partial_ack(acked, ctx);
+            }
+        } else if !ece {
+            self.open_cwnd();
+        }
+        if self.snd_una == self.snd_max {
+            self.retransmit_timer.clear();
+        } else if restart_timer {
+            self.restart_timer(ctx);
+        }
+        if self.snd_una >= self.data_end {
+            self.transfer_done(ctx);
+        }
+    }
+
+    /// A full ACK: everything outstanding when loss was detected is acknowledged.
+    fn exit_recovery(&mut self) {
+        self.in_recovery = false;
+        self.cwnd = match self.variant {
+            // FRED §11.2 and RFC 6582 §3.2 step 3 (1): no burst when recovery ends.
+            Variant::NewReno => self.ssthresh.min(self.flight().max(1.0) + 1.0),
+            // RFC 5681 §3.2 step 6: deflate the window (SACK recovery already runs at ssthresh).
+            Variant::Tahoe | Variant::Reno | Variant::Sack => self.ssthresh,
+        };
+    }
+
+    /// An ACK in recovery that does not cover `recover`; returns whether to restart the timer.
+    fn partial_ack(&mut self, acked: u64, ctx: &mut AgentCtx) -> bool {
+        match self.variant {
+            // Reno leaves fast recovery on the first new ACK; further losses need 3 more dup ACKs or a timeout.
+            Variant::Tahoe | Variant::Reno => {
+                self.exit_recovery();
+                true
+            }
+            // FRED §11.2: "immediately retransmits the packet after the one acknowledged by the
+            // partial ACK"; RFC 6582 §3.2 step 5: deflate by the amount acked, add back one.
+            Variant::NewReno => {
+                self.send_packet(self.snd_una, ctx);
+                self.cwnd = (self.cwnd - acked as f64 + 1.0).max(1.0);
+                // RFC 6582 §4 ("Impatient"): only the first partial ACK restarts the timer.
+                !std::mem::replace(&mut self.partial_acked, true)
+            }
+            // The scoreboard and pipe decide what to send (RFC 6675 §5 (C)).
+            Variant::Sack => true,
+        }
+    }
+
+    fn on_dupack(&mut self, ctx: &mut AgentCtx) {
+        self.dupacks += 1;
+        if self.in_recovery {
+            if matches!(self.variant, Variant::Reno | Variant::NewReno) {
+                // RFC 5681 §3.2 step 4: each duplicate ACK means a packet left the network.
+                self.cwnd += 1.0;
+            }
+            return;
+        }
+        // RFC 6675 §5: SACK also detects loss once DupThresh packets above the hole are SACKed.
+        let loss = u64::from(self.dupacks) >= DUP_THRESH || self.scoreboard.is_lost(self.snd_una);
+        if loss && self.recover.is_none_or(|r| self.snd_una > r) {
+            self.fast_retransmit(ctx);
+        } else if !loss && self.tiny_window && self.cwnd.min(self.window as f64) < TINY_WINDOW {
+            // FRED §11.3: a new packet for each of the first two duplicate ACKs; if the
+            // receiver window allows none, "re-send the last packet in the window".
+            if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, ctx.now) {
+                self.send_packet(self.snd_nxt, ctx);
+                self.snd_nxt += 1;
+            } else {
+                self.send_packet(self.snd_max - 1, ctx);
+            }
+        }
+    }
+
+    fn fast_retransmit(&mut self, ctx: &mut AgentCtx) {
+        self.stats.fast_retransmits += 1;
+        self.reduce_ssthresh();
+        self.recover = Some(self.snd_max);
+        self.ecn_recover = self.snd_max;
+        match self.variant {
+            // Tahoe: retransmit and slow-start again from one packet (go-back-N).
+            Variant::Tahoe => {
+                self.cwnd = 1.0;
+                self.snd_nxt = self.snd_una;
+            }
+            // RFC 5681 §3.2 step 3: retransmit, inflate by the three packets that left.
+            Variant::Reno | Variant::NewReno => {
+                self.in_recovery = true;
+                self.partial_acked = false;
+                self.send_packet(self.snd_una, ctx);
+                self.cwnd = self.ssthresh + 3.0;
+            }
+            // RFC 6675 §5 (4): cwnd = ssthresh, retransmit the first lost packet, then pipe.
+            Variant::Sack => {
+                self.in_recovery = true;
+                self.cwnd = self.ssthresh;
+                self.high_rxt = self.snd_una + 1;
+                self.send_packet(self.snd_una, ctx);
+            }
+        }
+        self.restart_timer(ctx);
+    }
+
+    fn timeout(&mut self, ctx: &mut AgentCtx) {
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        // RFC 5681 §3.1: ssthresh from eq. (4), cwnd = loss window (1 packet); RFC 6582: recover = highest sent.
+        self.reduce_ssthresh();
+        self.cwnd = 1.0;
+        self.recover = Some(self.snd_max);
+        self.ecn_recover = self.snd_max;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.snd_nxt = self.snd_una;
+        self.scoreboard.clear();
+        self.rto.back_off();
+        self.send_window(ctx);
+    }
+
+    /// RFC 3168 §6.1.2: halve the window once per window of data on ECN-echo.
+    fn ecn_reduce(&mut self) {
+        self.reduce_ssthresh();
+        self.cwnd = self.ssthresh;
+        self.ecn_recover = self.snd_max;
+    }
+
+    /// A new transfer opens a new connection: initial cwnd, ssthresh and RTO (SRED §7).
+    fn start_transfer(&mut self, packets: u64, ctx: &mut AgentCtx) {
+        self.data_end = self.snd_max + packets;
+        self.cwnd = self.initial_window;
+        self.ssthresh = self.initial_ssthresh;
+        self.ca_acks = 0;
+        self.rto.reset();
+        self.dupacks = 0;
+        self.in_recovery = false;
+        self.recover = None;
+        self.stats.transfers.push(Transfer { flow: ctx.flow(), start: to_secs(ctx.now), end: None, packets });
+        self.send_window(ctx);
+    }
+
+    fn transfer_done(&mut self, ctx: &mut AgentCtx) {
+        let Some(t) = self.stats.transfers.last_mut().filter(|t| t.end.is_none()) else { return };
+        t.end = Some(to_secs(ctx.now));
+        if let Workload::Web { think, .. } = &self.workload {
+            // SRED §7: the think time starts when the last packet is acknowledged.
+            let gap = think.map_or(0.0, |d| d.sample(&mut self.rng));
+            self.transfer_timer.set(ctx.now + from_secs(gap), ctx);
+        }
+    }
+
+    /// Starts the next web object: a Pareto number of packets, at least one.
+    fn start_web_transfer(&mut self, ctx: &mut AgentCtx) {
+        if let Workload::Web { size, .. } = &self.workload {
+            let packets = (size.sample(&mut self.rng).round() as u64).max(1);
+            self.start_transfer(packets, ctx);
+        }
+    }
+
+    fn trace(&mut self, ctx: &mut AgentCtx) {
+        if !ctx.tracing() {
+            return;
+        }
+        let values = [self.cwnd, self.ssthresh, self.rto.rto()];
+        for ((name, value), last) in ["cwnd", "ssthresh", "rto"].into_iter().zip(values).zip(&mut self.traced) {
+            if value != *last {
+                ctx.trace(name, value);
+                *last = value;
+            }
+        }
+    }
+}
+
+impl Agent for TcpSender {
+    fn start(&mut self, ctx: &mut AgentCtx) {
+        match self.workload {
+            Workload::Infinite => {
+                self.data_end = u64::MAX;
+                self.send_window(ctx);
+            }
+            Workload::Packets(n) => self.start_transfer(n, ctx),
+            Workload::Web { .. } => self.start_web_transfer(ctx),
+        }
+        self.trace(ctx);
+    }
+
+    fn receive(&mut self, p: &Packet, ctx: &mut AgentCtx) {
+        if p.kind != PacketKind::Ack {
+            return;
+        }
+        if self.variant == Variant::Sack {
+            for &(start, end) in &p.sack[..p.sack_len as usize] {
+                self.scoreboard.mark(start, end, self.snd_max);
+            }
+        }
+        let ece = self.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover;
+        if ece {
+            self.ecn_reduce();
+        }
+        if p.seq > self.snd_una {
+            self.on_new_ack(p, ece, ctx);
+        } else if p.seq == self.snd_una && self.snd_max > self.snd_una {
+            self.on_dupack(ctx);
+        }
+        self.send_more(ctx);
+        self.trace(ctx);
+    }
+
+    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
+        match kind_of(token) {
+            RETRANSMIT => {
+                if self.retransmit_timer.expired(token, ctx) {
+                    self.timeout(ctx);
+                }
+            }
+            _ => {
+                if self.transfer_timer.expired(token, ctx) && ctx.now < self.stop {
+                    self.start_web_transfer(ctx);
+                }
+            }
+        }
+        self.trace(ctx);
+    }
+
+    fn stats(&self) -> AgentStats {
+        self.stats.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::stream;
+
+    /// A sender driven by hand: `ack(seq)` feeds an ACK and returns the sequence numbers sent in reply.
+    struct Harness {
+        tcp: TcpSender,
+        outbox: Vec<Packet>,
+        timers: Vec<(Time, u64)>,
+        now: Time,
+    }
+
+    impl Harness {
+        fn new(opts: TcpOptions) -> Self {
+            let mut h = Harness { tcp: TcpSender::new(&opts, 1000, Time::MAX, stream(1, "t")), outbox: Vec::new(), timers: Vec::new(), now: 0 };
+            let mut ctx = AgentCtx::new(0, 0, 1.0, 0, 1, &mut h.outbox, &mut h.timers, None);
+            h.tcp.start(&mut ctx);
+            h
+        }
+
+        fn ack_with(&mut self, seq: u64, ece: bool) -> Vec<u64> {
+            self.now += 1_000_000;
+            let ack = Packet { kind: PacketKind::Ack, seq, ece, sent_at: 0, ..Default::default() };
+            let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
+            self.tcp.receive(&ack, &mut ctx);
+            self.outbox.drain(..).map(|p| p.seq).collect()
+        }
+
+        fn ack(&mut self, seq: u64) -> Vec<u64> {
+            self.ack_with(seq, false)
+        }
+    }
+
+    #[test]
+    fn slow_start_then_one_packet_per_window_of_acks() {
+        let mut h = Harness::new(TcpOptions { initial_ssthresh: Some(4.0), ..Default::default() });
+        assert_eq!(h.outbox.drain(..).map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(h.ack(1), vec![1, 2]); // cwnd 2
+        assert_eq!(h.ack(2), vec![3, 4]); // cwnd 3
+        assert_eq!(h.ack(3), vec![5, 6]); // cwnd 4 = ssthresh
+                                          // Congestion avoidance: cwnd 4 grows to 5 on the fourth ACK.
+        assert_eq!(h.ack(4), vec![7]);
+        assert_eq!(h.ack(5), vec![8]);
+        assert_eq!(h.ack(6), vec![9]);
+        assert_eq!(h.ack(7), vec![10, 11]);
+        assert_eq!(h.tcp.cwnd, 5.0);
+    }
+
+    #[test]
+    fn ecn_echo_halves_once_per_window_and_data_is_ect() {
+        let mut h = Harness::new(TcpOptions { ecn: true, initial_window: 8, ..Default::default() });
+        assert!(h.outbox.iter().all(|p| p.ecn == Ecn::Ect) && h.outbox.len() == 8);
+        h.outbox.clear();
+        h.ack_with(1, true);
+        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        // Further echoes for data sent before the reduction are ignored.
+        h.ack_with(2, true);
+        h.ack_with(8, true);
+        assert_eq!(h.tcp.ssthresh, 4.0);
+        // An echo for data sent after it halves again.
+        let beyond = h.tcp.ecn_recover + 1;
+        h.ack_with(beyond, true);
+        assert_eq!(h.tcp.ssthresh, 2.0);
+    }
+
+    #[test]
+    fn newreno_retransmits_on_each_partial_ack() {
+        let mut h = Harness::new(TcpOptions { initial_window: 10, ..Default::default() });
+        h.outbox.clear();
+        // Packets 0, 3 and 6 of 0..10 are lost: 1, 2, 4, 5, 7, 8, 9 arrive.
+        assert!(h.ack(0).is_empty() && h.ack(0).is_empty());
+        assert_eq!(h.ack(0), vec![0]); // third duplicate ACK: fast retransmit
+        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (5.0, 8.0));
+        for _ in 0..4 {
+            h.ack(0); // cwnd inflates to 12: packets 10 and 11 go out
+        }
+        assert_eq!(h.tcp.snd_max, 12);
+        // Partial ACK: retransmit the next hole at once; cwnd deflates to 12 - 3 + 1 = 10 (RFC 6582),
+        // which with 9 packets outstanding lets one new packet out.
+        assert_eq!(h.ack(3), vec![3, 12]);
+        assert_eq!(h.ack(6), vec![6, 13]);
+        assert_eq!(h.tcp.stats.timeouts, 0);
+        h.ack(h.tcp.snd_max); // full ACK ends recovery
+        assert!(!h.tcp.in_recovery);
+        assert_eq!(h.tcp.stats.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn tiny_window_resends_the_last_packet_when_the_window_is_full() {
+        let mut h = Harness::new(TcpOptions { window: 3, initial_window: 3, tiny_window: true, ..Default::default() });
+        h.outbox.clear();
+        assert_eq!(h.ack(0), vec![2]); // first duplicate ACK: no room for new data, re-send the last packet
+        assert_eq!(h.ack(0), vec![2]);
+        assert_eq!(h.ack(0), vec![0]); // third: fast retransmit
+        let mut h = Harness::new(TcpOptions { window: 10, initial_window: 3, tiny_window: true, ..Default::default() });
+        h.outbox.clear();
+        assert_eq!(h.ack(0), vec![3]); // room in the receiver window: a new packet
+        assert_eq!(h.ack(0), vec![4]);
+        assert_eq!(h.tcp.cwnd, 3.0);
+    }
+}

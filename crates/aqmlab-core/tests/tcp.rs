@@ -1,0 +1,266 @@
+//! TCP behaviour end to end: closed-form validation, loss recovery per
+//! variant on scripted losses, tiny windows, RTT bias, finite transfers, determinism.
+
+use aqmlab_core::{run, Results, Scenario};
+
+fn simulate(text: &str) -> Results {
+    run(&Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"))).unwrap()
+}
+
+/// Every check passes except the plain square-root law at p = 2 %, where a
+/// real sender's fast-recovery round trip costs ~18 % (see validation/tcp.rs);
+/// those same runs must then fit the law with the recovery round added.
+#[test]
+fn validation_suite_passes_but_for_the_recovery_round_at_high_loss() {
+    let rows = aqmlab_core::validation::tcp::run().unwrap();
+    let table: String = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{:68} model {:9.3} ours {:9.3} ratio {:6.3} {:12} {}\n",
+                r.metric,
+                r.model,
+                r.ours,
+                r.ours / r.model,
+                r.tolerance,
+                if r.pass { "pass" } else { "FAIL" }
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), 84, "{table}");
+    let unexpected: Vec<_> = rows.iter().filter(|r| !r.pass && !(r.metric.starts_with("square-root law, ") && r.metric.contains(" p=2% "))).collect();
+    assert!(unexpected.is_empty(), "validation rows failed:\n{table}");
+    assert!(rows.iter().filter(|r| r.metric.starts_with("square-root law + recovery RTT")).all(|r| r.pass), "{table}");
+}
+
+const RTT: f64 = 0.040;
+
+/// One flow with a receiver window of 16 packets over a 40 ms path whose
+/// bottleneck drops the first transmissions of `seqs`; delivery binned per millisecond.
+fn scripted(variant: &str, seqs: &[u64], extra: &str) -> Results {
+    simulate(&format!(
+        r#"
+[simulation]
+duration = 4
+record_drops = true
+throughput_bin = 0.001
+sample_interval = 0
+[topology]
+type = "dumbbell"
+access_rate = "1Gbps"
+access_delay = 0
+sink_delay = 0
+bottleneck = {{ rate = "1Gbps", delay = 0.02, qdisc = {{ type = "loss", model = "scripted", flow = 0, seqs = {seqs:?} }} }}
+[[flows]]
+type = "tcp"
+tcp = {{ variant = "{variant}", window = 16, trace = true {extra} }}
+"#
+    ))
+}
+
+/// Seconds from the first scripted drop until the receiver has all data up to the last dropped packet.
+fn recovery_time(r: &Results, last_seq: u64) -> f64 {
+    let first_drop = r.drop_log.first().expect("a drop").time;
+    let needed = (last_seq + 1) * 1000;
+    let mut delivered = 0.0;
+    for bin in r.throughput.iter().filter(|b| b.flow == 0) {
+        delivered += bin.bps * 0.001 / 8.0;
+        if delivered + 0.5 >= needed as f64 {
+            return bin.time + 0.001 - first_drop;
+        }
+    }
+    panic!("data up to {last_seq} never delivered");
+}
+
+fn min_cwnd_after_drop(r: &Results) -> f64 {
+    let first_drop = r.drop_log.first().expect("a drop").time;
+    r.traces.iter().filter(|t| t.var == "cwnd" && t.time > first_drop).map(|t| t.value).fold(f64::INFINITY, f64::min)
+}
+
+const LOSSES: [&[u64]; 3] = [&[100], &[100, 103], &[100, 103, 106]];
+
+#[test]
+fn tahoe_slow_starts_after_fast_retransmit() {
+    for seqs in LOSSES {
+        let r = scripted("tahoe", seqs, "");
+        let f = &r.flows[0];
+        assert_eq!(r.drop_log.len(), seqs.len(), "{seqs:?}");
+        assert_eq!((f.timeouts, f.fast_retransmits), (0, 1), "{seqs:?}");
+        assert_eq!(min_cwnd_after_drop(&r), 1.0, "{seqs:?}");
+    }
+}
+
+#[test]
+fn reno_halves_on_one_loss_and_times_out_on_three() {
+    let r = scripted("reno", LOSSES[0], "");
+    assert_eq!((r.flows[0].timeouts, r.flows[0].fast_retransmits), (0, 1));
+    assert_eq!(min_cwnd_after_drop(&r), 8.0); // window 16 halved, no slow start
+    let r = scripted("reno", LOSSES[2], "");
+    assert!(r.flows[0].timeouts >= 1, "{:?}", r.flows[0]);
+    assert_eq!(min_cwnd_after_drop(&r), 1.0);
+}
+
+#[test]
+fn newreno_recovers_multiple_losses_without_timeout() {
+    let mut times = Vec::new();
+    for seqs in LOSSES {
+        let r = scripted("newreno", seqs, "");
+        let f = &r.flows[0];
+        assert_eq!((f.timeouts, f.fast_retransmits, f.retransmitted_packets), (0, 1, seqs.len() as u64), "{seqs:?}");
+        assert!(min_cwnd_after_drop(&r) >= 2.0, "{seqs:?}");
+        times.push(recovery_time(&r, *seqs.last().unwrap()) / RTT);
+    }
+    // One partial-ACK round trip per further loss (FRED §11.2).
+    assert!(times[1] - times[0] > 0.9 && times[2] - times[1] > 0.9, "recovery in RTTs: {times:?}");
+}
+
+#[test]
+fn sack_recovers_multiple_losses_within_a_round_trip() {
+    for seqs in LOSSES {
+        let r = scripted("sack", seqs, "");
+        let f = &r.flows[0];
+        assert_eq!((f.timeouts, f.fast_retransmits, f.retransmitted_packets), (0, 1, seqs.len() as u64), "{seqs:?}");
+        // One RTT until three duplicate ACKs reach the sender, then all holes are
+        // retransmitted together and arrive half an RTT later.
+        let rtts = recovery_time(&r, *seqs.last().unwrap()) / RTT;
+        assert!(rtts < 1.75, "{seqs:?}: recovered in {rtts} RTT");
+    }
+    let newreno = recovery_time(&scripted("newreno", LOSSES[2], ""), 106);
+    let sack = recovery_time(&scripted("sack", LOSSES[2], ""), 106);
+    assert!(newreno - sack > 1.5 * RTT, "newreno {newreno} s, sack {sack} s");
+}
+
+#[test]
+fn tiny_window_recovers_by_fast_retransmit() {
+    let tiny = |on: bool| {
+        let text = format!(
+            r#"
+[simulation]
+duration = 3
+[topology]
+type = "dumbbell"
+bottleneck = {{ rate = "10Mbps", delay = 0.01, qdisc = {{ type = "loss", model = "scripted", flow = 0, seqs = [50] }} }}
+[[flows]]
+type = "tcp"
+tcp = {{ window = 3, tiny_window = {on} }}
+"#
+        );
+        simulate(&text).flows[0].clone()
+    };
+    let with = tiny(true);
+    assert_eq!((with.timeouts, with.fast_retransmits), (0, 1));
+    let without = tiny(false);
+    assert_eq!((without.timeouts, without.fast_retransmits), (1, 0));
+    assert!(with.goodput_bps > without.goodput_bps);
+}
+
+#[test]
+fn short_rtt_flow_gets_more_over_droptail() {
+    let r = simulate(
+        r#"
+[simulation]
+duration = 60
+warmup = 10
+seed = 3
+[topology]
+type = "dumbbell"
+sink_delay = 0
+bottleneck = { rate = "10Mbps", delay = 0.001, qdisc = { type = "droptail", limit = 62 } }
+[[flows]]
+type = "tcp"
+access_delay = 0.009
+[[flows]]
+type = "tcp"
+access_delay = 0.039
+"#,
+    );
+    assert!((r.flows[0].base_rtt - 0.020).abs() < 1e-9 && (r.flows[1].base_rtt - 0.080).abs() < 1e-9);
+    let ratio = r.flows[0].goodput_bps / r.flows[1].goodput_bps;
+    assert!((2.0..=8.0).contains(&ratio), "short/long goodput ratio {ratio}");
+    assert!(r.links[0].utilisation > 0.9, "{}", r.links[0].utilisation);
+}
+
+#[test]
+fn finite_transfer_delivers_exactly_its_packets_and_reports_completion() {
+    let r = simulate(
+        r#"
+[simulation]
+duration = 5
+[topology]
+type = "dumbbell"
+access_rate = "1Gbps"
+access_delay = 0
+sink_delay = 0
+bottleneck = { rate = "1Gbps", delay = 0.05 }
+[[flows]]
+type = "tcp"
+start = 1
+tcp = { packets = 100 }
+"#,
+    );
+    let delivered = r.flows[0].goodput_bps * 5.0 / 8.0 / 1000.0;
+    assert!((delivered - 100.0).abs() < 1e-9, "{delivered}");
+    assert_eq!(r.transfers.len(), 1);
+    let t = &r.transfers[0];
+    assert_eq!((t.flow, t.packets, t.start), (0, 100, 1.0));
+    // Slow start from one packet: 1 + 2 + 4 + 8 + 16 + 32 = 63 packets in six RTTs, the rest in the seventh.
+    let rtts = (t.end.expect("completed") - t.start) / 0.1;
+    assert!((7.0..7.05).contains(&rtts), "{rtts} RTTs");
+}
+
+#[test]
+fn web_transfers_each_start_a_new_connection() {
+    let r = simulate(
+        r#"
+[simulation]
+duration = 20
+[topology]
+type = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = 0.01 }
+[[flows]]
+type = "tcp"
+tcp = { pareto_mean = 12, think_time = 0.2, trace = true }
+"#,
+    );
+    let done: Vec<_> = r.transfers.iter().filter(|t| t.end.is_some()).collect();
+    assert!(done.len() > 20, "{} transfers", done.len());
+    for pair in r.transfers.windows(2) {
+        // The next transfer starts after the previous one completed (think time >= 0).
+        assert!(pair[1].start >= pair[0].end.unwrap(), "{pair:?}");
+    }
+    let mean = done.iter().map(|t| t.packets as f64).sum::<f64>() / done.len() as f64;
+    assert!(mean > 3.0 && mean < 60.0, "mean size {mean}");
+    // Each transfer starts from cwnd = 1 and the initial 3 s RTO (SRED §7).
+    for t in &done[1..] {
+        let at_start = |var: &str| r.traces.iter().rev().find(|s| s.var == var && s.time <= t.start).map(|s| s.value);
+        assert_eq!(at_start("cwnd"), Some(1.0), "{t:?}");
+        assert_eq!(at_start("rto"), Some(3.0), "{t:?}");
+    }
+    let delivered = r.flows[0].goodput_bps * 20.0 / 8.0 / 1000.0;
+    let completed: u64 = done.iter().map(|t| t.packets).sum();
+    assert!(delivered >= completed as f64, "{delivered} < {completed}");
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let text = r#"
+[simulation]
+duration = 10
+seed = 7
+[topology]
+type = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = 0.01, qdisc = { type = "loss", model = "bernoulli", p = 0.02, limit = 30 } }
+[[flows]]
+type = "tcp"
+count = 2
+start_jitter = 1
+tcp = { variant = "sack", delayed_ack = true }
+[[flows]]
+type = "tcp"
+tcp = { variant = "reno", pareto_mean = 10, think_time = 0.1, trace = true }
+"#;
+    let a = simulate(text).to_json();
+    let b = simulate(text).to_json();
+    assert!(a.len() > 1000);
+    assert_eq!(a, b);
+}

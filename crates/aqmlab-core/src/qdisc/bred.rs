@@ -92,6 +92,10 @@ pub struct Thresholds {
 }
 
 impl BredConfig {
+    fn limit(&self) -> Limit {
+        Limit::new(Some(self.limit), None)
+    }
+
     /// The thresholds for an active-flow estimate `n_hat`: explicit values, else eq. 12 and 15.
     pub fn thresholds(&self, n_hat: f64) -> Thresholds {
         let flows = n_hat.floor().max(1.0);
@@ -110,7 +114,7 @@ impl BredConfig {
     pub fn build_bred(&self, rng: Rng) -> Bred {
         Bred {
             config: self.clone(),
-            limit: Limit::new(Some(self.limit), None),
+            limit: self.limit(),
             fifo: Fifo::default(),
             flows: ActiveFlows::default(),
             n_hat: 0.0,
@@ -122,7 +126,7 @@ impl BredConfig {
 
 impl QdiscConfig for BredConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        Limit::new(Some(self.limit), None).validate(path)?;
+        self.limit().validate(path)?;
         for (field, value) in [("l1", self.l1), ("l2", self.l2), ("w_m", self.w_m)] {
             if let Some(v) = value {
                 require_positive(&format!("{path}.{field}"), v)?;

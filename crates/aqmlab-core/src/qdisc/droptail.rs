@@ -18,10 +18,7 @@ impl DropTailConfig {
     pub const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 
     fn limit(&self) -> Limit {
-        match (self.limit, self.limit_bytes) {
-            (None, None) => Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None),
-            (p, b) => Limit::new(p, b.map(|b| b.0)),
-        }
+        Limit::configured(self.limit, self.limit_bytes.map(|b| b.0), Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None))
     }
 }
 

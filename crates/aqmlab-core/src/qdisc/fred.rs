@@ -17,11 +17,11 @@
 //! `qlen > 2·avgcq` condition; block C is the drop-tail clause.
 
 use super::active_flows::{flow_key, ActiveFlows, FlowKey};
+use super::red::{uniformized, DropCurve, RedAverage, Region};
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::net::packet::PacketId;
 use crate::scenario::{require_in, require_positive, units::Bytes, ScenarioError};
 use crate::sim::rng::Rng;
-use crate::sim::time::{to_secs, Time};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -106,6 +106,13 @@ struct Params {
     two_packet_buffer: bool,
 }
 
+impl Params {
+    /// RED's drop curve (§4.5 computes p_b as RED does).
+    fn curve(&self) -> DropCurve {
+        DropCurve { min_th: self.min_th, max_th: self.max_th, max_p: self.max_p, gentle: false }
+    }
+}
+
 impl FredConfig {
     pub const DEFAULT_LIMIT_PACKETS: u64 = 64;
     /// Buffers above this many packets are "large" for the min_q default.
@@ -142,14 +149,11 @@ impl FredConfig {
         Fred {
             p,
             limit: self.limit(),
-            idle_slot: self.mean_pktsize.0 as f64 * 8.0 / link.rate_bps,
             fifo: Fifo::default(),
             flows: ActiveFlows::default(),
-            avg: 0.0,
+            average: RedAverage::new(p.w_q, self.mean_pktsize.0, link.rate_bps),
             avgcq: p.packet,
             count: -1,
-            q_time: 0,
-            last_sample: None,
             rng,
             stats: Stats::default(),
         }
@@ -182,12 +186,6 @@ impl QdiscConfig for FredConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
-    Arrival,
-    Departure,
-}
-
 #[derive(Default)]
 struct Stats {
     strikes: u64,
@@ -200,36 +198,16 @@ struct Stats {
 pub struct Fred {
     p: Params,
     limit: Limit,
-    /// Seconds per idle slot: the transmission time of a `mean_pktsize` packet.
-    idle_slot: f64,
     fifo: Fifo,
     /// Per-active-flow `qlen` and `strike`.
     flows: ActiveFlows<u32>,
-    avg: f64,
+    /// RED's `avg`, sampled on arrival and departure, with idle decay in `mean_pktsize` slots (§4.4).
+    average: RedAverage,
     avgcq: f64,
     /// Packets since the last drop (−1 below min_th, as RED).
     count: i64,
-    /// Start of the current idle period.
-    q_time: Time,
-    /// Last averaging instant and side, to avoid sampling one instant from both sides (§4.4 footnote).
-    last_sample: Option<(Time, Side)>,
     rng: Rng,
     stats: Stats,
-}
-
-/// RED's exponentially weighted moving average.
-fn ewma(avg: f64, sample: f64, w_q: f64) -> f64 {
-    (1.0 - w_q) * avg + w_q * sample
-}
-
-/// RED's drop probability for `count` packets since the last drop: p_a = p_b / (1 − count·p_b), capped at 1.
-fn spread_by_count(p_b: f64, count: i64) -> f64 {
-    let denominator = 1.0 - count as f64 * p_b;
-    if denominator <= 0.0 {
-        1.0
-    } else {
-        (p_b / denominator).min(1.0)
-    }
 }
 
 impl Fred {
@@ -249,43 +227,23 @@ impl Fred {
         }
     }
 
-    /// §4.5 "calculate average queue length".
-    fn calculate_average(&mut self, now: Time, side: Side) {
-        let q = self.queue();
-        let departed = side == Side::Departure;
-        // One instant is sampled from one side only (§4.4 footnote 1): both would see the same q.
-        let sampled_from_other_side = self.last_sample.is_some_and(|(t, s)| t == now && s != side);
-        if !sampled_from_other_side {
-            if q > 0.0 || departed {
-                self.avg = ewma(self.avg, q, self.p.w_q);
-            } else {
-                // Idle since q_time: decay as if m empty-queue samples had been taken.
-                let m = to_secs(now - self.q_time) / self.idle_slot;
-                self.avg *= (1.0 - self.p.w_q).powf(m);
-                self.q_time = now; // "original RED missed" this
-            }
-        }
-        self.last_sample = Some((now, side));
-        self.refresh_avgcq();
-        if q == 0.0 && departed {
-            self.q_time = now;
-        }
-    }
-
     /// avgcq = avg / Nactive (avg when no flow is active), at least one packet.
     fn refresh_avgcq(&mut self) {
         let active = self.flows.active().max(1) as f64;
-        self.avgcq = (self.avg / active).max(self.p.packet);
+        self.avgcq = (self.average.value() / active).max(self.p.packet);
     }
 
     /// RED's p_a from avg (§4.5), with p_b scaled by PacketSize/MaximumPacketSize in byte mode (§7).
     fn drop_probability(&self, size: u32) -> f64 {
-        let p = &self.p;
-        let mut p_b = p.max_p * (self.avg - p.min_th) / (p.max_th - p.min_th);
-        if p.byte_mode {
-            p_b *= size as f64 / p.packet;
+        let mut p_b = match self.p.curve().region(self.average.value()) {
+            Region::Below => return 0.0,
+            Region::Early(p_b) => p_b,
+            Region::Forced => return 1.0,
+        };
+        if self.p.byte_mode {
+            p_b *= size as f64 / self.p.packet;
         }
-        spread_by_count(p_b, self.count)
+        uniformized(p_b, self.count as f64, false)
     }
 
     /// The §4.5 decision for an arriving packet of flow `key`: `Some(reason)` drops it.
@@ -293,7 +251,8 @@ impl Fred {
         let p = self.p;
         let flow = self.flows.get(key);
         let (qlen, strike) = (flow.qlen as f64, flow.extra);
-        let congested = self.avg >= p.max_th;
+        let region = p.curve().region(self.average.value());
+        let congested = region == Region::Forced;
         // Block A (deleted by §6): above max_th a flow may hold only 2 packets.
         let max_q = if congested && !p.two_packet_buffer { 2.0 * p.packet } else { p.min_th };
         // Line B (deleted by §6): above max_th, more than twice the average per-flow queue.
@@ -307,30 +266,34 @@ impl Fred {
             self.stats.strikes += 1;
             return Some(DropReason::PerFlowLimit);
         }
-        if self.avg < p.min_th {
-            // No drop mode.
-            self.count = -1;
-            return None;
-        }
-        if !congested {
-            // Random drop mode, only for robust flows (§4.2).
-            self.count += 1;
-            if qlen >= p.min_q.max(self.avgcq) && self.rng.gen::<f64>() < self.drop_probability(size) {
-                self.count = 0;
-                return Some(DropReason::Early);
+        match region {
+            Region::Below => {
+                // No drop mode.
+                self.count = -1;
+                None
             }
-            return None;
-        }
-        // Block C: drop-tail mode; §6 replaces it by "at most two packets per flow".
-        if p.two_packet_buffer {
-            if qlen >= 2.0 * p.packet {
-                self.count = 0;
-                return Some(DropReason::PerFlowLimit);
+            Region::Early(_) => {
+                // Random drop mode, only for robust flows (§4.2).
+                self.count += 1;
+                if qlen >= p.min_q.max(self.avgcq) && self.rng.gen::<f64>() < self.drop_probability(size) {
+                    self.count = 0;
+                    return Some(DropReason::Early);
+                }
+                None
             }
-            return None;
+            // Block C: drop-tail mode; §6 replaces it by "at most two packets per flow".
+            Region::Forced if p.two_packet_buffer => {
+                if qlen >= 2.0 * p.packet {
+                    self.count = 0;
+                    return Some(DropReason::PerFlowLimit);
+                }
+                None
+            }
+            Region::Forced => {
+                self.count = 0;
+                Some(DropReason::Forced)
+            }
         }
-        self.count = 0;
-        Some(DropReason::Forced)
     }
 
     fn count_drop(&mut self, reason: DropReason) {
@@ -347,21 +310,32 @@ impl QueueDisc for Fred {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         let packet = &ctx.packets[id];
         let (key, size) = (flow_key(packet), packet.size);
-        // §4.4: at an empty queue the average is brought up to date (idle decay) before deciding,
-        // even if the packet is then dropped.
-        if self.fifo.is_empty() {
-            self.calculate_average(ctx.now, Side::Arrival);
+        // §4.4: an arrival at an empty queue brings the average up to date (idle decay) before
+        // deciding, even if the packet is then dropped; any other arrival is sampled once accepted.
+        // (§4.5 samples an accepted arrival at an empty queue twice; the second decays over zero time.)
+        let q = self.queue();
+        let empty = q == 0.0;
+        if empty {
+            self.average.on_arrival(q, ctx.now);
+            self.refresh_avgcq();
         }
         let reason = match self.decide(key, size) {
             None if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), size) => Some(DropReason::Overflow),
             decision => decision,
         };
         if let Some(reason) = reason {
+            if empty {
+                // The queue stays empty, idle from now on: §4.5's "q_time = time", which "original RED missed".
+                self.average.on_idle(ctx.now);
+            }
             self.count_drop(reason);
             return Verdict::Dropped(reason);
         }
+        if !empty {
+            self.average.on_arrival(q, ctx.now);
+        }
         self.flows.add(key, self.units(size));
-        self.calculate_average(ctx.now, Side::Arrival);
+        self.refresh_avgcq();
         self.fifo.push(id, ctx.packets);
         Verdict::Enqueued
     }
@@ -370,7 +344,13 @@ impl QueueDisc for Fred {
         let id = self.fifo.pop(ctx.packets)?;
         let packet = &ctx.packets[id];
         let (key, units) = (flow_key(packet), self.units(packet.size));
-        self.calculate_average(ctx.now, Side::Departure);
+        // §4.4: departures sample the queue too, the one they leave behind.
+        let q = self.queue();
+        self.average.on_departure(q, ctx.now);
+        if q == 0.0 {
+            self.average.on_idle(ctx.now); // §4.5: "if q == 0 && packet departed: q_time = time"
+        }
+        self.refresh_avgcq();
         self.flows.remove(key, units);
         Some(id)
     }
@@ -384,7 +364,7 @@ impl QueueDisc for Fred {
     }
 
     fn average(&self) -> Option<f64> {
-        Some(self.avg)
+        Some(self.average.value())
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -406,7 +386,7 @@ mod tests {
     use super::*;
     use crate::net::packet::{Packet, PacketArena};
     use crate::sim::rng::stream;
-    use crate::sim::time::from_secs;
+    use crate::sim::time::{from_secs, Time};
 
     /// 10 Mb/s: a 1000-byte packet takes 0.8 ms.
     const LINK: LinkInfo = LinkInfo { rate_bps: 10e6, delay: 0 };
@@ -453,7 +433,7 @@ mod tests {
 
         /// Puts the average at `avg`, as if the queue had been at that level for a while.
         fn set_average(&mut self, avg: f64) {
-            self.q.avg = avg;
+            self.q.average.set_value(avg);
             self.q.refresh_avgcq();
         }
     }
@@ -604,9 +584,9 @@ mod tests {
         // Computed by hand (w_q = 0.002): 250 samples at q = 499, 498, …, 250 take
         // avg from 500 to 446.4927; the next arrival samples q = 250: 446.0997.
         // RED, sampling on arrival only, would be at 0.998·500 + 0.002·250 = 499.5.
-        assert!((b.q.avg - 446.4927).abs() < 1e-4, "{}", b.q.avg);
+        assert!((b.q.average.value() - 446.4927).abs() < 1e-4, "{}", b.q.average.value());
         b.arrive(250 * from_secs(0.0008) + 1, 0);
-        assert!((b.q.avg - 446.0997).abs() < 1e-4, "{}", b.q.avg);
+        assert!((b.q.average.value() - 446.0997).abs() < 1e-4, "{}", b.q.average.value());
     }
 
     #[test]
@@ -616,21 +596,21 @@ mod tests {
         for _ in 0..3 {
             b.arrive(0, 1);
         }
-        assert_eq!(b.q.avg, 1.25);
+        assert_eq!(b.q.average.value(), 1.25);
         // Departures sample q after it: 2, 1, 0 → 1.625, 1.3125, 0.65625; idle from 3 ms.
         for k in 1..=3 {
             b.depart(k * MS);
         }
-        assert_eq!(b.q.avg, 0.65625);
+        assert_eq!(b.q.average.value(), 0.65625);
         assert_eq!(b.q.flows.active(), 0);
         // 8 ms idle = 10 slots of 0.8 ms (1000 bytes at 10 Mb/s): avg · 0.5^10.
         b.arrive(11 * MS, 1);
-        assert!((b.q.avg - 0.65625 / 1024.0).abs() < 1e-12, "{}", b.q.avg);
+        assert!((b.q.average.value() - 0.65625 / 1024.0).abs() < 1e-12, "{}", b.q.average.value());
         // The departure at the arrival's instant would sample the same queue again: skipped.
-        let before = b.q.avg;
+        let before = b.q.average.value();
         b.depart(11 * MS);
-        assert_eq!(b.q.avg, before);
-        assert_eq!(b.q.q_time, 11 * MS);
+        assert_eq!(b.q.average.value(), before);
+        assert_eq!(b.q.average.idle_since(), Some(11 * MS));
     }
 
     #[test]
@@ -639,16 +619,16 @@ mod tests {
         for _ in 0..8 {
             b.arrive(0, 1);
         }
-        let avg = b.q.avg;
+        let avg = b.q.average.value();
         assert_eq!(b.arrive(MS, 1), Dropped(PerFlowLimit));
-        assert_eq!(b.q.avg, avg);
+        assert_eq!(b.q.average.value(), avg);
         for k in 1..=8 {
             b.depart(k * MS);
         }
         // Idle since 8 ms; 4 slots later the decay brings 320 down to 20 ≥ max_th: tail drop, after the decay.
         b.set_average(320.0);
         assert_eq!(b.arrive(8 * MS + 4 * from_secs(0.0008), 2), Dropped(Forced));
-        assert!((b.q.avg - 20.0).abs() < 1e-9, "{}", b.q.avg);
+        assert!((b.q.average.value() - 20.0).abs() < 1e-9, "{}", b.q.average.value());
     }
 
     #[test]

@@ -35,7 +35,8 @@ use rand::Rng as _;
 use serde::Deserialize;
 
 /// RED's average queue size `avg` (F–J §4 and Fig. 2), in whatever unit the
-/// caller samples the queue in (packets or bytes).
+/// caller samples the queue in (packets or bytes). RED samples on arrivals;
+/// FRED also on departures (FRED §4.4).
 #[derive(Clone, Debug)]
 pub struct RedAverage {
     w_q: f64,
@@ -45,23 +46,52 @@ pub struct RedAverage {
     avg: f64,
     /// F–J's `q_time`: when the link went idle, while it is idle. A link starts idle.
     idle_since: Option<Time>,
+    /// When the queue was last sampled, and by which side.
+    last_sample: Option<(Time, Side)>,
+}
+
+/// The event that samples the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Arrival,
+    Departure,
 }
 
 impl RedAverage {
     /// `w_q` is the EWMA weight; idle periods are measured in transmission
     /// times of `mean_pktsize` bytes at `rate_bps`.
     pub fn new(w_q: f64, mean_pktsize: u64, rate_bps: f64) -> Self {
-        RedAverage { w_q, packet_time: mean_pktsize as f64 * 8.0 * NANOS_PER_SEC as f64 / rate_bps, avg: 0.0, idle_since: Some(0) }
+        RedAverage {
+            w_q,
+            packet_time: mean_pktsize as f64 * 8.0 * NANOS_PER_SEC as f64 / rate_bps,
+            avg: 0.0,
+            idle_since: Some(0),
+            last_sample: None,
+        }
     }
 
     /// Updates the average for an arrival that finds `q` queued and returns it:
     /// `avg ← (1 − w_q)·avg + w_q·q`, or, first thing after an idle period (the
     /// queue is then empty), `avg ← (1 − w_q)^m·avg` (F–J Fig. 2).
     pub fn on_arrival(&mut self, q: f64, now: Time) -> f64 {
+        self.sample(q, now, Side::Arrival)
+    }
+
+    /// Updates the average for a departure that leaves `q` queued (FRED §4.4), as [`Self::on_arrival`].
+    pub fn on_departure(&mut self, q: f64, now: Time) -> f64 {
+        self.sample(q, now, Side::Departure)
+    }
+
+    fn sample(&mut self, q: f64, now: Time, side: Side) -> f64 {
+        // An instant the other side has sampled already is not sampled again: both would see the
+        // same queue (FRED §4.4 footnote 1). The idle decay still applies; it counts time, not samples.
+        let sampled_by_other_side = self.last_sample.is_some_and(|(t, s)| t == now && s != side);
         self.avg = match self.idle_since.take() {
             Some(since) => self.avg * (1.0 - self.w_q).powf((now - since) as f64 / self.packet_time),
+            None if sampled_by_other_side => self.avg,
             None => (1.0 - self.w_q) * self.avg + self.w_q * q,
         };
+        self.last_sample = Some((now, side));
         self.avg
     }
 
@@ -72,6 +102,17 @@ impl RedAverage {
 
     pub fn value(&self) -> f64 {
         self.avg
+    }
+
+    /// Puts the average at `avg`, as if the queue had been at that level for a while.
+    #[cfg(test)]
+    pub(crate) fn set_value(&mut self, avg: f64) {
+        self.avg = avg;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn idle_since(&self) -> Option<Time> {
+        self.idle_since
     }
 }
 
@@ -184,10 +225,7 @@ impl RedConfig {
     pub const DEFAULT_MAX_TH_PACKETS: f64 = 15.0;
 
     fn limit(&self) -> Limit {
-        match (self.limit, self.limit_bytes) {
-            (None, None) => Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None),
-            (p, b) => Limit::new(p, b.map(|b| b.0)),
-        }
+        Limit::configured(self.limit, self.limit_bytes.map(|b| b.0), Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None))
     }
 
     /// Threshold units per packet: 1, or mean_pktsize bytes in byte mode.

@@ -119,3 +119,33 @@ fn bad_red_parameters_name_the_field() {
     assert_eq!(error(r#"{ type = "red", fixed_p = 1.5 }"#), format!("{path}.fixed_p: must be in [0, 1], got 1.5"));
     assert!(error(r#"{ type = "red", maxp = 0.1 }"#).contains("unknown field `maxp`"));
 }
+
+/// A set of TCP flows keeps RED's average between the thresholds: the drops
+/// RED makes there are what holds the flows back (F–J §1, FRED §3). With the
+/// average above max_th every arrival would be dropped; below min_th none is.
+#[test]
+fn tcp_flows_hold_the_average_between_the_thresholds() {
+    let text = r#"
+        [simulation]
+        duration = "60s"
+        warmup = "10s"
+        sample_interval = "10ms"
+        seed = 5
+        [topology]
+        type = "dumbbell"
+        access_delay = "10ms"
+        bottleneck = { rate = "10Mbps", delay = "10ms", qdisc = { type = "red", limit = 100, min_th = 15, max_th = 45, max_p = 0.1 } }
+        [[flows]]
+        type = "tcp"
+        count = 20
+        start_jitter = "2s"
+    "#;
+    let r = run(&Scenario::from_toml_str(text).unwrap()).unwrap();
+    let averages: Vec<f64> = r.queue.iter().filter(|q| q.time >= 10.0).map(|q| q.average.unwrap()).collect();
+    let inside = averages.iter().filter(|&&a| (15.0..45.0).contains(&a)).count() as f64 / averages.len() as f64;
+    let mean = averages.iter().sum::<f64>() / averages.len() as f64;
+    assert!(inside > 0.95, "avg inside [min_th, max_th) in {:.1} % of samples, mean {mean:.1}", inside * 100.0);
+    assert!(window_drops(&r, "early") > 0 && window_drops(&r, "forced") + window_drops(&r, "overflow") == 0);
+    let (_, util) = &r.summary.utilisation[0];
+    assert!(*util > 0.95, "utilisation {util}");
+}

@@ -1,0 +1,108 @@
+"""Figures of a run: per-flow goodput against fair share, and queue length over time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+import pandas as pd
+
+from .results import Results
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+MBPS = 1e6
+
+
+def _pyplot() -> Any:
+    """matplotlib.pyplot, drawing to files only; imported on first use (it is slow to import)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def throughput_figure(results_by_label: Mapping[str, Results] | Results, title: str = "") -> Figure:
+    """Per-flow goodput bars (one group per flow, one bar per run) with each flow's
+    max-min fair share marked by a black tick."""
+    runs = {"": results_by_label} if isinstance(results_by_label, Results) else dict(results_by_label)
+    first = next(iter(runs.values())).flows
+    n_flows, n_runs = len(first), len(runs)
+    width = 0.8 / n_runs
+    fig, ax = _pyplot().subplots(figsize=(max(6.0, 0.28 * n_flows * max(1, n_runs / 2) + 2), 4))
+    for i, (label, results) in enumerate(runs.items()):
+        x = [f + (i - (n_runs - 1) / 2) * width for f in range(n_flows)]
+        ax.bar(x, results.flows["goodput_bps"] / MBPS, width=width, label=label or None)
+    ax.hlines(first["fair_share_bps"] / MBPS, [f - 0.45 for f in range(n_flows)], [f + 0.45 for f in range(n_flows)], colors="black", linewidth=1.5, label="fair share")
+    ax.set_xticks(range(n_flows))
+    ax.set_xticklabels(first["name"], rotation=90 if n_flows > 8 else 0, fontsize=7 if n_flows > 16 else 9)
+    ax.set_xlabel("flow")
+    ax.set_ylabel("goodput (Mbps)")
+    ax.set_title(title or "Per-flow goodput over the measurement window")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def queue_figure(results: Results, title: str = "") -> Figure | None:
+    """Queue length over time for each monitored link: instantaneous (packets) and the
+    qdisc's average (RED's avg) where it has one. None if nothing was sampled."""
+    queue = results.queue
+    if queue.empty:
+        return None
+    links = results.links.set_index("id")
+    link_ids = list(dict.fromkeys(queue["link"]))
+    fig, axes = _pyplot().subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
+    for ax, link in zip(axes[:, 0], link_ids):
+        samples = queue[queue["link"] == link]
+        name = links.loc[link, "name"]
+        unit = _average_unit(results, name)
+        ax.plot(samples["time"], samples[unit], linewidth=0.8, label=f"instantaneous ({unit})")
+        if samples["average"].notna().any():
+            ax.plot(samples["time"], samples["average"], linewidth=1.2, label=f"average ({unit})")
+        ax.set_ylabel(f"queue ({unit})")
+        ax.set_title(f"{name} ({links.loc[link, 'qdisc']})", fontsize=9)
+        ax.legend(fontsize=8, loc="upper right")
+    axes[-1, 0].set_xlabel("time (s)")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _average_unit(results: Results, link_name: str) -> str:
+    """The unit the qdisc averages in: bytes in byte mode (`bytes = true`), else packets."""
+    if results.scenario is None:
+        return "packets"
+    try:
+        qdisc = results.scenario.qdisc(link_name)
+    except ValueError:
+        return "packets"
+    return "bytes" if qdisc.get("bytes") else "packets"
+
+
+def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:
+    """Writes `throughput.png` and, if queues were sampled, `queue.png`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    name = results.raw["summary"]["name"] or ""
+    written = []
+    for file, fig in (("throughput.png", throughput_figure(results, title=name)), ("queue.png", queue_figure(results, title=name))):
+        if fig is not None:
+            fig.savefig(out / file, dpi=110, metadata={"Software": None})
+            _pyplot().close(fig)
+            written.append(out / file)
+    return written
+
+
+def goodput_table(results_by_label: Mapping[str, Results]) -> pd.DataFrame:
+    """One row per flow: fair share, then goodput (Mbps) and goodput / fair share for each run."""
+    first = next(iter(results_by_label.values())).flows
+    table = pd.DataFrame({"flow": first["id"], "name": first["name"], "type": first["type"], "fair_share_mbps": first["fair_share_bps"] / MBPS})
+    for label, results in results_by_label.items():
+        table[f"{label}_mbps"] = results.flows["goodput_bps"].to_numpy() / MBPS
+        table[f"{label}_normalised"] = results.flows["normalised_goodput"].to_numpy()
+    return table

@@ -46,7 +46,7 @@ $(DEPS): pyproject.toml | $(PYTHON)
 # `maturin develop` installs the package in editable mode: the Python sources under
 # python/ are used in place, so only Rust changes need a rebuild.
 $(BUILT): $(DEPS) $(RUST_SOURCES) pyproject.toml
-	$(VENV)/bin/maturin develop --release --quiet
+	$(VENV)/bin/maturin develop --release --quiet > /dev/null  # stdout is only pip's "already satisfied" list
 	touch $@
 
 clean-venv:

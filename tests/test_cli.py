@@ -43,7 +43,8 @@ def test_reproduce_list_shows_demo():
 def test_reproduce_unknown_id_is_an_error():
     done = aqmlab_cli("reproduce", "nope")
     assert done.returncode == 2
-    assert done.stderr.strip().endswith("error: unknown experiment 'nope' (known: demo)") or "error: unknown experiment 'nope'" in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: unknown experiment 'nope' (known: ") and "demo" in last, last
 
 
 def test_help_explains_each_command():

@@ -47,7 +47,6 @@ class RunProgress:
                     TextColumn("{task.description}"),
                     BarColumn(),
                     TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
-                    TimeElapsedColumn(),
                     TimeRemainingColumn(),
                     console=self.console,
                 )

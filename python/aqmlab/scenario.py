@@ -89,8 +89,8 @@ class Scenario:
         try:
             with path.open("rb") as f:
                 data = tomllib.load(f)
-        except FileNotFoundError:
-            raise ScenarioError(f"{path}: no such file") from None
+        except OSError as e:
+            raise ScenarioError(f"{path}: {e.strerror or e}") from None
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(f"{path}: invalid TOML: {e}") from None
         return cls(data, source=path)

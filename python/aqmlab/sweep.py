@@ -77,8 +77,8 @@ def load_spec(path: str | Path) -> SweepSpec:
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such file") from None
+    except OSError as e:
+        raise ScenarioError(f"{path}: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: invalid TOML: {e}") from None
     return parse_spec(data, path.parent)

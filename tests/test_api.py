@@ -1,13 +1,13 @@
 """The Python API: run, Results tables and summary, saving, Scenario helpers."""
 
+import itertools
 import json
 
+import aqmlab
 import pandas as pd
 import pytest
-from conftest import dumbbell, write_scenario
-
-import aqmlab
 from aqmlab.results import SCHEMA, SUMMARY_KEYS
+from conftest import dumbbell, write_scenario
 
 
 def test_cbr_below_link_rate_is_delivered_at_its_rate(cbr_scenario):
@@ -63,7 +63,7 @@ def test_progress_steps_give_the_same_results_as_one_run(cbr_scenario):
     whole = aqmlab.run(cbr_scenario)
     assert stepped.raw == whole.raw
     assert calls[0] == (0.0, 3.0, "test (droptail)") and calls[-1][0] == 3.0
-    assert all(a[0] < b[0] for a, b in zip(calls, calls[1:]))
+    assert all(a[0] < b[0] for a, b in itertools.pairwise(calls))
 
 
 def test_run_accepts_a_path_and_load_matches_the_dict(tmp_path, cbr_scenario):

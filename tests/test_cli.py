@@ -2,9 +2,8 @@
 
 import json
 
-from conftest import aqmlab_cli, dumbbell, write_scenario
-
 from aqmlab.results import FLOW_SUMMARY_KEYS, SUMMARY_KEYS
+from conftest import aqmlab_cli, dumbbell, write_scenario
 
 
 def test_run_json_prints_one_json_object_with_the_documented_keys(tmp_path):

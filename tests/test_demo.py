@@ -1,8 +1,7 @@
 """The demo comparison (CSFQ Fig. 3(b)) on a stand-in without TCP, and its checks."""
 
-import pytest
-
 import aqmlab
+import pytest
 from aqmlab.experiments import Row, registry
 from aqmlab.experiments.demo import MECHANISMS, _ordering_row, compare
 

@@ -2,10 +2,9 @@
 
 import copy
 
+import aqmlab
 import pytest
 from conftest import aqmlab_cli, dumbbell, write_scenario
-
-import aqmlab
 
 GRAPH = {
     "simulation": {"duration": "2s"},

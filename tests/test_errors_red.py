@@ -2,11 +2,10 @@
 
 import re
 
-import pytest
-from conftest import dumbbell, write_scenario
-
 import aqmlab
+import pytest
 from aqmlab.experiments.demo import MECHANISMS
+from conftest import dumbbell, write_scenario
 
 
 def test_red_min_th_above_max_th_names_the_field(tmp_path):

@@ -5,10 +5,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import aqmlab_cli, dumbbell, write_scenario
-
 from aqmlab import ScenarioError
 from aqmlab.sweep import load_spec, parse_spec, run_sweep
+from conftest import aqmlab_cli, dumbbell, write_scenario
 
 GRID = """
 [grid]

@@ -6,8 +6,8 @@ import contextlib
 import contextvars
 import json
 import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
 
 from . import _core
 from .results import Results

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -52,7 +53,7 @@ def _fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e4 or value != value else f"{value:,.0f}"
+        return f"{value:,.0f}" if math.isfinite(value) and abs(value) >= 1e4 else f"{value:.4g}"
     return str(value)
 
 
@@ -68,10 +69,10 @@ def _table(frame: Any, title: str = "") -> Table:
 @app.command()
 def run(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")] = None,
     format: Annotated[Format, typer.Option("--format", help="File format of the tables.")] = Format.parquet,
     no_plots: Annotated[bool, typer.Option("--no-plots", help="Do not draw the plots.")] = False,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Override simulation.seed.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Override simulation.seed.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object on stdout (nothing else goes to stdout).")] = False,
 ) -> None:
     """Run one scenario and print per-flow goodput against fair share, drops, the Jain index and link utilisation.
@@ -124,11 +125,11 @@ def _print_run(results: Any, summary: dict) -> None:
 
 @app.command()
 def reproduce(
-    id: Annotated[Optional[str], typer.Argument(help="Experiment id (see --list).")] = None,
+    id: Annotated[str | None, typer.Argument(help="Experiment id (see --list).")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="Shorter runs that still check every row.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help='Print {"id", "title", "passed", "rows": [...]} as one JSON object on stdout.')] = False,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")] = None,
 ) -> None:
     """Reproduce a paper experiment and compare with the paper's numbers.
 
@@ -179,8 +180,8 @@ def reproduce(
 def sweep(
     spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML): a base scenario and a [grid] of dotted paths to lists of values.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the jobs' results and the combined tables.")],
-    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address (e.g. tcp://host:8786); default: a local process pool.")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="Local processes (default: one per core).", min=1)] = None,
+    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler address (e.g. tcp://host:8786); default: a local process pool.")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)] = None,
 ) -> None:
     """Run every combination of a parameter grid over a base scenario.
 
@@ -216,7 +217,7 @@ def sweep(
 @app.command()
 def bench(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as one JSON list on stdout.")] = False,
-    only: Annotated[Optional[str], typer.Option("--only", help="Run only this benchmark (demo-red or 100tcp-45mbps).")] = None,
+    only: Annotated[str | None, typer.Option("--only", help="Run only this benchmark (demo-red or 100tcp-45mbps).")] = None,
 ) -> None:
     """Time whole runs and print wall time, simulated events and events/second.
 

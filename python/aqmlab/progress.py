@@ -26,7 +26,7 @@ class RunProgress:
         self._task: TaskID | None = None
         self._started = 0.0
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:

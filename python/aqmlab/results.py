@@ -122,7 +122,7 @@ class Results:
             setattr(self, table, _links_frame(rows) if table == "links" else _frame(rows, SCHEMA[table]))
 
     @classmethod
-    def from_json(cls, text: str, scenario: Scenario | None = None, wall_time: float | None = None) -> "Results":
+    def from_json(cls, text: str, scenario: Scenario | None = None, wall_time: float | None = None) -> Results:
         return cls(json.loads(text), scenario, wall_time)
 
     def tables(self) -> dict[str, pd.DataFrame]:

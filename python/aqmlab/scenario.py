@@ -10,9 +10,11 @@ import copy
 import hashlib
 import json
 import re
-import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+
+import tomllib
 
 from . import _core
 from ._core import ScenarioError
@@ -79,11 +81,11 @@ class Scenario:
         self.source = source
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Scenario":
+    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
         return cls(data)
 
     @classmethod
-    def load(cls, path: str | Path) -> "Scenario":
+    def load(cls, path: str | Path) -> Scenario:
         """Reads a TOML scenario file (not validated yet: see `validate`)."""
         path = Path(path)
         try:
@@ -106,7 +108,7 @@ class Scenario:
         """SHA-256 of the canonical JSON: identical scenarios have identical digests."""
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
-    def validate(self) -> "Scenario":
+    def validate(self) -> Scenario:
         """Raises ScenarioError naming the first bad field; returns self when valid."""
         _core.validate(self.to_json())
         return self
@@ -122,7 +124,7 @@ class Scenario:
         except ScenarioError:
             return default
 
-    def with_(self, changes: Mapping[str, Any] | None = None, /, **more: Any) -> "Scenario":
+    def with_(self, changes: Mapping[str, Any] | None = None, /, **more: Any) -> Scenario:
         """A copy with values set at dotted paths.
 
         `s.with_({"simulation.seed": 2, "flows[0].rate": "5Mbps"})` or
@@ -133,16 +135,16 @@ class Scenario:
             set_path(data, path, value)
         return Scenario(data, source=self.source)
 
-    def with_seed(self, seed: int) -> "Scenario":
+    def with_seed(self, seed: int) -> Scenario:
         return self.with_({"simulation.seed": seed})
 
-    def with_duration(self, duration: str | float, warmup: str | float | None = None) -> "Scenario":
+    def with_duration(self, duration: str | float, warmup: str | float | None = None) -> Scenario:
         changes: dict[str, Any] = {"simulation.duration": duration}
         if warmup is not None:
             changes["simulation.warmup"] = warmup
         return self.with_(changes)
 
-    def with_qdisc(self, qdisc: str | Mapping[str, Any], link: str | None = None, **params: Any) -> "Scenario":
+    def with_qdisc(self, qdisc: str | Mapping[str, Any], link: str | None = None, **params: Any) -> Scenario:
         """A copy with another queue discipline on a link.
 
         `qdisc` is a type name (`"red"`, with parameters as keywords) or a full

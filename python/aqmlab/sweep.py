@@ -23,17 +23,18 @@ import json
 import os
 import shutil
 import time
-import tomllib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
+import tomllib
 
 from . import _core
 from ._core import ScenarioError
-from .scenario import Scenario, set_path
+from .scenario import Scenario
 
 SPEC_FIELDS = ("scenario", "base", "grid")
 

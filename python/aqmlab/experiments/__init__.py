@@ -18,9 +18,10 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -43,22 +44,22 @@ class Row:
     passed: bool
 
     @classmethod
-    def within(cls, metric: str, paper: float, ours: float, tolerance: float, relative: bool = False) -> "Row":
+    def within(cls, metric: str, paper: float, ours: float, tolerance: float, relative: bool = False) -> Row:
         """Passes when |ours - paper| <= tolerance (a fraction of |paper| if `relative`)."""
         bound = tolerance * abs(paper) if relative else tolerance
         text = f"±{tolerance:.0%}" if relative else f"±{tolerance:g}"
         return cls(metric, paper, ours, text, bool(abs(ours - paper) <= bound))
 
     @classmethod
-    def between(cls, metric: str, paper: Any, ours: float, low: float, high: float) -> "Row":
+    def between(cls, metric: str, paper: Any, ours: float, low: float, high: float) -> Row:
         return cls(metric, paper, ours, f"[{low:g}, {high:g}]", bool(low <= ours <= high))
 
     @classmethod
-    def at_least(cls, metric: str, paper: Any, ours: float, bound: float) -> "Row":
+    def at_least(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
         return cls(metric, paper, ours, f">= {bound:g}", bool(ours >= bound))
 
     @classmethod
-    def at_most(cls, metric: str, paper: Any, ours: float, bound: float) -> "Row":
+    def at_most(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
         return cls(metric, paper, ours, f"<= {bound:g}", bool(ours <= bound))
 
     def to_dict(self) -> dict[str, Any]:

@@ -7,7 +7,8 @@ and, if the paper reports the UDP flow's throughput under it, one in `UDP_TARGET
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+import itertools
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 
@@ -93,7 +94,7 @@ def _ordering_row(udp_mbps: dict[str, float]) -> Row | None:
     groups = [g for g in groups if g]
     if len(groups) < 2:
         return None
-    ok = all(max(low) < min(high) for low, high in zip(groups, groups[1:]))
+    ok = all(max(low) < min(high) for low, high in itertools.pairwise(groups))
     ordered = sorted((v, m) for m, v in udp_mbps.items() if any(m in group for group in UDP_ORDER))
     ours = " < ".join(f"{m} {v:.2f}" for v, m in ordered)
     return Row("UDP goodput ordering (Mbps)", "CSFQ ≈ DRR < FRED < RED ≈ FIFO", ours, "order exact (ties within a group free)", ok)

@@ -34,7 +34,7 @@ def test_compare_tables_and_rows_on_a_cbr_stand_in():
     # nearly every freed slot; the small flows' packets mostly meet a full queue.
     assert udp > 7.0 and others > 0.1
     assert udp + others == pytest.approx(10.0, rel=0.02)  # the drop-tail link stays full
-    assert per_flow["droptail_normalised"].tolist() == pytest.approx((per_flow["droptail_mbps"] / per_flow["fair_share_mbps"]).tolist())
+    assert per_flow["droptail_norm"].tolist() == pytest.approx((per_flow["droptail_mbps"] / per_flow["fair_share_mbps"]).tolist())
     udp_row, rest_row = rep.rows
     assert (udp_row.metric, udp_row.ours, udp_row.passed) == ("UDP goodput, droptail (Mbps)", pytest.approx(udp), True)
     assert rest_row.ours == pytest.approx(others) and rest_row.tolerance == f">= {0.8 * (10 - udp):g}"

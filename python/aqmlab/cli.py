@@ -60,7 +60,7 @@ def _fmt(value: Any) -> str:
 def _table(frame: Any, title: str = "") -> Table:
     table = Table(title=title or None, title_justify="left")
     for column in frame.columns:
-        table.add_column(str(column), justify="right" if frame[column].dtype.kind in "iuf" else "left")
+        table.add_column(str(column).replace("_", " "), justify="right" if frame[column].dtype.kind in "iuf" else "left")
     for row in frame.itertuples(index=False):
         table.add_row(*(_fmt(v.item() if hasattr(v, "item") else v) for v in row))
     return table

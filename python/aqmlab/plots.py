@@ -6,14 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from .results import Results
+from .results import MBPS, Results
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-MBPS = 1e6
 
 
 def _pyplot() -> Any:
@@ -97,13 +93,3 @@ def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:
             _pyplot().close(fig)
             written.append(out / file)
     return written
-
-
-def goodput_table(results_by_label: Mapping[str, Results]) -> pd.DataFrame:
-    """One row per flow: fair share, then goodput (Mbps) and goodput / fair share for each run."""
-    first = next(iter(results_by_label.values())).flows
-    table = pd.DataFrame({"flow": first["id"], "name": first["name"], "type": first["type"], "fair_share_mbps": first["fair_share_bps"] / MBPS})
-    for label, results in results_by_label.items():
-        table[f"{label}_mbps"] = results.flows["goodput_bps"].to_numpy() / MBPS
-        table[f"{label}_normalised"] = results.flows["normalised_goodput"].to_numpy()
-    return table

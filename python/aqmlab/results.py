@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,8 @@ SCHEMA: dict[str, dict[str, str]] = {
 }
 
 TABLES = tuple(SCHEMA)
+
+MBPS = 1e6
 
 # Keys of `Results.summary()`: copied from the core's summary, then computed here, then
 # the two that differ between runs (left out of saved files).
@@ -183,3 +186,13 @@ def to_json_value(data: Any) -> Any:
 def _write_json(path: Path, data: Any) -> Path:
     path.write_text(json.dumps(to_json_value(data), indent=2) + "\n")
     return path
+
+
+def goodput_table(results_by_label: Mapping[str, Results]) -> pd.DataFrame:
+    """One row per flow: fair share (Mbps), then for each run its goodput (`<label>_mbps`) and goodput / fair share (`<label>_norm`)."""
+    first = next(iter(results_by_label.values())).flows
+    table = pd.DataFrame({"flow": first["id"], "name": first["name"], "type": first["type"], "fair_share_mbps": first["fair_share_bps"] / MBPS})
+    for label, results in results_by_label.items():
+        table[f"{label}_mbps"] = results.flows["goodput_bps"].to_numpy() / MBPS
+        table[f"{label}_norm"] = results.flows["normalised_goodput"].to_numpy()
+    return table

@@ -14,8 +14,8 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import MBPS, goodput_table, throughput_figure
-from ..results import Results
+from ..plots import throughput_figure
+from ..results import MBPS, Results, goodput_table
 from ..scenario import Scenario
 from . import Reproduction, Row, experiment
 

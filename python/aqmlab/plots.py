@@ -56,10 +56,15 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
     for ax, link in zip(axes[:, 0], link_ids):
         samples = queue[queue["link"] == link]
         name = links.loc[link, "name"]
-        unit = _average_unit(results, name)
+        qdisc = _qdisc_table(results, name)
+        unit = "bytes" if qdisc.get("bytes") else "packets"
         ax.plot(samples["time"], samples[unit], linewidth=0.8, label=f"instantaneous ({unit})")
         if samples["average"].notna().any():
             ax.plot(samples["time"], samples["average"], linewidth=1.2, label=f"average ({unit})")
+        for threshold in ("min_th", "max_th"):
+            if isinstance(qdisc.get(threshold), (int, float)):
+                ax.axhline(qdisc[threshold], color="gray", linestyle="--", linewidth=0.8)
+                ax.annotate(threshold, (0, qdisc[threshold]), xycoords=("axes fraction", "data"), fontsize=7, color="gray", va="bottom")
         ax.set_ylabel(f"queue ({unit})")
         ax.set_title(f"{name} ({links.loc[link, 'qdisc']})", fontsize=9)
         ax.legend(fontsize=8, loc="upper right")
@@ -70,15 +75,15 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
     return fig
 
 
-def _average_unit(results: Results, link_name: str) -> str:
-    """The unit the qdisc averages in: bytes in byte mode (`bytes = true`), else packets."""
+def _qdisc_table(results: Results, link_name: str) -> dict:
+    """The scenario's qdisc table for a link (`{}` when unknown). Its `bytes` flag gives the
+    unit of the average and the thresholds: bytes in byte mode, else packets."""
     if results.scenario is None:
-        return "packets"
+        return {}
     try:
-        qdisc = results.scenario.qdisc(link_name)
+        return results.scenario.qdisc(link_name)
     except ValueError:
-        return "packets"
-    return "bytes" if qdisc.get("bytes") else "packets"
+        return {}
 
 
 def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:

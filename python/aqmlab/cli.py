@@ -239,10 +239,11 @@ def bench(
     if json_output:
         _print_json(rows)
         return
-    table = Table("benchmark", "simulated", "wall time", "events", "events/s", "utilisation", "Jain", title=f"aqmlab {__version__}", title_justify="left")
+    table = Table("benchmark", "simulated", "wall time", "events", "events/s", "util.", "Jain", title=f"aqmlab {__version__}", title_justify="left")
     for r in rows:
         utilisation = ", ".join(f"{u:.1%}" for u in r["utilisation"].values())
-        table.add_row(r["name"], f"{r['simulated_s']:g} s", f"{r['wall_time_s']:.3f} s", f"{r['events']:,}", f"{r['events_per_second']:,.0f}", utilisation, f"{r['jain_index']:.3f}")
+        rate = f"{r['events_per_second'] / 1e6:.2f} M"
+        table.add_row(r["name"], f"{r['simulated_s']:g} s", f"{r['wall_time_s']:.3f} s", f"{r['events'] / 1e6:.2f} M", rate, utilisation, f"{r['jain_index']:.3f}")
     Console().print(table)
 
 

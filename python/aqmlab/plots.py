@@ -24,24 +24,39 @@ def _pyplot() -> Any:
 
 def throughput_figure(results_by_label: Mapping[str, Results] | Results, title: str = "") -> Figure:
     """Per-flow goodput bars (one group per flow, one bar per run) with each flow's
-    max-min fair share marked by a black tick."""
+    max-min fair share marked by a black tick. When some flow takes far more than the
+    largest fair share, a second panel zooms in on 0 to 3x that share."""
     runs = {"": results_by_label} if isinstance(results_by_label, Results) else dict(results_by_label)
     first = next(iter(runs.values())).flows
-    n_flows, n_runs = len(first), len(runs)
+    n_flows = len(first)
+    fair = first["fair_share_bps"] / MBPS
+    top = max((r.flows["goodput_bps"].max() / MBPS for r in runs.values()), default=0.0)
+    zoom = n_flows > 1 and top > 4 * fair.max() > 0
+    width = max(6.0, 0.28 * n_flows * max(1, len(runs) / 2) + 2)
+    fig, axes = _pyplot().subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
+    for ax in axes[:, 0]:
+        _goodput_bars(ax, runs, fair)
+    axes[0, 0].set_title(title or "Per-flow goodput over the measurement window")
+    axes[0, 0].legend(fontsize=8)
+    if zoom:
+        axes[1, 0].set_ylim(0, 3 * fair.max())
+        axes[1, 0].set_title("zoom: 0 to 3x the largest fair share", fontsize=9)
+    bottom = axes[-1, 0]
+    bottom.set_xticks(range(n_flows))
+    bottom.set_xticklabels(first["name"], rotation=90 if n_flows > 8 else 0, fontsize=7 if n_flows > 16 else 9)
+    bottom.set_xlabel("flow")
+    fig.tight_layout()
+    return fig
+
+
+def _goodput_bars(ax: Any, runs: Mapping[str, Results], fair: Any) -> None:
+    n_flows, n_runs = len(fair), len(runs)
     width = 0.8 / n_runs
-    fig, ax = _pyplot().subplots(figsize=(max(6.0, 0.28 * n_flows * max(1, n_runs / 2) + 2), 4))
     for i, (label, results) in enumerate(runs.items()):
         x = [f + (i - (n_runs - 1) / 2) * width for f in range(n_flows)]
         ax.bar(x, results.flows["goodput_bps"] / MBPS, width=width, label=label or None)
-    ax.hlines(first["fair_share_bps"] / MBPS, [f - 0.45 for f in range(n_flows)], [f + 0.45 for f in range(n_flows)], colors="black", linewidth=1.5, label="fair share")
-    ax.set_xticks(range(n_flows))
-    ax.set_xticklabels(first["name"], rotation=90 if n_flows > 8 else 0, fontsize=7 if n_flows > 16 else 9)
-    ax.set_xlabel("flow")
+    ax.hlines(fair, [f - 0.45 for f in range(n_flows)], [f + 0.45 for f in range(n_flows)], colors="black", linewidth=1.5, label="fair share")
     ax.set_ylabel("goodput (Mbps)")
-    ax.set_title(title or "Per-flow goodput over the measurement window")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
 
 
 def queue_figure(results: Results, title: str = "") -> Figure | None:

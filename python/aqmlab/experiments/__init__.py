@@ -56,11 +56,11 @@ class Row:
 
     @classmethod
     def at_least(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
-        return cls(metric, paper, ours, f">= {bound:g}", bool(ours >= bound))
+        return cls(metric, paper, ours, f">= {bound:.3g}", bool(ours >= bound))
 
     @classmethod
     def at_most(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
-        return cls(metric, paper, ours, f"<= {bound:g}", bool(ours <= bound))
+        return cls(metric, paper, ours, f"<= {bound:.3g}", bool(ours <= bound))
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "paper": _number(self.paper), "ours": _number(self.ours), "tolerance": self.tolerance, "pass": self.passed}

@@ -20,6 +20,7 @@ import concurrent.futures
 import hashlib
 import itertools
 import json
+import multiprocessing
 import os
 import shutil
 import time
@@ -194,7 +195,8 @@ def _run_locally(jobs: list[Job], jobs_dir: Path, workers: int, finished: Callab
             except ScenarioError as e:
                 finished(job, None, str(e))
         return
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+    # forkserver: workers never inherit the parent's threads (progress bars, Dask) mid-lock.
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
         futures = {pool.submit(run_job, job.scenario.to_json(), str(_job_dir(jobs_dir, job))): job for job in jobs}
         for future in concurrent.futures.as_completed(futures):
             _report(futures[future], future, finished)

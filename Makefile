@@ -5,7 +5,8 @@
 VENV    := .venv
 PYTHON  := $(VENV)/bin/python
 DEPS    := $(VENV)/.deps-installed
-BUILT   := $(VENV)/.extension-built
+# What `maturin develop` builds (into the source tree, next to the Python modules).
+BUILT   := python/aqmlab/_core.abi3.so
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
 export MPLBACKEND := Agg

@@ -1,31 +1,102 @@
 //! Python bindings (module `aqmlab._core`): conversion only, no logic.
+//!
+//! Scenarios cross the boundary as JSON text and results come back as JSON
+//! text; the Python package turns them into dicts and DataFrames. Every
+//! scenario problem is raised as `ScenarioError` (a `ValueError`) whose text
+//! names the field, e.g. `flows[3].rate: must be > 0, got -1`.
 
-use aqmlab_core::scenario::Scenario;
+use aqmlab_core::scenario::{Scenario, ScenarioError as CoreError};
+use aqmlab_core::sim::time::{from_secs, to_secs};
+use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use std::sync::Mutex;
 
-fn parse(scenario_json: &str) -> PyResult<Scenario> {
-    Scenario::from_json_str(scenario_json).map_err(|e| PyValueError::new_err(e.to_string()))
+create_exception!(aqmlab._core, ScenarioError, PyValueError, "A scenario value is invalid; the message names the field.");
+
+fn to_py(e: CoreError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
 }
 
-/// Validates a scenario given as JSON text; raises ValueError naming the bad field.
+fn parse(scenario_json: &str) -> PyResult<Scenario> {
+    Scenario::from_json_str(scenario_json).map_err(to_py)
+}
+
+/// Validates a scenario given as JSON text; raises ScenarioError naming the bad field.
 #[pyfunction]
 fn validate(scenario_json: &str) -> PyResult<()> {
     parse(scenario_json).map(|_| ())
 }
 
-/// Runs a scenario given as JSON text and returns the results as JSON text.
+/// Runs a scenario given as JSON text to its end and returns the results as JSON text.
 /// The simulation runs without the GIL.
 #[pyfunction]
 fn run(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let scenario = parse(scenario_json)?;
-    py.allow_threads(|| aqmlab_core::run(&scenario).map(|r| r.to_json())).map_err(|e| PyValueError::new_err(e.to_string()))
+    py.allow_threads(|| aqmlab_core::run(&scenario).map(|r| r.to_json())).map_err(to_py)
+}
+
+/// A simulation that Python advances in steps (for progress reports).
+///
+/// `Simulation(scenario_json)`, then `run_until(seconds)` as often as wanted,
+/// then `results()`. The engine runs without the GIL.
+#[pyclass(module = "aqmlab._core")]
+struct Simulation {
+    // The engine is `Send` but not `Sync`; the mutex makes the Python object shareable.
+    inner: Mutex<aqmlab_core::sim::Simulation>,
+    duration: f64,
+}
+
+impl Simulation {
+    fn engine(&self) -> std::sync::MutexGuard<'_, aqmlab_core::sim::Simulation> {
+        // A panic while simulating is a bug that already surfaced as an exception; the state is still readable.
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(scenario_json: &str) -> PyResult<Self> {
+        let scenario = parse(scenario_json)?;
+        let sim = aqmlab_core::sim::Simulation::build(&scenario).map_err(to_py)?;
+        Ok(Simulation { inner: Mutex::new(sim), duration: scenario.simulation.duration.0 })
+    }
+
+    /// Processes every event up to `seconds` of simulated time (capped at the duration).
+    fn run_until(&self, py: Python<'_>, seconds: f64) -> PyResult<()> {
+        if seconds.is_nan() {
+            return Err(PyValueError::new_err("run_until: seconds must be a number, got NaN"));
+        }
+        let until = from_secs(seconds.max(0.0));
+        py.allow_threads(|| self.engine().run_until(until));
+        Ok(())
+    }
+
+    /// Simulated time reached, seconds.
+    #[getter]
+    fn now(&self) -> f64 {
+        to_secs(self.engine().now())
+    }
+
+    /// The scenario's `simulation.duration`, seconds.
+    #[getter]
+    fn duration(&self) -> f64 {
+        self.duration
+    }
+
+    /// Results so far as JSON text (raises ScenarioError if packet conservation fails).
+    fn results(&self, py: Python<'_>) -> PyResult<String> {
+        py.allow_threads(|| self.engine().results().map(|r| r.to_json())).map_err(to_py)
+    }
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_class::<Simulation>()?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,54 @@
+# `make demo` and `make test` work on a fresh machine: they create .venv, install the
+# Python dependencies listed in pyproject.toml, build the Rust extension in release
+# mode into the venv, and run. Steps are redone only when their inputs change.
+
+VENV    := .venv
+PYTHON  := $(VENV)/bin/python
+DEPS    := $(VENV)/.deps-installed
+# What `maturin develop` builds (into the source tree, next to the Python modules).
+BUILT   := python/aqmlab/_core.abi3.so
+RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
+
+export MPLBACKEND := Agg
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+.PHONY: demo test test-rust test-python build bench clean-venv
+
+demo: $(BUILT)
+	$(VENV)/bin/aqmlab reproduce demo --out out/demo
+
+# Runs both suites even when the first fails; fails if either failed.
+test: $(BUILT)
+	@status=0; \
+	cargo test -p aqmlab-core --release || status=1; \
+	$(PYTHON) -m pytest -q || status=1; \
+	exit $$status
+
+test-rust:
+	cargo test -p aqmlab-core --release
+
+test-python: $(BUILT)
+	$(PYTHON) -m pytest -q
+
+build: $(BUILT)
+
+bench: $(BUILT)
+	$(VENV)/bin/aqmlab bench
+
+$(PYTHON):
+	python3 -m venv $(VENV)
+
+# Dependencies come from pyproject.toml ([project] dependencies + the `dev` extra).
+$(DEPS): pyproject.toml | $(PYTHON)
+	$(PYTHON) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print("\n".join(p["dependencies"] + p["optional-dependencies"]["dev"]))' > $(VENV)/requirements.txt
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r $(VENV)/requirements.txt
+	touch $@
+
+# `maturin develop` installs the package in editable mode: the Python sources under
+# python/ are used in place, so only Rust changes need a rebuild.
+$(BUILT): $(DEPS) $(RUST_SOURCES) pyproject.toml
+	$(VENV)/bin/maturin develop --release --quiet > /dev/null  # stdout is only pip's "already satisfied" list
+	touch $@
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,24 @@
+"""aqmlab: a fast, deterministic packet-level simulator of router queue management
+and fair bandwidth allocation (Rust core, Python front).
+
+    import aqmlab
+    scenario = aqmlab.load("scenarios/csfq-fig3b.toml")
+    results = aqmlab.run(scenario.with_qdisc("droptail", limit_bytes="64KB"))
+    results.flows[["name", "goodput_bps", "fair_share_bps"]]
+    results.summary()["jain_index"]
+    results.save("out/fig3b", format="csv")
+"""
+
+from pathlib import Path
+
+from ._core import ScenarioError, __version__
+from .api import reporting, run
+from .results import Results
+from .scenario import Scenario, load
+
+__all__ = ["Results", "Scenario", "ScenarioError", "__version__", "load", "reporting", "run", "scenarios_dir"]
+
+
+def scenarios_dir() -> Path:
+    """The `scenarios/` folder of the aqmlab checkout this package runs from."""
+    return Path(__file__).resolve().parents[2] / "scenarios"

@@ -1,0 +1,85 @@
+"""`aqmlab.run`: run a scenario, optionally in steps that report progress."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+from . import _core
+from .results import Results
+from .scenario import Scenario
+
+# progress(simulated_seconds_done, simulated_seconds_total, label)
+Progress = Callable[[float, float, str], None]
+
+# Wall time one step aims for when running with a progress callback.
+STEP_WALL_SECONDS = 0.25
+
+_default_progress: contextvars.ContextVar[Progress | None] = contextvars.ContextVar("aqmlab_progress", default=None)
+
+
+@contextlib.contextmanager
+def reporting(progress: Progress | None) -> Iterator[None]:
+    """Within the block, every `run` without its own `progress` reports to this one
+    (the CLI uses it to show progress bars for experiments it does not control)."""
+    token = _default_progress.set(progress)
+    try:
+        yield
+    finally:
+        _default_progress.reset(token)
+
+
+def _as_scenario(scenario: Scenario | Mapping | str | Path) -> Scenario:
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, Mapping):
+        return Scenario.from_dict(scenario)
+    return Scenario.load(scenario)
+
+
+def run(scenario: Scenario | Mapping | str | Path, progress: Progress | None = None) -> Results:
+    """Runs a scenario (a `Scenario`, a dict, or a path to a TOML file) to its end.
+
+    `progress(done, total, label)` is called between steps of roughly
+    `STEP_WALL_SECONDS` of wall time with the simulated seconds done and the
+    duration. Raises `ScenarioError` (a ValueError) naming the bad field.
+    """
+    scenario = _as_scenario(scenario)
+    progress = progress or _default_progress.get()
+    text = scenario.to_json()
+    start = time.perf_counter()
+    if progress is None:
+        raw = _core.run(text)
+    else:
+        raw = _run_in_steps(text, progress, _label(scenario))
+    wall = time.perf_counter() - start
+    return Results(json.loads(raw), scenario, wall)
+
+
+def _label(scenario: Scenario) -> str:
+    """`name (qdisc)` for a dumbbell, else the name: tells runs of one setup apart."""
+    name = scenario.name or (scenario.source.stem if scenario.source else "run")
+    if scenario.get_or("topology.type") == "dumbbell":
+        return f"{name} ({scenario.get_or('topology.bottleneck.qdisc.type', 'droptail')})"
+    return name
+
+
+def _run_in_steps(text: str, progress: Progress, label: str) -> str:
+    sim = _core.Simulation(text)
+    total = sim.duration
+    step = total / 100
+    progress(0.0, total, label)
+    done = 0.0
+    while done < total:
+        t0 = time.perf_counter()
+        done = min(done + step, total)
+        sim.run_until(done)
+        elapsed = time.perf_counter() - t0
+        # Aim each step at STEP_WALL_SECONDS of wall time, growing at most 4x at once.
+        step = min(step * 4, step * STEP_WALL_SECONDS / max(elapsed, 1e-6))
+        progress(done, total, label)
+    return sim.results()

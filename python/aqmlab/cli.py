@@ -1,0 +1,251 @@
+"""The `aqmlab` command: run scenarios, reproduce paper experiments, sweep parameters, benchmark."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__, reporting, scenarios_dir
+from ._core import ScenarioError
+from .progress import RunProgress, job_progress
+from .results import to_json_value
+
+app = typer.Typer(
+    help=(
+        "aqmlab: a fast, deterministic packet-level simulator of router queue management "
+        "(drop-tail, RED, ...) and fair bandwidth allocation.\n\n"
+        "Scenario files are TOML (see scenarios/ and docs/scenario.md). "
+        "Every command that reads one reports a bad value by naming its field, "
+        "e.g. `flows[3].rate: must be > 0, got -1`, and exits with status 2."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Everything for people goes to stderr, so stdout carries only the --json output.
+console = Console(stderr=True)
+
+
+class Format(str, Enum):
+    parquet = "parquet"
+    csv = "csv"
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    print(f"error: {message}", file=sys.stderr)
+    return typer.Exit(code)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(to_json_value(data)) + "\n")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if math.isfinite(value) and abs(value) >= 1e4 else f"{value:.4g}"
+    return str(value)
+
+
+def _table(frame: Any, title: str = "") -> Table:
+    table = Table(title=title or None, title_justify="left")
+    for column in frame.columns:
+        table.add_column(str(column).replace("_", " "), justify="right" if frame[column].dtype.kind in "iuf" else "left")
+    for row in frame.itertuples(index=False):
+        table.add_row(*(_fmt(v.item() if hasattr(v, "item") else v) for v in row))
+    return table
+
+
+@app.command()
+def run(
+    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")] = None,
+    format: Annotated[Format, typer.Option("--format", help="File format of the tables.")] = Format.parquet,
+    no_plots: Annotated[bool, typer.Option("--no-plots", help="Do not draw the plots.")] = False,
+    seed: Annotated[int | None, typer.Option("--seed", help="Override simulation.seed.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object on stdout (nothing else goes to stdout).")] = False,
+) -> None:
+    """Run one scenario and print per-flow goodput against fair share, drops, the Jain index and link utilisation.
+
+    With --out, also write every table (Parquet or CSV), summary.json and the plots (per-flow throughput with the fair share marked; queue length over time). The same scenario and seed always give byte-identical files.
+    """
+    from . import load
+    from . import run as run_scenario
+
+    try:
+        scenario = load(file)
+        if seed is not None:
+            scenario = scenario.with_seed(seed)
+        scenario.validate()
+        with RunProgress(console) as bars:
+            results = run_scenario(scenario, progress=bars)
+    except ScenarioError as e:
+        raise _fail(str(e)) from None
+    written = []
+    if out is not None:
+        written = results.save(out, format=format.value)
+        if not no_plots:
+            from .plots import save_run_figures
+
+            written += save_run_figures(results, out)
+    summary = results.summary()
+    if json_output:
+        _print_json(summary)
+    else:
+        _print_run(results, summary)
+    if written:
+        console.print(f"wrote {len(written)} files to {out}")
+
+
+def _print_run(results: Any, summary: dict) -> None:
+    flows = results.flows
+    frame = flows[["id", "name", "type"]].copy()
+    frame["goodput"] = flows["goodput_bps"] / 1e6
+    frame["fair share"] = flows["fair_share_bps"] / 1e6
+    frame["norm."] = flows["normalised_goodput"]
+    frame["drops"] = flows["dropped_packets"]
+    frame["loss"] = flows["loss_rate"]
+    window = summary["duration"] - summary["warmup"]
+    console.print(_table(frame, title=f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"))
+    utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
+    drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
+    console.print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
+    console.print(f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s ({summary['events_per_second']:,.0f} events/s)")
+
+
+@app.command()
+def reproduce(
+    id: Annotated[str | None, typer.Argument(help="Experiment id (see --list).")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="Shorter runs that still check every row.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help='Print {"id", "title", "passed", "rows": [...]} as one JSON object on stdout.')] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")] = None,
+) -> None:
+    """Reproduce a paper experiment and compare with the paper's numbers.
+
+    Prints a table of metric / paper / ours / tolerance / pass and saves a figure and the data. Exits with status 1 if any row fails. `demo` is the CSFQ Fig. 3(b) comparison (what `make demo` runs).
+    """
+    from .experiments import get, registry
+
+    if list_:
+        experiments = registry()
+        if json_output:
+            _print_json([{"id": e.id, "title": e.title} for e in experiments.values()])
+        else:
+            table = Table("id", "title", title="experiments", title_justify="left")
+            for e in experiments.values():
+                table.add_row(e.id, e.title)
+            Console().print(table)
+        return
+    if id is None:
+        raise _fail("give an experiment id, or --list")
+    try:
+        experiment = get(id)
+    except KeyError as e:
+        raise _fail(e.args[0]) from None
+    console.print(f"[bold]{experiment.id}[/]: {experiment.title}")
+    try:
+        with RunProgress(console) as bars, reporting(bars):
+            rep = experiment.run(quick=quick)
+    except ScenarioError as e:
+        raise _fail(str(e)) from None
+    written = rep.save(out or Path("out") / rep.id)
+    if json_output:
+        _print_json(rep.to_dict())
+    else:
+        for name in rep.show:
+            console.print(_table(rep.data[name], title=name))
+        for note in rep.notes:
+            console.print(note)
+        table = Table("metric", "paper", "ours", "tolerance", "pass", title=f"{rep.id}: paper vs ours", title_justify="left")
+        for row in rep.rows:
+            table.add_row(row.metric, _fmt(row.paper), _fmt(row.ours), row.tolerance, "[green]pass[/]" if row.passed else "[red]FAIL[/]")
+        console.print(table)
+    console.print(f"wrote {', '.join(str(p) for p in written)}")
+    if not rep.passed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def sweep(
+    spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML): a base scenario and a [grid] of dotted paths to lists of values.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the jobs' results and the combined tables.")],
+    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler address (e.g. tcp://host:8786); default: a local process pool.")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)] = None,
+) -> None:
+    """Run every combination of a parameter grid over a base scenario.
+
+    Each job's results are stored under a hash of its full scenario in OUT/jobs/, so rerunning an interrupted sweep runs only the missing jobs. The combined tables are OUT/jobs.csv (one row per job) and OUT/flows.csv (one row per job and flow).
+
+    A spec names a scenario file (`scenario = "base.toml"`) or holds a [base] table, and a [grid] of dotted paths to lists, e.g. `"simulation.seed" = [1, 2, 3]` or `"topology.bottleneck.qdisc" = [{type = "droptail", limit = 50}, {type = "red", ...}]`.
+    """
+    from .sweep import load_spec, pending_jobs, run_sweep
+
+    try:
+        parsed = load_spec(spec)
+    except ScenarioError as e:
+        raise _fail(f"{spec}: {e}") from None
+    pending = len(pending_jobs(parsed, out))
+    console.print(f"{len(parsed.jobs)} jobs, {len(parsed.jobs) - pending} already done, running {pending}")
+    with job_progress(console) as bar:
+        task = bar.add_task("jobs", total=pending)
+
+        def done(job: Any, wall: Any, error: Any) -> None:
+            bar.advance(task)
+            if error is not None:
+                console.print(f"[red]job {job.index} failed[/] ({job.label}): {error}")
+
+        try:
+            report = run_sweep(parsed, out, workers=workers, scheduler=scheduler, on_done=done)
+        except ScenarioError as e:
+            raise _fail(str(e)) from None
+    console.print(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
+    if report.failed:
+        raise _fail(f"{len(report.failed)} jobs failed", code=1)
+
+
+@app.command()
+def bench(
+    json_output: Annotated[bool, typer.Option("--json", help="Print the results as one JSON list on stdout.")] = False,
+    only: Annotated[str | None, typer.Option("--only", help="Run only this benchmark (demo-red or 100tcp-45mbps).")] = None,
+) -> None:
+    """Time whole runs and print wall time, simulated events and events/second.
+
+    (a) the demo under RED for 100 s, (b) 100 TCP flows over a 45 Mbps RED bottleneck for 100 s (scenarios/bench-*.toml).
+    """
+    from .bench import BENCHMARKS, run_benchmark
+    from .scenario import Scenario
+
+    chosen = [b for b in BENCHMARKS if only in (None, b[0])]
+    if not chosen:
+        raise _fail(f"--only: unknown benchmark {only!r} (known: {', '.join(b[0] for b in BENCHMARKS)})")
+    rows = []
+    for name, file, what in chosen:
+        console.print(f"running {name}: {what}")
+        try:
+            rows.append(run_benchmark(name, Scenario.load(scenarios_dir() / file)))
+        except ScenarioError as e:
+            raise _fail(f"{file}: {e}") from None
+    if json_output:
+        _print_json(rows)
+        return
+    table = Table("benchmark", "simulated", "wall time", "events", "events/s", "util.", "Jain", title=f"aqmlab {__version__}", title_justify="left")
+    for r in rows:
+        utilisation = ", ".join(f"{u:.1%}" for u in r["utilisation"].values())
+        rate = f"{r['events_per_second'] / 1e6:.2f} M"
+        table.add_row(r["name"], f"{r['simulated_s']:g} s", f"{r['wall_time_s']:.3f} s", f"{r['events'] / 1e6:.2f} M", rate, utilisation, f"{r['jain_index']:.3f}")
+    Console().print(table)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,150 @@
+"""Paper reproductions: a registry of experiments, each returning a `Reproduction`.
+
+To add one, write a module in this package:
+
+    from . import Reproduction, Row, experiment
+
+    @experiment("csfq-fig3a", "CSFQ Fig. 3(a): 32 UDP flows at (i+1)x fair share")
+    def fig3a(quick: bool) -> Reproduction:
+        results = aqmlab.run(...)
+        return Reproduction(rows=[Row.within("CSFQ worst flow (Mbps)", 0.3125, ours, 0.06)], figure=fig)
+
+Modules are found automatically; `aqmlab reproduce --list` shows them.
+`quick` asks for a shorter run (fewer seconds or seeds) that still checks the rows.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..results import to_json_value
+
+
+def _number(x: Any) -> Any:
+    """Plain Python numbers (not numpy scalars) for JSON and printing."""
+    return x.item() if hasattr(x, "item") else x
+
+
+@dataclass
+class Row:
+    """One checked result: the paper's value, ours, the accepted tolerance, and whether ours is within it."""
+
+    metric: str
+    paper: Any
+    ours: Any
+    tolerance: str
+    passed: bool
+
+    @classmethod
+    def within(cls, metric: str, paper: float, ours: float, tolerance: float, relative: bool = False) -> Row:
+        """Passes when |ours - paper| <= tolerance (a fraction of |paper| if `relative`)."""
+        bound = tolerance * abs(paper) if relative else tolerance
+        text = f"±{tolerance:.0%}" if relative else f"±{tolerance:g}"
+        return cls(metric, paper, ours, text, bool(abs(ours - paper) <= bound))
+
+    @classmethod
+    def between(cls, metric: str, paper: Any, ours: float, low: float, high: float) -> Row:
+        return cls(metric, paper, ours, f"[{low:g}, {high:g}]", bool(low <= ours <= high))
+
+    @classmethod
+    def at_least(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
+        return cls(metric, paper, ours, f">= {bound:.3g}", bool(ours >= bound))
+
+    @classmethod
+    def at_most(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
+        return cls(metric, paper, ours, f"<= {bound:.3g}", bool(ours <= bound))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "paper": _number(self.paper), "ours": _number(self.ours), "tolerance": self.tolerance, "pass": self.passed}
+
+
+@dataclass
+class Reproduction:
+    """What an experiment returns: checked rows, a figure, and its data."""
+
+    rows: list[Row]
+    figure: Any = None  # a matplotlib Figure
+    data: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # Names in `data` that the CLI prints as tables, and lines it prints after them.
+    show: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    id: str = ""
+    title: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "passed": self.passed, "rows": to_json_value([r.to_dict() for r in self.rows])}
+
+    def save(self, out_dir: str | Path) -> list[Path]:
+        """Writes `<id>.png`, each data frame as `<name>.csv`, and `rows.json`."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        if self.figure is not None:
+            path = out / f"{self.id or 'figure'}.png"
+            self.figure.savefig(path, dpi=110, metadata={"Software": None})
+            written.append(path)
+        for name, frame in self.data.items():
+            path = out / f"{name}.csv"
+            frame.to_csv(path, index=False)
+            written.append(path)
+        path = out / "rows.json"
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        written.append(path)
+        return written
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    title: str
+    function: Callable[[bool], Reproduction]
+
+    def run(self, quick: bool = False) -> Reproduction:
+        rep = self.function(quick)
+        rep.id, rep.title = self.id, self.title
+        return rep
+
+
+_REGISTRY: dict[str, Experiment] = {}
+
+
+def experiment(id: str, title: str) -> Callable[[Callable[[bool], Reproduction]], Callable[[bool], Reproduction]]:
+    """Registers `function(quick) -> Reproduction` as experiment `id`."""
+
+    def register(function: Callable[[bool], Reproduction]) -> Callable[[bool], Reproduction]:
+        if id in _REGISTRY and _REGISTRY[id].function is not function:
+            raise ValueError(f"experiment {id!r} is registered twice")
+        _REGISTRY[id] = Experiment(id, title, function)
+        return function
+
+    return register
+
+
+def registry() -> dict[str, Experiment]:
+    """Every experiment, by id (importing each module of this package once)."""
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get(id: str) -> Experiment:
+    experiments = registry()
+    if id not in experiments:
+        raise KeyError(f"unknown experiment {id!r} (known: {', '.join(experiments)})")
+    return experiments[id]
+
+
+__all__ = ["Experiment", "Reproduction", "Row", "experiment", "get", "registry"]

@@ -1,0 +1,115 @@
+"""Figures of a run: per-flow goodput against fair share, and queue length over time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .results import MBPS, Results
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _pyplot() -> Any:
+    """matplotlib.pyplot, drawing to files only; imported on first use (it is slow to import)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def throughput_figure(results_by_label: Mapping[str, Results] | Results, title: str = "") -> Figure:
+    """Per-flow goodput bars (one group per flow, one bar per run) with each flow's
+    max-min fair share marked by a black tick. When some flow takes far more than the
+    largest fair share, a second panel zooms in on 0 to 3x that share."""
+    runs = {"": results_by_label} if isinstance(results_by_label, Results) else dict(results_by_label)
+    first = next(iter(runs.values())).flows
+    n_flows = len(first)
+    fair = first["fair_share_bps"] / MBPS
+    top = max((r.flows["goodput_bps"].max() / MBPS for r in runs.values()), default=0.0)
+    zoom = n_flows > 1 and top > 4 * fair.max() > 0
+    width = max(6.0, 0.28 * n_flows * max(1, len(runs) / 2) + 2)
+    fig, axes = _pyplot().subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
+    for ax in axes[:, 0]:
+        _goodput_bars(ax, runs, fair)
+    axes[0, 0].set_title(title or "Per-flow goodput over the measurement window")
+    axes[0, 0].legend(fontsize=8)
+    if zoom:
+        axes[1, 0].set_ylim(0, 3 * fair.max())
+        axes[1, 0].set_title("zoom: 0 to 3x the largest fair share", fontsize=9)
+    bottom = axes[-1, 0]
+    bottom.set_xticks(range(n_flows))
+    bottom.set_xticklabels(first["name"], rotation=90 if n_flows > 8 else 0, fontsize=7 if n_flows > 16 else 9)
+    bottom.set_xlabel("flow")
+    fig.tight_layout()
+    return fig
+
+
+def _goodput_bars(ax: Any, runs: Mapping[str, Results], fair: Any) -> None:
+    n_flows, n_runs = len(fair), len(runs)
+    width = 0.8 / n_runs
+    for i, (label, results) in enumerate(runs.items()):
+        x = [f + (i - (n_runs - 1) / 2) * width for f in range(n_flows)]
+        ax.bar(x, results.flows["goodput_bps"] / MBPS, width=width, label=label or None)
+    ax.hlines(fair, [f - 0.45 for f in range(n_flows)], [f + 0.45 for f in range(n_flows)], colors="black", linewidth=1.5, label="fair share")
+    ax.set_ylabel("goodput (Mbps)")
+
+
+def queue_figure(results: Results, title: str = "") -> Figure | None:
+    """Queue length over time for each monitored link: instantaneous (packets) and the
+    qdisc's average (RED's avg) where it has one. None if nothing was sampled."""
+    queue = results.queue
+    if queue.empty:
+        return None
+    links = results.links.set_index("id")
+    link_ids = list(dict.fromkeys(queue["link"]))
+    fig, axes = _pyplot().subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
+    for ax, link in zip(axes[:, 0], link_ids):
+        samples = queue[queue["link"] == link]
+        name = links.loc[link, "name"]
+        qdisc = _qdisc_table(results, name)
+        unit = "bytes" if qdisc.get("bytes") else "packets"
+        ax.plot(samples["time"], samples[unit], linewidth=0.8, label=f"instantaneous ({unit})")
+        if samples["average"].notna().any():
+            ax.plot(samples["time"], samples["average"], linewidth=1.2, label=f"average ({unit})")
+        for threshold in ("min_th", "max_th"):
+            if isinstance(qdisc.get(threshold), (int, float)):
+                ax.axhline(qdisc[threshold], color="gray", linestyle="--", linewidth=0.8)
+                ax.annotate(threshold, (0, qdisc[threshold]), xycoords=("axes fraction", "data"), fontsize=7, color="gray", va="bottom")
+        ax.set_ylabel(f"queue ({unit})")
+        ax.set_title(f"{name} ({links.loc[link, 'qdisc']})", fontsize=9)
+        ax.legend(fontsize=8, loc="upper right")
+    axes[-1, 0].set_xlabel("time (s)")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _qdisc_table(results: Results, link_name: str) -> dict:
+    """The scenario's qdisc table for a link (`{}` when unknown). Its `bytes` flag gives the
+    unit of the average and the thresholds: bytes in byte mode, else packets."""
+    if results.scenario is None:
+        return {}
+    try:
+        return results.scenario.qdisc(link_name)
+    except ValueError:
+        return {}
+
+
+def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:
+    """Writes `throughput.png` and, if queues were sampled, `queue.png`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    name = results.raw["summary"]["name"] or ""
+    written = []
+    for file, fig in (("throughput.png", throughput_figure(results, title=name)), ("queue.png", queue_figure(results, title=name))):
+        if fig is not None:
+            fig.savefig(out / file, dpi=110, metadata={"Software": None})
+            _pyplot().close(fig)
+            written.append(out / file)
+    return written

@@ -1,0 +1,198 @@
+"""Results of a run as pandas DataFrames, a summary dict, and files.
+
+The core returns plain JSON (crates/aqmlab-core/src/metrics/mod.rs); this
+module turns each list in it into a DataFrame with fixed column types, so that
+empty tables still have their columns and saved files are byte-identical for
+the same scenario and seed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
+
+# Column types of each table, in the core's field order. Fields the core adds
+# later still come through (after these, with inferred types).
+SCHEMA: dict[str, dict[str, str]] = {
+    "flows": {
+        "id": "int64",
+        "name": "string",
+        "type": "string",
+        "src": "string",
+        "dst": "string",
+        "base_rtt": "float64",
+        "sent_packets": "int64",
+        "sent_bytes": "int64",
+        "delivered_packets": "int64",
+        "dropped_packets": "int64",
+        "window_sent_packets": "int64",
+        "window_dropped_packets": "int64",
+        "loss_rate": "float64",
+        "goodput_bps": "float64",
+        "fair_share_bps": "float64",
+        "normalised_goodput": "float64",
+        "timeouts": "int64",
+        "fast_retransmits": "int64",
+        "retransmitted_packets": "int64",
+    },
+    # Qdisc-specific counters follow as columns named `qdisc.<counter>`.
+    "links": {
+        "id": "int64",
+        "name": "string",
+        "qdisc": "string",
+        "rate_bps": "float64",
+        "delay": "float64",
+        "utilisation": "float64",
+        "packets_sent": "int64",
+        "drops": "int64",
+    },
+    "drops": {"flow": "int64", "link": "int64", "reason": "string", "count": "int64", "window_count": "int64"},
+    "throughput": {"time": "float64", "flow": "int64", "bps": "float64"},
+    # `average` is the qdisc's averaged queue (RED's avg) in its own unit; NaN when it has none.
+    "queue": {"time": "float64", "link": "int64", "packets": "int64", "bytes": "int64", "average": "float64"},
+    "drop_log": {"time": "float64", "flow": "int64", "link": "int64", "reason": "string"},
+    "traces": {"time": "float64", "flow": "int64", "var": "string", "value": "float64"},
+    # `end` is NaN for a transfer that did not complete.
+    "transfers": {"flow": "int64", "start": "float64", "end": "float64", "packets": "int64"},
+}
+
+TABLES = tuple(SCHEMA)
+
+MBPS = 1e6
+
+# Keys of `Results.summary()`: copied from the core's summary, then computed here, then
+# the two that differ between runs (left out of saved files).
+CORE_SUMMARY_KEYS = (
+    "name",
+    "seed",
+    "duration",
+    "warmup",
+    "events",
+    "packets_sent",
+    "packets_delivered",
+    "packets_dropped",
+    "packets_in_flight",
+    "jain_index",
+)
+SUMMARY_KEYS = CORE_SUMMARY_KEYS + ("utilisation", "drops_by_reason", "flows", "wall_time_s", "events_per_second")
+FLOW_SUMMARY_KEYS = ("id", "name", "type", "goodput_bps", "fair_share_bps", "normalised_goodput", "dropped_packets", "loss_rate")
+
+
+def _frame(rows: list[dict[str, Any]], schema: dict[str, str]) -> pd.DataFrame:
+    columns = list(schema) + [k for k in (rows[0] if rows else {}) if k not in schema]
+    frame = pd.DataFrame({c: [r.get(c) for r in rows] for c in columns}, columns=columns)
+    return frame.astype({c: t for c, t in schema.items()})
+
+
+def _links_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    counters: dict[str, list[float]] = {}
+    for i, row in enumerate(rows):
+        for name, value in row.get("counters", []):
+            counters.setdefault(f"qdisc.{name}", [float("nan")] * len(rows))[i] = value
+    frame = _frame([{k: v for k, v in r.items() if k != "counters"} for r in rows], SCHEMA["links"])
+    for column, values in counters.items():
+        frame[column] = pd.Series(values, dtype="float64")
+    return frame
+
+
+class Results:
+    """What one run produced: DataFrames (`flows`, `links`, `drops`, `throughput`,
+    `queue`, `drop_log`, `traces`, `transfers`), `summary()`, and `save()`."""
+
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    drops: pd.DataFrame
+    throughput: pd.DataFrame
+    queue: pd.DataFrame
+    drop_log: pd.DataFrame
+    traces: pd.DataFrame
+    transfers: pd.DataFrame
+
+    def __init__(self, raw: dict[str, Any], scenario: Scenario | None = None, wall_time: float | None = None):
+        self.raw = raw
+        self.scenario = scenario
+        self.wall_time = wall_time
+        for table in TABLES:
+            rows = raw.get(table, [])
+            setattr(self, table, _links_frame(rows) if table == "links" else _frame(rows, SCHEMA[table]))
+
+    @classmethod
+    def from_json(cls, text: str, scenario: Scenario | None = None, wall_time: float | None = None) -> Results:
+        return cls(json.loads(text), scenario, wall_time)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {t: getattr(self, t) for t in TABLES}
+
+    def summary(self, wall_time: bool = True) -> dict[str, Any]:
+        """Per-flow goodput and drops, Jain index, utilisation of monitored links, events;
+        with `wall_time`, also the run's wall time and events per second."""
+        s = self.raw["summary"]
+        out = {k: s[k] for k in CORE_SUMMARY_KEYS}
+        out["utilisation"] = {name: value for name, value in s["utilisation"]}
+        by_reason: dict[str, int] = {}
+        for d in self.raw["drops"]:
+            by_reason[d["reason"]] = by_reason.get(d["reason"], 0) + d["count"]
+        out["drops_by_reason"] = dict(sorted(by_reason.items()))
+        out["flows"] = [{k: f[k] for k in FLOW_SUMMARY_KEYS} for f in self.raw["flows"]]
+        if wall_time and self.wall_time is not None:
+            out["wall_time_s"] = self.wall_time
+            out["events_per_second"] = s["events"] / self.wall_time if self.wall_time > 0 else None
+        return out
+
+    def save(self, out_dir: str | Path, format: str = "parquet") -> list[Path]:
+        """Writes every table (`<table>.parquet` or `.csv`), `summary.json` (without wall
+        time) and, when known, `scenario.json`. Same scenario + seed = identical bytes."""
+        if format not in ("parquet", "csv"):
+            raise ValueError(f"format: must be parquet or csv, got {format!r}")
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, frame in self.tables().items():
+            path = out / f"{name}.{format}"
+            if format == "parquet":
+                frame.to_parquet(path, index=False)
+            else:
+                frame.to_csv(path, index=False)
+            written.append(path)
+        written.append(_write_json(out / "summary.json", self.summary(wall_time=False)))
+        if self.scenario is not None:
+            written.append(_write_json(out / "scenario.json", self.scenario.to_dict()))
+        return written
+
+    def __repr__(self) -> str:
+        s = self.raw["summary"]
+        return f"<Results {s['name'] or '(unnamed)'}: {len(self.flows)} flows, {s['events']} events, Jain {s['jain_index']:.4f}>"
+
+
+def to_json_value(data: Any) -> Any:
+    """`data` with NaN and infinities replaced by None, so that it is strict JSON."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: to_json_value(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [to_json_value(v) for v in data]
+    return data
+
+
+def _write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(to_json_value(data), indent=2) + "\n")
+    return path
+
+
+def goodput_table(results_by_label: Mapping[str, Results]) -> pd.DataFrame:
+    """One row per flow: fair share (Mbps), then for each run its goodput (`<label>_mbps`) and goodput / fair share (`<label>_norm`)."""
+    first = next(iter(results_by_label.values())).flows
+    table = pd.DataFrame({"flow": first["id"], "name": first["name"], "type": first["type"], "fair_share_mbps": first["fair_share_bps"] / MBPS})
+    for label, results in results_by_label.items():
+        table[f"{label}_mbps"] = results.flows["goodput_bps"].to_numpy() / MBPS
+        table[f"{label}_norm"] = results.flows["normalised_goodput"].to_numpy()
+    return table

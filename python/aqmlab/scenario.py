@@ -1,0 +1,198 @@
+"""Scenarios: a plain dict (the TOML file's content) with helpers to load, change and validate it.
+
+The Rust core owns the schema and its validation; this module only reads files
+and edits the dict. See docs/scenario.md for the fields.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from . import _core
+from ._core import ScenarioError
+
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def split_path(path: str) -> list[str | int]:
+    """`"flows[0].rate"` or `"flows.0.rate"` -> `["flows", 0, "rate"]`."""
+    if not path or path.startswith(".") or path.endswith(".") or ".." in path:
+        raise ScenarioError(f"{path!r}: not a dotted path (e.g. topology.bottleneck.qdisc.type)")
+    parts: list[str | int] = []
+    for part in _INDEX.sub(r".\1", path).split("."):
+        parts.append(int(part) if part.isdigit() else part)
+    return parts
+
+
+def get_path(data: Any, path: str) -> Any:
+    """The value at a dotted path; ScenarioError naming the first missing part."""
+    node = data
+    walked = []
+    for part in split_path(path):
+        walked.append(str(part))
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            raise ScenarioError(f"{'.'.join(walked)}: not found in the scenario") from None
+    return node
+
+
+def set_path(data: dict, path: str, value: Any) -> None:
+    """Sets the value at a dotted path in place, creating missing tables (dicts) on the way."""
+    parts = split_path(path)
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        where = ".".join(map(str, parts[: i + 1]))
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                raise ScenarioError(f"{where}: no such list element")
+            node = node[part]
+        else:
+            if not isinstance(node, dict):
+                raise ScenarioError(f"{where}: parent is not a table")
+            node = node.setdefault(part, {})
+    last = parts[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise ScenarioError(f"{path}: no such list element")
+    elif not isinstance(node, dict):
+        raise ScenarioError(f"{path}: parent is not a table")
+    node[last] = copy.deepcopy(value)
+
+
+class Scenario:
+    """A scenario: the content of a scenario file as a dict, plus where it came from.
+
+    Scenarios are values: the `with_*` helpers return changed copies.
+    """
+
+    def __init__(self, data: Mapping[str, Any], source: Path | None = None):
+        if not isinstance(data, Mapping):
+            raise ScenarioError(f"a scenario is a table (dict), got {type(data).__name__}")
+        self._data = copy.deepcopy(dict(data))
+        self.source = source
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
+        return cls(data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scenario:
+        """Reads a TOML scenario file (not validated yet: see `validate`)."""
+        path = Path(path)
+        try:
+            with path.open("rb") as f:
+                data = tomllib.load(f)
+        except OSError as e:
+            raise ScenarioError(f"{path}: {e.strerror or e}") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+        return cls(data, source=path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(self._data)
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys, no spaces): what the core reads and what sweeps hash."""
+        return json.dumps(self._data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+    def digest(self) -> str:
+        """SHA-256 of the canonical JSON: identical scenarios have identical digests."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    def validate(self) -> Scenario:
+        """Raises ScenarioError naming the first bad field; returns self when valid."""
+        _core.validate(self.to_json())
+        return self
+
+    def get(self, path: str) -> Any:
+        """The value at a dotted path, e.g. `s.get("topology.bottleneck.rate")`."""
+        return copy.deepcopy(get_path(self._data, path))
+
+    def get_or(self, path: str, default: Any = None) -> Any:
+        """The value at a dotted path, or `default` when it is absent."""
+        try:
+            return self.get(path)
+        except ScenarioError:
+            return default
+
+    def with_(self, changes: Mapping[str, Any] | None = None, /, **more: Any) -> Scenario:
+        """A copy with values set at dotted paths.
+
+        `s.with_({"simulation.seed": 2, "flows[0].rate": "5Mbps"})` or
+        `s.with_(**{"simulation.duration": "10s"})`.
+        """
+        data = copy.deepcopy(self._data)
+        for path, value in {**(changes or {}), **more}.items():
+            set_path(data, path, value)
+        return Scenario(data, source=self.source)
+
+    def with_seed(self, seed: int) -> Scenario:
+        return self.with_({"simulation.seed": seed})
+
+    def with_duration(self, duration: str | float, warmup: str | float | None = None) -> Scenario:
+        changes: dict[str, Any] = {"simulation.duration": duration}
+        if warmup is not None:
+            changes["simulation.warmup"] = warmup
+        return self.with_(changes)
+
+    def with_qdisc(self, qdisc: str | Mapping[str, Any], link: str | None = None, **params: Any) -> Scenario:
+        """A copy with another queue discipline on a link.
+
+        `qdisc` is a type name (`"red"`, with parameters as keywords) or a full
+        table (`{"type": "red", "min_th": 5, ...}`). `link` is `None` for a
+        dumbbell's bottleneck, or `"A->B"` for the A-to-B direction of a graph link.
+        """
+        table = {"type": qdisc, **params} if isinstance(qdisc, str) else {**qdisc, **params}
+        return self.with_({self._qdisc_path(link): table})
+
+    def qdisc(self, link: str | None = None) -> dict[str, Any]:
+        """The queue discipline table of a link (see `with_qdisc` for `link`); `{}` when defaulted."""
+        path = self._qdisc_path(link)
+        try:
+            return copy.deepcopy(get_path(self._data, path))
+        except ScenarioError:
+            return {}
+
+    def _qdisc_path(self, link: str | None) -> str:
+        topology = self._data.get("topology", {})
+        kind = topology.get("type")
+        if link is None or (kind == "dumbbell" and link in ("bottleneck", "L->R")):
+            if kind != "dumbbell":
+                raise ScenarioError("topology: name the link (\"A->B\") in a graph topology")
+            return "topology.bottleneck.qdisc"
+        if kind == "dumbbell" and link == "R->L":
+            return "topology.bottleneck.reverse_qdisc"
+        a, sep, b = link.partition("->")
+        if not sep:
+            raise ScenarioError(f"link {link!r}: expected \"A->B\"")
+        for i, spec in enumerate(topology.get("links", [])):
+            if (spec.get("from"), spec.get("to")) == (a, b):
+                return f"topology.links[{i}].qdisc"
+            if (spec.get("from"), spec.get("to")) == (b, a):
+                return f"topology.links[{i}].reverse_qdisc"
+        raise ScenarioError(f"link {link!r}: no such link in the topology")
+
+    @property
+    def name(self) -> str | None:
+        return self._data.get("name")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scenario) and self._data == other._data
+
+    def __repr__(self) -> str:
+        where = f" from {self.source}" if self.source else ""
+        return f"<Scenario {self.name or '(unnamed)'}{where}>"
+
+
+def load(path: str | Path) -> Scenario:
+    """Reads a TOML scenario file."""
+    return Scenario.load(path)

@@ -1,0 +1,63 @@
+"""Shared helpers: small scenarios built in code, and running the `aqmlab` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def dumbbell(*flows: dict, rate: str = "10Mbps", qdisc: dict | None = None, duration: str = "3s", warmup: str = "1s", seed: int = 1) -> dict:
+    """A dumbbell scenario dict with the given flow tables."""
+    return {
+        "name": "test",
+        "simulation": {"duration": duration, "warmup": warmup, "seed": seed},
+        "topology": {"type": "dumbbell", "bottleneck": {"rate": rate, "delay": "5ms", "qdisc": qdisc or {"type": "droptail", "limit": 100}}},
+        "flows": list(flows),
+    }
+
+
+def toml_text(data: dict) -> str:
+    """A scenario dict as TOML (enough for test scenarios: tables, lists of tables, scalars)."""
+
+    def value(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + " }"
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return repr(v)
+
+    lines = [f"{k} = {value(v)}" for k, v in data.items() if not isinstance(v, (dict, list))]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines += [f"[{k}]"] + [f"{kk} = {value(vv)}" for kk, vv in v.items()]
+        elif isinstance(v, list):
+            for item in v:
+                lines += [f"[[{k}]]"] + [f"{kk} = {value(vv)}" for kk, vv in item.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_scenario(path: Path, data: dict) -> Path:
+    path.write_text(toml_text(data))
+    return path
+
+
+def aqmlab_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Runs `python -m aqmlab ARGS` and returns the finished process (stdout and stderr as text)."""
+    env = {**os.environ, "MPLBACKEND": "Agg", "COLUMNS": "120"}
+    return subprocess.run([sys.executable, "-m", "aqmlab", *map(str, args)], capture_output=True, text=True, cwd=cwd or ROOT, env=env, timeout=300)
+
+
+@pytest.fixture
+def cbr_scenario() -> dict:
+    return dumbbell({"type": "cbr", "rate": "5Mbps", "jitter": True})

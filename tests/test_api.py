@@ -1,0 +1,116 @@
+"""The Python API: run, Results tables and summary, saving, Scenario helpers."""
+
+import itertools
+import json
+
+import aqmlab
+import pandas as pd
+import pytest
+from aqmlab.results import SCHEMA, SUMMARY_KEYS
+from conftest import dumbbell, write_scenario
+
+
+def test_cbr_below_link_rate_is_delivered_at_its_rate(cbr_scenario):
+    results = aqmlab.run(cbr_scenario)
+    goodput = results.flows.loc[0, "goodput_bps"]
+    assert abs(goodput - 5e6) / 5e6 <= 0.01, goodput
+    assert results.flows.loc[0, "dropped_packets"] == 0
+    # Below the link rate the flow's fair share is its own demand.
+    assert results.flows.loc[0, "fair_share_bps"] == pytest.approx(5e6)
+
+
+def test_cbr_above_link_rate_keeps_droptail_bottleneck_busy():
+    scenario = dumbbell({"type": "cbr", "rate": "5Mbps", "count": 3, "jitter": True})
+    summary = aqmlab.run(scenario).summary()
+    assert summary["utilisation"]["L->R"] >= 0.99, summary["utilisation"]
+    assert summary["drops_by_reason"]["overflow"] > 0
+    # Three equal flows share 10 Mbps: fair shares of 10/3 Mbps each.
+    assert [f["fair_share_bps"] for f in summary["flows"]] == pytest.approx([10e6 / 3] * 3)
+
+
+def test_summary_has_the_documented_keys_and_wall_time_only_when_asked(cbr_scenario):
+    results = aqmlab.run(cbr_scenario)
+    summary = results.summary()
+    assert tuple(summary) == SUMMARY_KEYS
+    assert summary["wall_time_s"] > 0
+    assert summary["events_per_second"] == pytest.approx(summary["events"] / summary["wall_time_s"])
+    assert "wall_time_s" not in results.summary(wall_time=False)
+    assert summary["flows"][0]["name"] == "flow0" and summary["flows"][0]["type"] == "cbr"
+
+
+def test_tables_have_their_columns_even_when_empty(cbr_scenario):
+    results = aqmlab.run(cbr_scenario)
+    for table, schema in SCHEMA.items():
+        frame = getattr(results, table)
+        assert list(frame.columns)[: len(schema)] == list(schema), table
+    assert results.traces.empty and results.transfers.empty and results.drop_log.empty
+    assert results.throughput["bps"].dtype == "float64"
+    # 3 s in 1 s bins for one flow.
+    assert results.throughput["time"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_drop_log_matches_drop_counts():
+    scenario = dumbbell({"type": "cbr", "rate": "15Mbps"}, duration="2s")
+    scenario["simulation"]["record_drops"] = True
+    results = aqmlab.run(scenario)
+    assert len(results.drop_log) == results.summary()["packets_dropped"] == results.drops["count"].sum() > 0
+    assert set(results.drop_log["reason"]) == {"overflow"}
+
+
+def test_progress_steps_give_the_same_results_as_one_run(cbr_scenario):
+    calls = []
+    stepped = aqmlab.run(cbr_scenario, progress=lambda done, total, label: calls.append((done, total, label)))
+    whole = aqmlab.run(cbr_scenario)
+    assert stepped.raw == whole.raw
+    assert calls[0] == (0.0, 3.0, "test (droptail)") and calls[-1][0] == 3.0
+    assert all(a[0] < b[0] for a, b in itertools.pairwise(calls))
+
+
+def test_run_accepts_a_path_and_load_matches_the_dict(tmp_path, cbr_scenario):
+    path = write_scenario(tmp_path / "s.toml", cbr_scenario)
+    assert aqmlab.load(path) == aqmlab.Scenario.from_dict(cbr_scenario)
+    assert aqmlab.run(path).raw == aqmlab.run(cbr_scenario).raw
+
+
+def test_save_writes_tables_that_read_back(tmp_path, cbr_scenario):
+    results = aqmlab.run(cbr_scenario)
+    results.save(tmp_path / "pq")
+    results.save(tmp_path / "csv", format="csv")
+    for table in SCHEMA:
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "pq" / f"{table}.parquet"), getattr(results, table), check_dtype=False)
+        assert (tmp_path / "csv" / f"{table}.csv").read_text().splitlines()[0] == ",".join(getattr(results, table).columns)
+    summary = json.loads((tmp_path / "pq" / "summary.json").read_text())
+    assert summary == json.loads(json.dumps(results.summary(wall_time=False)))
+    assert json.loads((tmp_path / "pq" / "scenario.json").read_text()) == cbr_scenario
+    with pytest.raises(ValueError, match="format: must be parquet or csv, got 'xlsx'"):
+        results.save(tmp_path / "x", format="xlsx")
+
+
+def test_scenario_helpers_return_changed_copies(cbr_scenario):
+    base = aqmlab.Scenario.from_dict(cbr_scenario)
+    changed = base.with_seed(7).with_qdisc("droptail", limit=5).with_({"flows[0].rate": "1Mbps"})
+    assert changed.get("simulation.seed") == 7
+    assert changed.qdisc() == {"type": "droptail", "limit": 5}
+    assert changed.get("flows.0.rate") == "1Mbps"
+    assert base.to_dict() == cbr_scenario  # the original is unchanged
+    assert changed.get_or("simulation.record_drops", False) is False
+    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\.4: no such list element$"):
+        base.with_({"flows[4].rate": 1})
+    with pytest.raises(aqmlab.ScenarioError, match=r"^link 'A->B': no such link in the topology$"):
+        base.with_qdisc("droptail", link="A->B")
+
+
+def test_graph_link_qdisc_by_direction():
+    scenario = aqmlab.load(aqmlab.scenarios_dir() / "parking-lot.toml")
+    changed = scenario.with_qdisc("droptail", link="C->B", limit=7)
+    assert changed.get("topology.links[1].reverse_qdisc") == {"type": "droptail", "limit": 7}
+    assert changed.qdisc("A->B") == {"type": "droptail", "limit": 50}
+
+
+def test_bench_reports_events_per_second_of_a_run(cbr_scenario):
+    from aqmlab.bench import run_benchmark
+
+    row = run_benchmark("cbr", aqmlab.Scenario.from_dict(cbr_scenario))
+    assert row["events"] == aqmlab.run(cbr_scenario).summary()["events"] > 0
+    assert row["events_per_second"] == pytest.approx(row["events"] / row["wall_time_s"])
+    assert row["simulated_s"] == 3.0 and row["utilisation"]["L->R"] == pytest.approx(0.5, abs=0.01)

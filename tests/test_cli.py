@@ -1,0 +1,53 @@
+"""The `aqmlab` command: --json output, the experiment list, errors."""
+
+import json
+
+from aqmlab.results import FLOW_SUMMARY_KEYS, SUMMARY_KEYS
+from conftest import aqmlab_cli, dumbbell, write_scenario
+
+
+def test_run_json_prints_one_json_object_with_the_documented_keys(tmp_path):
+    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "5Mbps", "count": 3}))
+    done = aqmlab_cli("run", path, "--json", "--seed", "4")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)  # the whole of stdout is one object
+    assert tuple(summary) == SUMMARY_KEYS
+    assert tuple(summary["flows"][0]) == FLOW_SUMMARY_KEYS
+    assert summary["seed"] == 4
+    assert summary["utilisation"]["L->R"] >= 0.99
+    assert sum(f["goodput_bps"] for f in summary["flows"]) / 1e6 >= 9.9
+
+
+def test_run_out_writes_tables_summary_and_plots(tmp_path):
+    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "5Mbps"}))
+    done = aqmlab_cli("run", path, "--out", tmp_path / "out", "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    tables = ["drop_log", "drops", "flows", "links", "queue", "throughput", "traces", "transfers"]
+    assert names == sorted([f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png"])
+    assert "wall_time_s" not in json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert "flow0" in done.stderr and "Jain index 1.0000" in done.stderr
+    done = aqmlab_cli("run", path, "--out", tmp_path / "noplots", "--no-plots")
+    assert not any(p.suffix == ".png" for p in (tmp_path / "noplots").iterdir())
+
+
+def test_reproduce_list_shows_demo():
+    done = aqmlab_cli("reproduce", "--list", "--json")
+    assert done.returncode == 0, done.stderr
+    experiments = {e["id"]: e["title"] for e in json.loads(done.stdout)}
+    assert experiments["demo"].startswith("CSFQ Fig. 3(b)")
+    assert "demo" in aqmlab_cli("reproduce", "--list").stdout
+
+
+def test_reproduce_unknown_id_is_an_error():
+    done = aqmlab_cli("reproduce", "nope")
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: unknown experiment 'nope' (known: ") and "demo" in last, last
+
+
+def test_help_explains_each_command():
+    done = aqmlab_cli("--help")
+    assert done.returncode == 0
+    for command in ("run", "reproduce", "sweep", "bench"):
+        assert f"│ {command} " in done.stdout, command

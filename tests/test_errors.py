@@ -1,0 +1,77 @@
+"""Bad scenario files: each error names the field and the reason, from the Python API and the CLI."""
+
+import copy
+
+import aqmlab
+import pytest
+from conftest import aqmlab_cli, dumbbell, write_scenario
+
+GRAPH = {
+    "simulation": {"duration": "2s"},
+    "topology": {"type": "graph", "nodes": ["A", "B"], "links": [{"from": "A", "to": "B", "rate": "10Mbps", "delay": "1ms"}]},
+    "flows": [{"type": "cbr", "rate": "1Mbps", "src": "A", "dst": "B"}],
+}
+
+
+def error_of(tmp_path, data: dict) -> str:
+    path = write_scenario(tmp_path / "bad.toml", data)
+    with pytest.raises(aqmlab.ScenarioError) as info:
+        aqmlab.load(path).validate()
+    assert isinstance(info.value, ValueError)
+    return str(info.value)
+
+
+def test_missing_field(tmp_path):
+    data = dumbbell({"type": "cbr", "rate": "1Mbps"})
+    del data["simulation"]["duration"]
+    assert error_of(tmp_path, data) == "simulation: missing field `duration`"
+
+
+def test_negative_rate(tmp_path):
+    flows = [{"type": "cbr", "rate": "1Mbps"}] * 3 + [{"type": "cbr", "rate": -1}]
+    assert error_of(tmp_path, dumbbell(*flows)) == "flows[3].rate: must be > 0, got -1"
+
+
+def test_unknown_qdisc(tmp_path):
+    message = error_of(tmp_path, dumbbell({"type": "cbr", "rate": "1Mbps"}, qdisc={"type": "fifo"}))
+    # The list of known names grows as disciplines are added; drop-tail is always in it.
+    assert message.startswith("topology: unknown variant `fifo`, expected "), message
+    assert "`droptail`" in message
+
+
+@pytest.mark.xfail(strict=True, reason="core: `topology` is an internally tagged enum, so serde errors inside it lose their path")
+def test_unknown_qdisc_names_the_qdisc_field(tmp_path):
+    message = error_of(tmp_path, dumbbell({"type": "cbr", "rate": "1Mbps"}, qdisc={"type": "fifo"}))
+    assert message.startswith("topology.bottleneck.qdisc"), message
+
+
+def test_unknown_node_in_a_flow(tmp_path):
+    data = copy.deepcopy(GRAPH)
+    data["flows"][0]["dst"] = "Z"
+    assert error_of(tmp_path, data) == 'flows[0].dst: unknown node "Z"'
+
+
+def test_unknown_node_in_a_link(tmp_path):
+    data = copy.deepcopy(GRAPH)
+    data["topology"]["links"][0]["to"] = "C"
+    assert error_of(tmp_path, data) == 'topology.links[0].to: unknown node "C"'
+
+
+def test_invalid_toml_names_the_file(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[simulation\nduration = 1\n")
+    with pytest.raises(aqmlab.ScenarioError, match=r"broken\.toml: invalid TOML: "):
+        aqmlab.load(path)
+
+
+def test_run_rejects_a_bad_dict_without_crashing():
+    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.rate: must be > 0, got 0$"):
+        aqmlab.run(dumbbell({"type": "cbr", "rate": 0}))
+
+
+def test_cli_prints_the_error_and_exits_2(tmp_path):
+    path = write_scenario(tmp_path / "bad.toml", dumbbell({"type": "cbr", "rate": "-1Mbps"}))
+    done = aqmlab_cli("run", path, "--json")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip() == "error: flows[0].rate: must be > 0, got -1000000"

@@ -1,0 +1,83 @@
+"""Sweeps: spec checking, resuming after a lost job, and the Dask path."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from aqmlab import ScenarioError
+from aqmlab.sweep import load_spec, parse_spec, run_sweep
+from conftest import aqmlab_cli, dumbbell, write_scenario
+
+GRID = """
+[grid]
+"simulation.seed" = [1, 2]
+"topology.bottleneck.qdisc" = [{ type = "droptail", limit = 20 }, { type = "droptail", limit = 60 }]
+"""
+
+
+@pytest.fixture
+def spec(tmp_path) -> Path:
+    write_scenario(tmp_path / "base.toml", dumbbell({"type": "cbr", "rate": "4Mbps", "count": 3, "jitter": True}, duration="2s", warmup="0.5s"))
+    path = tmp_path / "sweep.toml"
+    path.write_text('scenario = "base.toml"\n' + GRID)
+    return path
+
+
+def test_an_interrupted_sweep_reruns_only_the_missing_job(tmp_path, spec):
+    out = tmp_path / "out"
+    first = aqmlab_cli("sweep", spec, "--out", out, "--workers", "2")
+    assert first.returncode == 0, first.stderr
+    log = (out / "runs.log").read_text().splitlines()
+    assert len(log) == 4
+    combined = {name: (out / name).read_bytes() for name in ("jobs.csv", "flows.csv")}
+    jobs = json.loads((out / "sweep.json").read_text())["jobs"]
+    assert [j["params"] for j in jobs] == [
+        {"simulation.seed": s, "topology.bottleneck.qdisc": {"type": "droptail", "limit": limit}} for s in (1, 2) for limit in (20, 60)
+    ]
+    assert len({j["hash"] for j in jobs}) == 4
+    shutil.rmtree(out / "jobs" / jobs[2]["hash"][:16])
+
+    second = aqmlab_cli("sweep", spec, "--out", out)
+    assert second.returncode == 0, second.stderr
+    assert "4 jobs, 3 already done, running 1" in second.stderr
+    log = (out / "runs.log").read_text().splitlines()
+    assert len(log) == 5 and f" ran job 2 {jobs[2]['hash'][:16]} " in log[4]
+    assert {name: (out / name).read_bytes() for name in combined} == combined
+    rows = combined["jobs.csv"].decode().splitlines()
+    assert rows[0].startswith("job,hash,simulation.seed,topology.bottleneck.qdisc,jain_index,")
+    assert len(rows) == 5 and len(combined["flows.csv"].decode().splitlines()) == 1 + 4 * 3
+
+
+def test_dask_scheduler_gives_the_same_tables(tmp_path, spec):
+    distributed = pytest.importorskip("dask.distributed")
+    parsed = load_spec(spec)
+    run_sweep(parsed, tmp_path / "local", workers=1)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        report = run_sweep(parsed, tmp_path / "dask", scheduler=cluster.scheduler_address)
+    assert report.ran == [0, 1, 2, 3] and not report.failed
+    for name in ("jobs.csv", "flows.csv"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"base": {}, "grid": {"a": [1]}, "grids": 1}, "grids: unknown field (a sweep spec has scenario, base, grid)"),
+        ({"grid": {"a": [1]}}, "scenario: give either `scenario` (a scenario file) or a [base] table, exactly one"),
+        ({"base": {}}, "grid: required, a table of dotted paths to lists of values"),
+        ({"base": {}, "grid": {"simulation.seed": 3}}, 'grid."simulation.seed": must be a non-empty list of values, got 3'),
+        ({"base": {}, "grid": {"simulation.seed": []}}, 'grid."simulation.seed": must be a non-empty list of values, got []'),
+    ],
+)
+def test_spec_errors_name_the_field(spec, message, tmp_path):
+    with pytest.raises(ScenarioError) as info:
+        parse_spec(spec, tmp_path)
+    assert str(info.value) == message
+
+
+def test_an_invalid_job_is_reported_before_anything_runs(tmp_path):
+    spec = {"base": dumbbell({"type": "cbr", "rate": "1Mbps"}), "grid": {"flows[0].rate": ["1Mbps", -2]}}
+    with pytest.raises(ScenarioError) as info:
+        parse_spec(spec, tmp_path)
+    assert str(info.value) == "grid: job 1 (flows[0].rate=-2): flows[0].rate: must be > 0, got -2"

@@ -1,4 +1,4 @@
-"""The demo end to end (31 TCP flows, drop-tail and RED): fails until TCP and RED are merged."""
+"""The demo end to end (31 TCP flows + 1 UDP, drop-tail and RED)."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The demo end to end (31 TCP flows + 1 UDP, drop-tail and RED)."""
+"""The demo end to end (31 TCP flows + 1 UDP under every mechanism of the CSFQ comparison)."""
 
 import json
 

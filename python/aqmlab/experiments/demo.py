@@ -17,14 +17,10 @@ import aqmlab
 from ..plots import throughput_figure
 from ..results import MBPS, Results, goodput_table
 from ..scenario import Scenario
-from . import Reproduction, Row, experiment
+from . import Reproduction, Row, _csfq, experiment
 
-# CSFQ §3: 64 KB buffers; "In the RED and FRED cases the first threshold is set to 16 KB,
-# while the second one is set to 32 KB". RED's w_q and max_p are unstated: ns-2 defaults.
-MECHANISMS: dict[str, dict] = {
-    "droptail": {"type": "droptail", "limit_bytes": 64000},
-    "red": {"type": "red", "bytes": True, "limit_bytes": 64000, "min_th": 16000, "max_th": 32000, "w_q": 0.002, "max_p": 0.1},
-}
+# Every mechanism of the CSFQ paper's comparison, configured as §3 states (see _csfq.py).
+MECHANISMS: dict[str, dict] = _csfq.MECHANISMS
 
 # The UDP flow's goodput (Mbps) as CSFQ §3.1 reports it, with the accepted band
 # (reproduction-targets: csfq-fig3b). Each entry: metric name -> Row given our value.
@@ -35,12 +31,12 @@ UDP_TARGETS: dict[str, Callable[[str, float], Row]] = {
     # "the UDP only gets 0.396 Mbps and 0.361 Mbps under DRR and CSFQ, respectively"
     "drr": lambda metric, ours: Row.within(metric, 0.396, ours, 0.25, relative=True),
     "csfq": lambda metric, ours: Row.within(metric, 0.361, ours, 0.25, relative=True),
-    # "Under FRED the UDP flow gets almost 1.8 Mbps"
-    "fred": lambda metric, ours: Row.between(metric, "almost 1.8", ours, 1.0, 2.7),
+    # "Under FRED the UDP flow gets almost 1.8 Mbps": basic FRED (FRED-1).
+    "fred-1": lambda metric, ours: Row.between(metric, "almost 1.8", ours, 1.0, 2.7),
 }
 
 # The paper's ordering of the UDP flow's goodput, lowest first; mechanisms in one group tie.
-UDP_ORDER = [("csfq", "drr"), ("fred",), ("red", "droptail")]
+UDP_ORDER = [("csfq", "drr"), ("fred-1",), ("red", "droptail")]
 
 # "The TCP flows share the rest": together they get at least this fraction of what the UDP flow leaves.
 TCP_SHARE_OF_REST = 0.8

@@ -26,7 +26,7 @@ use rand::Rng as _;
 use serde::Deserialize;
 
 /// FRED's parameters. Queue quantities (`min_th`, `max_th`, `min_q`) are in
-/// packets, or in bytes with `byte_mode`.
+/// packets, or in bytes with `bytes = true` (as RED).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FredConfig {
@@ -36,7 +36,7 @@ pub struct FredConfig {
     pub limit_bytes: Option<Bytes>,
     /// Count queues in bytes (§7).
     #[serde(default)]
-    pub byte_mode: bool,
+    pub bytes: bool,
     /// Default buffer/4 (§4.5: min_th = MIN(buffer size / 4, RTT); the RTT is unknown to the queue).
     pub min_th: Option<f64>,
     /// Default 2·min_th (§4.5).
@@ -79,7 +79,7 @@ impl Default for FredConfig {
         FredConfig {
             limit: None,
             limit_bytes: None,
-            byte_mode: false,
+            bytes: false,
             min_th: None,
             max_th: None,
             max_p: default_max_p(),
@@ -102,7 +102,7 @@ struct Params {
     min_q: f64,
     max_p: f64,
     w_q: f64,
-    byte_mode: bool,
+    bytes: bool,
     two_packet_buffer: bool,
 }
 
@@ -119,16 +119,16 @@ impl FredConfig {
     pub const SMALL_BUFFER_PACKETS: f64 = 64.0;
 
     fn limit(&self) -> Limit {
-        match (self.byte_mode, self.limit) {
+        match (self.bytes, self.limit) {
             (false, None) => Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), self.limit_bytes.map(|b| b.0)),
             _ => Limit::new(self.limit, self.limit_bytes.map(|b| b.0)),
         }
     }
 
     fn params(&self) -> Params {
-        let packet = if self.byte_mode { self.max_packet_size.0 as f64 } else { 1.0 };
+        let packet = if self.bytes { self.max_packet_size.0 as f64 } else { 1.0 };
         let limit = self.limit();
-        let buffer = if self.byte_mode { limit.bytes.unwrap_or(0) } else { limit.packets.unwrap_or(0) } as f64;
+        let buffer = if self.bytes { limit.bytes.unwrap_or(0) } else { limit.packets.unwrap_or(0) } as f64;
         let min_th = self.min_th.unwrap_or(buffer / 4.0);
         let small_buffer = buffer <= Self::SMALL_BUFFER_PACKETS * packet;
         Params {
@@ -138,7 +138,7 @@ impl FredConfig {
             min_q: self.min_q.unwrap_or(if small_buffer { 2.0 } else { 4.0 } * packet),
             max_p: self.max_p,
             w_q: self.w_q,
-            byte_mode: self.byte_mode,
+            bytes: self.bytes,
             two_packet_buffer: self.two_packet_buffer,
         }
     }
@@ -162,8 +162,8 @@ impl FredConfig {
 
 impl QdiscConfig for FredConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        if self.byte_mode && self.limit_bytes.is_none() {
-            return Err(ScenarioError::new(format!("{path}.limit_bytes"), "required when byte_mode = true"));
+        if self.bytes && self.limit_bytes.is_none() {
+            return Err(ScenarioError::new(format!("{path}.limit_bytes"), "required when bytes = true"));
         }
         self.limit().validate(path)?;
         let p = self.params();
@@ -212,7 +212,7 @@ pub struct Fred {
 
 impl Fred {
     fn units(&self, size: u32) -> u64 {
-        if self.p.byte_mode {
+        if self.p.bytes {
             size as u64
         } else {
             1
@@ -220,7 +220,7 @@ impl Fred {
     }
 
     fn queue(&self) -> f64 {
-        if self.p.byte_mode {
+        if self.p.bytes {
             self.fifo.bytes() as f64
         } else {
             self.fifo.len() as f64
@@ -240,7 +240,7 @@ impl Fred {
             Region::Early(p_b) => p_b,
             Region::Forced => return 1.0,
         };
-        if self.p.byte_mode {
+        if self.p.bytes {
             p_b *= size as f64 / self.p.packet;
         }
         uniformized(p_b, self.count as f64, false)
@@ -634,7 +634,7 @@ mod tests {
     #[test]
     fn byte_mode_counts_bytes() {
         let config = FredConfig {
-            byte_mode: true,
+            bytes: true,
             limit_bytes: Some(Bytes(64_000)),
             min_th: Some(16_000.0),
             max_th: Some(32_000.0),
@@ -675,7 +675,7 @@ mod tests {
         assert_eq!(err(FredConfig { min_th: Some(8.0), max_th: Some(8.0), ..Default::default() }), "q.max_th: must be > min_th (8), got 8");
         assert_eq!(err(FredConfig { max_p: 2.0, ..Default::default() }), "q.max_p: must be in [0, 1], got 2");
         assert_eq!(err(FredConfig { w_q: 0.0, ..Default::default() }), "q.w_q: must be > 0, got 0");
-        assert_eq!(err(FredConfig { byte_mode: true, ..Default::default() }), "q.limit_bytes: required when byte_mode = true");
+        assert_eq!(err(FredConfig { bytes: true, ..Default::default() }), "q.limit_bytes: required when bytes = true");
         assert_eq!(err(FredConfig { limit: Some(0), ..Default::default() }), "q.limit: must be > 0, got 0");
     }
 }

@@ -1,0 +1,33 @@
+"""The mechanisms of the CSFQ paper's §3 comparisons, configured as the paper states.
+
+CSFQ §3: "Each output link has a capacity of 10 Mbps, a latency of 1 ms, and a buffer
+of 64 KB. In the RED and FRED cases the first threshold is set to 16 KB, while the
+second one is set to 32 KB. The averaging constants K, K_alpha, and K_c are all set to
+100 ms unless specified otherwise." RED's w_q and max_p are unstated: ns-2 defaults.
+"FRED-2 guarantees to each flow a minimum number of buffers": FRED's two-packet-buffer
+extension (FRED §6); FRED-1 is basic FRED. DRR: "when the buffer is full the packet
+from the longest queue is dropped".
+"""
+
+from __future__ import annotations
+
+BUFFER = "64KB"
+THRESHOLDS = {"min_th": 16000, "max_th": 32000}
+K = "100ms"
+
+
+def mechanisms(buffer: str = BUFFER, k: str = K, thresholds: dict | None = None) -> dict[str, dict]:
+    """Bottleneck qdisc tables by mechanism name, for a buffer size and CSFQ constant K."""
+    th = thresholds or THRESHOLDS
+    fred = {"type": "fred", "bytes": True, "limit_bytes": buffer, **th}
+    return {
+        "droptail": {"type": "droptail", "limit_bytes": buffer},
+        "red": {"type": "red", "bytes": True, "limit_bytes": buffer, **th, "w_q": 0.002, "max_p": 0.1},
+        "fred-1": fred,
+        "fred-2": {**fred, "two_packet_buffer": True},
+        "drr": {"type": "drr", "limit_bytes": buffer},
+        "csfq": {"type": "csfq", "limit_bytes": buffer, "k": k, "k_alpha": k, "k_c": k},
+    }
+
+
+MECHANISMS = mechanisms()

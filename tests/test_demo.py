@@ -18,8 +18,11 @@ def test_demo_setup_matches_the_paper():
     assert scenario.get("topology.bottleneck.rate") == "10Mbps" and scenario.get("topology.bottleneck.delay") == "1ms"
     assert scenario.get("topology.access_delay") == scenario.get("topology.sink_delay") == "1ms"
     assert scenario.get("flows[0]") == {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True}
-    assert MECHANISMS["droptail"]["limit_bytes"] == MECHANISMS["red"]["limit_bytes"] == 64000
-    assert (MECHANISMS["red"]["min_th"], MECHANISMS["red"]["max_th"]) == (16000, 32000)
+    assert {m["limit_bytes"] for m in MECHANISMS.values()} == {"64KB"}
+    for name in ("red", "fred-1", "fred-2"):
+        assert (MECHANISMS[name]["min_th"], MECHANISMS[name]["max_th"]) == (16000, 32000)
+    assert MECHANISMS["fred-2"]["two_packet_buffer"] and not MECHANISMS["fred-1"].get("two_packet_buffer")
+    assert {MECHANISMS["csfq"][k] for k in ("k", "k_alpha", "k_c")} == {"100ms"}
 
 
 def test_compare_tables_and_rows_on_a_cbr_stand_in():
@@ -56,6 +59,6 @@ def test_row_tolerances():
 
 def test_udp_ordering_row():
     assert _ordering_row({"droptail": 9.0, "red": 8.5}) is None  # one group: nothing to order
-    good = _ordering_row({"droptail": 9.0, "red": 8.5, "csfq": 0.36, "drr": 0.40, "fred": 1.8})
-    assert good.passed and good.ours == "csfq 0.36 < drr 0.40 < fred 1.80 < red 8.50 < droptail 9.00"
-    assert not _ordering_row({"droptail": 9.0, "fred": 9.5}).passed
+    good = _ordering_row({"droptail": 9.0, "red": 8.5, "csfq": 0.36, "drr": 0.40, "fred-1": 1.8})
+    assert good.passed and good.ours == "csfq 0.36 < drr 0.40 < fred-1 1.80 < red 8.50 < droptail 9.00"
+    assert not _ordering_row({"droptail": 9.0, "fred-1": 9.5}).passed

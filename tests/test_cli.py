@@ -49,5 +49,23 @@ def test_reproduce_unknown_id_is_an_error():
 def test_help_explains_each_command():
     done = aqmlab_cli("--help")
     assert done.returncode == 0
-    for command in ("run", "reproduce", "sweep", "bench"):
+    for command in ("run", "reproduce", "sweep", "validate", "bench"):
         assert f"│ {command} " in done.stdout, command
+
+
+def test_validate_tcp_json_rows_and_exit_status():
+    done = aqmlab_cli("validate", "tcp", "--json")
+    report = json.loads(done.stdout)
+    assert report["id"] == "tcp"
+    rows = report["rows"]
+    assert len(rows) == 84 and all(set(r) == {"metric", "model", "ours", "tolerance", "pass"} for r in rows)
+    # The plain square-root law misses at p = 2 % (the fast-recovery round trip, see validation/tcp.rs);
+    # every other check passes, and the exit status says whether all passed.
+    failing = [r["metric"] for r in rows if not r["pass"]]
+    assert failing and all(m.startswith("square-root law, ") and " p=2% " in m for m in failing)
+    assert done.returncode == 1
+
+
+def test_validate_unknown_suite_is_an_error():
+    done = aqmlab_cli("validate", "udp")
+    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp)" in done.stderr

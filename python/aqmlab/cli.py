@@ -214,6 +214,36 @@ def sweep(
         raise _fail(f"{len(report.failed)} jobs failed", code=1)
 
 
+SUITES = ("tcp",)
+
+
+@app.command()
+def validate(
+    suite: Annotated[str, typer.Argument(help="Which suite: tcp.")],
+    json_output: Annotated[bool, typer.Option("--json", help='Print {"id", "rows": [{"metric", "model", "ours", "tolerance", "pass"}]} on stdout.')] = False,
+) -> None:
+    """Check the simulator against closed-form models.
+
+    `tcp`: one long-lived flow per Reno/NewReno/SACK variant over a path with periodic or Bernoulli loss, RTT 40/100/200 ms, against the square-root law (RED-PD eq. 1, ±15 %), the same sawtooth with one fast-recovery round trip per loss (±15 %), PFTK with t_RTO = 4·RTT (RED-PD eq. 2, ±25 %), and the delayed-ACK rate ratio (model 1/sqrt(2), accepted in [0.6, 0.85]). Prints measured, model, ratio and pass per row; exits with status 1 if any row fails.
+    """
+    from ._core import validate_tcp
+
+    if suite not in SUITES:
+        raise _fail(f"unknown suite {suite!r} (known: {', '.join(SUITES)})")
+    rows = json.loads(validate_tcp())
+    if json_output:
+        _print_json({"id": suite, "rows": rows})
+    else:
+        table = Table("check", "model", "ours", "ratio", "tolerance", "pass", title=f"validate {suite}", title_justify="left")
+        for r in rows:
+            verdict = "[green]pass[/]" if r["pass"] else "[red]FAIL[/]"
+            table.add_row(r["metric"], f"{r['model']:.4g}", f"{r['ours']:.4g}", f"{r['ours'] / r['model']:.3f}", r["tolerance"], verdict)
+        Console().print(table)
+        console.print(f"{sum(r['pass'] for r in rows)} of {len(rows)} checks pass")
+    if not all(r["pass"] for r in rows):
+        raise typer.Exit(1)
+
+
 @app.command()
 def bench(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as one JSON list on stdout.")] = False,

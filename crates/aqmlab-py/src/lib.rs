@@ -91,10 +91,20 @@ impl Simulation {
     }
 }
 
+/// Runs the TCP validation suite (closed-form checks) and returns its rows as JSON text:
+/// a list of {metric, model, ours, tolerance, pass}.
+#[pyfunction]
+fn validate_tcp(py: Python<'_>) -> PyResult<String> {
+    py.allow_threads(aqmlab_core::validation::tcp::run)
+        .map(|rows| serde_json::to_string(&rows).expect("rows are plain data"))
+        .map_err(to_py)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_tcp, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -135,16 +135,19 @@ def reproduce(
 
     Prints a table of metric / paper / ours / tolerance / pass and saves a figure and the data. Exits with status 1 if any row fails. `demo` is the CSFQ Fig. 3(b) comparison (what `make demo` runs).
     """
-    from .experiments import get, registry
+    from .experiments import get, not_reproduced_list, registry
 
     if list_:
-        experiments = registry()
+        experiments, missing = registry(), not_reproduced_list()
         if json_output:
-            _print_json([{"id": e.id, "title": e.title} for e in experiments.values()])
+            listed = [{"id": e.id, "title": e.title, "reproduced": True} for e in experiments.values()]
+            _print_json(listed + [{"id": e.id, "title": e.title, "reproduced": False, "reason": e.reason} for e in missing.values()])
         else:
             table = Table("id", "title", title="experiments", title_justify="left")
             for e in experiments.values():
                 table.add_row(e.id, e.title)
+            for e in missing.values():
+                table.add_row(e.id, f"{e.title} [yellow]- not yet reproduced: {e.reason}[/]")
             Console().print(table)
         return
     if id is None:

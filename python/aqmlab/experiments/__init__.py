@@ -117,7 +117,17 @@ class Experiment:
         return rep
 
 
+@dataclass(frozen=True)
+class NotReproduced:
+    """A paper experiment that aqmlab cannot run yet, and why."""
+
+    id: str
+    title: str
+    reason: str
+
+
 _REGISTRY: dict[str, Experiment] = {}
+_NOT_REPRODUCED: dict[str, NotReproduced] = {}
 
 
 def experiment(id: str, title: str) -> Callable[[Callable[[bool], Reproduction]], Callable[[bool], Reproduction]]:
@@ -132,19 +142,37 @@ def experiment(id: str, title: str) -> Callable[[Callable[[bool], Reproduction]]
     return register
 
 
-def registry() -> dict[str, Experiment]:
-    """Every experiment, by id (importing each module of this package once)."""
+def not_reproduced(id: str, title: str, reason: str) -> None:
+    """Lists a paper experiment that is not reproduced yet; `aqmlab reproduce --list` shows the reason."""
+    _NOT_REPRODUCED[id] = NotReproduced(id, title, reason)
+
+
+def _import_modules() -> None:
+    """Imports each module of this package once (their decorators fill the registries)."""
     for module in pkgutil.iter_modules(__path__):
         if not module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{module.name}")
+
+
+def registry() -> dict[str, Experiment]:
+    """Every experiment, by id."""
+    _import_modules()
     return dict(sorted(_REGISTRY.items()))
+
+
+def not_reproduced_list() -> dict[str, NotReproduced]:
+    """The paper experiments not reproduced yet, by id."""
+    _import_modules()
+    return dict(sorted(_NOT_REPRODUCED.items()))
 
 
 def get(id: str) -> Experiment:
     experiments = registry()
+    if id in _NOT_REPRODUCED:
+        raise KeyError(f"{id} is not yet reproduced: {_NOT_REPRODUCED[id].reason}")
     if id not in experiments:
         raise KeyError(f"unknown experiment {id!r} (known: {', '.join(experiments)})")
     return experiments[id]
 
 
-__all__ = ["Experiment", "Reproduction", "Row", "experiment", "get", "registry"]
+__all__ = ["Experiment", "NotReproduced", "Reproduction", "Row", "experiment", "get", "not_reproduced", "not_reproduced_list", "registry"]

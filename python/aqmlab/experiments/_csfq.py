@@ -14,12 +14,16 @@ from __future__ import annotations
 BUFFER = "64KB"
 THRESHOLDS = {"min_th": 16000, "max_th": 32000}
 K = "100ms"
+# Data packet size of every §3 flow: unstated; Table 3's counts imply about 1000 bytes (1 KB in §3.4).
+PACKET = "1000B"
 
 
 def mechanisms(buffer: str = BUFFER, k: str = K, thresholds: dict | None = None) -> dict[str, dict]:
     """Bottleneck qdisc tables by mechanism name, for a buffer size and CSFQ constant K."""
     th = thresholds or THRESHOLDS
-    fred = {"type": "fred", "bytes": True, "limit_bytes": buffer, **th}
+    # FRED's byte mode scales its packet constants (min_q, the two-packet buffer) by
+    # MaximumPacketSize (FRED §7): every data packet of §3 is 1000 bytes, not FRED's 1500 default.
+    fred = {"type": "fred", "bytes": True, "limit_bytes": buffer, **th, "max_packet_size": PACKET}
     return {
         "droptail": {"type": "droptail", "limit_bytes": buffer},
         "red": {"type": "red", "bytes": True, "limit_bytes": buffer, **th, "w_q": 0.002, "max_p": 0.1},

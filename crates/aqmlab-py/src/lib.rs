@@ -100,11 +100,26 @@ fn validate_tcp(py: Python<'_>) -> PyResult<String> {
         .map_err(to_py)
 }
 
+/// BRED eq. 14: upper bound on one non-conforming CBR flow's throughput, as a fraction
+/// of the link rate, with `n_c` non-conforming CBR flows and `n_t` conforming flows.
+#[pyfunction]
+fn bred_cbr_bound(alpha: f64, beta: f64, n_c: u32, n_t: u32) -> f64 {
+    aqmlab_core::metrics::bounds::bred_cbr_bound(alpha, beta, n_c, n_t)
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²) (BRED eq. 17's fairness quotient).
+#[pyfunction]
+fn jain_index(values: Vec<f64>) -> f64 {
+    aqmlab_core::metrics::jain_index(&values)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate_tcp, m)?)?;
+    m.add_function(wrap_pyfunction!(bred_cbr_bound, m)?)?;
+    m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

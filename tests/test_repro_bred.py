@@ -1,0 +1,86 @@
+"""BRED §5 reproductions (python/aqmlab/experiments/bred.py) in quick mode: the setups
+follow the paper, and the rows that check the paper's orderings (BRED fairer than RED,
+the CBRs held near eq. 14's bound, F growing with the number of flows) pass."""
+
+import pytest
+from aqmlab.experiments import Reproduction, registry
+from aqmlab.experiments import bred as b
+
+IDS = ["bred-fig5", "bred-short-lived", "bred-buffer", "bred-many-flows", "bred-vs-red"]
+
+
+@pytest.fixture(scope="module")
+def quick() -> dict[str, Reproduction]:
+    experiments = registry()
+    return {id: experiments[id].run(quick=True) for id in IDS}
+
+
+def rows(rep: Reproduction, *starts: str) -> dict:
+    """The rows whose metric starts with one of `starts` (at least one each)."""
+    found = {r.metric: r for r in rep.rows if r.metric.startswith(starts)}
+    for start in starts:
+        assert any(m.startswith(start) for m in found), f"{rep.id}: no row {start!r}"
+    return found
+
+
+def assert_pass(found: dict) -> None:
+    failed = [f"{r.metric}: ours {r.ours}, {r.tolerance}" for r in found.values() if not r.passed]
+    assert not failed, failed
+
+
+def test_eq14_bounds_are_the_papers_printed_values():
+    # §5.1 prints 0.2766 (1.5 Mb/s, 3 CBR + 7 TCP), 1.0174 (4.5 Mb/s, 2 + 7), 1.0263 (3 + 4), 1.3295 (2 + 4).
+    for link, n_c, n_t, printed in [(1.5e6, 3, 7, 0.2766), (4.5e6, 2, 7, 1.0174), (4.5e6, 3, 4, 1.0263), (4.5e6, 2, 4, 1.3295)]:
+        assert b.cbr_bound_mbps(link, n_c, n_t) == pytest.approx(printed, abs=5e-5)
+    assert b.fairness([1, 1, 1, 1]) == 1.0 and b.fairness([3, 0, 0]) == pytest.approx(1 / 3)
+
+
+def test_setups_follow_the_paper():
+    # 400 ms of the backbone in 500-byte packets: §5.1's 150 packets at 1.5 Mb/s, §5.2.2's 450 at 4.5 Mb/s.
+    assert (b.buffer_packets(1.5e6), b.buffer_packets(4.5e6)) == (150, 450)
+    scenario = b.ten_sources(1.5e6, b.bred(150), 1e6)
+    flows = {f["name"]: f for f in scenario["flows"]}
+    assert list(flows) == b.SOURCES and [n for n, f in flows.items() if f["type"] == "cbr"] == ["cbr4", "cbr5", "cbr10"]
+    for name, rtt in {"tcp1": 0.04, "tcp2": 0.1, "tcp3": 0.06, "tcp6": 0.04, "tcp7": 0.1, "tcp8": 0.06, "tcp9": 0.04}.items():
+        assert 2 * (flows[name]["access_delay"] + b.BACKBONE_DELAY + b.SINK_DELAY) == pytest.approx(rtt)
+        assert flows[name]["tcp"]["variant"] == "tahoe" and flows[name]["packet_size"] == 500
+    assert scenario["simulation"]["warmup"] == scenario["simulation"]["duration"] / 2 == 50
+    assert b.red(80) == {"type": "red", "limit": 80, "min_th": 20, "max_th": 40, "max_p": 0.1, "w_q": 0.002, "mean_pktsize": 500}
+    # Fig. 8: one flow in four is CBR; RTTs 2 x (10..100 + 6 + 4) ms = 40..220 ms.
+    many = b.many_flows(100, 3e6, b.bred(150))
+    cbr = [f for f in many["flows"] if f["type"] == "cbr"]
+    assert len(cbr) == 25 and sum(f["rate"] for f in cbr) == pytest.approx(3e6)
+    rtts = [2 * (f["access_delay"] + 0.004 + 0.006) for f in many["flows"]]
+    assert 0.04 <= min(rtts) < 0.06 and 0.2 < max(rtts) <= 0.22
+    # Fig. 6: the periods between schedule changes.
+    assert b._periods(b.FIG6_SCHEDULE, 100.0) == [(0, 10), (10, 20), (20, 30), (30, 50), (50, 70), (70, 100)]
+
+
+def test_fig5_cbr_held_under_eq14_and_tcp_not_shut_out(quick):
+    rep = quick["bred-fig5"]
+    assert_pass(rows(rep, "eq. 14", "BRED, 150 packets:", "BRED, 50 packets:", "CBR throughput at the top rate", "TCP total at CBR"))
+    assert rep.figure is not None and set(rep.data["fig5"]["mechanism"]) == {"bred", "red"}
+
+
+def test_fig6_short_lived_bred_keeps_tcps_red_shuts_them_out(quick):
+    rep = quick["bred-short-lived"]
+    assert_pass(rows(rep, "eq. 14 bound", "BRED, ", "RED, ", "BRED: smallest active TCP"))
+    assert len(rep.data["fig6_periods"]) == 6
+
+
+def test_fig7_tcps_gain_with_the_buffer_and_red_shuts_them_out(quick):
+    rep = quick["bred-buffer"]
+    # The orderings; the magnitudes (x1.3 from 50 to 100 ms, flat beyond) are reported, not asserted.
+    assert_pass(rows(rep, "BRED, 50 ms: TCP total", "RED, 50 ms: TCP total", "BRED: TCP total, 50 vs 100 ms"))
+
+
+def test_fig9_fairness_grows_with_the_number_of_flows(quick):
+    rep = quick["bred-many-flows"]
+    assert_pass(rows(rep, "F, 100 flows", "F ordering", "F of 20 flows along", "F of 100 flows: change"))
+
+
+def test_fig10_11_bred_fairer_than_red(quick):
+    rep = quick["bred-vs-red"]
+    assert_pass(rows(rep, "Fig. 10:", "Fig. 11:"))
+    table = rep.data["vs_red"].set_index("mechanism")
+    assert table.loc["bred", "fig10_F_per_2s_sample"] > table.loc["red", "fig10_F_per_2s_sample"]

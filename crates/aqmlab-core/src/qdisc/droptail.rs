@@ -28,13 +28,19 @@ impl QdiscConfig for DropTailConfig {
     }
 
     fn build(&self, _link: &LinkInfo, _rng: Rng) -> Box<dyn QueueDisc> {
-        Box::new(DropTail { limit: self.limit(), fifo: Fifo::default() })
+        Box::new(DropTail::new(self.limit()))
     }
 }
 
 pub struct DropTail {
     limit: Limit,
     fifo: Fifo,
+}
+
+impl DropTail {
+    pub fn new(limit: Limit) -> Self {
+        DropTail { limit, fifo: Fifo::default() }
+    }
 }
 
 impl QueueDisc for DropTail {

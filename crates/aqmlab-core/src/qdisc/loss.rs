@@ -12,7 +12,8 @@
 //! still overflow the buffer). Loss drops carry [`DropReason::Loss`].
 //! Example: `qdisc = { type = "loss", model = "periodic", p = 0.01 }`.
 
-use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::droptail::DropTail;
+use super::{DropReason, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::net::packet::{FlowId, PacketId, PacketKind};
 use crate::scenario::ScenarioError;
 use crate::sim::rng::Rng;
@@ -95,7 +96,7 @@ impl QdiscConfig for LossConfig {
             LossModel::Periodic => Loss::Periodic { every: (1.0 / p).round().max(1.0) as u64, count: 0 },
             LossModel::Scripted => Loss::Scripted { flow: self.flow.expect("validated"), seqs },
         };
-        Box::new(LossQueue { loss, limit: self.limit(), fifo: Fifo::default() })
+        Box::new(LossQueue { loss, queue: DropTail::new(self.limit()) })
     }
 }
 
@@ -116,10 +117,10 @@ enum Loss {
     },
 }
 
+/// The loss model in front of a drop-tail queue.
 pub struct LossQueue {
     loss: Loss,
-    limit: Limit,
-    fifo: Fifo,
+    queue: DropTail,
 }
 
 impl LossQueue {
@@ -148,23 +149,19 @@ impl QueueDisc for LossQueue {
         if self.lose(id, ctx) {
             return Verdict::Dropped(DropReason::Loss);
         }
-        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), ctx.packets[id].size) {
-            return Verdict::Dropped(DropReason::Overflow);
-        }
-        self.fifo.push(id, ctx.packets);
-        Verdict::Enqueued
+        self.queue.enqueue(id, ctx)
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.fifo.pop(ctx.packets)
+        self.queue.dequeue(ctx)
     }
 
     fn len_packets(&self) -> usize {
-        self.fifo.len()
+        self.queue.len_packets()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
+        self.queue.len_bytes()
     }
 }
 

@@ -265,3 +265,32 @@ tcp = { variant = "reno", pareto_mean = 10, think_time = 0.1, trace = true }
     assert!(a.len() > 1000);
     assert_eq!(a, b);
 }
+
+/// One TCP flow with a window above the path's bandwidth-delay product fills an
+/// uncongested 10 Mbps link (issue 2): 20 ms RTT × 10 Mbps = 25 packets of 1000 B,
+/// window 64, and a buffer that holds the window so that slow start never overflows it.
+#[test]
+fn single_tcp_flow_fills_an_uncongested_link() {
+    for variant in ["reno", "newreno", "sack"] {
+        let r = simulate(&format!(
+            r#"
+[simulation]
+duration = "30s"
+warmup = "5s"
+[topology]
+type = "dumbbell"
+access_delay = "4ms"
+sink_delay = "4ms"
+bottleneck = {{ rate = "10Mbps", delay = "2ms", qdisc = {{ type = "droptail", limit = 100 }} }}
+[[flows]]
+type = "tcp"
+tcp = {{ variant = "{variant}", window = 64 }}
+"#
+        ));
+        let (_, util) = &r.summary.utilisation[0];
+        let f = &r.flows[0];
+        assert!(*util > 0.95, "{variant}: utilisation {util}");
+        assert_eq!(f.dropped_packets, 0, "{variant}");
+        assert!(f.goodput_bps > 0.95 * 10e6, "{variant}: goodput {}", f.goodput_bps);
+    }
+}

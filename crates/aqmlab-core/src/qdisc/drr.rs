@@ -153,7 +153,7 @@ impl QueueDisc for Drr {
         loop {
             let flow = *self.active.front()?;
             let queue = &mut self.flows[flow as usize];
-            let head = ctx.packets[queue.fifo.get(0).expect("active flows have packets")].size as u64;
+            let head = ctx.packets[queue.fifo.front().expect("active flows have packets")].size as u64;
             if head <= queue.deficit {
                 queue.deficit -= head;
                 return Some(self.pop_head(flow, ctx));

@@ -2,8 +2,8 @@
 //!
 //! A qdisc sees what a router sees: packet headers (flow id, size, ECN bits,
 //! CSFQ label), the clock and its own state. Every drop carries a
-//! [`DropReason`]; drops of packets other than the arriving one (push-out,
-//! CHOKe, CoDel's head drops) go through [`QdiscCtx::drop_packet`].
+//! [`DropReason`]; drops of packets other than the arriving one (e.g. DRR's
+//! longest-queue push-out) go through [`QdiscCtx::drop_packet`].
 //!
 //! To add a discipline: write `my_qdisc.rs` with a config struct implementing
 //! [`QdiscConfig`] and a type implementing [`QueueDisc`], then add one line to
@@ -36,16 +36,10 @@ pub enum DropReason {
     Forced,
     /// A per-flow limit (FRED max_q / strikes, BRED l2/W_m, ...).
     PerFlowLimit,
-    /// RED-PD pre-filter drop of a monitored flow.
-    PreFilter,
     /// CSFQ probabilistic drop `1 - alpha/label`.
     Csfq,
     /// Pushed out of a full shared buffer (DRR/LQD longest-queue drop).
     Pushout,
-    /// CHOKe matched-pair drop.
-    Choke,
-    /// CoDel control-law drop at dequeue.
-    Codel,
     /// Configured loss model (Bernoulli, periodic or scripted): not congestion.
     Loss,
 }
@@ -57,11 +51,8 @@ impl DropReason {
             DropReason::Early => "early",
             DropReason::Forced => "forced",
             DropReason::PerFlowLimit => "per_flow_limit",
-            DropReason::PreFilter => "pre_filter",
             DropReason::Csfq => "csfq",
             DropReason::Pushout => "pushout",
-            DropReason::Choke => "choke",
-            DropReason::Codel => "codel",
             DropReason::Loss => "loss",
         }
     }
@@ -248,15 +239,9 @@ impl Fifo {
         Some(id)
     }
 
-    /// Removes the packet at `index` (0 = head), e.g. a CHOKe victim.
-    pub fn remove(&mut self, index: usize, packets: &PacketArena) -> Option<PacketId> {
-        let id = self.queue.remove(index)?;
-        self.bytes -= packets[id].size as u64;
-        Some(id)
-    }
-
-    pub fn get(&self, index: usize) -> Option<PacketId> {
-        self.queue.get(index).copied()
+    /// The packet at the head, if any.
+    pub fn front(&self) -> Option<PacketId> {
+        self.queue.front().copied()
     }
 
     pub fn len(&self) -> usize {

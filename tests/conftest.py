@@ -13,12 +13,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def dumbbell(*flows: dict, rate: str = "10Mbps", qdisc: dict | None = None, duration: str = "3s", warmup: str = "1s", seed: int = 1) -> dict:
+def dumbbell(
+    *flows: dict,
+    rate: str = "10Mbps",
+    qdisc: dict | None = None,
+    duration: str = "3s",
+    warmup: str = "1s",
+    seed: int = 1,
+) -> dict:
     """A dumbbell scenario dict with the given flow tables."""
     return {
         "name": "test",
         "simulation": {"duration": duration, "warmup": warmup, "seed": seed},
-        "topology": {"type": "dumbbell", "bottleneck": {"rate": rate, "delay": "5ms", "qdisc": qdisc or {"type": "droptail", "limit": 100}}},
+        "topology": {
+            "type": "dumbbell",
+            "bottleneck": {"rate": rate, "delay": "5ms", "qdisc": qdisc or {"type": "droptail", "limit": 100}},
+        },
         "flows": list(flows),
     }
 
@@ -55,7 +65,14 @@ def write_scenario(path: Path, data: dict) -> Path:
 def aqmlab_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Runs `python -m aqmlab ARGS` and returns the finished process (stdout and stderr as text)."""
     env = {**os.environ, "MPLBACKEND": "Agg", "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", "aqmlab", *map(str, args)], capture_output=True, text=True, cwd=cwd or ROOT, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "aqmlab", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture

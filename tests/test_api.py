@@ -77,8 +77,12 @@ def test_save_writes_tables_that_read_back(tmp_path, cbr_scenario):
     results.save(tmp_path / "pq")
     results.save(tmp_path / "csv", format="csv")
     for table in SCHEMA:
-        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "pq" / f"{table}.parquet"), getattr(results, table), check_dtype=False)
-        assert (tmp_path / "csv" / f"{table}.csv").read_text().splitlines()[0] == ",".join(getattr(results, table).columns)
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(tmp_path / "pq" / f"{table}.parquet"), getattr(results, table), check_dtype=False
+        )
+        assert (tmp_path / "csv" / f"{table}.csv").read_text().splitlines()[0] == ",".join(
+            getattr(results, table).columns
+        )
     summary = json.loads((tmp_path / "pq" / "summary.json").read_text())
     assert summary == json.loads(json.dumps(results.summary(wall_time=False)))
     assert json.loads((tmp_path / "pq" / "scenario.json").read_text()) == cbr_scenario

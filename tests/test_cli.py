@@ -24,7 +24,9 @@ def test_run_out_writes_tables_summary_and_plots(tmp_path):
     assert done.returncode == 0, done.stderr
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     tables = ["drop_log", "drops", "flows", "links", "queue", "throughput", "traces", "transfers"]
-    assert names == sorted([f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png"])
+    assert names == sorted(
+        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png"]
+    )
     assert "wall_time_s" not in json.loads((tmp_path / "out" / "summary.json").read_text())
     assert "flow0" in done.stderr and "Jain index 1.0000" in done.stderr
     done = aqmlab_cli("run", path, "--out", tmp_path / "noplots", "--no-plots")

@@ -10,7 +10,18 @@ def stand_in() -> aqmlab.Scenario:
     """The demo's scenario with the 31 TCP flows replaced by 31 jittered CBR flows at 50 kbps."""
     scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml")
     assert scenario.get("flows[1]")["type"] == "tcp" and scenario.get("flows[1].count") == 31
-    return scenario.with_({"flows[1]": {"name": "small", "type": "cbr", "rate": "50kbps", "count": 31, "jitter": True, "start_jitter": "0.2s"}}).with_duration("4s", warmup="2s")
+    return scenario.with_(
+        {
+            "flows[1]": {
+                "name": "small",
+                "type": "cbr",
+                "rate": "50kbps",
+                "count": 31,
+                "jitter": True,
+                "start_jitter": "0.2s",
+            }
+        }
+    ).with_duration("4s", warmup="2s")
 
 
 def test_demo_setup_matches_the_paper():
@@ -36,7 +47,9 @@ def test_compare_tables_and_rows_on_a_cbr_stand_in():
     # Drop-tail shares in proportion to the offered load: 10 of 11.55 Mbps offered is the UDP flow's.
     assert udp == pytest.approx(10 * 10 / 11.55, rel=0.05)
     assert udp + others == pytest.approx(10.0, rel=0.02)  # the drop-tail link stays full
-    assert per_flow["droptail_norm"].tolist() == pytest.approx((per_flow["droptail_mbps"] / per_flow["fair_share_mbps"]).tolist())
+    assert per_flow["droptail_norm"].tolist() == pytest.approx(
+        (per_flow["droptail_mbps"] / per_flow["fair_share_mbps"]).tolist()
+    )
     udp_row, rest_row = rep.rows
     assert (udp_row.metric, udp_row.ours, udp_row.passed) == ("UDP goodput, droptail (Mbps)", pytest.approx(udp), True)
     assert rest_row.ours == pytest.approx(others) and rest_row.tolerance == f">= {0.8 * (10 - udp):.3g}"
@@ -54,7 +67,13 @@ def test_row_tolerances():
     assert Row.within("x", 0.361, 0.44, 0.25, relative=True).passed  # 0.44 <= 0.361 * 1.25
     assert not Row.within("x", 0.361, 0.46, 0.25, relative=True).passed
     assert Row.between("x", "almost 1.8", 2.7, 1.0, 2.7).passed and not Row.between("x", "", 0.99, 1.0, 2.7).passed
-    assert Row.at_least("x", "over 8", 7.0, 7.0).to_dict() == {"metric": "x", "paper": "over 8", "ours": 7.0, "tolerance": ">= 7", "pass": True}
+    assert Row.at_least("x", "over 8", 7.0, 7.0).to_dict() == {
+        "metric": "x",
+        "paper": "over 8",
+        "ours": 7.0,
+        "tolerance": ">= 7",
+        "pass": True,
+    }
 
 
 def test_udp_ordering_row():

@@ -9,7 +9,13 @@ def files(folder):
 
 def test_two_runs_write_identical_files_and_another_seed_does_not(tmp_path):
     # Jittered CBR over a full drop-tail queue: every random stream matters.
-    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "4Mbps", "count": 3, "jitter": True}, {"type": "onoff", "rate": "4Mbps", "on_time": "0.2s", "off_time": "0.2s"}))
+    path = write_scenario(
+        tmp_path / "s.toml",
+        dumbbell(
+            {"type": "cbr", "rate": "4Mbps", "count": 3, "jitter": True},
+            {"type": "onoff", "rate": "4Mbps", "on_time": "0.2s", "off_time": "0.2s"},
+        ),
+    )
     for out in ("a", "b"):
         done = aqmlab_cli("run", path, "--out", tmp_path / out)
         assert done.returncode == 0, done.stderr

@@ -9,7 +9,11 @@ from conftest import aqmlab_cli, dumbbell, write_scenario
 
 GRAPH = {
     "simulation": {"duration": "2s"},
-    "topology": {"type": "graph", "nodes": ["A", "B"], "links": [{"from": "A", "to": "B", "rate": "10Mbps", "delay": "1ms"}]},
+    "topology": {
+        "type": "graph",
+        "nodes": ["A", "B"],
+        "links": [{"from": "A", "to": "B", "rate": "10Mbps", "delay": "1ms"}],
+    },
     "flows": [{"type": "cbr", "rate": "1Mbps", "src": "A", "dst": "B"}],
 }
 
@@ -36,7 +40,9 @@ def test_negative_rate(tmp_path):
 def test_unknown_qdisc(tmp_path):
     message = error_of(tmp_path, dumbbell({"type": "cbr", "rate": "1Mbps"}, qdisc={"type": "fifo"}))
     # The list of known names grows as disciplines are added; drop-tail and RED are always in it.
-    assert message.startswith("topology.bottleneck.qdisc.type: unknown type `fifo`, expected one of droptail, red, "), message
+    assert message.startswith("topology.bottleneck.qdisc.type: unknown type `fifo`, expected one of droptail, red, "), (
+        message
+    )
 
 
 def test_min_th_above_max_th(tmp_path):

@@ -30,7 +30,12 @@ def assert_pass(found: dict) -> None:
 
 def test_eq14_bounds_are_the_papers_printed_values():
     # §5.1 prints 0.2766 (1.5 Mb/s, 3 CBR + 7 TCP), 1.0174 (4.5 Mb/s, 2 + 7), 1.0263 (3 + 4), 1.3295 (2 + 4).
-    for link, n_c, n_t, printed in [(1.5e6, 3, 7, 0.2766), (4.5e6, 2, 7, 1.0174), (4.5e6, 3, 4, 1.0263), (4.5e6, 2, 4, 1.3295)]:
+    for link, n_c, n_t, printed in [
+        (1.5e6, 3, 7, 0.2766),
+        (4.5e6, 2, 7, 1.0174),
+        (4.5e6, 3, 4, 1.0263),
+        (4.5e6, 2, 4, 1.3295),
+    ]:
         assert b.cbr_bound_mbps(link, n_c, n_t) == pytest.approx(printed, abs=5e-5)
     assert b.fairness([1, 1, 1, 1]) == 1.0 and b.fairness([3, 0, 0]) == pytest.approx(1 / 3)
 
@@ -41,11 +46,27 @@ def test_setups_follow_the_paper():
     scenario = b.ten_sources(1.5e6, b.bred(150), 1e6)
     flows = {f["name"]: f for f in scenario["flows"]}
     assert list(flows) == b.SOURCES and [n for n, f in flows.items() if f["type"] == "cbr"] == ["cbr4", "cbr5", "cbr10"]
-    for name, rtt in {"tcp1": 0.04, "tcp2": 0.1, "tcp3": 0.06, "tcp6": 0.04, "tcp7": 0.1, "tcp8": 0.06, "tcp9": 0.04}.items():
+    for name, rtt in {
+        "tcp1": 0.04,
+        "tcp2": 0.1,
+        "tcp3": 0.06,
+        "tcp6": 0.04,
+        "tcp7": 0.1,
+        "tcp8": 0.06,
+        "tcp9": 0.04,
+    }.items():
         assert 2 * (flows[name]["access_delay"] + b.BACKBONE_DELAY + b.SINK_DELAY) == pytest.approx(rtt)
         assert flows[name]["tcp"]["variant"] == "tahoe" and flows[name]["packet_size"] == 500
     assert scenario["simulation"]["warmup"] == scenario["simulation"]["duration"] / 2 == 50
-    assert b.red(80) == {"type": "red", "limit": 80, "min_th": 20, "max_th": 40, "max_p": 0.1, "w_q": 0.002, "mean_pktsize": 500}
+    assert b.red(80) == {
+        "type": "red",
+        "limit": 80,
+        "min_th": 20,
+        "max_th": 40,
+        "max_p": 0.1,
+        "w_q": 0.002,
+        "mean_pktsize": 500,
+    }
     # Fig. 8: one flow in four is CBR; RTTs 2 x (10..100 + 6 + 4) ms = 40..220 ms.
     many = b.many_flows(100, 3e6, b.bred(150))
     cbr = [f for f in many["flows"] if f["type"] == "cbr"]
@@ -58,7 +79,16 @@ def test_setups_follow_the_paper():
 
 def test_fig5_cbr_held_under_eq14_and_tcp_not_shut_out(quick):
     rep = quick["bred-fig5"]
-    assert_pass(rows(rep, "eq. 14", "BRED, 150 packets:", "BRED, 50 packets:", "CBR throughput at the top rate", "TCP total at CBR"))
+    assert_pass(
+        rows(
+            rep,
+            "eq. 14",
+            "BRED, 150 packets:",
+            "BRED, 50 packets:",
+            "CBR throughput at the top rate",
+            "TCP total at CBR",
+        )
+    )
     assert rep.figure is not None and set(rep.data["fig5"]["mechanism"]) == {"bred", "red"}
 
 

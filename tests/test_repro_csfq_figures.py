@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 from aqmlab.experiments import csfq_figures as cf
 from aqmlab.experiments import get, not_reproduced_list, registry
-
 from conftest import aqmlab_cli
 
 
@@ -73,7 +72,9 @@ def test_fig6_orderings_at_every_number_of_links(quick):
 
 
 def test_fig6_parking_lot_setup():
-    scenario = cf._parking_lot("t", 3, {"name": "udp0", "type": "cbr", "rate": cf.FIG6_UDP0_BPS, "jitter": True}, cf.QUICK)
+    scenario = cf._parking_lot(
+        "t", 3, {"name": "udp0", "type": "cbr", "rate": cf.FIG6_UDP0_BPS, "jitter": True}, cf.QUICK
+    )
     results = aqmlab.run(cf._with_mechanism(scenario, cf.MECHANISMS["drr"]))
     assert len(results.flows) == 31
     # Every link: 11 flows, 10 Mbps: UDP-0's max-min share is its own rate 10/11 Mbps.
@@ -85,7 +86,9 @@ def test_fig6_parking_lot_setup():
 
 def test_fig4_rows_fail_without_a_crossover():
     n = [4, 12, 20, 26, 32]
-    table = pd.DataFrame({"n": n, "drr": [1.0] * 5, "csfq": [0.7] * 5, "fred": [0.75] * 5, "red": [0.0] * 5, "droptail": [0.0] * 5})
+    table = pd.DataFrame(
+        {"n": n, "drr": [1.0] * 5, "csfq": [0.7] * 5, "fred": [0.75] * 5, "red": [0.0] * 5, "droptail": [0.0] * 5}
+    )
     by_metric = rows(type("R", (), {"rows": cf._fig4_rows(table)})())
     assert not by_metric["First N with CSFQ > DRR"].passed
     assert not by_metric["DRR at N = 32"].passed

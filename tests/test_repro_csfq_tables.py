@@ -85,7 +85,12 @@ def test_relabel_scenario():
 def test_ordering_row():
     values = {"drr": 600, "csfq": 1700, "red": 5300, "droptail": 5400}
     assert _ordering_row("x", "", values, [["drr"], ["csfq"], ["red", "droptail"]], much=[False, True]).passed
-    assert _ordering_row("x", "", values, [["drr"], ["csfq"], ["droptail", "red"]]).ours == "DRR 600 < CSFQ 1700 < RED 5300 < FIFO 5400"
+    assert (
+        _ordering_row("x", "", values, [["drr"], ["csfq"], ["droptail", "red"]]).ours
+        == "DRR 600 < CSFQ 1700 < RED 5300 < FIFO 5400"
+    )
     # ≪ needs a factor of 2: 1700 vs 3000 is ordered but not "much" smaller.
-    assert not _ordering_row("x", "", {**values, "red": 3000}, [["drr"], ["csfq"], ["red", "droptail"]], much=[False, True]).passed
+    assert not _ordering_row(
+        "x", "", {**values, "red": 3000}, [["drr"], ["csfq"], ["red", "droptail"]], much=[False, True]
+    ).passed
     assert not _ordering_row("x", "", values, [["csfq"], ["drr"]]).passed

@@ -23,7 +23,14 @@ def test_the_experiments_are_registered():
 def test_fragile_setup_matches_fig1():
     scenario = aqmlab.Scenario.from_dict(fred.fragile_scenario("fred", 24, 16, seed=1))
     qdisc = scenario.qdisc()
-    assert (qdisc["limit"], qdisc["min_th"], qdisc["max_th"], qdisc["w_q"], qdisc["max_p"], qdisc["min_q"]) == (24, 6, 12, 0.002, 0.02, 2)
+    assert (qdisc["limit"], qdisc["min_th"], qdisc["max_th"], qdisc["w_q"], qdisc["max_p"], qdisc["min_q"]) == (
+        24,
+        6,
+        12,
+        0.002,
+        0.02,
+        2,
+    )
     results = aqmlab.run(scenario.with_duration(0.5, warmup=0.25))
     flows = results.flows
     # §3.1: RTTs of 36 ms and 6 ms (propagation), 45 Mbps bottleneck, 552-byte packets in 12 cells.
@@ -59,7 +66,9 @@ def test_fragile_orderings_hold_in_quick_mode(quick_runs):
     rep = quick_runs["fred-fragile"]
     ordering = rows(rep, "ordering:")
     # FRED beats RED for the fragile flow at each of the six buffer sizes, for both windows.
-    assert sum("FRED BW/MAX > RED" in m for m in ordering) == 6 and sum("FRED BW/link > RED" in m for m in ordering) == 6
+    assert (
+        sum("FRED BW/MAX > RED" in m for m in ordering) == 6 and sum("FRED BW/link > RED" in m for m in ordering) == 6
+    )
     assert all(r.passed for r in ordering.values()), [r for r in ordering.values() if not r.passed]
     # Table 3: under FRED the window-limited flow runs at >= 90% of its maximum at every BS.
     table3 = rows(rep, "T3 FRED w16")

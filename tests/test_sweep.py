@@ -18,7 +18,10 @@ GRID = """
 
 @pytest.fixture
 def spec(tmp_path) -> Path:
-    write_scenario(tmp_path / "base.toml", dumbbell({"type": "cbr", "rate": "4Mbps", "count": 3, "jitter": True}, duration="2s", warmup="0.5s"))
+    write_scenario(
+        tmp_path / "base.toml",
+        dumbbell({"type": "cbr", "rate": "4Mbps", "count": 3, "jitter": True}, duration="2s", warmup="0.5s"),
+    )
     path = tmp_path / "sweep.toml"
     path.write_text('scenario = "base.toml"\n' + GRID)
     return path
@@ -33,7 +36,9 @@ def test_an_interrupted_sweep_reruns_only_the_missing_job(tmp_path, spec):
     combined = {name: (out / name).read_bytes() for name in ("jobs.csv", "flows.csv")}
     jobs = json.loads((out / "sweep.json").read_text())["jobs"]
     assert [j["params"] for j in jobs] == [
-        {"simulation.seed": s, "topology.bottleneck.qdisc": {"type": "droptail", "limit": limit}} for s in (1, 2) for limit in (20, 60)
+        {"simulation.seed": s, "topology.bottleneck.qdisc": {"type": "droptail", "limit": limit}}
+        for s in (1, 2)
+        for limit in (20, 60)
     ]
     assert len({j["hash"] for j in jobs}) == 4
     shutil.rmtree(out / "jobs" / jobs[2]["hash"][:16])
@@ -53,7 +58,9 @@ def test_dask_scheduler_gives_the_same_tables(tmp_path, spec):
     distributed = pytest.importorskip("dask.distributed")
     parsed = load_spec(spec)
     run_sweep(parsed, tmp_path / "local", workers=1)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         report = run_sweep(parsed, tmp_path / "dask", scheduler=cluster.scheduler_address)
     assert report.ran == [0, 1, 2, 3] and not report.failed
     for name in ("jobs.csv", "flows.csv"):
@@ -66,8 +73,14 @@ def test_dask_scheduler_gives_the_same_tables(tmp_path, spec):
         ({"base": {}, "grid": {"a": [1]}, "grids": 1}, "grids: unknown field (a sweep spec has scenario, base, grid)"),
         ({"grid": {"a": [1]}}, "scenario: give either `scenario` (a scenario file) or a [base] table, exactly one"),
         ({"base": {}}, "grid: required, a table of dotted paths to lists of values"),
-        ({"base": {}, "grid": {"simulation.seed": 3}}, 'grid."simulation.seed": must be a non-empty list of values, got 3'),
-        ({"base": {}, "grid": {"simulation.seed": []}}, 'grid."simulation.seed": must be a non-empty list of values, got []'),
+        (
+            {"base": {}, "grid": {"simulation.seed": 3}},
+            'grid."simulation.seed": must be a non-empty list of values, got 3',
+        ),
+        (
+            {"base": {}, "grid": {"simulation.seed": []}},
+            'grid."simulation.seed": must be a non-empty list of values, got []',
+        ),
     ],
 )
 def test_spec_errors_name_the_field(spec, message, tmp_path):

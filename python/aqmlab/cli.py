@@ -60,7 +60,9 @@ def _fmt(value: Any) -> str:
 def _table(frame: Any, title: str = "") -> Table:
     table = Table(title=title or None, title_justify="left")
     for column in frame.columns:
-        table.add_column(str(column).replace("_", " "), justify="right" if frame[column].dtype.kind in "iuf" else "left")
+        table.add_column(
+            str(column).replace("_", " "), justify="right" if frame[column].dtype.kind in "iuf" else "left"
+        )
     for row in frame.itertuples(index=False):
         table.add_row(*(_fmt(v.item() if hasattr(v, "item") else v) for v in row))
     return table
@@ -69,11 +71,16 @@ def _table(frame: Any, title: str = "") -> Table:
 @app.command()
 def run(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")
+    ] = None,
     format: Annotated[Format, typer.Option("--format", help="File format of the tables.")] = Format.parquet,
     no_plots: Annotated[bool, typer.Option("--no-plots", help="Do not draw the plots.")] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Override simulation.seed.")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object on stdout (nothing else goes to stdout).")] = False,
+    json_output: Annotated[
+        bool,
+        typer.Option("--json", help="Print the summary as one JSON object on stdout (nothing else goes to stdout)."),
+    ] = False,
 ) -> None:
     """Run one scenario and print per-flow goodput against fair share, drops, the Jain index and link utilisation.
 
@@ -116,11 +123,17 @@ def _print_run(results: Any, summary: dict) -> None:
     frame["drops"] = flows["dropped_packets"]
     frame["loss"] = flows["loss_rate"]
     window = summary["duration"] - summary["warmup"]
-    console.print(_table(frame, title=f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"))
+    console.print(
+        _table(
+            frame, title=f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"
+        )
+    )
     utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
     drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
     console.print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
-    console.print(f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s ({summary['events_per_second']:,.0f} events/s)")
+    console.print(
+        f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s ({summary['events_per_second']:,.0f} events/s)"
+    )
 
 
 @app.command()
@@ -128,8 +141,13 @@ def reproduce(
     id: Annotated[str | None, typer.Argument(help="Experiment id (see --list).")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="Shorter runs that still check every row.")] = False,
-    json_output: Annotated[bool, typer.Option("--json", help='Print {"id", "title", "passed", "rows": [...]} as one JSON object on stdout.')] = False,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")] = None,
+    json_output: Annotated[
+        bool,
+        typer.Option("--json", help='Print {"id", "title", "passed", "rows": [...]} as one JSON object on stdout.'),
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")
+    ] = None,
 ) -> None:
     """Reproduce a paper experiment and compare with the paper's numbers.
 
@@ -141,7 +159,10 @@ def reproduce(
         experiments, missing = registry(), not_reproduced_list()
         if json_output:
             listed = [{"id": e.id, "title": e.title, "reproduced": True} for e in experiments.values()]
-            _print_json(listed + [{"id": e.id, "title": e.title, "reproduced": False, "reason": e.reason} for e in missing.values()])
+            _print_json(
+                listed
+                + [{"id": e.id, "title": e.title, "reproduced": False, "reason": e.reason} for e in missing.values()]
+            )
         else:
             table = Table("id", "title", title="experiments", title_justify="left")
             for e in experiments.values():
@@ -170,9 +191,17 @@ def reproduce(
             console.print(_table(rep.data[name], title=name))
         for note in rep.notes:
             console.print(note)
-        table = Table("metric", "paper", "ours", "tolerance", "pass", title=f"{rep.id}: paper vs ours", title_justify="left")
+        table = Table(
+            "metric", "paper", "ours", "tolerance", "pass", title=f"{rep.id}: paper vs ours", title_justify="left"
+        )
         for row in rep.rows:
-            table.add_row(row.metric, _fmt(row.paper), _fmt(row.ours), row.tolerance, "[green]pass[/]" if row.passed else "[red]FAIL[/]")
+            table.add_row(
+                row.metric,
+                _fmt(row.paper),
+                _fmt(row.ours),
+                row.tolerance,
+                "[green]pass[/]" if row.passed else "[red]FAIL[/]",
+            )
         console.print(table)
     console.print(f"wrote {', '.join(str(p) for p in written)}")
     if not rep.passed:
@@ -181,10 +210,19 @@ def reproduce(
 
 @app.command()
 def sweep(
-    spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML): a base scenario and a [grid] of dotted paths to lists of values.")],
+    spec: Annotated[
+        Path, typer.Argument(help="Sweep spec (TOML): a base scenario and a [grid] of dotted paths to lists of values.")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the jobs' results and the combined tables.")],
-    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Dask scheduler address (e.g. tcp://host:8786); default: a local process pool.")] = None,
-    workers: Annotated[int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler", help="Dask scheduler address (e.g. tcp://host:8786); default: a local process pool."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)
+    ] = None,
 ) -> None:
     """Run every combination of a parameter grid over a base scenario.
 
@@ -223,7 +261,12 @@ SUITES = ("tcp",)
 @app.command()
 def validate(
     suite: Annotated[str, typer.Argument(help="Which suite: tcp.")],
-    json_output: Annotated[bool, typer.Option("--json", help='Print {"id", "rows": [{"metric", "model", "ours", "tolerance", "pass"}]} on stdout.')] = False,
+    json_output: Annotated[
+        bool,
+        typer.Option(
+            "--json", help='Print {"id", "rows": [{"metric", "model", "ours", "tolerance", "pass"}]} on stdout.'
+        ),
+    ] = False,
 ) -> None:
     """Check the simulator against closed-form models.
 
@@ -237,10 +280,19 @@ def validate(
     if json_output:
         _print_json({"id": suite, "rows": rows})
     else:
-        table = Table("check", "model", "ours", "ratio", "tolerance", "pass", title=f"validate {suite}", title_justify="left")
+        table = Table(
+            "check", "model", "ours", "ratio", "tolerance", "pass", title=f"validate {suite}", title_justify="left"
+        )
         for r in rows:
             verdict = "[green]pass[/]" if r["pass"] else "[red]FAIL[/]"
-            table.add_row(r["metric"], f"{r['model']:.4g}", f"{r['ours']:.4g}", f"{r['ours'] / r['model']:.3f}", r["tolerance"], verdict)
+            table.add_row(
+                r["metric"],
+                f"{r['model']:.4g}",
+                f"{r['ours']:.4g}",
+                f"{r['ours'] / r['model']:.3f}",
+                r["tolerance"],
+                verdict,
+            )
         Console().print(table)
         console.print(f"{sum(r['pass'] for r in rows)} of {len(rows)} checks pass")
     if not all(r["pass"] for r in rows):
@@ -250,7 +302,9 @@ def validate(
 @app.command()
 def bench(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as one JSON list on stdout.")] = False,
-    only: Annotated[str | None, typer.Option("--only", help="Run only this benchmark (demo-red or 100tcp-45mbps).")] = None,
+    only: Annotated[
+        str | None, typer.Option("--only", help="Run only this benchmark (demo-red or 100tcp-45mbps).")
+    ] = None,
     repeat: Annotated[int, typer.Option("--repeat", help="Runs per benchmark; the fastest counts.", min=1)] = 3,
 ) -> None:
     """Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second.
@@ -273,11 +327,29 @@ def bench(
     if json_output:
         _print_json(rows)
         return
-    table = Table("benchmark", "simulated", "wall time", "events", "events/s", "util.", "Jain", title=f"aqmlab {__version__}", title_justify="left")
+    table = Table(
+        "benchmark",
+        "simulated",
+        "wall time",
+        "events",
+        "events/s",
+        "util.",
+        "Jain",
+        title=f"aqmlab {__version__}",
+        title_justify="left",
+    )
     for r in rows:
         utilisation = ", ".join(f"{u:.1%}" for u in r["utilisation"].values())
         rate = f"{r['events_per_second'] / 1e6:.2f} M"
-        table.add_row(r["name"], f"{r['simulated_s']:g} s", f"{r['wall_time_s']:.3f} s", f"{r['events'] / 1e6:.2f} M", rate, utilisation, f"{r['jain_index']:.3f}")
+        table.add_row(
+            r["name"],
+            f"{r['simulated_s']:g} s",
+            f"{r['wall_time_s']:.3f} s",
+            f"{r['events'] / 1e6:.2f} M",
+            rate,
+            utilisation,
+            f"{r['jain_index']:.3f}",
+        )
     Console().print(table)
 
 

@@ -55,7 +55,14 @@ def _goodput_bars(ax: Any, runs: Mapping[str, Results], fair: Any) -> None:
     for i, (label, results) in enumerate(runs.items()):
         x = [f + (i - (n_runs - 1) / 2) * width for f in range(n_flows)]
         ax.bar(x, results.flows["goodput_bps"] / MBPS, width=width, label=label or None)
-    ax.hlines(fair, [f - 0.45 for f in range(n_flows)], [f + 0.45 for f in range(n_flows)], colors="black", linewidth=1.5, label="fair share")
+    ax.hlines(
+        fair,
+        [f - 0.45 for f in range(n_flows)],
+        [f + 0.45 for f in range(n_flows)],
+        colors="black",
+        linewidth=1.5,
+        label="fair share",
+    )
     ax.set_ylabel("goodput (Mbps)")
 
 
@@ -79,7 +86,14 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
         for threshold in ("min_th", "max_th"):
             if isinstance(qdisc.get(threshold), (int, float)):
                 ax.axhline(qdisc[threshold], color="gray", linestyle="--", linewidth=0.8)
-                ax.annotate(threshold, (0, qdisc[threshold]), xycoords=("axes fraction", "data"), fontsize=7, color="gray", va="bottom")
+                ax.annotate(
+                    threshold,
+                    (0, qdisc[threshold]),
+                    xycoords=("axes fraction", "data"),
+                    fontsize=7,
+                    color="gray",
+                    va="bottom",
+                )
         ax.set_ylabel(f"queue ({unit})")
         ax.set_title(f"{name} ({links.loc[link, 'qdisc']})", fontsize=9)
         ax.legend(fontsize=8, loc="upper right")
@@ -107,7 +121,10 @@ def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     name = results.raw["summary"]["name"] or ""
     written = []
-    for file, fig in (("throughput.png", throughput_figure(results, title=name)), ("queue.png", queue_figure(results, title=name))):
+    for file, fig in (
+        ("throughput.png", throughput_figure(results, title=name)),
+        ("queue.png", queue_figure(results, title=name)),
+    ):
         if fig is not None:
             fig.savefig(out / file, dpi=110, metadata={"Software": None})
             _pyplot().close(fig)

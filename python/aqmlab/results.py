@@ -83,7 +83,16 @@ CORE_SUMMARY_KEYS = (
     "jain_index",
 )
 SUMMARY_KEYS = CORE_SUMMARY_KEYS + ("utilisation", "drops_by_reason", "flows", "wall_time_s", "events_per_second")
-FLOW_SUMMARY_KEYS = ("id", "name", "type", "goodput_bps", "fair_share_bps", "normalised_goodput", "dropped_packets", "loss_rate")
+FLOW_SUMMARY_KEYS = (
+    "id",
+    "name",
+    "type",
+    "goodput_bps",
+    "fair_share_bps",
+    "normalised_goodput",
+    "dropped_packets",
+    "loss_rate",
+)
 
 
 def _frame(rows: list[dict[str, Any]], schema: dict[str, str]) -> pd.DataFrame:
@@ -191,7 +200,14 @@ def _write_json(path: Path, data: Any) -> Path:
 def goodput_table(results_by_label: Mapping[str, Results]) -> pd.DataFrame:
     """One row per flow: fair share (Mbps), then for each run its goodput (`<label>_mbps`) and goodput / fair share (`<label>_norm`)."""
     first = next(iter(results_by_label.values())).flows
-    table = pd.DataFrame({"flow": first["id"], "name": first["name"], "type": first["type"], "fair_share_mbps": first["fair_share_bps"] / MBPS})
+    table = pd.DataFrame(
+        {
+            "flow": first["id"],
+            "name": first["name"],
+            "type": first["type"],
+            "fair_share_mbps": first["fair_share_bps"] / MBPS,
+        }
+    )
     for label, results in results_by_label.items():
         table[f"{label}_mbps"] = results.flows["goodput_bps"].to_numpy() / MBPS
         table[f"{label}_norm"] = results.flows["normalised_goodput"].to_numpy()

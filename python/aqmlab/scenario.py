@@ -167,13 +167,13 @@ class Scenario:
         kind = topology.get("type")
         if link is None or (kind == "dumbbell" and link in ("bottleneck", "L->R")):
             if kind != "dumbbell":
-                raise ScenarioError("topology: name the link (\"A->B\") in a graph topology")
+                raise ScenarioError('topology: name the link ("A->B") in a graph topology')
             return "topology.bottleneck.qdisc"
         if kind == "dumbbell" and link == "R->L":
             return "topology.bottleneck.reverse_qdisc"
         a, sep, b = link.partition("->")
         if not sep:
-            raise ScenarioError(f"link {link!r}: expected \"A->B\"")
+            raise ScenarioError(f'link {link!r}: expected "A->B"')
         for i, spec in enumerate(topology.get("links", [])):
             if (spec.get("from"), spec.get("to")) == (a, b):
                 return f"topology.links[{i}].qdisc"

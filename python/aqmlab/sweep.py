@@ -70,7 +70,9 @@ class SweepReport:
 
 def job_hash(scenario: Scenario) -> str:
     """SHA-256 of the job's full scenario (canonical JSON) and the aqmlab version."""
-    text = json.dumps({"aqmlab": _core.__version__, "scenario": json.loads(scenario.to_json())}, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(
+        {"aqmlab": _core.__version__, "scenario": json.loads(scenario.to_json())}, sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -114,7 +116,9 @@ def parse_spec(data: dict[str, Any], root: Path) -> SweepSpec:
             scenario = base.with_(params)
             scenario.validate()
         except ScenarioError as e:
-            raise ScenarioError(f"grid: job {index} ({', '.join(f'{k}={_param_text(v)}' for k, v in params.items())}): {e}") from None
+            raise ScenarioError(
+                f"grid: job {index} ({', '.join(f'{k}={_param_text(v)}' for k, v in params.items())}): {e}"
+            ) from None
         spec.jobs.append(Job(index, params, scenario, job_hash(scenario)))
     return spec
 
@@ -163,7 +167,9 @@ def run_sweep(
         if error is None:
             ran.append(job.index)
             with (out / "runs.log").open("a") as log:
-                log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} ran job {job.index} {job.hash[:16]} in {wall:.3f} s: {job.label}\n")
+                log.write(
+                    f"{time.strftime('%Y-%m-%dT%H:%M:%S')} ran job {job.index} {job.hash[:16]} in {wall:.3f} s: {job.label}\n"
+                )
         else:
             failed[job.index] = error
         if on_done is not None:
@@ -196,7 +202,9 @@ def _run_locally(jobs: list[Job], jobs_dir: Path, workers: int, finished: Callab
                 finished(job, None, str(e))
         return
     # forkserver: workers never inherit the parent's threads (progress bars, Dask) mid-lock.
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("forkserver")
+    ) as pool:
         futures = {pool.submit(run_job, job.scenario.to_json(), str(_job_dir(jobs_dir, job))): job for job in jobs}
         for future in concurrent.futures.as_completed(futures):
             _report(futures[future], future, finished)
@@ -208,7 +216,16 @@ def _run_on_dask(jobs: list[Job], jobs_dir: Path, scheduler: str, finished: Call
     except ImportError:
         raise ScenarioError("--scheduler: Dask is not installed (pip install 'aqmlab[dask]')") from None
     with Client(scheduler) as client:
-        futures = {client.submit(run_job, job.scenario.to_json(), str(_job_dir(jobs_dir, job)), key=f"aqmlab-job-{job.hash[:16]}", pure=False): job for job in jobs}
+        futures = {
+            client.submit(
+                run_job,
+                job.scenario.to_json(),
+                str(_job_dir(jobs_dir, job)),
+                key=f"aqmlab-job-{job.hash[:16]}",
+                pure=False,
+            ): job
+            for job in jobs
+        }
         for future in as_completed(list(futures)):
             _report(futures[future], future, finished)
 
@@ -247,7 +264,9 @@ def _combine(spec: SweepSpec, jobs_dir: Path, out: Path) -> list[Path]:
         params = {k: _param_text(v) for k, v in job.params.items()}
         summary = json.loads((folder / "summary.json").read_text())
         row = {"job": job.index, "hash": job.hash[:16], **params}
-        row.update({k: summary[k] for k in ("jain_index", "events", "packets_sent", "packets_delivered", "packets_dropped")})
+        row.update(
+            {k: summary[k] for k in ("jain_index", "events", "packets_sent", "packets_delivered", "packets_dropped")}
+        )
         row.update({f"utilisation.{link}": u for link, u in summary["utilisation"].items()})
         job_rows.append(row)
         flows = pd.read_parquet(folder / "flows.parquet")
@@ -255,7 +274,10 @@ def _combine(spec: SweepSpec, jobs_dir: Path, out: Path) -> list[Path]:
             flows.insert(i, k, [v] * len(flows))
         flow_frames.append(flows)
     written = []
-    for name, frame in (("jobs", pd.DataFrame(job_rows)), ("flows", pd.concat(flow_frames, ignore_index=True) if flow_frames else pd.DataFrame())):
+    for name, frame in (
+        ("jobs", pd.DataFrame(job_rows)),
+        ("flows", pd.concat(flow_frames, ignore_index=True) if flow_frames else pd.DataFrame()),
+    ):
         path = out / f"{name}.csv"
         frame.to_csv(path, index=False)
         written.append(path)

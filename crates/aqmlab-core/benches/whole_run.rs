@@ -16,10 +16,17 @@ fn main() {
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("scenarios/ beside the workspace")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bench-") && n.ends_with(".toml")))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("bench-") && n.ends_with(".toml"))
+        })
         .collect();
     files.sort();
-    println!("{:<28} {:>10} {:>10} {:>10} {:>12}", "scenario", "fastest s", "median s", "events", "events/s");
+    println!(
+        "{:<28} {:>10} {:>10} {:>10} {:>12}",
+        "scenario", "fastest s", "median s", "events", "events/s"
+    );
     for path in files {
         let text = std::fs::read_to_string(&path).expect("readable scenario");
         let scenario = Scenario::from_toml_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -33,6 +40,13 @@ fn main() {
         }
         walls.sort_by(f64::total_cmp);
         let name = path.file_stem().unwrap().to_string_lossy();
-        println!("{:<28} {:>10.4} {:>10.4} {:>10} {:>12.0}", name, walls[0], walls[REPETITIONS / 2], events, events as f64 / walls[0]);
+        println!(
+            "{:<28} {:>10.4} {:>10.4} {:>10} {:>12.0}",
+            name,
+            walls[0],
+            walls[REPETITIONS / 2],
+            events,
+            events as f64 / walls[0]
+        );
     }
 }

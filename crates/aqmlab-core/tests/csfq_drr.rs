@@ -12,7 +12,9 @@ fn results(text: &str) -> Results {
 }
 
 fn error_of(text: &str) -> String {
-    Scenario::from_toml_str(text).expect_err("scenario should be rejected").to_string()
+    Scenario::from_toml_str(text)
+        .expect_err("scenario should be rejected")
+        .to_string()
 }
 
 /// A 10 Mbps, 1 ms dumbbell (CSFQ §3 defaults) measured over 10 s after 2 s of warm-up.
@@ -33,10 +35,21 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms", qdisc = {qdisc} }}
 
 /// CSFQ Fig. 3a: 32 jittered CBR flows, flow i sends (i+1) × its 0.3125 Mbps fair share.
 fn fig3a(qdisc: &str) -> Results {
-    let flows: String = (0..32).map(|i| format!("[[flows]]\ntype = \"cbr\"\nrate = {}\njitter = true\n", (i + 1) as f64 * 312_500.0)).collect();
+    let flows: String = (0..32)
+        .map(|i| {
+            format!(
+                "[[flows]]\ntype = \"cbr\"\nrate = {}\njitter = true\n",
+                (i + 1) as f64 * 312_500.0
+            )
+        })
+        .collect();
     let r = results(&dumbbell(qdisc, &flows));
     for f in &r.flows {
-        assert!((f.fair_share_bps - 312_500.0).abs() < 1.0, "water-filling gives {}", f.fair_share_bps);
+        assert!(
+            (f.fair_share_bps - 312_500.0).abs() < 1.0,
+            "water-filling gives {}",
+            f.fair_share_bps
+        );
     }
     r
 }
@@ -110,10 +123,18 @@ fn parking_lot_throughputs_match_water_filling() {
         for through in ["0.909091Mbps", "2Mbps"] {
             let r = results(&parking_lot(qdisc, 4, through));
             assert_eq!(r.flows.len(), 41);
-            assert!((r.flows[0].fair_share_bps - 10e6 / 11.0).abs() < 10.0, "share {}", r.flows[0].fair_share_bps);
+            assert!(
+                (r.flows[0].fair_share_bps - 10e6 / 11.0).abs() < 10.0,
+                "share {}",
+                r.flows[0].fair_share_bps
+            );
             let d = deviations(&r);
             print(&format!("{qdisc} parking lot, udp0 at {through}"), &d);
-            assert!(max_abs(&d) <= tolerance, "{qdisc}: largest deviation {:.3}", max_abs(&d));
+            assert!(
+                max_abs(&d) <= tolerance,
+                "{qdisc}: largest deviation {:.3}",
+                max_abs(&d)
+            );
             // Each congested link is saturated.
             for (name, util) in &r.summary.utilisation {
                 assert!(*util > 0.98, "{name}: utilisation {util}");
@@ -130,24 +151,46 @@ fn csfq_labels_a_flow_only_at_its_first_router() {
         link.counters.iter().find(|(k, _)| k == "edge_flows").unwrap().1
     };
     // R0 labels UDP-0 and its ten cross flows; R1 and R2 label only their own cross flows.
-    assert_eq!([edge_flows("R0->R1"), edge_flows("R1->R2"), edge_flows("R2->R3")], [11.0, 10.0, 10.0]);
+    assert_eq!(
+        [edge_flows("R0->R1"), edge_flows("R1->R2"), edge_flows("R2->R3")],
+        [11.0, 10.0, 10.0]
+    );
     // A pure core keeps no per-flow state and still drops: the first router labels for it.
     let r = results(&parking_lot(r#"{ type = "csfq", role = "core" }"#, 1, "2Mbps"));
-    assert_eq!(r.links[0].counters.iter().find(|(k, _)| k == "edge_flows").unwrap().1, 0.0);
-    assert_eq!(r.drops.iter().filter(|d| d.reason == "csfq").count(), 0, "unlabelled packets are never dropped early");
+    assert_eq!(
+        r.links[0].counters.iter().find(|(k, _)| k == "edge_flows").unwrap().1,
+        0.0
+    );
+    assert_eq!(
+        r.drops.iter().filter(|d| d.reason == "csfq").count(),
+        0,
+        "unlabelled packets are never dropped early"
+    );
 }
 
 #[test]
 fn weighted_csfq_shares_in_ratio_1_2_3() {
-    let flows: String = (1..=3).map(|w| format!("[[flows]]\ntype = \"cbr\"\nrate = \"10Mbps\"\njitter = true\nweight = {w}\n")).collect();
+    let flows: String = (1..=3)
+        .map(|w| format!("[[flows]]\ntype = \"cbr\"\nrate = \"10Mbps\"\njitter = true\nweight = {w}\n"))
+        .collect();
     let r = results(&dumbbell(r#"{ type = "csfq" }"#, &flows));
     let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
-    eprintln!("weighted csfq goodput (Mbps): {:?}", g.iter().map(|x| x / 1e6).collect::<Vec<_>>());
+    eprintln!(
+        "weighted csfq goodput (Mbps): {:?}",
+        g.iter().map(|x| x / 1e6).collect::<Vec<_>>()
+    );
     for (i, w) in [1.0, 2.0, 3.0].iter().enumerate() {
         let ratio = g[i] / g[0] / w;
-        assert!((ratio - 1.0).abs() <= 0.15, "flow {i}: goodput / flow 0 / weight = {ratio:.3}");
+        assert!(
+            (ratio - 1.0).abs() <= 0.15,
+            "flow {i}: goodput / flow 0 / weight = {ratio:.3}"
+        );
         // Weighted max-min: 10 Mbps split 1:2:3.
-        assert!((g[i] - 10e6 * w / 6.0).abs() / (10e6 * w / 6.0) <= 0.15, "flow {i}: {}", g[i]);
+        assert!(
+            (g[i] - 10e6 * w / 6.0).abs() / (10e6 * w / 6.0) <= 0.15,
+            "flow {i}: {}",
+            g[i]
+        );
     }
 }
 
@@ -170,7 +213,11 @@ fn drr_longest_queue_drop_hits_the_heaviest_flow() {
     let r = results(&dumbbell(r#"{ type = "drr" }"#, flows).replace("10Mbps", "5Mbps"));
     assert_eq!((r.flows[0].dropped_packets, r.flows[1].dropped_packets), (0, 0));
     assert!(r.flows[2].dropped_packets > 1000);
-    assert!(r.drops.iter().all(|d| d.flow == 2 && d.reason == "pushout"), "{:?}", r.drops);
+    assert!(
+        r.drops.iter().all(|d| d.flow == 2 && d.reason == "pushout"),
+        "{:?}",
+        r.drops
+    );
     let d = deviations(&r);
     print("drr 1 / 1.5 / 8 Mbps on 5 Mbps", &d);
     assert!(max_abs(&d) <= 0.03, "largest deviation {:.3}", max_abs(&d));
@@ -185,11 +232,18 @@ fn fig8_relabelling_gives_each_flow_a_third_of_link_2() {
     eprintln!("fig8 with relabelling (Mbps): {g:?}");
     // Table 4 (UDP): 3.36, 3.32, 3.28 Mbps; tolerance ±5 % of 10/3.
     for (i, x) in g.iter().enumerate() {
-        assert!((x - 10.0 / 3.0).abs() / (10.0 / 3.0) <= 0.05, "flow {}: {x:.3} Mbps", i + 1);
+        assert!(
+            (x - 10.0 / 3.0).abs() / (10.0 / 3.0) <= 0.05,
+            "flow {}: {x:.3} Mbps",
+            i + 1
+        );
     }
     // Without relabelling R2 sees flows 1 and 2 labelled 10 Mbps while they arrive at 5:
     // Eq. 2 then settles at alpha = 5 Mbps, flows 1 and 2 get 2.5 Mbps and flow 3 gets 5.
-    let r = results(&FIG8.replace(r#"qdisc = { type = "csfq" }"#, r#"qdisc = { type = "csfq", relabel = false }"#));
+    let r = results(&FIG8.replace(
+        r#"qdisc = { type = "csfq" }"#,
+        r#"qdisc = { type = "csfq", relabel = false }"#,
+    ));
     let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps / 1e6).collect();
     eprintln!("fig8 without relabelling (Mbps): {g:?}");
     assert!(g[0] < 2.8 && g[1] < 2.8 && g[2] > 4.5, "{g:?}");
@@ -198,18 +252,45 @@ fn fig8_relabelling_gives_each_flow_a_third_of_link_2() {
 #[test]
 fn parking_lot_and_qdisc_errors_name_the_field() {
     let text = parking_lot(r#"{ type = "csfq" }"#, 2, "2Mbps");
-    assert_eq!(error_of(&text.replace("hop = 1", "hop = 2")), "flows[2].hop: must be < topology.congested_links (2), got 2");
-    assert_eq!(error_of(&text.replace("congested_links = 2", "congested_links = 0")), "topology.congested_links: must be >= 1, got 0");
+    assert_eq!(
+        error_of(&text.replace("hop = 1", "hop = 2")),
+        "flows[2].hop: must be < topology.congested_links (2), got 2"
+    );
+    assert_eq!(
+        error_of(&text.replace("congested_links = 2", "congested_links = 0")),
+        "topology.congested_links: must be >= 1, got 0"
+    );
     assert_eq!(
         error_of(&text.replace("link = {", "link = { from = \"A\",")),
         "topology.link.from: not used in a parking_lot (link i joins routers Ri and Ri+1)"
     );
-    assert_eq!(error_of(&text.replace("type = \"csfq\"", "type = \"csfq\", k_c = 0")), "topology.link.qdisc.k_c: must be > 0, got 0");
-    assert_eq!(error_of(&text.replace("type = \"csfq\"", "type = \"csfq\", role = \"middle\"")).split(':').next().unwrap(), "topology.link.qdisc.role");
-    let dumbbell_with_hop = dumbbell(r#"{ type = "drr", quantum = 0 }"#, "[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\n");
-    assert_eq!(error_of(&dumbbell_with_hop), "topology.bottleneck.qdisc.quantum: must be > 0 bytes, got 0");
-    let dumbbell_with_hop = dumbbell(r#"{ type = "drr" }"#, "[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\nhop = 0\n");
-    assert_eq!(error_of(&dumbbell_with_hop), "flows[0].hop: only used by a parking_lot topology");
+    assert_eq!(
+        error_of(&text.replace("type = \"csfq\"", "type = \"csfq\", k_c = 0")),
+        "topology.link.qdisc.k_c: must be > 0, got 0"
+    );
+    assert_eq!(
+        error_of(&text.replace("type = \"csfq\"", "type = \"csfq\", role = \"middle\""))
+            .split(':')
+            .next()
+            .unwrap(),
+        "topology.link.qdisc.role"
+    );
+    let dumbbell_with_hop = dumbbell(
+        r#"{ type = "drr", quantum = 0 }"#,
+        "[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\n",
+    );
+    assert_eq!(
+        error_of(&dumbbell_with_hop),
+        "topology.bottleneck.qdisc.quantum: must be > 0 bytes, got 0"
+    );
+    let dumbbell_with_hop = dumbbell(
+        r#"{ type = "drr" }"#,
+        "[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\nhop = 0\n",
+    );
+    assert_eq!(
+        error_of(&dumbbell_with_hop),
+        "flows[0].hop: only used by a parking_lot topology"
+    );
     assert_eq!(
         error_of(&text.replace("name = \"udp0\"", "name = \"udp0\"\nsrc = \"R0\"")),
         "flows[0].src: not used in a dumbbell or parking_lot (each flow has its own source and sink); use a graph topology"

@@ -8,7 +8,9 @@ fn scenario(text: &str) -> Scenario {
 }
 
 fn error_of(text: &str) -> String {
-    Scenario::from_toml_str(text).expect_err("scenario should be rejected").to_string()
+    Scenario::from_toml_str(text)
+        .expect_err("scenario should be rejected")
+        .to_string()
 }
 
 fn dumbbell(qdisc: &str, flows: &str) -> String {
@@ -41,7 +43,10 @@ off_time = "0.5s"
 
 fn assert_conserved(r: &Results) {
     let s = &r.summary;
-    assert_eq!(s.packets_sent, s.packets_delivered + s.packets_dropped + s.packets_in_flight);
+    assert_eq!(
+        s.packets_sent,
+        s.packets_delivered + s.packets_dropped + s.packets_in_flight
+    );
 }
 
 #[test]
@@ -122,7 +127,11 @@ rate = "1Mbps"
 "#;
     let r = run(&scenario(text)).unwrap();
     let f = &r.flows[0];
-    assert!((f.base_rtt - 0.040).abs() < 1e-12, "one hop of 20 ms each way: {}", f.base_rtt);
+    assert!(
+        (f.base_rtt - 0.040).abs() < 1e-12,
+        "one hop of 20 ms each way: {}",
+        f.base_rtt
+    );
     let direct = r.links.iter().find(|l| l.name == "a->d").unwrap();
     assert!(direct.packets_sent > 600);
     assert_eq!(r.links.iter().find(|l| l.name == "a->b").unwrap().packets_sent, 0);
@@ -139,19 +148,50 @@ fn max_min_fair_shares_are_reported_per_flow() {
 
 #[test]
 fn bad_scenarios_name_the_field() {
-    let ok = dumbbell(r#"{ type = "droptail", limit = 50 }"#, "[[flows]]\ntype = \"cbr\"\nrate = \"5Mbps\"\n");
+    let ok = dumbbell(
+        r#"{ type = "droptail", limit = 50 }"#,
+        "[[flows]]\ntype = \"cbr\"\nrate = \"5Mbps\"\n",
+    );
     assert!(Scenario::from_toml_str(&ok).is_ok());
-    assert_eq!(error_of(&ok.replace("5Mbps", "-1")), "flows[0].rate: must be > 0, got -1");
-    assert_eq!(error_of(&ok.replace("duration = \"20s\"", "")), "simulation: missing field `duration`");
+    assert_eq!(
+        error_of(&ok.replace("5Mbps", "-1")),
+        "flows[0].rate: must be > 0, got -1"
+    );
+    assert_eq!(
+        error_of(&ok.replace("duration = \"20s\"", "")),
+        "simulation: missing field `duration`"
+    );
     assert_eq!(
         error_of(&ok.replace("\"droptail\"", "\"fifo\"")),
-        format!("topology.bottleneck.qdisc.type: unknown type `fifo`, expected one of {}", aqmlab_core::qdisc::QdiscSpec::NAMES.join(", "))
+        format!(
+            "topology.bottleneck.qdisc.type: unknown type `fifo`, expected one of {}",
+            aqmlab_core::qdisc::QdiscSpec::NAMES.join(", ")
+        )
     );
-    assert!(error_of(&ok.replace("limit = 50", "limit = 50, lmit = 3")).starts_with("topology.bottleneck.qdisc.lmit: unknown field `lmit`"));
-    assert_eq!(error_of(&ok.replace("limit = 50", "limit = 0")), "topology.bottleneck.qdisc.limit: must be > 0, got 0");
-    assert_eq!(error_of(&ok.replace("\"5Mbps\"", "\"5 parsecs\"")).split(':').next().unwrap(), "flows[0].rate");
-    assert_eq!(error_of(&ok.replace("warmup = \"2s\"", "warmup = \"30s\"")), "simulation.warmup: must be < duration (20), got 30");
-    assert_eq!(error_of(&ok.replace("type = \"cbr\"", "type = \"cbr\"\nsrc = \"x\"")).split(':').next().unwrap(), "flows[0].src");
+    assert!(error_of(&ok.replace("limit = 50", "limit = 50, lmit = 3"))
+        .starts_with("topology.bottleneck.qdisc.lmit: unknown field `lmit`"));
+    assert_eq!(
+        error_of(&ok.replace("limit = 50", "limit = 0")),
+        "topology.bottleneck.qdisc.limit: must be > 0, got 0"
+    );
+    assert_eq!(
+        error_of(&ok.replace("\"5Mbps\"", "\"5 parsecs\""))
+            .split(':')
+            .next()
+            .unwrap(),
+        "flows[0].rate"
+    );
+    assert_eq!(
+        error_of(&ok.replace("warmup = \"2s\"", "warmup = \"30s\"")),
+        "simulation.warmup: must be < duration (20), got 30"
+    );
+    assert_eq!(
+        error_of(&ok.replace("type = \"cbr\"", "type = \"cbr\"\nsrc = \"x\""))
+            .split(':')
+            .next()
+            .unwrap(),
+        "flows[0].src"
+    );
     let graph = r#"
 [simulation]
 duration = 1
@@ -166,8 +206,14 @@ dst = "z"
 rate = 1e5
 "#;
     assert_eq!(error_of(graph), "flows[0].dst: unknown node \"z\"");
-    assert_eq!(error_of(&graph.replace("to = \"b\"", "to = \"q\"")), "topology.links[0].to: unknown node \"q\"");
-    assert_eq!(error_of(&graph.replace("type = \"graph\"", "type = \"ring\"")), "topology.type: unknown type `ring`, expected one of dumbbell, graph, parking_lot");
+    assert_eq!(
+        error_of(&graph.replace("to = \"b\"", "to = \"q\"")),
+        "topology.links[0].to: unknown node \"q\""
+    );
+    assert_eq!(
+        error_of(&graph.replace("type = \"graph\"", "type = \"ring\"")),
+        "topology.type: unknown type `ring`, expected one of dumbbell, graph, parking_lot"
+    );
 }
 
 #[test]

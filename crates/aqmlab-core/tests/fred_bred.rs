@@ -6,7 +6,11 @@ use aqmlab_core::{run, Scenario};
 
 fn counter(results: &Results, link: &str, name: &str) -> f64 {
     let link = results.links.iter().find(|l| l.name == link).expect("link exists");
-    link.counters.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("no counter {name}")).1
+    link.counters
+        .iter()
+        .find(|(k, _)| k == name)
+        .unwrap_or_else(|| panic!("no counter {name}"))
+        .1
 }
 
 /// 10 000 CBR flows in 100 waves of 100, one wave every 50 ms, each flow
@@ -152,14 +156,30 @@ fn bred_spares_conforming_flows_and_keeps_heavy_cbrs_under_the_eq14_bound() {
         // Tolerances of bred-fig5a: a CBR at or below its share gets ≥ 95% of its rate;
         // a heavy CBR stays under the bound + 15%.
         for f in named(&r, "light") {
-            assert!(f.goodput_bps >= 0.95 * 0.1e6 && f.loss_rate < 0.01, "limit {limit} {}: {} b/s, loss {}", f.name, f.goodput_bps, f.loss_rate);
+            assert!(
+                f.goodput_bps >= 0.95 * 0.1e6 && f.loss_rate < 0.01,
+                "limit {limit} {}: {} b/s, loss {}",
+                f.name,
+                f.goodput_bps,
+                f.loss_rate
+            );
         }
         // Each heavy CBR fills its W_m whatever its rate, so they share about equally; ±10%
         // because the slowest (a packet per 8 ms against a 2.7 ms packet time) refills its W_m
         // less promptly after a departure.
         for f in named(&r, "heavy") {
-            assert!(f.goodput_bps <= 1.15 * bound, "limit {limit} {}: {} > {bound}", f.name, f.goodput_bps);
-            assert!((f.goodput_bps / (0.8e6 / 3.0) - 1.0).abs() < 0.10, "limit {limit} {}: {}", f.name, f.goodput_bps);
+            assert!(
+                f.goodput_bps <= 1.15 * bound,
+                "limit {limit} {}: {} > {bound}",
+                f.name,
+                f.goodput_bps
+            );
+            assert!(
+                (f.goodput_bps / (0.8e6 / 3.0) - 1.0).abs() < 0.10,
+                "limit {limit} {}: {}",
+                f.name,
+                f.goodput_bps
+            );
         }
         // The light flows wait behind the heavy ones long enough to stay active: N̂ sees ten (eq. 16).
         assert!((counter(&r, "L->R", "n_hat") - 10.0).abs() < 0.5);
@@ -181,7 +201,13 @@ fn scenario_errors_name_the_qdisc_field() {
         )
     };
     let err = |qdisc: &str| Scenario::from_toml_str(&text(qdisc)).unwrap_err().to_string();
-    assert_eq!(err(r#"{ type = "fred", min_q = 0 }"#), "topology.bottleneck.qdisc.min_q: must be >= 1, got 0");
-    assert_eq!(err(r#"{ type = "bred", alpha = 0.5 }"#), "topology.bottleneck.qdisc.alpha: must be > 1 (eq. 12), got 0.5");
+    assert_eq!(
+        err(r#"{ type = "fred", min_q = 0 }"#),
+        "topology.bottleneck.qdisc.min_q: must be >= 1, got 0"
+    );
+    assert_eq!(
+        err(r#"{ type = "bred", alpha = 0.5 }"#),
+        "topology.bottleneck.qdisc.alpha: must be > 1 (eq. 12), got 0.5"
+    );
     assert!(err(r#"{ type = "fred", maxq = 3 }"#).contains("unknown field `maxq`"));
 }

@@ -54,7 +54,12 @@ fn uniformized_drop_fraction(p_b: f64) -> f64 {
 }
 
 fn window_drops(results: &Results, reason: &str) -> u64 {
-    results.drops.iter().filter(|d| d.reason == reason).map(|d| d.window_count).sum()
+    results
+        .drops
+        .iter()
+        .filter(|d| d.reason == reason)
+        .map(|d| d.window_count)
+        .sum()
 }
 
 #[test]
@@ -64,19 +69,37 @@ fn constant_rate_overload_drops_at_the_red_rate_for_the_measured_average() {
     let (min_th, max_th, max_p) = (20.0, 80.0, 0.5);
     let qdisc = format!("{{ type = \"red\", limit = 200, min_th = {min_th}, max_th = {max_th}, max_p = {max_p} }}");
     let results = run(&scenario("25s", "5s", &qdisc, "15Mbps")).unwrap();
-    let averages: Vec<f64> = results.queue.iter().filter(|s| s.time >= 5.0).map(|s| s.average.unwrap()).collect();
-    let (lowest, highest) = averages.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &a| (lo.min(a), hi.max(a)));
-    assert!(lowest > min_th && highest < max_th, "average left [min_th, max_th]: {lowest}..{highest}");
+    let averages: Vec<f64> = results
+        .queue
+        .iter()
+        .filter(|s| s.time >= 5.0)
+        .map(|s| s.average.unwrap())
+        .collect();
+    let (lowest, highest) = averages
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &a| (lo.min(a), hi.max(a)));
+    assert!(
+        lowest > min_th && highest < max_th,
+        "average left [min_th, max_th]: {lowest}..{highest}"
+    );
     // The formula evaluated at each sampled average (samples every 10 ms, so
     // arrivals are weighted evenly in time, as a CBR's are).
-    let predicted = averages.iter().map(|a| uniformized_drop_fraction(max_p * (a - min_th) / (max_th - min_th))).sum::<f64>() / averages.len() as f64;
+    let predicted = averages
+        .iter()
+        .map(|a| uniformized_drop_fraction(max_p * (a - min_th) / (max_th - min_th)))
+        .sum::<f64>()
+        / averages.len() as f64;
     let arrivals = results.flows[0].window_sent_packets as f64;
     let measured = window_drops(&results, "early") as f64 / arrivals;
     assert_eq!(window_drops(&results, "forced") + window_drops(&results, "overflow"), 0);
     // Counting noise: 37 500 arrivals at p_b ≈ 1/6 (gaps uniform on {1..5}: mean 3,
     // variance 2) give σ ≈ √(37 500·2/27) ≈ 53 drops of ~12 500, 0.4 %; the
     // window edges add a few packets. 2 % is 3σ with room for the average's drift within a gap.
-    assert!((measured - predicted).abs() < 0.02 * predicted, "measured {measured:.4}, predicted {predicted:.4} (mean avg {:.2})", averages.iter().sum::<f64>() / averages.len() as f64);
+    assert!(
+        (measured - predicted).abs() < 0.02 * predicted,
+        "measured {measured:.4}, predicted {predicted:.4} (mean avg {:.2})",
+        averages.iter().sum::<f64>() / averages.len() as f64
+    );
     // Conservation: the drops are exactly what the link cannot carry.
     assert!((measured - 1.0 / 3.0).abs() < 0.01, "drop fraction {measured}");
 
@@ -84,23 +107,41 @@ fn constant_rate_overload_drops_at_the_red_rate_for_the_measured_average() {
     // time between drops gives the gap in packets. A geometric gap with the same
     // mean m has variance m(m − 1); uniform gaps on {1..5} have 2 against 6.
     let interval = 1000.0 * 8.0 / 15e6;
-    let times: Vec<f64> = results.drop_log.iter().filter(|d| d.time >= 5.0).map(|d| d.time).collect();
+    let times: Vec<f64> = results
+        .drop_log
+        .iter()
+        .filter(|d| d.time >= 5.0)
+        .map(|d| d.time)
+        .collect();
     let gaps: Vec<f64> = times.windows(2).map(|w| ((w[1] - w[0]) / interval).round()).collect();
     let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
     let variance = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (gaps.len() - 1) as f64;
     let geometric = mean * (mean - 1.0);
-    assert!(variance < 0.5 * geometric, "gap variance {variance:.3}, geometric {geometric:.3} (mean gap {mean:.3})");
+    assert!(
+        variance < 0.5 * geometric,
+        "gap variance {variance:.3}, geometric {geometric:.3} (mean gap {mean:.3})"
+    );
 }
 
 #[test]
 fn fixed_p_drops_each_arrival_with_the_configured_probability() {
     // 5 Mb/s of 1000-byte packets for 160 s: 100 000 arrivals, well under the link rate.
     let p = 0.1;
-    let results = run(&scenario("160s", "0s", &format!("{{ type = \"red\", fixed_p = {p} }}"), "5Mbps")).unwrap();
+    let results = run(&scenario(
+        "160s",
+        "0s",
+        &format!("{{ type = \"red\", fixed_p = {p} }}"),
+        "5Mbps",
+    ))
+    .unwrap();
     let arrivals = results.flows[0].window_sent_packets as f64;
     let drops = window_drops(&results, "early") as f64;
     let sigma = (arrivals * p * (1.0 - p)).sqrt();
-    assert!((drops - arrivals * p).abs() < 3.0 * sigma, "{drops} drops of {arrivals}, expected {} ± {sigma:.0}", arrivals * p);
+    assert!(
+        (drops - arrivals * p).abs() < 3.0 * sigma,
+        "{drops} drops of {arrivals}, expected {} ± {sigma:.0}",
+        arrivals * p
+    );
     let counters = &results.links.iter().find(|l| l.qdisc == "red").unwrap().counters;
     assert!(counters.contains(&("early_drops".to_string(), drops)), "{counters:?}");
 }
@@ -108,15 +149,42 @@ fn fixed_p_drops_each_arrival_with_the_configured_probability() {
 #[test]
 fn bad_red_parameters_name_the_field() {
     let path = "topology.bottleneck.qdisc";
-    assert_eq!(error(r#"{ type = "red", min_th = 20 }"#), format!("{path}.min_th: must be < max_th (15), got 20"));
-    assert_eq!(error(r#"{ type = "red", min_th = 20, max_th = 10 }"#), format!("{path}.min_th: must be < max_th (10), got 20"));
-    assert_eq!(error(r#"{ type = "red", max_p = 2 }"#), format!("{path}.max_p: must be in (0, 1], got 2"));
-    assert_eq!(error(r#"{ type = "red", max_p = 0 }"#), format!("{path}.max_p: must be in (0, 1], got 0"));
-    assert_eq!(error(r#"{ type = "red", w_q = 0 }"#), format!("{path}.w_q: must be in (0, 1], got 0"));
-    assert_eq!(error(r#"{ type = "red", w_q = -0.002 }"#), format!("{path}.w_q: must be in (0, 1], got -0.002"));
-    assert_eq!(error(r#"{ type = "red", limit = 10 }"#), format!("{path}.max_th: must be <= limit (10), got 15"));
-    assert_eq!(error(r#"{ type = "red", bytes = true, limit_bytes = 10000 }"#), format!("{path}.max_th: must be <= limit_bytes (10000), got 15000"));
-    assert_eq!(error(r#"{ type = "red", fixed_p = 1.5 }"#), format!("{path}.fixed_p: must be in [0, 1], got 1.5"));
+    assert_eq!(
+        error(r#"{ type = "red", min_th = 20 }"#),
+        format!("{path}.min_th: must be < max_th (15), got 20")
+    );
+    assert_eq!(
+        error(r#"{ type = "red", min_th = 20, max_th = 10 }"#),
+        format!("{path}.min_th: must be < max_th (10), got 20")
+    );
+    assert_eq!(
+        error(r#"{ type = "red", max_p = 2 }"#),
+        format!("{path}.max_p: must be in (0, 1], got 2")
+    );
+    assert_eq!(
+        error(r#"{ type = "red", max_p = 0 }"#),
+        format!("{path}.max_p: must be in (0, 1], got 0")
+    );
+    assert_eq!(
+        error(r#"{ type = "red", w_q = 0 }"#),
+        format!("{path}.w_q: must be in (0, 1], got 0")
+    );
+    assert_eq!(
+        error(r#"{ type = "red", w_q = -0.002 }"#),
+        format!("{path}.w_q: must be in (0, 1], got -0.002")
+    );
+    assert_eq!(
+        error(r#"{ type = "red", limit = 10 }"#),
+        format!("{path}.max_th: must be <= limit (10), got 15")
+    );
+    assert_eq!(
+        error(r#"{ type = "red", bytes = true, limit_bytes = 10000 }"#),
+        format!("{path}.max_th: must be <= limit_bytes (10000), got 15000")
+    );
+    assert_eq!(
+        error(r#"{ type = "red", fixed_p = 1.5 }"#),
+        format!("{path}.fixed_p: must be in [0, 1], got 1.5")
+    );
     assert!(error(r#"{ type = "red", maxp = 0.1 }"#).contains("unknown field `maxp`"));
 }
 
@@ -141,10 +209,19 @@ fn tcp_flows_hold_the_average_between_the_thresholds() {
         start_jitter = "2s"
     "#;
     let r = run(&Scenario::from_toml_str(text).unwrap()).unwrap();
-    let averages: Vec<f64> = r.queue.iter().filter(|q| q.time >= 10.0).map(|q| q.average.unwrap()).collect();
+    let averages: Vec<f64> = r
+        .queue
+        .iter()
+        .filter(|q| q.time >= 10.0)
+        .map(|q| q.average.unwrap())
+        .collect();
     let inside = averages.iter().filter(|&&a| (15.0..45.0).contains(&a)).count() as f64 / averages.len() as f64;
     let mean = averages.iter().sum::<f64>() / averages.len() as f64;
-    assert!(inside > 0.95, "avg inside [min_th, max_th) in {:.1} % of samples, mean {mean:.1}", inside * 100.0);
+    assert!(
+        inside > 0.95,
+        "avg inside [min_th, max_th) in {:.1} % of samples, mean {mean:.1}",
+        inside * 100.0
+    );
     assert!(window_drops(&r, "early") > 0 && window_drops(&r, "forced") + window_drops(&r, "overflow") == 0);
     let (_, util) = &r.summary.utilisation[0];
     assert!(*util > 0.95, "utilisation {util}");

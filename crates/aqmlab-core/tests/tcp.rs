@@ -29,9 +29,17 @@ fn validation_suite_passes_but_for_the_recovery_round_at_high_loss() {
         .collect();
     assert_eq!(rows.len(), 84, "{table}");
     let plain_law_at_2_percent = |metric: &str| metric.starts_with("square-root law, ") && metric.contains(" p=2% ");
-    let unexpected: Vec<_> = rows.iter().filter(|r| !r.pass && !plain_law_at_2_percent(&r.metric)).collect();
+    let unexpected: Vec<_> = rows
+        .iter()
+        .filter(|r| !r.pass && !plain_law_at_2_percent(&r.metric))
+        .collect();
     assert!(unexpected.is_empty(), "validation rows failed:\n{table}");
-    assert!(rows.iter().filter(|r| r.metric.starts_with("square-root law + recovery RTT")).all(|r| r.pass), "{table}");
+    assert!(
+        rows.iter()
+            .filter(|r| r.metric.starts_with("square-root law + recovery RTT"))
+            .all(|r| r.pass),
+        "{table}"
+    );
 }
 
 const RTT: f64 = 0.040;
@@ -75,7 +83,11 @@ fn recovery_time(r: &Results, last_seq: u64) -> f64 {
 
 fn min_cwnd_after_drop(r: &Results) -> f64 {
     let first_drop = r.drop_log.first().expect("a drop").time;
-    r.traces.iter().filter(|t| t.var == "cwnd" && t.time > first_drop).map(|t| t.value).fold(f64::INFINITY, f64::min)
+    r.traces
+        .iter()
+        .filter(|t| t.var == "cwnd" && t.time > first_drop)
+        .map(|t| t.value)
+        .fold(f64::INFINITY, f64::min)
 }
 
 const LOSSES: [&[u64]; 3] = [&[100], &[100, 103], &[100, 103, 106]];
@@ -107,12 +119,19 @@ fn newreno_recovers_multiple_losses_without_timeout() {
     for seqs in LOSSES {
         let r = scripted("newreno", seqs, "");
         let f = &r.flows[0];
-        assert_eq!((f.timeouts, f.fast_retransmits, f.retransmitted_packets), (0, 1, seqs.len() as u64), "{seqs:?}");
+        assert_eq!(
+            (f.timeouts, f.fast_retransmits, f.retransmitted_packets),
+            (0, 1, seqs.len() as u64),
+            "{seqs:?}"
+        );
         assert!(min_cwnd_after_drop(&r) >= 2.0, "{seqs:?}");
         times.push(recovery_time(&r, *seqs.last().unwrap()) / RTT);
     }
     // One partial-ACK round trip per further loss (FRED §11.2).
-    assert!(times[1] - times[0] > 0.9 && times[2] - times[1] > 0.9, "recovery in RTTs: {times:?}");
+    assert!(
+        times[1] - times[0] > 0.9 && times[2] - times[1] > 0.9,
+        "recovery in RTTs: {times:?}"
+    );
 }
 
 #[test]
@@ -120,7 +139,11 @@ fn sack_recovers_multiple_losses_within_a_round_trip() {
     for seqs in LOSSES {
         let r = scripted("sack", seqs, "");
         let f = &r.flows[0];
-        assert_eq!((f.timeouts, f.fast_retransmits, f.retransmitted_packets), (0, 1, seqs.len() as u64), "{seqs:?}");
+        assert_eq!(
+            (f.timeouts, f.fast_retransmits, f.retransmitted_packets),
+            (0, 1, seqs.len() as u64),
+            "{seqs:?}"
+        );
         // One RTT until three duplicate ACKs reach the sender, then all holes are
         // retransmitted together and arrive half an RTT later.
         let rtts = recovery_time(&r, *seqs.last().unwrap()) / RTT;
@@ -233,7 +256,13 @@ tcp = { pareto_mean = 12, think_time = 0.2, trace = true }
     assert!(mean > 3.0 && mean < 60.0, "mean size {mean}");
     // Each transfer starts from cwnd = 1 and the initial 3 s RTO (SRED §7).
     for t in &done[1..] {
-        let at_start = |var: &str| r.traces.iter().rev().find(|s| s.var == var && s.time <= t.start).map(|s| s.value);
+        let at_start = |var: &str| {
+            r.traces
+                .iter()
+                .rev()
+                .find(|s| s.var == var && s.time <= t.start)
+                .map(|s| s.value)
+        };
         assert_eq!(at_start("cwnd"), Some(1.0), "{t:?}");
         assert_eq!(at_start("rto"), Some(3.0), "{t:?}");
     }

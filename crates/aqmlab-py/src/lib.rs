@@ -12,7 +12,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
-create_exception!(aqmlab._core, ScenarioError, PyValueError, "A scenario value is invalid; the message names the field.");
+create_exception!(
+    aqmlab._core,
+    ScenarioError,
+    PyValueError,
+    "A scenario value is invalid; the message names the field."
+);
 
 fn to_py(e: CoreError) -> PyErr {
     ScenarioError::new_err(e.to_string())
@@ -33,7 +38,8 @@ fn validate(scenario_json: &str) -> PyResult<()> {
 #[pyfunction]
 fn run(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let scenario = parse(scenario_json)?;
-    py.allow_threads(|| aqmlab_core::run(&scenario).map(|r| r.to_json())).map_err(to_py)
+    py.allow_threads(|| aqmlab_core::run(&scenario).map(|r| r.to_json()))
+        .map_err(to_py)
 }
 
 /// A simulation that Python advances in steps (for progress reports).
@@ -60,7 +66,10 @@ impl Simulation {
     fn new(scenario_json: &str) -> PyResult<Self> {
         let scenario = parse(scenario_json)?;
         let sim = aqmlab_core::sim::Simulation::build(&scenario).map_err(to_py)?;
-        Ok(Simulation { inner: Mutex::new(sim), duration: scenario.simulation.duration.0 })
+        Ok(Simulation {
+            inner: Mutex::new(sim),
+            duration: scenario.simulation.duration.0,
+        })
     }
 
     /// Processes every event up to `seconds` of simulated time (capped at the duration).
@@ -87,7 +96,8 @@ impl Simulation {
 
     /// Results so far as JSON text (raises ScenarioError if packet conservation fails).
     fn results(&self, py: Python<'_>) -> PyResult<String> {
-        py.allow_threads(|| self.engine().results().map(|r| r.to_json())).map_err(to_py)
+        py.allow_threads(|| self.engine().results().map(|r| r.to_json()))
+            .map_err(to_py)
     }
 }
 

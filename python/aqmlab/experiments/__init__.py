@@ -63,7 +63,13 @@ class Row:
         return cls(metric, paper, ours, f"<= {bound:.3g}", bool(ours <= bound))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "paper": _number(self.paper), "ours": _number(self.ours), "tolerance": self.tolerance, "pass": self.passed}
+        return {
+            "metric": self.metric,
+            "paper": _number(self.paper),
+            "ours": _number(self.ours),
+            "tolerance": self.tolerance,
+            "pass": self.passed,
+        }
 
 
 @dataclass
@@ -84,7 +90,12 @@ class Reproduction:
         return all(r.passed for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "passed": self.passed, "rows": to_json_value([r.to_dict() for r in self.rows])}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "passed": self.passed,
+            "rows": to_json_value([r.to_dict() for r in self.rows]),
+        }
 
     def save(self, out_dir: str | Path) -> list[Path]:
         """Writes `<id>.png`, each data frame as `<name>.csv`, and `rows.json`."""
@@ -175,4 +186,14 @@ def get(id: str) -> Experiment:
     return experiments[id]
 
 
-__all__ = ["Experiment", "NotReproduced", "Reproduction", "Row", "experiment", "get", "not_reproduced", "not_reproduced_list", "registry"]
+__all__ = [
+    "Experiment",
+    "NotReproduced",
+    "Reproduction",
+    "Row",
+    "experiment",
+    "get",
+    "not_reproduced",
+    "not_reproduced_list",
+    "registry",
+]

@@ -98,7 +98,15 @@ def bred(buffer: int) -> dict:
 def red(buffer: int) -> dict:
     """§5.2.1: "lower threshold ... one-fourth of the buffer size and the upper threshold
     ... one-half ... The maximum dropping probability is taken to be 0.1"."""
-    return {"type": "red", "limit": buffer, "min_th": buffer / 4, "max_th": buffer / 2, "max_p": 0.1, "w_q": 0.002, "mean_pktsize": PACKET_SIZE}
+    return {
+        "type": "red",
+        "limit": buffer,
+        "min_th": buffer / 4,
+        "max_th": buffer / 2,
+        "max_p": 0.1,
+        "w_q": 0.002,
+        "mean_pktsize": PACKET_SIZE,
+    }
 
 
 MECHANISMS = {"bred": bred, "red": red}
@@ -138,8 +146,14 @@ def ten_sources(
         if tcp_only and name in CBRS:
             continue
         rtt = TCP_RTT.get(name, CBR_RTT)
-        flow: dict[str, Any] = {"name": name, "packet_size": PACKET_SIZE, "access_delay": rtt / 2 - BACKBONE_DELAY - SINK_DELAY}
-        flow.update({"type": "tcp", "tcp": {"variant": "tahoe"}} if name in TCP_RTT else {"type": "cbr", "rate": rates[name]})
+        flow: dict[str, Any] = {
+            "name": name,
+            "packet_size": PACKET_SIZE,
+            "access_delay": rtt / 2 - BACKBONE_DELAY - SINK_DELAY,
+        }
+        flow.update(
+            {"type": "tcp", "tcp": {"variant": "tahoe"}} if name in TCP_RTT else {"type": "cbr", "rate": rates[name]}
+        )
         if schedule is None:
             flow["start_jitter"] = 1.0
         else:
@@ -228,33 +242,95 @@ def fig5(quick: bool) -> Reproduction:
     table["tcp_total"] = table[TCPS].sum(axis=1)
     table["tcp_min"] = table[TCPS].min(axis=1)
     table["cbr_max"] = table[CBRS].max(axis=1)
-    mixed = {b: mean_goodput(trials(ten_sources(FIG5_LINK, bred(b), FIG5_MIXED, duration=duration), count)) for b in FIG5_BUFFERS}
+    mixed = {
+        b: mean_goodput(trials(ten_sources(FIG5_LINK, bred(b), FIG5_MIXED, duration=duration), count))
+        for b in FIG5_BUFFERS
+    }
 
     bound = cbr_bound_mbps(FIG5_LINK, n_c=len(CBRS), n_t=len(TCPS))
-    rows = [Row.within("eq. 14 CBR bound, 3 CBR + 7 TCP on 1.5 Mb/s (Mb/s)", PAPER_FIG5_BOUND, round(bound, 4), 0.00005)]
+    rows = [
+        Row.within("eq. 14 CBR bound, 3 CBR + 7 TCP on 1.5 Mb/s (Mb/s)", PAPER_FIG5_BOUND, round(bound, 4), 0.00005)
+    ]
     top = max(rates)
     bred_rows = table[table["mechanism"] == "bred"].set_index(["buffer", "cbr_rate"])
     for buffer in FIG5_BUFFERS:
         at = bred_rows.loc[buffer]
         label = f"BRED, {buffer} packets"
-        rows.append(Row.at_most(f"{label}: largest CBR throughput, any rate (Mb/s)", f"<= {PAPER_FIG5_BOUND} (eq. 14)", at["cbr_max"].max(), BOUND_SLACK * bound))
-        rows.append(Row.at_least(f"{label}: smallest TCP throughput, any rate (Mb/s)", "not shut out", at[TCPS].min().min(), FIG5_TCP_FLOOR))
+        rows.append(
+            Row.at_most(
+                f"{label}: largest CBR throughput, any rate (Mb/s)",
+                f"<= {PAPER_FIG5_BOUND} (eq. 14)",
+                at["cbr_max"].max(),
+                BOUND_SLACK * bound,
+            )
+        )
+        rows.append(
+            Row.at_least(
+                f"{label}: smallest TCP throughput, any rate (Mb/s)",
+                "not shut out",
+                at[TCPS].min().min(),
+                FIG5_TCP_FLOOR,
+            )
+        )
         for rate in [r for r in rates if r <= 0.15]:
-            rows.append(Row.at_least(f"{label}: CBR at {rate} Mb/s gets (fraction of its rate)", "not penalized", at.loc[rate, CBRS].min() / rate, NOT_PENALISED))
-        rows.append(Row.at_least(f"{label}: cbr4 at 0.1 Mb/s beside two at 1.5 Mb/s gets (fraction)", "not penalized", mixed[buffer]["cbr4"] / 0.1, NOT_PENALISED))
+            rows.append(
+                Row.at_least(
+                    f"{label}: CBR at {rate} Mb/s gets (fraction of its rate)",
+                    "not penalized",
+                    at.loc[rate, CBRS].min() / rate,
+                    NOT_PENALISED,
+                )
+            )
+        rows.append(
+            Row.at_least(
+                f"{label}: cbr4 at 0.1 Mb/s beside two at 1.5 Mb/s gets (fraction)",
+                "not penalized",
+                mixed[buffer]["cbr4"] / 0.1,
+                NOT_PENALISED,
+            )
+        )
         # With cbr4 conforming, eq. 14 has n_c = 2 non-conforming CBRs and n_t = 8 conforming flows.
         mixed_bound = cbr_bound_mbps(FIG5_LINK, n_c=2, n_t=8)
-        rows.append(Row.at_most(f"{label}: cbr5, cbr10 beside a conforming cbr4 (Mb/s)", f"<= eq. 14 ({mixed_bound:.4f})", max(mixed[buffer]["cbr5"], mixed[buffer]["cbr10"]), BOUND_SLACK * mixed_bound))
+        rows.append(
+            Row.at_most(
+                f"{label}: cbr5, cbr10 beside a conforming cbr4 (Mb/s)",
+                f"<= eq. 14 ({mixed_bound:.4f})",
+                max(mixed[buffer]["cbr5"], mixed[buffer]["cbr10"]),
+                BOUND_SLACK * mixed_bound,
+            )
+        )
     small, large = bred_rows.loc[(50, top), "cbr_max"], bred_rows.loc[(150, top), "cbr_max"]
     # "with a reduced buffer size, the non-conforming flows ... approach the upper bound": the
     # figure is the only evidence, so ±20 % (reproduction-targets), and above the 150-packet value.
-    rows.append(Row.within(f"BRED, 50 packets: CBR throughput at {top} Mb/s (Mb/s)", PAPER_FIG5_BOUND, small, 0.2, relative=True))
-    rows.append(Row("CBR throughput at the top rate: 50 vs 150 packets", "50 >= 150 (smaller buffer favours CBR)", f"{small:.3f} vs {large:.3f}", "order exact", bool(small >= large)))
+    rows.append(
+        Row.within(
+            f"BRED, 50 packets: CBR throughput at {top} Mb/s (Mb/s)", PAPER_FIG5_BOUND, small, 0.2, relative=True
+        )
+    )
+    rows.append(
+        Row(
+            "CBR throughput at the top rate: 50 vs 150 packets",
+            "50 >= 150 (smaller buffer favours CBR)",
+            f"{small:.3f} vs {large:.3f}",
+            "order exact",
+            bool(small >= large),
+        )
+    )
     red_rows = table[(table["mechanism"] == "red") & (table["cbr_rate"] == top)].set_index("buffer")
     for buffer in FIG5_BUFFERS:
         bred_tcp, red_tcp = bred_rows.loc[(buffer, top), "tcp_total"], red_rows.loc[buffer, "tcp_total"]
-        rows.append(Row(f"TCP total at CBR {top} Mb/s, {buffer} packets: BRED vs RED (Mb/s)", "BRED > RED (RED shuts TCP out)", f"{bred_tcp:.3f} vs {red_tcp:.3f}", "order exact", bool(bred_tcp > red_tcp)))
-    notes = [f"{count} trial(s) of {duration:g} s per point, goodput over the latter half; eq. 14 with 2 non-conforming CBRs + 8 conforming flows: {cbr_bound_mbps(FIG5_LINK, 2, 8):.4f} Mb/s"]
+        rows.append(
+            Row(
+                f"TCP total at CBR {top} Mb/s, {buffer} packets: BRED vs RED (Mb/s)",
+                "BRED > RED (RED shuts TCP out)",
+                f"{bred_tcp:.3f} vs {red_tcp:.3f}",
+                "order exact",
+                bool(bred_tcp > red_tcp),
+            )
+        )
+    notes = [
+        f"{count} trial(s) of {duration:g} s per point, goodput over the latter half; eq. 14 with 2 non-conforming CBRs + 8 conforming flows: {cbr_bound_mbps(FIG5_LINK, 2, 8):.4f} Mb/s"
+    ]
     mixed_table = pd.DataFrame({f"bred_{b}": mixed[b][SOURCES] for b in FIG5_BUFFERS}).rename_axis("flow").reset_index()
     summary = table[["buffer", "mechanism", "cbr_rate", "tcp_total", "tcp_min", "cbr_max"]]
     data = {"fig5_summary": summary, "fig5": table, "fig5_mixed": mixed_table}
@@ -269,11 +345,21 @@ def _fig5_figure(table: pd.DataFrame, bound: float) -> Any:
             ax.plot(data["cbr_rate"], data[name], label=name, linewidth=0.8, **_rtt_style(name))
         ax.axhline(bound, color="red", linestyle="--", linewidth=1, label=f"eq. 14 bound {bound:.4f}")
         ax.set_ylim(0, 1.15 * max(bound, data[SOURCES].to_numpy().max()))
-        ax.set(title=f"({letter}) BRED, {buffer}-packet buffer", xlabel="sending rate of each CBR (Mb/s)", ylabel="throughput (Mb/s)")
+        ax.set(
+            title=f"({letter}) BRED, {buffer}-packet buffer",
+            xlabel="sending rate of each CBR (Mb/s)",
+            ylabel="throughput (Mb/s)",
+        )
     axes[0].legend(fontsize=7, ncol=2)
     ax = axes[2]
     for (mechanism, buffer), data in table.groupby(["mechanism", "buffer"]):
-        ax.plot(data["cbr_rate"], data["tcp_total"], marker="o", linestyle="-" if mechanism == "bred" else "--", label=f"{mechanism.upper()}, {buffer} pkts")
+        ax.plot(
+            data["cbr_rate"],
+            data["tcp_total"],
+            marker="o",
+            linestyle="-" if mechanism == "bred" else "--",
+            label=f"{mechanism.upper()}, {buffer} pkts",
+        )
     ax.set(title="7 TCPs together", xlabel="sending rate of each CBR (Mb/s)", ylabel="throughput (Mb/s)")
     ax.legend(fontsize=8)
     fig.suptitle("BRED Fig. 5: 7 TCP + 3 CBR over 1.5 Mb/s")
@@ -314,12 +400,28 @@ def short_lived(quick: bool) -> Reproduction:
     unstated: 450 packets (400 ms, as in Fig. 11 on the same link)."""
     count = 1 if quick else TRIALS
     buffer = buffer_packets(FIG6_LINK)
-    series = {m: mean_series(trials(ten_sources(FIG6_LINK, MECHANISMS[m](buffer), FIG6_CBR_RATE, sample=FIG6_SAMPLE, schedule=FIG6_SCHEDULE), count)) for m in MECHANISMS}
+    series = {
+        m: mean_series(
+            trials(
+                ten_sources(
+                    FIG6_LINK, MECHANISMS[m](buffer), FIG6_CBR_RATE, sample=FIG6_SAMPLE, schedule=FIG6_SCHEDULE
+                ),
+                count,
+            )
+        )
+        for m in MECHANISMS
+    }
     records = []
     for start, end in _periods(FIG6_SCHEDULE, DURATION):
         active = [s for s in SOURCES if FIG6_SCHEDULE[s][0] <= start and end <= FIG6_SCHEDULE[s][1]]
         cbrs, tcps = [s for s in active if s in CBRS], [s for s in active if s in TCPS]
-        record = {"period": f"{start:g}-{end:g} s", "start": start, "end": end, "active_cbr": len(cbrs), "active_tcp": len(tcps)}
+        record = {
+            "period": f"{start:g}-{end:g} s",
+            "start": start,
+            "end": end,
+            "active_cbr": len(cbrs),
+            "active_tcp": len(tcps),
+        }
         record["bound"] = cbr_bound_mbps(FIG6_LINK, len(cbrs), len(tcps)) if cbrs else float("nan")
         for mechanism, s in series.items():
             mean = s[(s.index >= start) & (s.index < end)].mean()
@@ -333,14 +435,47 @@ def short_lived(quick: bool) -> Reproduction:
     for p in periods[periods["active_cbr"] > 0].itertuples():
         paper = PAPER_FIG6_BOUNDS.get((p.start, p.end))
         if paper is not None:
-            rows.append(Row.within(f"eq. 14 bound, {p.period} ({p.active_cbr} CBR + {p.active_tcp} TCP) (Mb/s)", paper, round(p.bound, 4), 0.00005))
-        rows.append(Row.at_most(f"BRED, {p.period}: largest CBR average (Mb/s)", f"<= {p.bound:.4f} (eq. 14)", p.bred_cbr_max, BOUND_SLACK * p.bound))
-        rows.append(Row.at_least(f"BRED, {p.period}: TCP total (Mb/s)", "not shut out", p.bred_tcp_total, FIG6_BRED_TCP_SHARE * link))
-        rows.append(Row.at_most(f"RED, {p.period}: TCP total (Mb/s)", "shut out", p.red_tcp_total, FIG6_RED_TCP_SHARE * link))
-    rows.append(Row.at_least("BRED: smallest active TCP / equal share, any period", "not shut out", periods["bred_tcp_min_share"].min(), SHUT_OUT))
-    notes = [f"{count} trial(s); buffer {buffer} packets; per-period averages of the 5-s samples (each period starts with the flows' slow start)"]
-    data = {"fig6_periods": periods} | {f"fig6_{m}_samples": s.rename_axis("time").reset_index() for m, s in series.items()}
-    data["fig6_summary"] = periods[["period", "active_cbr", "active_tcp", "bound", "bred_cbr_max", "bred_tcp_total", "red_tcp_total"]]
+            rows.append(
+                Row.within(
+                    f"eq. 14 bound, {p.period} ({p.active_cbr} CBR + {p.active_tcp} TCP) (Mb/s)",
+                    paper,
+                    round(p.bound, 4),
+                    0.00005,
+                )
+            )
+        rows.append(
+            Row.at_most(
+                f"BRED, {p.period}: largest CBR average (Mb/s)",
+                f"<= {p.bound:.4f} (eq. 14)",
+                p.bred_cbr_max,
+                BOUND_SLACK * p.bound,
+            )
+        )
+        rows.append(
+            Row.at_least(
+                f"BRED, {p.period}: TCP total (Mb/s)", "not shut out", p.bred_tcp_total, FIG6_BRED_TCP_SHARE * link
+            )
+        )
+        rows.append(
+            Row.at_most(f"RED, {p.period}: TCP total (Mb/s)", "shut out", p.red_tcp_total, FIG6_RED_TCP_SHARE * link)
+        )
+    rows.append(
+        Row.at_least(
+            "BRED: smallest active TCP / equal share, any period",
+            "not shut out",
+            periods["bred_tcp_min_share"].min(),
+            SHUT_OUT,
+        )
+    )
+    notes = [
+        f"{count} trial(s); buffer {buffer} packets; per-period averages of the 5-s samples (each period starts with the flows' slow start)"
+    ]
+    data = {"fig6_periods": periods} | {
+        f"fig6_{m}_samples": s.rename_axis("time").reset_index() for m, s in series.items()
+    }
+    data["fig6_summary"] = periods[
+        ["period", "active_cbr", "active_tcp", "bound", "bred_cbr_max", "bred_tcp_total", "red_tcp_total"]
+    ]
     return Reproduction(rows=rows, figure=_fig6_figure(series, periods), data=data, show=["fig6_summary"], notes=notes)
 
 
@@ -396,8 +531,12 @@ def buffer_size(quick: bool) -> Reproduction:
     records = []
     for seconds, mechanism in itertools.product(buffers, MECHANISMS):
         packets = buffer_packets(FIG7_LINK, seconds)
-        goodput = mean_goodput(trials(ten_sources(FIG7_LINK, MECHANISMS[mechanism](packets), FIG7_CBR_RATE, duration=duration), count))
-        records.append({"buffer_s": seconds, "buffer_packets": packets, "mechanism": mechanism, **goodput[SOURCES].to_dict()})
+        goodput = mean_goodput(
+            trials(ten_sources(FIG7_LINK, MECHANISMS[mechanism](packets), FIG7_CBR_RATE, duration=duration), count)
+        )
+        records.append(
+            {"buffer_s": seconds, "buffer_packets": packets, "mechanism": mechanism, **goodput[SOURCES].to_dict()}
+        )
     table = pd.DataFrame(records)
     table["tcp_total"] = table[TCPS].sum(axis=1)
     table["cbr_total"] = table[CBRS].sum(axis=1)
@@ -405,19 +544,43 @@ def buffer_size(quick: bool) -> Reproduction:
     red_tcp = table[table["mechanism"] == "red"].set_index("buffer_s")["tcp_total"]
     link = FIG7_LINK / MBPS
     rows = [
-        Row.at_least("BRED, 50 ms: TCP total (Mb/s)", "not completely shut out", tcp[0.05], SHUT_OUT * len(TCPS) / len(SOURCES) * link),
-        Row.at_most("RED, 50 ms: TCP total (Mb/s)", "shut out", red_tcp[0.05], SHUT_OUT * len(TCPS) / len(SOURCES) * link),
-        Row("BRED: TCP total, 50 vs 100 ms (Mb/s)", "increases with the buffer", f"{tcp[0.05]:.3f} < {tcp[0.1]:.3f}", "order exact", bool(tcp[0.05] < tcp[0.1])),
+        Row.at_least(
+            "BRED, 50 ms: TCP total (Mb/s)",
+            "not completely shut out",
+            tcp[0.05],
+            SHUT_OUT * len(TCPS) / len(SOURCES) * link,
+        ),
+        Row.at_most(
+            "RED, 50 ms: TCP total (Mb/s)", "shut out", red_tcp[0.05], SHUT_OUT * len(TCPS) / len(SOURCES) * link
+        ),
+        Row(
+            "BRED: TCP total, 50 vs 100 ms (Mb/s)",
+            "increases with the buffer",
+            f"{tcp[0.05]:.3f} < {tcp[0.1]:.3f}",
+            "order exact",
+            bool(tcp[0.05] < tcp[0.1]),
+        ),
         Row.at_least("BRED: TCP total 100 ms / 50 ms", "increase much", tcp[0.1] / tcp[0.05], FIG7_GAIN),
     ]
     for seconds in [b for b in buffers if b > 0.1]:
-        rows.append(Row.between(f"BRED: TCP total {seconds * 1000:g} ms / 100 ms", "no dramatic change", tcp[seconds] / tcp[0.1], 1 - FIG7_FLAT, 1 + FIG7_FLAT))
+        rows.append(
+            Row.between(
+                f"BRED: TCP total {seconds * 1000:g} ms / 100 ms",
+                "no dramatic change",
+                tcp[seconds] / tcp[0.1],
+                1 - FIG7_FLAT,
+                1 + FIG7_FLAT,
+            )
+        )
     bound = cbr_bound_mbps(FIG7_LINK, len(CBRS), len(TCPS))
     notes = [
         f"{count} trial(s) of {duration:g} s per point; 500-byte packets (100 ms = {buffer_packets(FIG7_LINK, 0.1)} packets)",
         "the TCPs gain steadily with the buffer instead of levelling off after 100 ms (see the docstring)",
         f"eq. 14 bound per CBR {bound:.3f} Mb/s; BRED's largest CBR by buffer: "
-        + ", ".join(f"{b * 1000:g} ms {v:.3f}" for b, v in table[table["mechanism"] == "bred"].set_index("buffer_s")[CBRS].max(axis=1).items()),
+        + ", ".join(
+            f"{b * 1000:g} ms {v:.3f}"
+            for b, v in table[table["mechanism"] == "bred"].set_index("buffer_s")[CBRS].max(axis=1).items()
+        ),
     ]
     data = {"fig7_summary": table[["buffer_s", "buffer_packets", "mechanism", "tcp_total", "cbr_total"]], "fig7": table}
     return Reproduction(rows=rows, figure=_fig7_figure(table), data=data, show=["fig7_summary"], notes=notes)
@@ -432,7 +595,9 @@ def _fig7_figure(table: pd.DataFrame) -> Any:
     axes[0].legend(fontsize=7, ncol=2)
     for mechanism, data in table.groupby("mechanism"):
         axes[1].plot(data["buffer_s"], data["tcp_total"], marker="o", label=f"{mechanism.upper()}: 7 TCPs")
-        axes[1].plot(data["buffer_s"], data["cbr_total"], marker="s", linestyle="--", label=f"{mechanism.upper()}: 3 CBRs")
+        axes[1].plot(
+            data["buffer_s"], data["cbr_total"], marker="s", linestyle="--", label=f"{mechanism.upper()}: 3 CBRs"
+        )
     axes[1].set(title="together", xlabel="buffer (s of the backbone)", ylabel="throughput (Mb/s)")
     axes[1].legend(fontsize=8)
     fig.suptitle("BRED Fig. 7: effect of buffer size, 10 flows on 10 Mb/s")
@@ -457,7 +622,9 @@ FIG9_F_BAND = (0.8, 1.0)
 FIG9_TAPER = 0.05
 
 
-def many_flows(n: int, cbr_total_bps: float, qdisc: Mapping[str, Any], *, seed: int = 1, duration: float = DURATION) -> dict:
+def many_flows(
+    n: int, cbr_total_bps: float, qdisc: Mapping[str, Any], *, seed: int = 1, duration: float = DURATION
+) -> dict:
     """Fig. 8: backbone 1.5 Mb/s with 6 ms delay; sinks' feeders 100 Mb/s, 4 ms; sources'
     feeders 100 Mb/s with one-way delays uniform in [10, 100] ms (drawn from `seed`).
     Every fourth flow is CBR (one fourth of them), sharing `cbr_total_bps` equally."""
@@ -483,7 +650,9 @@ def many_flows(n: int, cbr_total_bps: float, qdisc: Mapping[str, Any], *, seed: 
     }
 
 
-@experiment("bred-many-flows", "BRED Fig. 9: fairness quotient of 20/50/100 flows (a quarter CBR) vs total CBR rate, 1.5 Mb/s")
+@experiment(
+    "bred-many-flows", "BRED Fig. 9: fairness quotient of 20/50/100 flows (a quarter CBR) vs total CBR rate, 1.5 Mb/s"
+)
 def fig9(quick: bool) -> Reproduction:
     """§5.1.2, Figs. 8–9: eq. 17's F over every flow's goodput (as the paper: raw
     bandwidths, so F < 1 when the CBRs send below their share), one trial per point.
@@ -495,26 +664,70 @@ def fig9(quick: bool) -> Reproduction:
         results = aqmlab.run(many_flows(n, total * MBPS, bred(buffer_packets(FIG9_LINK)), duration=duration))
         goodput = results.flows["goodput_bps"].to_numpy() / MBPS
         cbr = results.flows["type"].to_numpy() == "cbr"
-        records.append({"flows": n, "cbr_total": total, "F": fairness(goodput), "cbr_mean": goodput[cbr].mean(), "tcp_mean": goodput[~cbr].mean(), "tcp_min": goodput[~cbr].min(), "equal_share": FIG9_LINK / MBPS / n})
+        records.append(
+            {
+                "flows": n,
+                "cbr_total": total,
+                "F": fairness(goodput),
+                "cbr_mean": goodput[cbr].mean(),
+                "tcp_mean": goodput[~cbr].mean(),
+                "tcp_min": goodput[~cbr].min(),
+                "equal_share": FIG9_LINK / MBPS / n,
+            }
+        )
     table = pd.DataFrame(records)
     f = table.pivot(index="cbr_total", columns="flows", values="F")
     rows = [Row.between(f"F, 100 flows, CBR total {t} Mb/s", "about 0.9", f.loc[t, 100], *FIG9_F_BAND) for t in totals]
     for t in [t for t in totals if t >= FIG9_LINK / MBPS]:  # "high CBR load": the CBRs offer the link rate or more
         ordered = f.loc[t, 100] >= f.loc[t, 50] >= f.loc[t, 20]
-        rows.append(Row(f"F ordering at CBR total {t} Mb/s", "F(100) >= F(50) >= F(20)", " >= ".join(f"{f.loc[t, n]:.3f}" for n in (100, 50, 20)), "order exact", bool(ordered)))
+        rows.append(
+            Row(
+                f"F ordering at CBR total {t} Mb/s",
+                "F(100) >= F(50) >= F(20)",
+                " >= ".join(f"{f.loc[t, n]:.3f}" for n in (100, 50, 20)),
+                "order exact",
+                bool(ordered),
+            )
+        )
     rises = f[20].iloc[0] < f[20].max() and f[20].idxmax() != totals[-1]
-    rows.append(Row("F of 20 flows along the CBR load", "increases first, then decreases", " -> ".join(f"{v:.3f}" for v in f[20]), "rise then fall", bool(rises)))
+    rows.append(
+        Row(
+            "F of 20 flows along the CBR load",
+            "increases first, then decreases",
+            " -> ".join(f"{v:.3f}" for v in f[20]),
+            "rise then fall",
+            bool(rises),
+        )
+    )
     link, top = FIG9_LINK / MBPS, totals[-1]
     for n in FIG9_FLOWS:
-        rows.append(Row.at_most(f"F of {n} flows: change from CBR total {link:g} to {top:g} Mb/s", "tapers off", abs(f.loc[top, n] - f.loc[link, n]), FIG9_TAPER))
-    return Reproduction(rows=rows, figure=_fig9_figure(f), data={"fig9": table}, show=["fig9"], notes=[f"one trial of {duration:g} s per point (as the paper), goodput over the latter half"])
+        rows.append(
+            Row.at_most(
+                f"F of {n} flows: change from CBR total {link:g} to {top:g} Mb/s",
+                "tapers off",
+                abs(f.loc[top, n] - f.loc[link, n]),
+                FIG9_TAPER,
+            )
+        )
+    return Reproduction(
+        rows=rows,
+        figure=_fig9_figure(f),
+        data={"fig9": table},
+        show=["fig9"],
+        notes=[f"one trial of {duration:g} s per point (as the paper), goodput over the latter half"],
+    )
 
 
 def _fig9_figure(f: pd.DataFrame) -> Any:
     fig, ax = _pyplot().subplots(figsize=(6.5, 4.5))
     for n, marker in zip(FIG9_FLOWS, "ox+"):
         ax.plot(f.index, f[n], marker=marker, label=f"{n} flows")
-    ax.set(title="BRED Fig. 9: fairness with many flows, 1.5 Mb/s", xlabel="total CBR sending rate (Mb/s)", ylabel="fairness quotient F (eq. 17)", ylim=(0, 1.02))
+    ax.set(
+        title="BRED Fig. 9: fairness with many flows, 1.5 Mb/s",
+        xlabel="total CBR sending rate (Mb/s)",
+        ylabel="fairness quotient F (eq. 17)",
+        ylim=(0, 1.02),
+    )
     ax.legend()
     fig.tight_layout()
     return fig
@@ -536,7 +749,10 @@ FIG10_LONG_RUN_F = 0.9
 FIG11_RED_TCP_SHARE, FIG11_RED_SPLIT = 0.05, 0.2
 
 
-@experiment("bred-vs-red", "BRED Figs. 10–11: RED vs BRED, 7 TCPs on 0.8 Mb/s (2-s samples); 7 TCP + 3 CBR at 4 Mb/s on 4.5 Mb/s (5-s samples)")
+@experiment(
+    "bred-vs-red",
+    "BRED Figs. 10–11: RED vs BRED, 7 TCPs on 0.8 Mb/s (2-s samples); 7 TCP + 3 CBR at 4 Mb/s on 4.5 Mb/s (5-s samples)",
+)
 def vs_red(quick: bool) -> Reproduction:
     """§5.2.1, Fig. 10: seven TCPs alone; fairness per 2-s sample (eq. 17 across the
     flows in each sample, averaged over the samples of the latter half) and over the
@@ -546,10 +762,14 @@ def vs_red(quick: bool) -> Reproduction:
     buffer10, buffer11 = buffer_packets(FIG10_LINK), buffer_packets(FIG11_LINK)
     records, samples10, samples11 = [], {}, {}
     for mechanism, make in MECHANISMS.items():
-        runs10 = trials(ten_sources(FIG10_LINK, make(buffer10), tcp_only=True, sample=FIG10_SAMPLE, duration=duration), count)
+        runs10 = trials(
+            ten_sources(FIG10_LINK, make(buffer10), tcp_only=True, sample=FIG10_SAMPLE, duration=duration), count
+        )
         per_sample = [fairness(row) for r in runs10 for row in _measured_samples(r)]
         samples10[mechanism] = mean_series(runs10)
-        runs11 = trials(ten_sources(FIG11_LINK, make(buffer11), FIG11_CBR_RATE, sample=FIG11_SAMPLE, duration=duration), count)
+        runs11 = trials(
+            ten_sources(FIG11_LINK, make(buffer11), FIG11_CBR_RATE, sample=FIG11_SAMPLE, duration=duration), count
+        )
         goodput11 = mean_goodput(runs11)
         samples11[mechanism] = mean_series(runs11)
         measured11 = samples11[mechanism][samples11[mechanism].index >= duration / 2]
@@ -569,19 +789,72 @@ def vs_red(quick: bool) -> Reproduction:
     bound = cbr_bound_mbps(FIG11_LINK, len(CBRS), len(TCPS))
     link11 = FIG11_LINK / MBPS
     rows = [
-        Row("Fig. 10: mean F per 2-s sample, BRED vs RED", "BRED > RED (fair over short intervals)", f"{b.fig10_F_per_2s_sample:.3f} vs {r.fig10_F_per_2s_sample:.3f}", "order exact", bool(b.fig10_F_per_2s_sample > r.fig10_F_per_2s_sample)),
-        Row("Fig. 10: worst 2-s sample F, BRED vs RED", "BRED > RED", f"{b.fig10_F_worst_sample:.3f} vs {r.fig10_F_worst_sample:.3f}", "order exact", bool(b.fig10_F_worst_sample > r.fig10_F_worst_sample)),
-        Row.at_least("Fig. 10: RED's F over the whole measurement", "fair over a large interval", r.fig10_F_long_run, FIG10_LONG_RUN_F),
-        Row.at_most("Fig. 11: RED, TCP total (Mb/s)", "completely shut out", r.fig11_tcp_total, FIG11_RED_TCP_SHARE * link11),
-        Row.between("Fig. 11: RED, smallest CBR (Mb/s)", "split the link (1.5 each)", r.fig11_cbr_min, (1 - FIG11_RED_SPLIT) * link11 / 3, (1 + FIG11_RED_SPLIT) * link11 / 3),
-        Row.between("Fig. 11: RED, largest CBR (Mb/s)", "split the link (1.5 each)", r.fig11_cbr_max, (1 - FIG11_RED_SPLIT) * link11 / 3, (1 + FIG11_RED_SPLIT) * link11 / 3),
-        Row.at_most("Fig. 11: BRED, largest CBR (Mb/s)", f"<= {bound:.3f} (eq. 14)", b.fig11_cbr_max, BOUND_SLACK * bound),
-        Row.at_most("Fig. 11: BRED, largest CBR in any 5-s sample (Mb/s)", f"<= {bound:.3f} (eq. 14)", b.fig11_cbr_max_5s, BOUND_SLACK * bound),
-        Row("Fig. 11: TCP total, BRED vs RED (Mb/s)", "BRED >> RED", f"{b.fig11_tcp_total:.3f} vs {r.fig11_tcp_total:.3f}", "order exact", bool(b.fig11_tcp_total > r.fig11_tcp_total)),
-        Row.at_least("Fig. 11: BRED, smallest TCP / equal share", "not shut out", b.fig11_tcp_min / (link11 / len(SOURCES)), SHUT_OUT),
+        Row(
+            "Fig. 10: mean F per 2-s sample, BRED vs RED",
+            "BRED > RED (fair over short intervals)",
+            f"{b.fig10_F_per_2s_sample:.3f} vs {r.fig10_F_per_2s_sample:.3f}",
+            "order exact",
+            bool(b.fig10_F_per_2s_sample > r.fig10_F_per_2s_sample),
+        ),
+        Row(
+            "Fig. 10: worst 2-s sample F, BRED vs RED",
+            "BRED > RED",
+            f"{b.fig10_F_worst_sample:.3f} vs {r.fig10_F_worst_sample:.3f}",
+            "order exact",
+            bool(b.fig10_F_worst_sample > r.fig10_F_worst_sample),
+        ),
+        Row.at_least(
+            "Fig. 10: RED's F over the whole measurement",
+            "fair over a large interval",
+            r.fig10_F_long_run,
+            FIG10_LONG_RUN_F,
+        ),
+        Row.at_most(
+            "Fig. 11: RED, TCP total (Mb/s)", "completely shut out", r.fig11_tcp_total, FIG11_RED_TCP_SHARE * link11
+        ),
+        Row.between(
+            "Fig. 11: RED, smallest CBR (Mb/s)",
+            "split the link (1.5 each)",
+            r.fig11_cbr_min,
+            (1 - FIG11_RED_SPLIT) * link11 / 3,
+            (1 + FIG11_RED_SPLIT) * link11 / 3,
+        ),
+        Row.between(
+            "Fig. 11: RED, largest CBR (Mb/s)",
+            "split the link (1.5 each)",
+            r.fig11_cbr_max,
+            (1 - FIG11_RED_SPLIT) * link11 / 3,
+            (1 + FIG11_RED_SPLIT) * link11 / 3,
+        ),
+        Row.at_most(
+            "Fig. 11: BRED, largest CBR (Mb/s)", f"<= {bound:.3f} (eq. 14)", b.fig11_cbr_max, BOUND_SLACK * bound
+        ),
+        Row.at_most(
+            "Fig. 11: BRED, largest CBR in any 5-s sample (Mb/s)",
+            f"<= {bound:.3f} (eq. 14)",
+            b.fig11_cbr_max_5s,
+            BOUND_SLACK * bound,
+        ),
+        Row(
+            "Fig. 11: TCP total, BRED vs RED (Mb/s)",
+            "BRED >> RED",
+            f"{b.fig11_tcp_total:.3f} vs {r.fig11_tcp_total:.3f}",
+            "order exact",
+            bool(b.fig11_tcp_total > r.fig11_tcp_total),
+        ),
+        Row.at_least(
+            "Fig. 11: BRED, smallest TCP / equal share",
+            "not shut out",
+            b.fig11_tcp_min / (link11 / len(SOURCES)),
+            SHUT_OUT,
+        ),
     ]
-    notes = [f"{count} trial(s) of {duration:g} s; buffers {buffer10} packets (Fig. 10) and {buffer11} packets (Fig. 11)"]
-    data = {"vs_red": table.reset_index()} | {f"fig10_{m}_samples": s.rename_axis("time").reset_index() for m, s in samples10.items()}
+    notes = [
+        f"{count} trial(s) of {duration:g} s; buffers {buffer10} packets (Fig. 10) and {buffer11} packets (Fig. 11)"
+    ]
+    data = {"vs_red": table.reset_index()} | {
+        f"fig10_{m}_samples": s.rename_axis("time").reset_index() for m, s in samples10.items()
+    }
     data |= {f"fig11_{m}_samples": s.rename_axis("time").reset_index() for m, s in samples11.items()}
     return Reproduction(rows=rows, figure=_vs_red_figure(samples10, samples11), data=data, show=["vs_red"], notes=notes)
 
@@ -595,7 +868,12 @@ def _measured_samples(results: Results) -> list[np.ndarray]:
 
 def _vs_red_figure(samples10: Mapping[str, pd.DataFrame], samples11: Mapping[str, pd.DataFrame]) -> Any:
     fig, axes = _pyplot().subplots(2, 2, figsize=(13, 8), sharex=True)
-    for row, (samples, what, sample) in enumerate(((samples10, "Fig. 10: 7 TCPs on 0.8 Mb/s", FIG10_SAMPLE), (samples11, "Fig. 11: 7 TCP + 3 CBR (4 Mb/s) on 4.5 Mb/s", FIG11_SAMPLE))):
+    for row, (samples, what, sample) in enumerate(
+        (
+            (samples10, "Fig. 10: 7 TCPs on 0.8 Mb/s", FIG10_SAMPLE),
+            (samples11, "Fig. 11: 7 TCP + 3 CBR (4 Mb/s) on 4.5 Mb/s", FIG11_SAMPLE),
+        )
+    ):
         for col, (mechanism, letter) in enumerate((("red", "a"), ("bred", "b"))):
             ax, s = axes[row, col], samples[mechanism]
             for name in s.columns:

@@ -57,7 +57,15 @@ from . import Reproduction, Row, _csfq, demo, experiment, not_reproduced
 
 MECHANISMS: dict[str, dict] = _csfq.MECHANISMS
 # The paper's names, for legends.
-LABELS = {"droptail": "FIFO", "red": "RED", "fred-1": "FRED-1", "fred-2": "FRED-2", "drr": "DRR", "csfq": "CSFQ", "fred": "FRED"}
+LABELS = {
+    "droptail": "FIFO",
+    "red": "RED",
+    "fred-1": "FRED-1",
+    "fred-2": "FRED-2",
+    "drr": "DRR",
+    "csfq": "CSFQ",
+    "fred": "FRED",
+}
 
 LINK_MBPS = 10.0
 FULL = {"duration": "20s", "warmup": "10s", "seeds": (1, 2, 3)}
@@ -80,7 +88,14 @@ FIG3A_CSFQ_ACCEPT = (-0.20, 0.15)
 FIG3A_DRR_MAX_DEVIATION = 0.05
 # "FIFO, RED, and FRED-1 fail to ensure fairness, with each flow getting a share proportional
 # to its incoming rate"; "CSFQ and FRED-2 achieve a less precise degree of fairness".
-FIG3A_ALLOCATION = {"droptail": "proportional", "red": "proportional", "fred-1": "proportional", "fred-2": "fair", "drr": "fair", "csfq": "fair"}
+FIG3A_ALLOCATION = {
+    "droptail": "proportional",
+    "red": "proportional",
+    "fred-1": "proportional",
+    "fred-2": "fair",
+    "drr": "fair",
+    "csfq": "fair",
+}
 
 # Fig. 4: N = 2...32; quick runs a few N on both sides of the paper's DRR/CSFQ crossover.
 FIG4_N = tuple(range(2, 33))
@@ -120,12 +135,26 @@ def _dumbbell(name: str, flows: list[dict], settings: Mapping) -> Scenario:
 def _parking_lot(name: str, links: int, through_flow: dict, settings: Mapping) -> Scenario:
     """CSFQ Fig. 5: `links` congested 10 Mbps, 1 ms links, ten 2 Mbps UDP cross flows each
     (entering at router i, leaving at i+1), and `through_flow` (flow 0) across all of them."""
-    cross = [{"name": f"cross{hop}", "type": "cbr", "rate": FIG6_CROSS_RATE, "jitter": True, "count": FIG6_CROSS_FLOWS, "hop": hop} for hop in range(links)]
+    cross = [
+        {
+            "name": f"cross{hop}",
+            "type": "cbr",
+            "rate": FIG6_CROSS_RATE,
+            "jitter": True,
+            "count": FIG6_CROSS_FLOWS,
+            "hop": hop,
+        }
+        for hop in range(links)
+    ]
     return Scenario.from_dict(
         {
             "name": name,
             "simulation": {"duration": settings["duration"], "warmup": settings["warmup"], "seed": 1},
-            "topology": {"type": "parking_lot", "congested_links": links, "link": {"rate": f"{LINK_MBPS:g}Mbps", "delay": "1ms", "qdisc": {"type": "droptail"}}},
+            "topology": {
+                "type": "parking_lot",
+                "congested_links": links,
+                "link": {"rate": f"{LINK_MBPS:g}Mbps", "delay": "1ms", "qdisc": {"type": "droptail"}},
+            },
             "flows": [through_flow, *cross],
         }
     )
@@ -178,13 +207,26 @@ def _curves_figure(panels: list[tuple[pd.DataFrame, str, str, str]], columns: It
 
 @experiment("csfq-fig3a", "CSFQ Fig. 3(a): 32 UDP flows, flow i at (i+1)x its 0.3125 Mbps fair share, per mechanism")
 def fig3a(quick: bool) -> Reproduction:
-    flows = [{"name": f"udp{i}", "type": "cbr", "rate": (i + 1) * FIG3A_FAIR_MBPS * MBPS, "jitter": True} for i in range(FIG3A_FLOWS)]
+    flows = [
+        {"name": f"udp{i}", "type": "cbr", "rate": (i + 1) * FIG3A_FAIR_MBPS * MBPS, "jitter": True}
+        for i in range(FIG3A_FLOWS)
+    ]
     scenario = _dumbbell("csfq-fig3a", flows, FIG3A_QUICK if quick else FULL)
-    goodput = {name: aqmlab.run(_with_mechanism(scenario, qdisc)).flows["goodput_bps"].to_numpy() / MBPS for name, qdisc in MECHANISMS.items()}
+    goodput = {
+        name: aqmlab.run(_with_mechanism(scenario, qdisc)).flows["goodput_bps"].to_numpy() / MBPS
+        for name, qdisc in MECHANISMS.items()
+    }
     offered = np.array([f["rate"] for f in flows]) / MBPS
     # Shares proportional to the offered rates: flow i gets (i+1) x 10/528 Mbps.
     proportional = offered * LINK_MBPS / offered.sum()
-    per_flow = pd.DataFrame({"flow": range(FIG3A_FLOWS), "offered_mbps": offered, "fair_mbps": FIG3A_FAIR_MBPS, "proportional_mbps": proportional})
+    per_flow = pd.DataFrame(
+        {
+            "flow": range(FIG3A_FLOWS),
+            "offered_mbps": offered,
+            "fair_mbps": FIG3A_FAIR_MBPS,
+            "proportional_mbps": proportional,
+        }
+    )
     for name, g in goodput.items():
         per_flow[f"{name}_mbps"] = g
     deviation = {name: g / FIG3A_FAIR_MBPS - 1 for name, g in goodput.items()}
@@ -213,8 +255,12 @@ def fig3a(quick: bool) -> Reproduction:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
-    notes = ["Allocation nearer to (RMS distance over the 32 flows): proportional shares (i+1) x 10/528 Mbps, or the fair share 0.3125 Mbps."]
-    return Reproduction(rows=rows, figure=fig, data={"per_flow": per_flow, "fairness": summary}, show=["fairness"], notes=notes)
+    notes = [
+        "Allocation nearer to (RMS distance over the 32 flows): proportional shares (i+1) x 10/528 Mbps, or the fair share 0.3125 Mbps."
+    ]
+    return Reproduction(
+        rows=rows, figure=fig, data={"per_flow": per_flow, "fairness": summary}, show=["fairness"], notes=notes
+    )
 
 
 def _rms(x: np.ndarray) -> float:
@@ -227,7 +273,12 @@ def _fig3a_rows(s: pd.DataFrame) -> list[Row]:
     rows = [
         Row.at_least("CSFQ lowest flow vs fair share", f"{low:+.0%}", csfq.lowest_vs_fair, FIG3A_CSFQ_ACCEPT[0]),
         Row.at_most("CSFQ highest flow vs fair share", f"{high:+.0%}", csfq.highest_vs_fair, FIG3A_CSFQ_ACCEPT[1]),
-        Row.at_most("DRR largest |deviation| from fair share", "extremely effective", drr.largest_abs_deviation, FIG3A_DRR_MAX_DEVIATION),
+        Row.at_most(
+            "DRR largest |deviation| from fair share",
+            "extremely effective",
+            drr.largest_abs_deviation,
+            FIG3A_DRR_MAX_DEVIATION,
+        ),
     ]
     unfair = min(s.loc[m, "largest_abs_deviation"] for m in ("droptail", "red", "fred-1"))
     rows.append(
@@ -242,7 +293,15 @@ def _fig3a_rows(s: pd.DataFrame) -> list[Row]:
     for name, paper in FIG3A_ALLOCATION.items():
         fair, proportional = s.loc[name, "rms_to_fair_mbps"], s.loc[name, "rms_to_proportional_mbps"]
         ours = "fair" if fair < proportional else "proportional"
-        rows.append(Row(f"{LABELS[name]} allocation nearer to", paper, f"{ours} (RMS {fair:.3f} to fair, {proportional:.3f} to proportional)", "the nearer of the two", ours == paper))
+        rows.append(
+            Row(
+                f"{LABELS[name]} allocation nearer to",
+                paper,
+                f"{ours} (RMS {fair:.3f} to fair, {proportional:.3f} to proportional)",
+                "the nearer of the two",
+                ours == paper,
+            )
+        )
     return rows
 
 
@@ -269,9 +328,16 @@ def fig3b(quick: bool) -> Reproduction:
     better = min(("fred-1", "fred-2"), key=lambda m: udp[m])
     rep.rows.insert(
         len(rep.rows) - 1,
-        Row.between(f"UDP goodput, FRED = better of FRED-1/FRED-2 ({better}) (Mbps)", "almost 1.8", udp[better], *FIG3B_FRED_BAND),
+        Row.between(
+            f"UDP goodput, FRED = better of FRED-1/FRED-2 ({better}) (Mbps)",
+            "almost 1.8",
+            udp[better],
+            *FIG3B_FRED_BAND,
+        ),
     )
-    rep.notes.append("Paper: FRED 'almost 1.8' Mbps is the better FRED version's (§3); the demo's fred-1 row assumes FRED-1 was that version.")
+    rep.notes.append(
+        "Paper: FRED 'almost 1.8' Mbps is the better FRED version's (§3); the demo's fred-1 row assumes FRED-1 was that version."
+    )
     return rep
 
 
@@ -284,8 +350,21 @@ def fig4(quick: bool) -> Reproduction:
     scenarios = {n: _dumbbell(f"csfq-fig4-n{n}", _fig4_flows(n), settings) for n in counts}
     table = _flow0_normalised(scenarios, settings["seeds"]).rename(columns={"x": "n"})
     rows = _fig4_rows(table)
-    figure = _curves_figure([(table.rename(columns={"n": "x"}), "total number of flows N", "TCP throughput / fair share", "1 TCP vs N-1 UDPs at 2 x 10/N Mbps")], list(MECHANISMS), "CSFQ Fig. 4")
-    notes = [f"Normalised TCP throughput: mean of seeds {settings['seeds']}; `fred` = better of fred-1 and fred-2 at each N."]
+    figure = _curves_figure(
+        [
+            (
+                table.rename(columns={"n": "x"}),
+                "total number of flows N",
+                "TCP throughput / fair share",
+                "1 TCP vs N-1 UDPs at 2 x 10/N Mbps",
+            )
+        ],
+        list(MECHANISMS),
+        "CSFQ Fig. 4",
+    )
+    notes = [
+        f"Normalised TCP throughput: mean of seeds {settings['seeds']}; `fred` = better of fred-1 and fred-2 at each N."
+    ]
     return Reproduction(rows=rows, figure=figure, data={"tcp_normalised": table}, show=["tcp_normalised"], notes=notes)
 
 
@@ -299,7 +378,11 @@ def _fig4_flows(n: int) -> list[dict]:
 
 def _fig4_rows(t: pd.DataFrame) -> list[Row]:
     small = t[t["n"] <= FIG4_DRR_GOOD_UP_TO]
-    rows = [Row.at_least(f"DRR lowest, N <= {FIG4_DRR_GOOD_UP_TO}", "very well (< 22 flows)", small["drr"].min(), FIG4_DRR_GOOD_MIN)]
+    rows = [
+        Row.at_least(
+            f"DRR lowest, N <= {FIG4_DRR_GOOD_UP_TO}", "very well (< 22 flows)", small["drr"].min(), FIG4_DRR_GOOD_MIN
+        )
+    ]
     above = t[t["csfq"] > t["drr"]]
     crossover = int(above["n"].min()) if len(above) else float("nan")
     rows.append(Row.between("First N with CSFQ > DRR", "large N (DRR declines after 22)", crossover, *FIG4_CROSSOVER))
@@ -307,7 +390,14 @@ def _fig4_rows(t: pd.DataFrame) -> list[Row]:
     rows.append(Row.at_most(f"DRR at N = {int(largest['n'])}", "declines after 22", largest["drr"], FIG4_DRR_GOOD_MIN))
     margin = t["csfq"] - t["fred"]
     worst = t.loc[margin.idxmin()]
-    rows.append(Row.at_least(f"CSFQ - FRED, lowest over N (at N = {int(worst['n'])})", "similar or better", margin.min(), -FIG4_CSFQ_VS_FRED_SLACK))
+    rows.append(
+        Row.at_least(
+            f"CSFQ - FRED, lowest over N (at N = {int(worst['n'])})",
+            "similar or better",
+            margin.min(),
+            -FIG4_CSFQ_VS_FRED_SLACK,
+        )
+    )
     baseline = t[["red", "droptail"]].max(axis=1)
     rows.append(Row.at_most("RED, FIFO highest over N", "status quo (unfair)", baseline.max(), FIG4_BASELINE_MAX))
     return rows
@@ -316,7 +406,9 @@ def _fig4_rows(t: pd.DataFrame) -> list[Row]:
 # --- Fig. 6 ------------------------------------------------------------------------------
 
 
-@experiment("csfq-fig6", "CSFQ Fig. 6: UDP-0 (a) or a TCP (b) across 1..5 congested links with 2 Mbps UDP cross traffic")
+@experiment(
+    "csfq-fig6", "CSFQ Fig. 6: UDP-0 (a) or a TCP (b) across 1..5 congested links with 2 Mbps UDP cross traffic"
+)
 def fig6(quick: bool) -> Reproduction:
     links, settings = (FIG6_LINKS_QUICK, QUICK) if quick else (FIG6_LINKS, FULL)
     udp0 = {"name": "udp0", "type": "cbr", "rate": FIG6_UDP0_BPS, "jitter": True}
@@ -327,7 +419,12 @@ def fig6(quick: bool) -> Reproduction:
     rows = _fig6a_rows(a) + _fig6b_rows(b)
     figure = _curves_figure(
         [
-            (a, "number of congested links", "fraction of UDP-0's traffic forwarded", "(a) UDP-0 at its fair share 0.909 Mbps"),
+            (
+                a,
+                "number of congested links",
+                "fraction of UDP-0's traffic forwarded",
+                "(a) UDP-0 at its fair share 0.909 Mbps",
+            ),
             (b, "number of congested links", "TCP throughput / fair share", "(b) a TCP in UDP-0's place"),
         ],
         list(MECHANISMS),
@@ -342,11 +439,15 @@ def fig6(quick: bool) -> Reproduction:
     return Reproduction(rows=rows, figure=figure, data=data, show=list(data), notes=notes)
 
 
-def _ordering_rows(table: pd.DataFrame, metric: str, paper: str, check: Callable[[pd.Series], tuple[bool, str]]) -> list[Row]:
+def _ordering_rows(
+    table: pd.DataFrame, metric: str, paper: str, check: Callable[[pd.Series], tuple[bool, str]]
+) -> list[Row]:
     rows = []
     for _, r in table.iterrows():
         ok, ours = check(r)
-        rows.append(Row(f"{metric}, {int(r['x'])} link{'s' if r['x'] > 1 else ''}", paper, ours, "order exact", bool(ok)))
+        rows.append(
+            Row(f"{metric}, {int(r['x'])} link{'s' if r['x'] > 1 else ''}", paper, ours, "order exact", bool(ok))
+        )
     return rows
 
 
@@ -354,11 +455,20 @@ def _fig6a_rows(a: pd.DataFrame) -> list[Row]:
     def check(r: pd.Series) -> tuple[bool, str]:
         fair_ok = r["drr"] >= max(r["csfq"], r["fred"]) - FIG6A_NOISE
         baseline_ok = min(r["csfq"], r["fred"]) > max(r["red"], r["droptail"])
-        return fair_ok and baseline_ok, f"DRR {r['drr']:.2f} >= CSFQ {r['csfq']:.2f}, FRED {r['fred']:.2f} > RED {r['red']:.2f}, FIFO {r['droptail']:.2f}"
+        return (
+            fair_ok and baseline_ok,
+            f"DRR {r['drr']:.2f} >= CSFQ {r['csfq']:.2f}, FRED {r['fred']:.2f} > RED {r['red']:.2f}, FIFO {r['droptail']:.2f}",
+        )
 
-    rows = _ordering_rows(a, "Fig. 6(a) UDP-0 forwarded", f"DRR >= CSFQ ≈ FRED > RED ≈ FIFO (DRR -{FIG6A_NOISE:g} noise)", check)
+    rows = _ordering_rows(
+        a, "Fig. 6(a) UDP-0 forwarded", f"DRR >= CSFQ ≈ FRED > RED ≈ FIFO (DRR -{FIG6A_NOISE:g} noise)", check
+    )
     last = a.iloc[-1]
-    rows.append(Row.at_least(f"Fig. 6(a) CSFQ forwarded, {int(last['x'])} links", "reasonably well", last["csfq"], FIG6A_CSFQ_MIN))
+    rows.append(
+        Row.at_least(
+            f"Fig. 6(a) CSFQ forwarded, {int(last['x'])} links", "reasonably well", last["csfq"], FIG6A_CSFQ_MIN
+        )
+    )
     return rows
 
 
@@ -366,11 +476,23 @@ def _fig6b_rows(b: pd.DataFrame) -> list[Row]:
     def check(r: pd.Series) -> tuple[bool, str]:
         baseline = max(r["red"], r["droptail"])
         ok = min(r["drr"], r["csfq"]) > r["fred"] >= FIG6B_MUCH_BETTER * baseline and r["fred"] > baseline
-        return ok, f"DRR {r['drr']:.2f}, CSFQ {r['csfq']:.2f} > FRED {r['fred']:.2f} >> RED {r['red']:.2f}, FIFO {r['droptail']:.2f}"
+        return (
+            ok,
+            f"DRR {r['drr']:.2f}, CSFQ {r['csfq']:.2f} > FRED {r['fred']:.2f} >> RED {r['red']:.2f}, FIFO {r['droptail']:.2f}",
+        )
 
-    rows = _ordering_rows(b, "Fig. 6(b) TCP / fair share", f"DRR ≈ CSFQ > FRED >> RED ≈ FIFO (>> read as {FIG6B_MUCH_BETTER:g}x)", check)
+    rows = _ordering_rows(
+        b, "Fig. 6(b) TCP / fair share", f"DRR ≈ CSFQ > FRED >> RED ≈ FIFO (>> read as {FIG6B_MUCH_BETTER:g}x)", check
+    )
     last = b.iloc[-1]
-    rows.append(Row.at_most(f"Fig. 6(b) FRED / CSFQ, {int(last['x'])} links", "significantly worse", last["fred"] / last["csfq"], FIG6B_FRED_VS_CSFQ))
+    rows.append(
+        Row.at_most(
+            f"Fig. 6(b) FRED / CSFQ, {int(last['x'])} links",
+            "significantly worse",
+            last["fred"] / last["csfq"],
+            FIG6B_FRED_VS_CSFQ,
+        )
+    )
     return rows
 
 
@@ -378,4 +500,8 @@ def _fig6b_rows(b: pd.DataFrame) -> list[Row]:
 
 # §3.3: "a 4 Mbps link traversed by one TCP and three RLM flows", each RLM source a seven-layer
 # encoding whose receivers join and leave layers by their losses.
-not_reproduced("csfq-fig7", "CSFQ Fig. 7: 3 RLM layered-multicast flows and 1 TCP on a 4 Mbps link", "needs RLM (receiver-driven layered multicast), which aqmlab does not implement")
+not_reproduced(
+    "csfq-fig7",
+    "CSFQ Fig. 7: 3 RLM layered-multicast flows and 1 TCP on a 4 Mbps link",
+    "needs RLM (receiver-driven layered multicast), which aqmlab does not implement",
+)

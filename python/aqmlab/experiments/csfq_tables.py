@@ -55,7 +55,15 @@ def _mechanisms(**config: str) -> dict[str, dict]:
     return {m: mechanisms[m] for m in NAMES}
 
 
-def _dumbbell(qdisc: Mapping, flows: list[dict], duration: float, seed: int, warmup: float = 0.0, delay: str = "1ms", buffer: str = _csfq.BUFFER) -> Scenario:
+def _dumbbell(
+    qdisc: Mapping,
+    flows: list[dict],
+    duration: float,
+    seed: int,
+    warmup: float = 0.0,
+    delay: str = "1ms",
+    buffer: str = _csfq.BUFFER,
+) -> Scenario:
     """One 10 Mbps congested link (L->R) with `qdisc`; hosts on 100 Mbps drop-tail links."""
     return Scenario.from_dict(
         {
@@ -79,7 +87,13 @@ def _better_fred(values: Mapping[str, float], lower_is_better: bool) -> str:
     return pick(("fred-1", "fred-2"), key=lambda m: values[m])
 
 
-def _ordering_row(metric: str, paper: str, values: Mapping[str, float], groups: Sequence[Sequence[str]], much: Sequence[bool] | None = None) -> Row:
+def _ordering_row(
+    metric: str,
+    paper: str,
+    values: Mapping[str, float],
+    groups: Sequence[Sequence[str]],
+    much: Sequence[bool] | None = None,
+) -> Row:
     """Checks that `groups` are in increasing order of `values` (ties within a group are
     free). `much[i]` asks for "≪" between group i and i+1: the larger group's smallest
     value at least twice the smaller group's largest (a lenient reading: where the paper
@@ -89,12 +103,16 @@ def _ordering_row(metric: str, paper: str, values: Mapping[str, float], groups: 
     for (low, high), strong in zip(itertools.pairwise(groups), much):
         top, bottom = max(values[m] for m in low), min(values[m] for m in high)
         ok &= bottom >= 2 * top if strong else bottom > top
-    ours = " < ".join(f"{NAMES.get(m, 'FRED')} {values[m]:.0f}" for m in sorted(itertools.chain(*groups), key=lambda m: values[m]))
+    ours = " < ".join(
+        f"{NAMES.get(m, 'FRED')} {values[m]:.0f}" for m in sorted(itertools.chain(*groups), key=lambda m: values[m])
+    )
     tolerance = "order exact (ties within a group free; ≪: at least 2x)"
     return Row(metric, paper, ours, tolerance, bool(ok))
 
 
-def _bar_figure(title: str, ylabel: str, frame: pd.DataFrame, ours: str, paper: str, err: str | None = None, log: bool = False):
+def _bar_figure(
+    title: str, ylabel: str, frame: pd.DataFrame, ours: str, paper: str, err: str | None = None, log: bool = False
+):
     """Bars of our value per mechanism, with the paper's value (where printed) as a black tick."""
     fig, ax = _pyplot().subplots(figsize=(7, 4))
     x = np.arange(len(frame))
@@ -148,9 +166,21 @@ def table1(quick: bool) -> Reproduction:
     for seed, (name, qdisc) in itertools.product(seeds, _mechanisms().items()):
         onoff = aqmlab.run(_dumbbell(qdisc, flows, ONOFF_DURATION, seed)).flows.iloc[0]
         scale = ONOFF_SENT / onoff["sent_packets"]
-        records.append({"mechanism": name, "seed": seed, "sent": onoff["sent_packets"], "delivered": onoff["delivered_packets"], "dropped": onoff["dropped_packets"], "delivered_scaled": onoff["delivered_packets"] * scale, "dropped_scaled": onoff["dropped_packets"] * scale})
+        records.append(
+            {
+                "mechanism": name,
+                "seed": seed,
+                "sent": onoff["sent_packets"],
+                "delivered": onoff["delivered_packets"],
+                "dropped": onoff["dropped_packets"],
+                "delivered_scaled": onoff["delivered_packets"] * scale,
+                "dropped_scaled": onoff["dropped_packets"] * scale,
+            }
+        )
     runs = pd.DataFrame(records)
-    mean = runs.groupby("mechanism", sort=False)[["sent", "delivered", "dropped", "delivered_scaled", "dropped_scaled"]].mean()
+    mean = runs.groupby("mechanism", sort=False)[
+        ["sent", "delivered", "dropped", "delivered_scaled", "dropped_scaled"]
+    ].mean()
     delivered = mean["delivered_scaled"].to_dict()
     fred = _better_fred(delivered, lower_is_better=True)  # fairer: closer to DRR's fair-share count
     delivered["fred"] = delivered[fred]
@@ -170,18 +200,37 @@ def table1(quick: bool) -> Reproduction:
         Row.within("CSFQ: ON-OFF packets delivered (scaled)", 1680, delivered["csfq"], 0.40, relative=True),
         Row.at_least("RED: ON-OFF packets delivered (scaled)", "5322 (?)", delivered["red"], 0.7 * ONOFF_SENT),
         Row.at_least("FIFO: ON-OFF packets delivered (scaled)", "5452 (?)", delivered["droptail"], 0.7 * ONOFF_SENT),
-        _ordering_row("ON-OFF packets delivered, ordering", "DRR < CSFQ ≪ RED ≈ FIFO", delivered, [["drr"], ["csfq"], ["red", "droptail"]], much=[False, True]),
+        _ordering_row(
+            "ON-OFF packets delivered, ordering",
+            "DRR < CSFQ ≪ RED ≈ FIFO",
+            delivered,
+            [["drr"], ["csfq"], ["red", "droptail"]],
+            much=[False, True],
+        ),
         # FRED's row is unreadable; "FRED and CSFQ also are able to achieve a high degree of
         # fairness" puts it with CSFQ, far (≪, as above) below RED and FIFO.
-        Row.at_most(f"FRED ({NAMES[fred]}): ON-OFF packets delivered (scaled), at most half of RED's and FIFO's", "unreadable; fair like CSFQ", delivered["fred"], 0.5 * min(delivered["red"], delivered["droptail"])),
+        Row.at_most(
+            f"FRED ({NAMES[fred]}): ON-OFF packets delivered (scaled), at most half of RED's and FIFO's",
+            "unreadable; fair like CSFQ",
+            delivered["fred"],
+            0.5 * min(delivered["red"], delivered["droptail"]),
+        ),
     ]
     notes = [
         f"Counts are scaled by 6758 / sent and averaged over {len(seeds)} seed(s) of {ONOFF_DURATION:.0f} s; the ON-OFF source sent {runs['sent'].min()}–{runs['sent'].max()} packets unscaled.",
         f"FRED (unreadable in the paper): FRED-1 delivered {delivered['fred-1']:.0f}, FRED-2 {delivered['fred-2']:.0f}; the fairer one ({NAMES[fred]}) is checked.",
         "Dropped counts exclude the few packets still queued or in flight at the end of the run.",
     ]
-    figure = _bar_figure("CSFQ Table 1: ON-OFF source's packets delivered (scaled to 6758 sent)", "packets delivered", table, "delivered", "paper_delivered")
-    return Reproduction(rows=rows, figure=figure, data={"table1": table, "table1_runs": runs}, show=["table1"], notes=notes)
+    figure = _bar_figure(
+        "CSFQ Table 1: ON-OFF source's packets delivered (scaled to 6758 sent)",
+        "packets delivered",
+        table,
+        "delivered",
+        "paper_delivered",
+    )
+    return Reproduction(
+        rows=rows, figure=figure, data={"table1": table, "table1_runs": runs}, show=["table1"], notes=notes
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -206,10 +255,15 @@ def web_flows(seed: int, gap: float) -> list[dict]:
     rng = np.random.default_rng(seed)
     # numpy's pareto() is the Lomax form: (draw + 1) x scale is Pareto with that scale, and
     # a Pareto of shape a and mean m has scale m (a - 1) / a.
-    sizes = np.maximum(1, np.round((rng.pareto(PARETO_SHAPE, TRANSFERS) + 1) * PARETO_MEAN * (PARETO_SHAPE - 1) / PARETO_SHAPE))
+    sizes = np.maximum(
+        1, np.round((rng.pareto(PARETO_SHAPE, TRANSFERS) + 1) * PARETO_MEAN * (PARETO_SHAPE - 1) / PARETO_SHAPE)
+    )
     starts = np.cumsum(rng.exponential(gap, TRANSFERS))
     udp = {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True}
-    return [udp] + [{"name": f"web{i}", "type": "tcp", "start": float(t), "tcp": {**TCP, "packets": int(n)}} for i, (n, t) in enumerate(zip(sizes, starts))]
+    return [udp] + [
+        {"name": f"web{i}", "type": "tcp", "start": float(t), "tcp": {**TCP, "packets": int(n)}}
+        for i, (n, t) in enumerate(zip(sizes, starts))
+    ]
 
 
 def transfer_times(seeds: Sequence[int], gap: float, duration: float) -> pd.DataFrame:
@@ -221,13 +275,28 @@ def transfer_times(seeds: Sequence[int], gap: float, duration: float) -> pd.Data
         for name, qdisc in _mechanisms().items():
             transfers = aqmlab.run(_dumbbell(qdisc, flows, duration, seed)).transfers
             times = 1000 * (transfers["end"].fillna(duration) - transfers["start"])
-            records.append({"mechanism": name, "seed": seed, "mean_ms": times.mean(), "std_ms": times.std(ddof=0), "median_ms": times.median(), "unfinished": int(transfers["end"].isna().sum()), "packets": int(transfers["packets"].sum())})
+            records.append(
+                {
+                    "mechanism": name,
+                    "seed": seed,
+                    "mean_ms": times.mean(),
+                    "std_ms": times.std(ddof=0),
+                    "median_ms": times.median(),
+                    "unfinished": int(transfers["end"].isna().sum()),
+                    "packets": int(transfers["packets"].sum()),
+                }
+            )
     return pd.DataFrame(records)
 
 
 def _typical(runs: pd.DataFrame) -> pd.DataFrame:
     """Median over seeds of each run's mean and std: what one run typically shows."""
-    return runs.groupby("mechanism", sort=False).agg(mean_ms=("mean_ms", "median"), std_ms=("std_ms", "median"), pooled_median_ms=("median_ms", "median"), unfinished=("unfinished", "sum"))
+    return runs.groupby("mechanism", sort=False).agg(
+        mean_ms=("mean_ms", "median"),
+        std_ms=("std_ms", "median"),
+        pooled_median_ms=("median_ms", "median"),
+        unfinished=("unfinished", "sum"),
+    )
 
 
 @experiment("csfq-table2", "CSFQ Table 2: 60 short TCP transfers (Pareto sizes) vs a 10 Mbps UDP")
@@ -272,8 +341,19 @@ def table2(quick: bool) -> Reproduction:
     rows = [
         Row.within("RED: mean transfer time (ms)", 592, means["red"], 0.5, relative=True),
         Row.within("FIFO: mean transfer time (ms)", 840, means["droptail"], 0.5, relative=True),
-        Row.at_most("CSFQ: mean transfer time (ms), at most 0.2 x RED's", "≈ 1/10 of FIFO and RED", means["csfq"], 0.2 * means["red"]),
-        _ordering_row(f"Mean transfer time, ordering (FRED = {NAMES[fred]})", "FRED < CSFQ ≪ RED < FIFO", means, [["fred"], ["csfq"], ["red"], ["droptail"]], much=[False, True, False]),
+        Row.at_most(
+            "CSFQ: mean transfer time (ms), at most 0.2 x RED's",
+            "≈ 1/10 of FIFO and RED",
+            means["csfq"],
+            0.2 * means["red"],
+        ),
+        _ordering_row(
+            f"Mean transfer time, ordering (FRED = {NAMES[fred]})",
+            "FRED < CSFQ ≪ RED < FIFO",
+            means,
+            [["fred"], ["csfq"], ["red"], ["droptail"]],
+            much=[False, True, False],
+        ),
     ]
     notes = [
         f"Median over {len(seeds)} seeds of each run's mean/std over its 60 transfers; inter-arrival mean {GAP * 1000:g} ms (printed: 0.05 ms); {duration:.0f} s runs.",
@@ -287,8 +367,20 @@ def table2(quick: bool) -> Reproduction:
         data["table2_as_printed_runs"] = printed
         show.append("table2_as_printed")
         p = _typical(printed)["mean_ms"]
-        notes.append("As printed (0.05 ms, all 60 transfers in the first ~3 ms): mean " + ", ".join(f"{NAMES[m]} {v:.0f}" for m, v in p.items()) + " ms; CSFQ/RED = " + f"{p['csfq'] / p['red']:.2f}.")
-    figure = _bar_figure(f"CSFQ Table 2: mean transfer time of 60 short TCPs (median of {len(seeds)} runs)", "mean transfer time (ms)", table, "mean_ms", "paper_mean_ms", log=True)
+        notes.append(
+            "As printed (0.05 ms, all 60 transfers in the first ~3 ms): mean "
+            + ", ".join(f"{NAMES[m]} {v:.0f}" for m, v in p.items())
+            + " ms; CSFQ/RED = "
+            + f"{p['csfq'] / p['red']:.2f}."
+        )
+    figure = _bar_figure(
+        f"CSFQ Table 2: mean transfer time of 60 short TCPs (median of {len(seeds)} runs)",
+        "mean transfer time (ms)",
+        table,
+        "mean_ms",
+        "paper_mean_ms",
+        log=True,
+    )
     return Reproduction(rows=rows, figure=figure, data=data, show=show, notes=notes)
 
 
@@ -341,10 +433,20 @@ def table3(quick: bool) -> Reproduction:
     ]
     records = []
     for seed, (name, qdisc) in itertools.product(seeds, _mechanisms(buffer=LATENCY_BUFFER, k=LATENCY_K).items()):
-        results = aqmlab.run(_dumbbell(qdisc, flows, warmup + window, seed, warmup=warmup, delay="100ms", buffer=LATENCY_BUFFER))
+        results = aqmlab.run(
+            _dumbbell(qdisc, flows, warmup + window, seed, warmup=warmup, delay="100ms", buffer=LATENCY_BUFFER)
+        )
         goodput = results.flows["goodput_bps"].to_numpy()
         packets = goodput[1:] * 100 / (8 * PACKET_BYTES)  # per 100 s
-        records.append({"mechanism": name, "seed": seed, "mean": packets.mean(), "std": packets.std(), "udp_mbps": goodput[0] / MBPS})
+        records.append(
+            {
+                "mechanism": name,
+                "seed": seed,
+                "mean": packets.mean(),
+                "std": packets.std(),
+                "udp_mbps": goodput[0] / MBPS,
+            }
+        )
     runs = pd.DataFrame(records)
     mean = runs.groupby("mechanism", sort=False)[["mean", "std", "udp_mbps"]].mean()
     means = mean["mean"].to_dict()
@@ -361,15 +463,40 @@ def table3(quick: bool) -> Reproduction:
         }
     )
     label = dict(NAMES, fred=f"FRED ({NAMES[fred]})")
-    rows = [Row.within(f"{label[m]}: TCP packets per 100 s, mean", TABLE3[m][0], means[m], TABLE3_TOLERANCE[m], relative=True) for m in ("drr", "csfq", "fred")]
-    rows += [Row.at_most(f"{label[m]}: TCP packets per 100 s, mean", TABLE3[m][0], means[m], TABLE3_STARVED) for m in ("red", "droptail")]
-    rows.append(_ordering_row(f"TCP packets per 100 s, ordering (FRED = {NAMES[fred]})", "FIFO < RED ≪ FRED < CSFQ < DRR", means, [["droptail"], ["red"], ["fred"], ["csfq"], ["drr"]], much=[False, True, False, False]))
+    rows = [
+        Row.within(
+            f"{label[m]}: TCP packets per 100 s, mean", TABLE3[m][0], means[m], TABLE3_TOLERANCE[m], relative=True
+        )
+        for m in ("drr", "csfq", "fred")
+    ]
+    rows += [
+        Row.at_most(f"{label[m]}: TCP packets per 100 s, mean", TABLE3[m][0], means[m], TABLE3_STARVED)
+        for m in ("red", "droptail")
+    ]
+    rows.append(
+        _ordering_row(
+            f"TCP packets per 100 s, ordering (FRED = {NAMES[fred]})",
+            "FIFO < RED ≪ FRED < CSFQ < DRR",
+            means,
+            [["droptail"], ["red"], ["fred"], ["csfq"], ["drr"]],
+            much=[False, True, False, False],
+        )
+    )
     notes = [
         f"Mean over {len(seeds)} seed(s) of the per-run mean and std over the 19 TCP flows; {window:.0f} s measured after {warmup:.0f} s, scaled to 100 s. Fair share: 6250 packets per 100 s.",
         f"FRED: FRED-1 {means['fred-1']:.0f}, FRED-2 {means['fred-2']:.0f} packets; the better ({NAMES[fred]}) is checked.",
     ]
-    figure = _bar_figure("CSFQ Table 3: TCP packets per 100 s (mean ± std over 19 flows), 100 ms link", "packets per TCP flow per 100 s", table, "mean", "paper_mean", err="std")
-    return Reproduction(rows=rows, figure=figure, data={"table3": table, "table3_runs": runs}, show=["table3"], notes=notes)
+    figure = _bar_figure(
+        "CSFQ Table 3: TCP packets per 100 s (mean ± std over 19 flows), 100 ms link",
+        "packets per TCP flow per 100 s",
+        table,
+        "mean",
+        "paper_mean",
+        err="std",
+    )
+    return Reproduction(
+        rows=rows, figure=figure, data={"table3": table, "table3_runs": runs}, show=["table3"], notes=notes
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -395,7 +522,17 @@ def relabel_scenario(traffic: str, relabel: bool = True) -> Scenario:
     scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig8-relabel.toml")
     if traffic == "tcp":
         for i, flow in enumerate(scenario.get("flows")):
-            scenario = scenario.with_({f"flows[{i}]": {"name": flow["name"], "type": "tcp", "src": flow["src"], "dst": flow["dst"], "tcp": TCP}})
+            scenario = scenario.with_(
+                {
+                    f"flows[{i}]": {
+                        "name": flow["name"],
+                        "type": "tcp",
+                        "src": flow["src"],
+                        "dst": flow["dst"],
+                        "tcp": TCP,
+                    }
+                }
+            )
     for link in CSFQ_LINKS:
         scenario = scenario.with_qdisc({**scenario.qdisc(link), "relabel": relabel}, link=link)
     return scenario
@@ -415,19 +552,45 @@ def table4(quick: bool) -> Reproduction:
     records = []
     for traffic, relabel, seed in itertools.product(("udp", "tcp"), (True, False), seeds):
         goodput = aqmlab.run(relabel_scenario(traffic, relabel).with_seed(seed)).flows["goodput_bps"] / MBPS
-        records += [{"traffic": traffic, "relabel": relabel, "seed": seed, "flow": i + 1, "mbps": v} for i, v in enumerate(goodput)]
+        records += [
+            {"traffic": traffic, "relabel": relabel, "seed": seed, "flow": i + 1, "mbps": v}
+            for i, v in enumerate(goodput)
+        ]
     runs = pd.DataFrame(records)
     mean = runs.groupby(["traffic", "relabel", "flow"])["mbps"].mean()
     rows = []
     for traffic in ("udp", "tcp"):
         for flow, paper in enumerate(TABLE4[traffic], start=1):
             ours = mean[(traffic, True, flow)]
-            rows.append(Row.within(f"{traffic.upper()} flow {flow} on link 2 (Mbps); fair share 3.33", paper, ours, round(TABLE4_TOLERANCE[traffic] * FAIR_LINK2, 3)))
+            rows.append(
+                Row.within(
+                    f"{traffic.upper()} flow {flow} on link 2 (Mbps); fair share 3.33",
+                    paper,
+                    ours,
+                    round(TABLE4_TOLERANCE[traffic] * FAIR_LINK2, 3),
+                )
+            )
     for flow, derived in enumerate(NO_RELABEL, start=1):
-        rows.append(Row.within(f"Ablation (derived, not in the paper), relabel off: UDP flow {flow} (Mbps)", derived, mean[("udp", False, flow)], 0.05, relative=True))
+        rows.append(
+            Row.within(
+                f"Ablation (derived, not in the paper), relabel off: UDP flow {flow} (Mbps)",
+                derived,
+                mean[("udp", False, flow)],
+                0.05,
+                relative=True,
+            )
+        )
     cases = list(itertools.product(("udp", "tcp"), (True, False)))
     table = pd.DataFrame(
-        [{"traffic": t.upper(), "relabel": "on" if r else "off", "paper": " / ".join(map(str, TABLE4[t])) if r else "—", **{f"flow{f}_mbps": round(mean[(t, r, f)], 2) for f in (1, 2, 3)}} for t, r in cases]
+        [
+            {
+                "traffic": t.upper(),
+                "relabel": "on" if r else "off",
+                "paper": " / ".join(map(str, TABLE4[t])) if r else "—",
+                **{f"flow{f}_mbps": round(mean[(t, r, f)], 2) for f in (1, 2, 3)},
+            }
+            for t, r in cases
+        ]
     )
     tcp_off = [mean[("tcp", False, f)] for f in (1, 2, 3)]
     notes = [
@@ -435,7 +598,13 @@ def table4(quick: bool) -> Reproduction:
         "Relabelling off (derived): UDP flows 1 and 2 keep their 10 Mbps labels at link 2 and get 2.5 Mbps each, flow 3 gets 5. "
         f"TCP flows do not need it ({', '.join(f'{v:.2f}' for v in tcp_off)} Mbps without): two TCPs do not congest link 1, so CSFQ never relabels there.",
     ]
-    return Reproduction(rows=rows, figure=_table4_figure(table), data={"table4": table, "table4_runs": runs}, show=["table4"], notes=notes)
+    return Reproduction(
+        rows=rows,
+        figure=_table4_figure(table),
+        data={"table4": table, "table4_runs": runs},
+        show=["table4"],
+        notes=notes,
+    )
 
 
 def _table4_figure(table: pd.DataFrame):
@@ -451,5 +620,3 @@ def _table4_figure(table: pd.DataFrame):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
-
-

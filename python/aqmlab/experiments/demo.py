@@ -53,7 +53,9 @@ def demo(quick: bool) -> Reproduction:
 def compare(scenario: Scenario, mechanisms: Mapping[str, Mapping]) -> Reproduction:
     """Runs `scenario` once per mechanism (its bottleneck qdisc replaced) and checks the
     UDP flow's goodput and the TCP flows' total against the paper."""
-    runs: dict[str, Results] = {name: aqmlab.run(scenario.with_qdisc(dict(qdisc))) for name, qdisc in mechanisms.items()}
+    runs: dict[str, Results] = {
+        name: aqmlab.run(scenario.with_qdisc(dict(qdisc))) for name, qdisc in mechanisms.items()
+    }
     per_flow = goodput_table(runs)
     overview = pd.DataFrame([_overview(name, results) for name, results in runs.items()])
     rows: list[Row] = []
@@ -61,13 +63,29 @@ def compare(scenario: Scenario, mechanisms: Mapping[str, Mapping]) -> Reproducti
         if o.mechanism in UDP_TARGETS:
             rows.append(UDP_TARGETS[o.mechanism](f"UDP goodput, {o.mechanism} (Mbps)", o.udp_mbps))
         rest = o.capacity_mbps - o.udp_mbps
-        rows.append(Row.at_least(f"TCP flows' total goodput, {o.mechanism} (Mbps)", "the rest of the link", o.tcp_total_mbps, TCP_SHARE_OF_REST * rest))
+        rows.append(
+            Row.at_least(
+                f"TCP flows' total goodput, {o.mechanism} (Mbps)",
+                "the rest of the link",
+                o.tcp_total_mbps,
+                TCP_SHARE_OF_REST * rest,
+            )
+        )
     ordering = _ordering_row(dict(zip(overview["mechanism"], overview["udp_mbps"])))
     if ordering is not None:
         rows.append(ordering)
-    notes = ["Jain index of goodput / fair share: " + ", ".join(f"{o.mechanism} {o.jain_index:.3f}" for o in overview.itertuples())]
+    notes = [
+        "Jain index of goodput / fair share: "
+        + ", ".join(f"{o.mechanism} {o.jain_index:.3f}" for o in overview.itertuples())
+    ]
     figure = throughput_figure(runs, title="CSFQ Fig. 3(b): 1 UDP (flow 0) + 31 TCP on 10 Mbps")
-    return Reproduction(rows=rows, figure=figure, data={"per_flow": per_flow, "mechanisms": overview}, show=["per_flow", "mechanisms"], notes=notes)
+    return Reproduction(
+        rows=rows,
+        figure=figure,
+        data={"per_flow": per_flow, "mechanisms": overview},
+        show=["per_flow", "mechanisms"],
+        notes=notes,
+    )
 
 
 def _overview(mechanism: str, results: Results) -> dict:
@@ -93,4 +111,10 @@ def _ordering_row(udp_mbps: dict[str, float]) -> Row | None:
     ok = all(max(low) < min(high) for low, high in itertools.pairwise(groups))
     ordered = sorted((v, m) for m, v in udp_mbps.items() if any(m in group for group in UDP_ORDER))
     ours = " < ".join(f"{m} {v:.2f}" for v, m in ordered)
-    return Row("UDP goodput ordering (Mbps)", "CSFQ ≈ DRR < FRED < RED ≈ FIFO", ours, "order exact (ties within a group free)", ok)
+    return Row(
+        "UDP goodput ordering (Mbps)",
+        "CSFQ ≈ DRR < FRED < RED ≈ FIFO",
+        ours,
+        "order exact (ties within a group free)",
+        ok,
+    )

@@ -96,7 +96,14 @@ MIN_Q = 2  # §5
 
 def gateway(mechanism: str, buffer: int, min_th: float, max_th: float) -> dict[str, Any]:
     """A RED, FRED or two-packet-buffer FRED ("fred-2pkt") queue with the paper's constants."""
-    table: dict[str, Any] = {"limit": buffer, "min_th": min_th, "max_th": max_th, "w_q": W_Q, "max_p": MAX_P, "mean_pktsize": WIRE_BYTES}
+    table: dict[str, Any] = {
+        "limit": buffer,
+        "min_th": min_th,
+        "max_th": max_th,
+        "w_q": W_Q,
+        "max_p": MAX_P,
+        "mean_pktsize": WIRE_BYTES,
+    }
     if mechanism == "red":
         return {"type": "red", **table}
     if mechanism in ("fred", "fred-2pkt"):
@@ -188,13 +195,23 @@ def fragile_scenario(mechanism: str, buffer: int, window: int, seed: int, durati
         "simulation": {"duration": duration, "warmup": duration / 2, "seed": seed, "sample_interval": 0.01},
         "topology": {
             "type": "dumbbell",
-            "bottleneck": {"rate": LINK_BPS, "delay": "2ms", "qdisc": gateway(mechanism, buffer, buffer / 4, buffer / 2)},
+            "bottleneck": {
+                "rate": LINK_BPS,
+                "delay": "2ms",
+                "qdisc": gateway(mechanism, buffer, buffer / 4, buffer / 2),
+            },
             "access_rate": "100Mbps",
             "access_delay": "1ms",
             "sink_delay": 0,
         },
         "flows": [
-            {"name": "fragile", **_tcp(window=window), "access_rate": LINK_BPS, "access_delay": "16ms", "start_jitter": "5s"},
+            {
+                "name": "fragile",
+                **_tcp(window=window),
+                "access_rate": LINK_BPS,
+                "access_delay": "16ms",
+                "start_jitter": "5s",
+            },
             {"name": "robust", **_tcp(), "count": 4, "start_jitter": "5s"},
         ],
     }
@@ -226,12 +243,16 @@ def fragile_metrics(results: Results) -> dict[str, float]:
         "robust_loss": _pct(flows["loss_rate"].iloc[1:].mean()),
         "utilisation": _pct(_bottleneck(results)["utilisation"]),
         # Drops of the fragile flow at a full buffer (overflow) or above max_th (forced), percent.
-        "fragile_tail_drops": _pct(tail[tail["flow"] == 0]["window_count"].sum() / drops[0]) if drops[0] > 0 else np.nan,
+        "fragile_tail_drops": _pct(tail[tail["flow"] == 0]["window_count"].sum() / drops[0])
+        if drops[0] > 0
+        else np.nan,
         "avg_over_min_th": window["average"].mean() / results.scenario.get("topology.bottleneck.qdisc.min_th"),
     }
 
 
-def _run_grid(scenarios: Iterable[tuple[dict[str, Any], dict[str, Any]]], measure: Callable[[Results], dict[str, float]]) -> pd.DataFrame:
+def _run_grid(
+    scenarios: Iterable[tuple[dict[str, Any], dict[str, Any]]], measure: Callable[[Results], dict[str, float]]
+) -> pd.DataFrame:
     """Runs each (labels, scenario) and returns one row per run: the labels and the measures."""
     return pd.DataFrame([{**labels, **measure(aqmlab.run(scenario))} for labels, scenario in scenarios])
 
@@ -264,12 +285,35 @@ def fragile(quick: bool) -> Reproduction:
         return [means.loc[(mechanism, window, bs), metric] for bs in BUFFERS]
 
     rows: list[Row] = []
-    rows += _table1_rows(ours("red", FRAGILE_WINDOW, "bw_max"), ours("red", FRAGILE_WINDOW, "bw_drop"), ours("red", FRAGILE_WINDOW, "fragile_loss"), ours("red", FRAGILE_WINDOW, "robust_loss"))
-    rows += _table2_rows(ours("red", WINDOW_64KB, "bw_link"), ours("red", WINDOW_64KB, "bw_drop"), ours("red", WINDOW_64KB, "fragile_loss"), ours("red", WINDOW_64KB, "robust_loss"))
+    rows += _table1_rows(
+        ours("red", FRAGILE_WINDOW, "bw_max"),
+        ours("red", FRAGILE_WINDOW, "bw_drop"),
+        ours("red", FRAGILE_WINDOW, "fragile_loss"),
+        ours("red", FRAGILE_WINDOW, "robust_loss"),
+    )
+    rows += _table2_rows(
+        ours("red", WINDOW_64KB, "bw_link"),
+        ours("red", WINDOW_64KB, "bw_drop"),
+        ours("red", WINDOW_64KB, "fragile_loss"),
+        ours("red", WINDOW_64KB, "robust_loss"),
+    )
     rows.append(Row.within("§3.1 64 KB window alone: BW/link (%)", STANDALONE_64KB_PCT, standalone, STANDALONE_POINTS))
-    rows += _table3_rows(ours("fred", FRAGILE_WINDOW, "bw_max"), ours("fred", FRAGILE_WINDOW, "fragile_loss"), ours("fred", FRAGILE_WINDOW, "robust_loss"))
-    rows += _table4_rows(ours("fred", WINDOW_64KB, "bw_link"), ours("fred", WINDOW_64KB, "fragile_loss"), ours("fred", WINDOW_64KB, "robust_loss"))
-    rows += _fragile_ordering_rows(ours("red", FRAGILE_WINDOW, "bw_max"), ours("fred", FRAGILE_WINDOW, "bw_max"), ours("red", WINDOW_64KB, "bw_link"), ours("fred", WINDOW_64KB, "bw_link"))
+    rows += _table3_rows(
+        ours("fred", FRAGILE_WINDOW, "bw_max"),
+        ours("fred", FRAGILE_WINDOW, "fragile_loss"),
+        ours("fred", FRAGILE_WINDOW, "robust_loss"),
+    )
+    rows += _table4_rows(
+        ours("fred", WINDOW_64KB, "bw_link"),
+        ours("fred", WINDOW_64KB, "fragile_loss"),
+        ours("fred", WINDOW_64KB, "robust_loss"),
+    )
+    rows += _fragile_ordering_rows(
+        ours("red", FRAGILE_WINDOW, "bw_max"),
+        ours("fred", FRAGILE_WINDOW, "bw_max"),
+        ours("red", WINDOW_64KB, "bw_link"),
+        ours("fred", WINDOW_64KB, "bw_link"),
+    )
 
     tables = {
         "table1_red_w16": _paper_vs_ours(TABLE1, means.loc[("red", FRAGILE_WINDOW)]),
@@ -284,34 +328,61 @@ def fragile(quick: bool) -> Reproduction:
             f"BW/MAX divides by the 16-packet window's rate over 36 ms: {FRAGILE_MAX_BPS / 1e6:.3f} Mbps on the wire "
             f"= 16·512·8/0.036 s = {FRAGILE_MAX_PAYLOAD_SHARE:.2%} of 45 Mbps in payload (the paper's 4.05%)."
         ),
-        "RED average queue / min_th (window 16), §3.1 'varied slightly about min_th': " + ", ".join(f"BS={bs} {red16.loc[bs, 'avg_over_min_th']:.2f}" for bs in BUFFERS),
-        "Bottleneck utilisation % (RED, window 16): " + ", ".join(f"BS={bs} {red16.loc[bs, 'utilisation']:.1f}" for bs in BUFFERS),
+        "RED average queue / min_th (window 16), §3.1 'varied slightly about min_th': "
+        + ", ".join(f"BS={bs} {red16.loc[bs, 'avg_over_min_th']:.2f}" for bs in BUFFERS),
+        "Bottleneck utilisation % (RED, window 16): "
+        + ", ".join(f"BS={bs} {red16.loc[bs, 'utilisation']:.1f}" for bs in BUFFERS),
         "Share of the fragile flow's drops that are tail drops (full buffer or avg ≥ max_th), % (RED, window 16): "
         + ", ".join(f"BS={bs} {red16.loc[bs, 'fragile_tail_drops']:.0f}" for bs in BUFFERS),
     ]
-    return Reproduction(rows=rows, figure=_fragile_figure(means), data={**tables, "runs": runs}, show=list(tables), notes=notes)
+    return Reproduction(
+        rows=rows, figure=_fragile_figure(means), data={**tables, "runs": runs}, show=list(tables), notes=notes
+    )
 
 
-def _table1_rows(bw_max: list[float], bw_drop: list[float], fragile_loss: list[float], robust_loss: list[float]) -> list[Row]:
+def _table1_rows(
+    bw_max: list[float], bw_drop: list[float], fragile_loss: list[float], robust_loss: list[float]
+) -> list[Row]:
     rows = []
     for i, bs in enumerate(BUFFERS):
         if bs > 16:
             rows.append(Row.within(f"T1 RED w16 BS={bs}: BW/MAX (%)", TABLE1["bw_max"][i], bw_max[i], BW_MAX_POINTS))
             rows.append(Row.between(f"T1 RED w16 BS={bs}: BW%/DROP%", TABLE1["bw_drop"][i], bw_drop[i], *BW_DROP_BAND))
-    rows.append(Row("ordering: T1 RED w16 BW/MAX, BS=16 < BS=24 (tail-drop regime)", "45 < 67", f"{bw_max[0]:.0f} < {bw_max[1]:.0f}", "order", bool(bw_max[0] < bw_max[1])))
+    rows.append(
+        Row(
+            "ordering: T1 RED w16 BW/MAX, BS=16 < BS=24 (tail-drop regime)",
+            "45 < 67",
+            f"{bw_max[0]:.0f} < {bw_max[1]:.0f}",
+            "order",
+            bool(bw_max[0] < bw_max[1]),
+        )
+    )
     # §3.1: "the long delay connection suffered more loss than others when the buffer sizes are small".
     rows.append(Row.at_most("T1 RED w16 BS=16: BW%/DROP% below 1", TABLE1["bw_drop"][0], bw_drop[0], 1.0))
     rows += _loss_rows("T1 RED w16", TABLE1, fragile_loss, robust_loss)
     return rows
 
 
-def _table2_rows(bw_link: list[float], bw_drop: list[float], fragile_loss: list[float], robust_loss: list[float]) -> list[Row]:
+def _table2_rows(
+    bw_link: list[float], bw_drop: list[float], fragile_loss: list[float], robust_loss: list[float]
+) -> list[Row]:
     rows = []
     for i, bs in enumerate(BUFFERS):
-        rows.append(Row.within(f"T2 RED w64K BS={bs}: BW/link (%)", TABLE2["bw_link"][i], bw_link[i], RED_BW_LINK_REL, relative=True))
+        rows.append(
+            Row.within(
+                f"T2 RED w64K BS={bs}: BW/link (%)", TABLE2["bw_link"][i], bw_link[i], RED_BW_LINK_REL, relative=True
+            )
+        )
         if bs > 16:
             rows.append(Row.between(f"T2 RED w64K BS={bs}: BW%/DROP%", TABLE2["bw_drop"][i], bw_drop[i], *BW_DROP_BAND))
-    rows.append(Row.at_most("T2 RED w64K: largest BW/link over BS (%), fair share 20", max(TABLE2["bw_link"]), max(bw_link), RED_BW_LINK_MAX))
+    rows.append(
+        Row.at_most(
+            "T2 RED w64K: largest BW/link over BS (%), fair share 20",
+            max(TABLE2["bw_link"]),
+            max(bw_link),
+            RED_BW_LINK_MAX,
+        )
+    )
     rows += _loss_rows("T2 RED w64K", TABLE2, fragile_loss, robust_loss)
     return rows
 
@@ -320,8 +391,23 @@ def _table3_rows(bw_max: list[float], fragile_loss: list[float], robust_loss: li
     rows = []
     for i, bs in enumerate(BUFFERS):
         rows.append(Row.at_least(f"T3 FRED w16 BS={bs}: BW/MAX (%)", TABLE3["bw_max"][i], bw_max[i], FRED_BW_MAX_MIN))
-        rows.append(Row.at_most(f"T3 FRED w16 BS={bs}: fragile loss (%)", TABLE3["fragile_loss"][i], fragile_loss[i], FRED_FRAGILE_LOSS_MAX))
-        rows.append(Row.within(f"T3 FRED w16 BS={bs}: robust loss (%)", TABLE3["robust_loss"][i], robust_loss[i], FRED_ROBUST_LOSS_REL, relative=True))
+        rows.append(
+            Row.at_most(
+                f"T3 FRED w16 BS={bs}: fragile loss (%)",
+                TABLE3["fragile_loss"][i],
+                fragile_loss[i],
+                FRED_FRAGILE_LOSS_MAX,
+            )
+        )
+        rows.append(
+            Row.within(
+                f"T3 FRED w16 BS={bs}: robust loss (%)",
+                TABLE3["robust_loss"][i],
+                robust_loss[i],
+                FRED_ROBUST_LOSS_REL,
+                relative=True,
+            )
+        )
     return rows
 
 
@@ -329,11 +415,29 @@ def _table4_rows(bw_link: list[float], fragile_loss: list[float], robust_loss: l
     rows = []
     for i, bs in enumerate(BUFFERS):
         if bs > 16:
-            rows.append(Row.at_least(f"T4 FRED w64K BS={bs}: BW/link (%)", TABLE4["bw_link"][i], bw_link[i], FRED_BW_LINK_MIN))
+            rows.append(
+                Row.at_least(f"T4 FRED w64K BS={bs}: BW/link (%)", TABLE4["bw_link"][i], bw_link[i], FRED_BW_LINK_MIN)
+            )
         # §5: the fragile flow's loss rates "are much less than others due to its moderate buffer consumption".
-        rows.append(Row(f"ordering: T4 FRED w64K BS={bs}: fragile loss < robust loss (%)", f"{TABLE4['fragile_loss'][i]} < {TABLE4['robust_loss'][i]}", f"{fragile_loss[i]:.3f} < {robust_loss[i]:.3f}", "order", bool(fragile_loss[i] < robust_loss[i])))
+        rows.append(
+            Row(
+                f"ordering: T4 FRED w64K BS={bs}: fragile loss < robust loss (%)",
+                f"{TABLE4['fragile_loss'][i]} < {TABLE4['robust_loss'][i]}",
+                f"{fragile_loss[i]:.3f} < {robust_loss[i]:.3f}",
+                "order",
+                bool(fragile_loss[i] < robust_loss[i]),
+            )
+        )
     # §5: "except when the buffer size is only 16 packets. In that case, FRED degrades to tail-dropping".
-    rows.append(Row("ordering: T4 FRED w64K BW/link lowest at BS=16", "6.9 lowest", f"{bw_link[0]:.1f} (others ≥ {min(bw_link[1:]):.1f})", "order", bool(bw_link[0] < min(bw_link[1:]))))
+    rows.append(
+        Row(
+            "ordering: T4 FRED w64K BW/link lowest at BS=16",
+            "6.9 lowest",
+            f"{bw_link[0]:.1f} (others ≥ {min(bw_link[1:]):.1f})",
+            "order",
+            bool(bw_link[0] < min(bw_link[1:])),
+        )
+    )
     return rows
 
 
@@ -341,17 +445,51 @@ def _loss_rows(label: str, paper: dict[str, tuple], fragile_loss: list[float], r
     """RED's loss rates (Tables 1, 2) against the paper's, within RED_LOSS_REL."""
     rows = []
     for i, bs in enumerate(BUFFERS):
-        rows.append(Row.within(f"{label} BS={bs}: fragile loss (%)", paper["fragile_loss"][i], fragile_loss[i], RED_LOSS_REL, relative=True))
-        rows.append(Row.within(f"{label} BS={bs}: robust loss (%)", paper["robust_loss"][i], robust_loss[i], RED_LOSS_REL, relative=True))
+        rows.append(
+            Row.within(
+                f"{label} BS={bs}: fragile loss (%)",
+                paper["fragile_loss"][i],
+                fragile_loss[i],
+                RED_LOSS_REL,
+                relative=True,
+            )
+        )
+        rows.append(
+            Row.within(
+                f"{label} BS={bs}: robust loss (%)",
+                paper["robust_loss"][i],
+                robust_loss[i],
+                RED_LOSS_REL,
+                relative=True,
+            )
+        )
     return rows
 
 
-def _fragile_ordering_rows(red_bw_max: list[float], fred_bw_max: list[float], red_bw_link: list[float], fred_bw_link: list[float]) -> list[Row]:
+def _fragile_ordering_rows(
+    red_bw_max: list[float], fred_bw_max: list[float], red_bw_link: list[float], fred_bw_link: list[float]
+) -> list[Row]:
     """§5: FRED gives the fragile flow more than RED at every buffer size (Table 3 vs 1, 4 vs 2)."""
     rows = []
     for i, bs in enumerate(BUFFERS):
-        rows.append(Row(f"ordering: w16 BS={bs}: FRED BW/MAX > RED (%)", f"{TABLE3['bw_max'][i]} > {TABLE1['bw_max'][i]}", f"{fred_bw_max[i]:.1f} > {red_bw_max[i]:.1f}", "order", bool(fred_bw_max[i] > red_bw_max[i])))
-        rows.append(Row(f"ordering: w64K BS={bs}: FRED BW/link > RED (%)", f"{TABLE4['bw_link'][i]} > {TABLE2['bw_link'][i]}", f"{fred_bw_link[i]:.1f} > {red_bw_link[i]:.1f}", "order", bool(fred_bw_link[i] > red_bw_link[i])))
+        rows.append(
+            Row(
+                f"ordering: w16 BS={bs}: FRED BW/MAX > RED (%)",
+                f"{TABLE3['bw_max'][i]} > {TABLE1['bw_max'][i]}",
+                f"{fred_bw_max[i]:.1f} > {red_bw_max[i]:.1f}",
+                "order",
+                bool(fred_bw_max[i] > red_bw_max[i]),
+            )
+        )
+        rows.append(
+            Row(
+                f"ordering: w64K BS={bs}: FRED BW/link > RED (%)",
+                f"{TABLE4['bw_link'][i]} > {TABLE2['bw_link'][i]}",
+                f"{fred_bw_link[i]:.1f} > {red_bw_link[i]:.1f}",
+                "order",
+                bool(fred_bw_link[i] > red_bw_link[i]),
+            )
+        )
     return rows
 
 
@@ -371,14 +509,36 @@ def _fragile_figure(means: pd.DataFrame) -> Any:
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     panels = [
-        (axes[0], FRAGILE_WINDOW, "bw_max", {"red": TABLE1, "fred": TABLE3}, "BW/MAX (% of the 16-packet window's rate)", "Window 16: Tables 1 and 3"),
-        (axes[1], WINDOW_64KB, "bw_link", {"red": TABLE2, "fred": TABLE4}, "fragile flow's share of the link (%)", "Window 64 KB: Tables 2 and 4"),
+        (
+            axes[0],
+            FRAGILE_WINDOW,
+            "bw_max",
+            {"red": TABLE1, "fred": TABLE3},
+            "BW/MAX (% of the 16-packet window's rate)",
+            "Window 16: Tables 1 and 3",
+        ),
+        (
+            axes[1],
+            WINDOW_64KB,
+            "bw_link",
+            {"red": TABLE2, "fred": TABLE4},
+            "fragile flow's share of the link (%)",
+            "Window 64 KB: Tables 2 and 4",
+        ),
     ]
     colours = {"red": "tab:red", "fred": "tab:blue"}
     for ax, window, metric, paper, ylabel, title in panels:
         for mechanism, table in paper.items():
-            ax.plot(BUFFERS, [means.loc[(mechanism, window, bs), metric] for bs in BUFFERS], "o-", color=colours[mechanism], label=f"{mechanism.upper()} ours")
-            ax.plot(BUFFERS, table[metric], "s--", color=colours[mechanism], alpha=0.5, label=f"{mechanism.upper()} paper")
+            ax.plot(
+                BUFFERS,
+                [means.loc[(mechanism, window, bs), metric] for bs in BUFFERS],
+                "o-",
+                color=colours[mechanism],
+                label=f"{mechanism.upper()} ours",
+            )
+            ax.plot(
+                BUFFERS, table[metric], "s--", color=colours[mechanism], alpha=0.5, label=f"{mechanism.upper()} paper"
+            )
         ax.set(xlabel="buffer size BS (packets)", ylabel=ylabel, title=title, xticks=BUFFERS)
         ax.legend(fontsize=8)
     axes[1].axhline(20, color="gray", linestyle=":", linewidth=1)
@@ -386,9 +546,20 @@ def _fragile_figure(means: pd.DataFrame) -> Any:
     ax = axes[2]
     for mechanism, table in (("red", TABLE1), ("fred", TABLE3)):
         for who, style in (("fragile_loss", "o-"), ("robust_loss", "^-")):
-            ax.plot(BUFFERS, [means.loc[(mechanism, FRAGILE_WINDOW, bs), who] for bs in BUFFERS], style, color=colours[mechanism], label=f"{mechanism.upper()} {who.split('_')[0]} ours")
+            ax.plot(
+                BUFFERS,
+                [means.loc[(mechanism, FRAGILE_WINDOW, bs), who] for bs in BUFFERS],
+                style,
+                color=colours[mechanism],
+                label=f"{mechanism.upper()} {who.split('_')[0]} ours",
+            )
             ax.plot(BUFFERS, table[who], style.replace("-", "--"), color=colours[mechanism], alpha=0.4)
-    ax.set(xlabel="buffer size BS (packets)", ylabel="loss rate (%)", title="Window 16: loss rates (dashed: paper)", xticks=BUFFERS)
+    ax.set(
+        xlabel="buffer size BS (packets)",
+        ylabel="loss rate (%)",
+        title="Window 16: loss rates (dashed: paper)",
+        xticks=BUFFERS,
+    )
     ax.legend(fontsize=7)
     fig.suptitle("FRED §3.1/§5: a window-limited 36 ms TCP vs four 6 ms TCPs on 45 Mbps")
     fig.tight_layout()
@@ -446,7 +617,16 @@ def epoch_means(results: Results, first: float = EPOCH) -> pd.DataFrame:
         window = tp[(tp["time"] >= start + SETTLE) & (tp["time"] < start + EPOCH)]
         per_flow = window.groupby("flow")["bps"].mean() / MBPS
         tcps = [per_flow.get(i, 0.0) for i in range(1, k + 2)]
-        rows.append({"epoch": f"{start:g}-{start + EPOCH:g} s", "tcps": k + 1, "fair_share": CBR_LINK_BPS / MBPS / (k + 2), "cbr": per_flow.get(0, 0.0), "tcp_min": min(tcps), "tcp_mean": float(np.mean(tcps))})
+        rows.append(
+            {
+                "epoch": f"{start:g}-{start + EPOCH:g} s",
+                "tcps": k + 1,
+                "fair_share": CBR_LINK_BPS / MBPS / (k + 2),
+                "cbr": per_flow.get(0, 0.0),
+                "tcp_min": min(tcps),
+                "tcp_mean": float(np.mean(tcps)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -467,30 +647,71 @@ def cbr(quick: bool) -> Reproduction:
     seeds = 1 if quick else 5
     joins = [EPOCH * (k + 1) for k in range(TCP_JOINERS)]
     duration = EPOCH * (TCP_JOINERS + 1)
-    staggered = {m: [aqmlab.run(cbr_scenario(m, joins, duration, seed)) for seed in range(1, seeds + 1)] for m in ("red", "fred")}
-    epochs = {m: pd.concat([epoch_means(r) for r in runs]).groupby(["epoch", "tcps", "fair_share"], sort=False).mean().reset_index() for m, runs in staggered.items()}
+    staggered = {
+        m: [aqmlab.run(cbr_scenario(m, joins, duration, seed)) for seed in range(1, seeds + 1)] for m in ("red", "fred")
+    }
+    epochs = {
+        m: pd.concat([epoch_means(r) for r in runs])
+        .groupby(["epoch", "tcps", "fair_share"], sort=False)
+        .mean()
+        .reset_index()
+        for m, runs in staggered.items()
+    }
     # Fig. 6: RED, the CBR from time 0 and one TCP from 1 s; measured after SETTLE.
     fig6 = [aqmlab.run(cbr_scenario("red", [1.0], 50.0, seed)) for seed in range(1, seeds + 1)]
     fig6_mean = pd.DataFrame([fig6_metrics(r) for r in fig6]).mean()
 
     rows = [
-        Row.at_least("Fig. 6 RED, 1 TCP: CBR throughput (Mbps)", "8 almost all the time", fig6_mean["cbr"], FIG6_UDP_MIN),
+        Row.at_least(
+            "Fig. 6 RED, 1 TCP: CBR throughput (Mbps)", "8 almost all the time", fig6_mean["cbr"], FIG6_UDP_MIN
+        ),
         Row.at_most("Fig. 6 RED, 1 TCP: TCP throughput (Mbps)", "the leftover 2", fig6_mean["tcp"], FIG6_TCP_MAX),
-        Row.at_most("Fig. 6 RED: TCP's largest 1-s throughput (Mbps)", "below its 5 Mbps share", fig6_mean["tcp_peak"], CBR_LINK_BPS / MBPS / 2),
+        Row.at_most(
+            "Fig. 6 RED: TCP's largest 1-s throughput (Mbps)",
+            "below its 5 Mbps share",
+            fig6_mean["tcp_peak"],
+            CBR_LINK_BPS / MBPS / 2,
+        ),
     ]
     for red, fred in zip(epochs["red"].itertuples(), epochs["fred"].itertuples()):
         fair = fred.fair_share
-        rows.append(Row.within(f"Fig. 7 FRED {fred.epoch}, {fred.tcps} TCP: CBR (Mbps)", round(fair, 2), fred.cbr, FIG7_UDP_REL * fair))
-        rows.append(Row.at_least(f"Fig. 7 FRED {fred.epoch}, {fred.tcps} TCP: slowest TCP (Mbps)", round(fair, 2), fred.tcp_min, FIG7_TCP_MIN * fair))
-        rows.append(Row.at_least(f"RED {red.epoch}, {red.tcps} TCP: CBR (Mbps)", "most of the link", red.cbr, RED_UDP_MIN))
-        rows.append(Row(f"ordering: {red.epoch}: CBR under RED > under FRED (Mbps)", "RED > FRED", f"{red.cbr:.2f} > {fred.cbr:.2f}", "order", bool(red.cbr > fred.cbr)))
-    table = pd.concat([epochs["red"].assign(mechanism="red"), epochs["fred"].assign(mechanism="fred")])[["mechanism", "epoch", "tcps", "fair_share", "cbr", "tcp_min", "tcp_mean"]]
+        rows.append(
+            Row.within(
+                f"Fig. 7 FRED {fred.epoch}, {fred.tcps} TCP: CBR (Mbps)", round(fair, 2), fred.cbr, FIG7_UDP_REL * fair
+            )
+        )
+        rows.append(
+            Row.at_least(
+                f"Fig. 7 FRED {fred.epoch}, {fred.tcps} TCP: slowest TCP (Mbps)",
+                round(fair, 2),
+                fred.tcp_min,
+                FIG7_TCP_MIN * fair,
+            )
+        )
+        rows.append(
+            Row.at_least(f"RED {red.epoch}, {red.tcps} TCP: CBR (Mbps)", "most of the link", red.cbr, RED_UDP_MIN)
+        )
+        rows.append(
+            Row(
+                f"ordering: {red.epoch}: CBR under RED > under FRED (Mbps)",
+                "RED > FRED",
+                f"{red.cbr:.2f} > {fred.cbr:.2f}",
+                "order",
+                bool(red.cbr > fred.cbr),
+            )
+        )
+    table = pd.concat([epochs["red"].assign(mechanism="red"), epochs["fred"].assign(mechanism="fred")])[
+        ["mechanism", "epoch", "tcps", "fair_share", "cbr", "tcp_min", "tcp_mean"]
+    ]
     notes = [
         f"{seeds} run(s) per mechanism; epoch means leave out the first {SETTLE:g} s after each join; throughput in wire Mbps (cells).",
-        "TCP timeouts over the staggered run (first seed): " + "; ".join(f"{m.upper()} {runs[0].flows['timeouts'].tolist()[1:]}" for m, runs in staggered.items()),
+        "TCP timeouts over the staggered run (first seed): "
+        + "; ".join(f"{m.upper()} {runs[0].flows['timeouts'].tolist()[1:]}" for m, runs in staggered.items()),
     ]
     figure = _cbr_figure(fig6[0], staggered["red"][0], staggered["fred"][0])
-    return Reproduction(rows=rows, figure=figure, data={"epochs": table.reset_index(drop=True)}, show=["epochs"], notes=notes)
+    return Reproduction(
+        rows=rows, figure=figure, data={"epochs": table.reset_index(drop=True)}, show=["epochs"], notes=notes
+    )
 
 
 def _cbr_figure(fig6: Results, red: Results, fred: Results) -> Any:
@@ -558,21 +779,45 @@ LONG_TERM_REL = 0.2
 TWO_PACKET_RATIO = 2.0
 
 
-def many_flows_scenario(mechanism: str, buffer: int, min_th: float = 4, max_th: float = 8, seed: int = 1, duration: float = MANY_DURATION) -> dict[str, Any]:
+def many_flows_scenario(
+    mechanism: str, buffer: int, min_th: float = 4, max_th: float = 8, seed: int = 1, duration: float = MANY_DURATION
+) -> dict[str, Any]:
     """Fig. 8: 16 TCPs (tiny-window enhancement on) from one source host through a gateway
     of `buffer` packets onto a link a tenth as fast as the host's."""
     return {
         "name": f"fred-fig8-{mechanism}-bs{buffer}-th{min_th:g}",
-        "simulation": {"duration": duration, "warmup": 5.0, "seed": seed, "sample_interval": 0, "throughput_bin": MANY_BIN},
+        "simulation": {
+            "duration": duration,
+            "warmup": 5.0,
+            "seed": seed,
+            "sample_interval": 0,
+            "throughput_bin": MANY_BIN,
+        },
         "topology": {
             "type": "graph",
             "nodes": ["source", "gateway", "sink"],
             "links": [
                 {"from": "source", "to": "gateway", "rate": 10 * MANY_LINK_BPS, "delay": "1ms"},
-                {"from": "gateway", "to": "sink", "rate": MANY_LINK_BPS, "delay": "3ms", "qdisc": gateway(mechanism, buffer, min_th, max_th), "monitor": True},
+                {
+                    "from": "gateway",
+                    "to": "sink",
+                    "rate": MANY_LINK_BPS,
+                    "delay": "3ms",
+                    "qdisc": gateway(mechanism, buffer, min_th, max_th),
+                    "monitor": True,
+                },
             ],
         },
-        "flows": [{"name": "tcp", **_tcp(tiny_window=True), "count": MANY_FLOWS, "src": "source", "dst": "sink", "start_jitter": "5s"}],
+        "flows": [
+            {
+                "name": "tcp",
+                **_tcp(tiny_window=True),
+                "count": MANY_FLOWS,
+                "src": "source",
+                "dst": "sink",
+                "start_jitter": "5s",
+            }
+        ],
     }
 
 
@@ -597,12 +842,19 @@ def many_flows_metrics(results: Results) -> dict[str, float]:
     }
 
 
-@experiment("fred-many-flows", "FRED Table 5 / Figs. 8-11: 16 TCPs through 16 or 32 buffers, RED, FRED, two-packet FRED")
+@experiment(
+    "fred-many-flows", "FRED Table 5 / Figs. 8-11: 16 TCPs through 16 or 32 buffers, RED, FRED, two-packet FRED"
+)
 def many_flows(quick: bool) -> Reproduction:
     seeds, duration = (1, 60.0) if quick else (3, MANY_DURATION)
     configs = {**TABLE5_RUNS, RED32_ALTERNATIVE[0]: RED32_ALTERNATIVE[1]}
-    results = {label: [aqmlab.run(many_flows_scenario(*config, seed=seed, duration=duration)) for seed in range(1, seeds + 1)] for label, config in configs.items()}
-    table = pd.DataFrame({label: pd.DataFrame([many_flows_metrics(r) for r in runs]).mean() for label, runs in results.items()})
+    results = {
+        label: [aqmlab.run(many_flows_scenario(*config, seed=seed, duration=duration)) for seed in range(1, seeds + 1)]
+        for label, config in configs.items()
+    }
+    table = pd.DataFrame(
+        {label: pd.DataFrame([many_flows_metrics(r) for r in runs]).mean() for label, runs in results.items()}
+    )
     alternative = table.pop(RED32_ALTERNATIVE[0])
     labels = list(TABLE5_RUNS)
     rows: list[Row] = []
@@ -610,28 +862,111 @@ def many_flows(quick: bool) -> Reproduction:
         ours = table[label]
         if label == "FRED-32":
             others = min(table.loc["rtos", other] for other in labels if other != label)
-            rows.append(Row.at_most("T5 FRED-32: total RTOs", TABLE5["rtos"][label], ours["rtos"], FRED32_RTO_FRACTION * others))
+            rows.append(
+                Row.at_most("T5 FRED-32: total RTOs", TABLE5["rtos"][label], ours["rtos"], FRED32_RTO_FRACTION * others)
+            )
         else:
-            rows.append(Row.within(f"T5 {label}: total RTOs", TABLE5["rtos"][label], ours["rtos"], RTO_REL, relative=True))
-        rows.append(Row.within(f"T5 {label}: link utilisation (%)", TABLE5["utilisation"][label], ours["utilisation"], UTILISATION_POINTS))
-        rows.append(Row.within(f"T5 {label}: TCP goodput per flow (kbps, payload)", TABLE5["goodput_kbps"][label], ours["goodput_kbps"], UTILISATION_POINTS / 100, relative=True))
-        rows.append(Row.within(f"T5 {label}: per-flow throughput / link rate (%)", TABLE5["share"][label], ours["share"], UTILISATION_POINTS / MANY_FLOWS))
+            rows.append(
+                Row.within(f"T5 {label}: total RTOs", TABLE5["rtos"][label], ours["rtos"], RTO_REL, relative=True)
+            )
+        rows.append(
+            Row.within(
+                f"T5 {label}: link utilisation (%)",
+                TABLE5["utilisation"][label],
+                ours["utilisation"],
+                UTILISATION_POINTS,
+            )
+        )
+        rows.append(
+            Row.within(
+                f"T5 {label}: TCP goodput per flow (kbps, payload)",
+                TABLE5["goodput_kbps"][label],
+                ours["goodput_kbps"],
+                UTILISATION_POINTS / 100,
+                relative=True,
+            )
+        )
+        rows.append(
+            Row.within(
+                f"T5 {label}: per-flow throughput / link rate (%)",
+                TABLE5["share"][label],
+                ours["share"],
+                UTILISATION_POINTS / MANY_FLOWS,
+            )
+        )
     rtos = table.loc["rtos"]
     utilisation = table.loc["utilisation"]
     rows += [
-        Row("ordering: RTOs, FRED-32 fewest", "20 ≪ 2006-2349", " ".join(f"{k} {v:.0f}" for k, v in rtos.items()), "order", bool(rtos.idxmin() == "FRED-32")),
-        Row("ordering: RTOs, FRED-16 < RED-16", "2196 < 2349", f"{rtos['FRED-16']:.0f} < {rtos['RED-16']:.0f}", "order", bool(rtos["FRED-16"] < rtos["RED-16"])),
-        Row("ordering: utilisation, RED-16 lowest", "95.7 lowest", " ".join(f"{k} {v:.1f}" for k, v in utilisation.items()), "order", bool(utilisation.idxmin() == "RED-16")),
-        Row("ordering: utilisation, FRED-32 highest", "100 highest", " ".join(f"{k} {v:.1f}" for k, v in utilisation.items()), "order", bool(utilisation.idxmax() == "FRED-32")),
-        Row.between("FRED-16: long-term slowest flow / fair share", "close to 1", table.loc["min_over_fair", "FRED-16"], 1 - LONG_TERM_REL, 1 + LONG_TERM_REL),
-        Row.between("FRED-16: long-term fastest flow / fair share", "close to 1", table.loc["max_over_fair", "FRED-16"], 1 - LONG_TERM_REL, 1 + LONG_TERM_REL),
-        Row.at_most("FRED-32: fastest / slowest flow", "≤ 2", table.loc["max_over_fair", "FRED-32"] / table.loc["min_over_fair", "FRED-32"], TWO_PACKET_RATIO),
+        Row(
+            "ordering: RTOs, FRED-32 fewest",
+            "20 ≪ 2006-2349",
+            " ".join(f"{k} {v:.0f}" for k, v in rtos.items()),
+            "order",
+            bool(rtos.idxmin() == "FRED-32"),
+        ),
+        Row(
+            "ordering: RTOs, FRED-16 < RED-16",
+            "2196 < 2349",
+            f"{rtos['FRED-16']:.0f} < {rtos['RED-16']:.0f}",
+            "order",
+            bool(rtos["FRED-16"] < rtos["RED-16"]),
+        ),
+        Row(
+            "ordering: utilisation, RED-16 lowest",
+            "95.7 lowest",
+            " ".join(f"{k} {v:.1f}" for k, v in utilisation.items()),
+            "order",
+            bool(utilisation.idxmin() == "RED-16"),
+        ),
+        Row(
+            "ordering: utilisation, FRED-32 highest",
+            "100 highest",
+            " ".join(f"{k} {v:.1f}" for k, v in utilisation.items()),
+            "order",
+            bool(utilisation.idxmax() == "FRED-32"),
+        ),
+        Row.between(
+            "FRED-16: long-term slowest flow / fair share",
+            "close to 1",
+            table.loc["min_over_fair", "FRED-16"],
+            1 - LONG_TERM_REL,
+            1 + LONG_TERM_REL,
+        ),
+        Row.between(
+            "FRED-16: long-term fastest flow / fair share",
+            "close to 1",
+            table.loc["max_over_fair", "FRED-16"],
+            1 - LONG_TERM_REL,
+            1 + LONG_TERM_REL,
+        ),
+        Row.at_most(
+            "FRED-32: fastest / slowest flow",
+            "≤ 2",
+            table.loc["max_over_fair", "FRED-32"] / table.loc["min_over_fair", "FRED-32"],
+            TWO_PACKET_RATIO,
+        ),
     ]
     zero = table.loc["zero_fraction"]
-    rows.append(Row("ordering: Fig. 11 share of empty 140-ms samples, FRED-32 < half of each other", "small spike at zero vs large", " ".join(f"{k} {v:.2f}" for k, v in zero.items()), "FRED-32 < 0.5 × min(others)", bool(zero["FRED-32"] < 0.5 * zero.drop("FRED-32").min())))
-    rows.append(Row.at_least("Fig. 11 FRED-32: samples within 0.5-1.5× fair share", "large spike near the fair share", table.loc["near_fair_fraction", "FRED-32"], 0.5))
+    rows.append(
+        Row(
+            "ordering: Fig. 11 share of empty 140-ms samples, FRED-32 < half of each other",
+            "small spike at zero vs large",
+            " ".join(f"{k} {v:.2f}" for k, v in zero.items()),
+            "FRED-32 < 0.5 × min(others)",
+            bool(zero["FRED-32"] < 0.5 * zero.drop("FRED-32").min()),
+        )
+    )
+    rows.append(
+        Row.at_least(
+            "Fig. 11 FRED-32: samples within 0.5-1.5× fair share",
+            "large spike near the fair share",
+            table.loc["near_fair_fraction", "FRED-32"],
+            0.5,
+        )
+    )
     notes = [
-        f"{seeds} run(s) of {duration:g} s per column (the paper: one 300-s run); RTOs counted over the whole run" + (", scaled to 300 s." if duration != MANY_DURATION else "."),
+        f"{seeds} run(s) of {duration:g} s per column (the paper: one 300-s run); RTOs counted over the whole run"
+        + (", scaled to 300 s." if duration != MANY_DURATION else "."),
         "Fig. 11 samples are per-flow goodput at the sink in 140-ms bins (the paper: bandwidth at the bottleneck); largest sample / fair share: "
         + ", ".join(f"{k} {v:.1f}" for k, v in table.loc["largest_sample"].items())
         + " (paper: up to about 11 for RED-16, RED-32, FRED-16).",
@@ -651,20 +986,31 @@ def _many_flows_figure(results: dict[str, Results]) -> Any:
     grid = fig.add_gridspec(2, 2)
     fair = MANY_LINK_BPS / MANY_FLOWS
     segment = (40.0, 50.0)  # a 10-s segment, as Figs. 9-10 show one
-    for col, (label, title) in enumerate((("FRED-16", "Fig. 9: basic FRED, 16 buffers"), ("FRED-32", "Fig. 10: two-packet FRED, 32 buffers"))):
+    for col, (label, title) in enumerate(
+        (("FRED-16", "Fig. 9: basic FRED, 16 buffers"), ("FRED-32", "Fig. 10: two-packet FRED, 32 buffers"))
+    ):
         ax = fig.add_subplot(grid[0, col])
         tp = results[label].throughput
         tp = tp[(tp["time"] >= segment[0]) & (tp["time"] < segment[1]) & (tp["flow"] < 8)]
         for flow, series in tp.groupby("flow"):
             ax.plot(series["time"], series["bps"] / MBPS + 2 * flow, linewidth=0.8)
-        ax.set(title=f"{title}: flows 0-7, each offset by 2 Mbps", xlabel="time (s)", ylabel="throughput (Mbps, 140-ms bins, offset)")
+        ax.set(
+            title=f"{title}: flows 0-7, each offset by 2 Mbps",
+            xlabel="time (s)",
+            ylabel="throughput (Mbps, 140-ms bins, offset)",
+        )
     ax = fig.add_subplot(grid[1, :])
     edges = np.arange(0, 12.25, 0.25)
     for label, res in results.items():
         samples = res.throughput["bps"].to_numpy() / fair
         counts, _ = np.histogram(np.clip(samples, 0, edges[-1]), bins=edges)
         ax.step(edges[:-1], counts / len(samples), where="post", label=label)
-    ax.set(title="Fig. 11: distribution of per-flow 140-ms throughput samples", xlabel="sample / fair share (625 kbps)", ylabel="fraction of samples", yscale="log")
+    ax.set(
+        title="Fig. 11: distribution of per-flow 140-ms throughput samples",
+        xlabel="sample / fair share (625 kbps)",
+        ylabel="fraction of samples",
+        yscale="log",
+    )
     ax.legend()
     fig.tight_layout()
     return fig

@@ -45,7 +45,10 @@ mod tests {
         // RTT 100 ms, p = 2 %: 1.224745 / (0.1 · 0.141421) = 86.603.
         assert!(close(square_root_law(0.1, 0.02, 1.0), 86.603));
         // Delayed ACKs (b = 2) scale the rate by 1/sqrt(2).
-        assert!(close(square_root_law(0.1, 0.02, 2.0) / square_root_law(0.1, 0.02, 1.0), std::f64::consts::FRAC_1_SQRT_2));
+        assert!(close(
+            square_root_law(0.1, 0.02, 2.0) / square_root_law(0.1, 0.02, 1.0),
+            std::f64::consts::FRAC_1_SQRT_2
+        ));
     }
 
     #[test]
@@ -66,7 +69,10 @@ mod tests {
         // p = 5 %: 0.0073030 + 0.16 · 0.410792 · 0.05 · 1.08 = 0.0108522 -> 92.147,
         // i.e. 0.673 of the square-root law (136.93), as RED-PD §4.1 notes for higher loss.
         assert!(close(pftk(0.04, 0.05, 0.16, 1.0), 92.147));
-        assert!(close(pftk(0.04, 0.05, 0.16, 1.0) / square_root_law(0.04, 0.05, 1.0), 0.6730));
+        assert!(close(
+            pftk(0.04, 0.05, 0.16, 1.0) / square_root_law(0.04, 0.05, 1.0),
+            0.6730
+        ));
         // Delayed ACKs, RTT 100 ms, p = 1 %, t_RTO = 400 ms: 0.0115470 + 0.4 · 0.259808 · 0.01 · 1.0032 -> 79.431.
         assert!(close(pftk(0.1, 0.01, 0.4, 2.0), 79.431));
         // p = 50 %: the timeout factor is capped at 1: 0.057735 + 0.4 · 0.5 · 9 = 1.857735 -> 0.53829.

@@ -57,7 +57,10 @@ impl<'a> Builder<'a> {
 
     fn simplex(&mut self, from: NodeId, to: NodeId, rate: f64, delay: f64, qdisc: &QdiscSpec, monitored: bool) {
         let name = format!("{}->{}", self.nodes[from as usize], self.nodes[to as usize]);
-        let info = LinkInfo { rate_bps: rate, delay: from_secs(delay) };
+        let info = LinkInfo {
+            rate_bps: rate,
+            delay: from_secs(delay),
+        };
         let rng = stream(self.scenario.simulation.seed, &format!("link/{name}/qdisc"));
         self.links.push(Link {
             name,
@@ -78,7 +81,13 @@ impl<'a> Builder<'a> {
 
     /// Gives flow `f` its own source and sink hosts, joined to routers `first` and
     /// `last` by access links; returns its endpoints and where it was declared.
-    fn attach_hosts(&mut self, f: &ExpandedFlow, hosts: &HostLinks, first: NodeId, last: NodeId) -> (NodeId, NodeId, String) {
+    fn attach_hosts(
+        &mut self,
+        f: &ExpandedFlow,
+        hosts: &HostLinks,
+        first: NodeId,
+        last: NodeId,
+    ) -> (NodeId, NodeId, String) {
         let spec = f.spec;
         let src = self.node(format!("src{}", f.id));
         let dst = self.node(format!("dst{}", f.id));
@@ -91,7 +100,10 @@ impl<'a> Builder<'a> {
             reverse_qdisc: hosts.qdisc.clone(),
             monitor: false,
         };
-        let sink_link = LinkSpec { delay: spec.sink_delay.unwrap_or(hosts.sink_delay), ..src_link.clone() };
+        let sink_link = LinkSpec {
+            delay: spec.sink_delay.unwrap_or(hosts.sink_delay),
+            ..src_link.clone()
+        };
         self.duplex(src, first, &src_link, false);
         self.duplex(last, dst, &sink_link, false);
         (src, dst, f.path.clone())
@@ -129,7 +141,12 @@ impl<'a> Builder<'a> {
 
 impl Network {
     pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
-        let mut b = Builder { nodes: Vec::new(), index: HashMap::new(), links: Vec::new(), scenario };
+        let mut b = Builder {
+            nodes: Vec::new(),
+            index: HashMap::new(),
+            links: Vec::new(),
+            scenario,
+        };
         let flows = scenario.expanded_flows();
         let mut endpoints = Vec::with_capacity(flows.len());
         match &scenario.topology {
@@ -181,15 +198,27 @@ impl Network {
                     return Ok(p.clone());
                 }
                 let p = b.path(&adjacency, a, c).ok_or_else(|| {
-                    ScenarioError::new(format!("{path}.dst"), format!("no route from {:?} to {:?}", b.nodes[a as usize], b.nodes[c as usize]))
+                    ScenarioError::new(
+                        format!("{path}.dst"),
+                        format!("no route from {:?} to {:?}", b.nodes[a as usize], b.nodes[c as usize]),
+                    )
                 })?;
                 cache.insert((a, c), p.clone());
                 Ok(p)
             };
             let forward = route_between(src, dst)?;
             let reverse = route_between(dst, src)?;
-            routes.push(FlowRoute { src, dst, forward, reverse });
+            routes.push(FlowRoute {
+                src,
+                dst,
+                forward,
+                reverse,
+            });
         }
-        Ok(Network { nodes: b.nodes, links: b.links, routes })
+        Ok(Network {
+            nodes: b.nodes,
+            links: b.links,
+            routes,
+        })
     }
 }

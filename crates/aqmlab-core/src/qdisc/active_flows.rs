@@ -52,7 +52,10 @@ pub struct ActiveFlows<X> {
 
 impl<X> Default for ActiveFlows<X> {
     fn default() -> Self {
-        ActiveFlows { table: HashMap::default(), peak: 0 }
+        ActiveFlows {
+            table: HashMap::default(),
+            peak: 0,
+        }
     }
 }
 
@@ -83,7 +86,10 @@ impl<X: Copy + Default> ActiveFlows<X> {
 
     /// Accounts a departed packet of `units`; the flow's state is deleted when nothing of it is left.
     pub fn remove(&mut self, key: FlowKey, units: u64) {
-        let entry = self.table.get_mut(&key).expect("a departing packet belongs to an active flow");
+        let entry = self
+            .table
+            .get_mut(&key)
+            .expect("a departing packet belongs to an active flow");
         entry.qlen -= units;
         if entry.qlen == 0 {
             self.table.remove(&key);
@@ -128,9 +134,22 @@ mod tests {
 
     #[test]
     fn data_and_ack_directions_are_different_flows() {
-        let data = Packet { flow: 3, ..Default::default() };
-        let ack = Packet { flow: 3, kind: PacketKind::Ack, ..Default::default() };
+        let data = Packet {
+            flow: 3,
+            ..Default::default()
+        };
+        let ack = Packet {
+            flow: 3,
+            kind: PacketKind::Ack,
+            ..Default::default()
+        };
         assert_ne!(flow_key(&data), flow_key(&ack));
-        assert_ne!(flow_key(&data), flow_key(&Packet { flow: 4, ..Default::default() }));
+        assert_ne!(
+            flow_key(&data),
+            flow_key(&Packet {
+                flow: 4,
+                ..Default::default()
+            })
+        );
     }
 }

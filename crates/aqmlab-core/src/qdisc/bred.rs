@@ -140,18 +140,27 @@ impl QdiscConfig for BredConfig {
         // §3: l1 ≤ l2 < W_m, checked where both ends are explicit.
         if let (Some(l1), Some(l2)) = (self.l1, self.l2) {
             if l1 > l2 {
-                return Err(ScenarioError::new(format!("{path}.l1"), format!("must be <= l2 ({l2}), got {l1}")));
+                return Err(ScenarioError::new(
+                    format!("{path}.l1"),
+                    format!("must be <= l2 ({l2}), got {l1}"),
+                ));
             }
         }
         for (field, value) in [("l1", self.l1), ("l2", self.l2)] {
             if let (Some(v), Some(w_m)) = (value, self.w_m) {
                 if v >= w_m {
-                    return Err(ScenarioError::new(format!("{path}.w_m"), format!("must be > {field} ({v}), got {w_m}")));
+                    return Err(ScenarioError::new(
+                        format!("{path}.w_m"),
+                        format!("must be > {field} ({v}), got {w_m}"),
+                    ));
                 }
             }
         }
         if !(self.alpha > 1.0 && self.alpha.is_finite()) {
-            return Err(ScenarioError::new(format!("{path}.alpha"), format!("must be > 1 (eq. 12), got {}", self.alpha)));
+            return Err(ScenarioError::new(
+                format!("{path}.alpha"),
+                format!("must be > 1 (eq. 12), got {}", self.alpha),
+            ));
         }
         require_positive(&format!("{path}.beta"), self.beta)?;
         require_in(&format!("{path}.beta"), self.beta, 0.0, 1.0)?;
@@ -289,12 +298,22 @@ mod tests {
     impl Bench {
         fn new(cfg: BredConfig, seed: u64) -> Self {
             cfg.validate("q").expect("valid test config");
-            Bench { q: cfg.build_bred(stream(seed, "bred-test")), arena: PacketArena::default(), dropped: Vec::new() }
+            Bench {
+                q: cfg.build_bred(stream(seed, "bred-test")),
+                arena: PacketArena::default(),
+                dropped: Vec::new(),
+            }
         }
 
         fn arrive(&mut self, flow: u32) -> Verdict {
-            let id = self.arena.alloc(Packet { flow, size: 500, ..Default::default() });
-            let verdict = self.q.enqueue(id, &mut QdiscCtx::new(0, &mut self.arena, &mut self.dropped));
+            let id = self.arena.alloc(Packet {
+                flow,
+                size: 500,
+                ..Default::default()
+            });
+            let verdict = self
+                .q
+                .enqueue(id, &mut QdiscCtx::new(0, &mut self.arena, &mut self.dropped));
             if verdict != Verdict::Enqueued {
                 self.arena.free(id);
             }
@@ -302,7 +321,10 @@ mod tests {
         }
 
         fn depart(&mut self) -> u32 {
-            let id = self.q.dequeue(&mut QdiscCtx::new(0, &mut self.arena, &mut self.dropped)).expect("queue not empty");
+            let id = self
+                .q
+                .dequeue(&mut QdiscCtx::new(0, &mut self.arena, &mut self.dropped))
+                .expect("queue not empty");
             let flow = self.arena[id].flow;
             self.arena.free(id);
             flow
@@ -311,10 +333,25 @@ mod tests {
 
     #[test]
     fn drops_follow_the_flows_band_p1_then_p2_then_always() {
-        let config = BredConfig { limit: 100, l1: Some(3.0), l2: Some(6.0), w_m: Some(9.0), p1: Some(0.1), p2: Some(0.4), ..Default::default() };
+        let config = BredConfig {
+            limit: 100,
+            l1: Some(3.0),
+            l2: Some(6.0),
+            w_m: Some(9.0),
+            p1: Some(0.1),
+            p2: Some(0.4),
+            ..Default::default()
+        };
         let trials = 20_000;
         // Boundaries: qlen = l1 and qlen = l2 are both in the p1 band (§3 step 4: l2 ≥ qlen ≥ l1).
-        for (qlen, p, reason) in [(2, 0.0, Early), (3, 0.1, Early), (6, 0.1, Early), (7, 0.4, PerFlowLimit), (8, 0.4, PerFlowLimit), (9, 1.0, PerFlowLimit)] {
+        for (qlen, p, reason) in [
+            (2, 0.0, Early),
+            (3, 0.1, Early),
+            (6, 0.1, Early),
+            (7, 0.4, PerFlowLimit),
+            (8, 0.4, PerFlowLimit),
+            (9, 1.0, PerFlowLimit),
+        ] {
             let mut b = Bench::new(config.clone(), qlen);
             while b.q.len_packets() < qlen as usize {
                 b.arrive(1);
@@ -329,11 +366,23 @@ mod tests {
                         drops += 1;
                     }
                 }
-                assert_eq!(b.q.flows.get(flow_key(&Packet { flow: 1, ..Default::default() })).qlen, qlen);
+                assert_eq!(
+                    b.q.flows
+                        .get(flow_key(&Packet {
+                            flow: 1,
+                            ..Default::default()
+                        }))
+                        .qlen,
+                    qlen
+                );
             }
             let mean = p * trials as f64;
             let sigma = (trials as f64 * p * (1.0 - p)).sqrt();
-            assert!((drops as f64 - mean).abs() <= 3.0 * sigma, "qlen {qlen}: {drops} drops, expected {mean} ± {}", 3.0 * sigma);
+            assert!(
+                (drops as f64 - mean).abs() <= 3.0 * sigma,
+                "qlen {qlen}: {drops} drops, expected {mean} ± {}",
+                3.0 * sigma
+            );
         }
     }
 
@@ -377,21 +426,42 @@ mod tests {
         // p2 = √10/(√10 + 10) = 3.16228/13.16228 = 0.240253, p1 = 0.0240253.
         let t = config.thresholds(10.0);
         assert_eq!((t.l2, t.l1, t.w_m), (7.5, 6.75, 9.75));
-        assert!((t.p2 - 0.240253).abs() < 1e-6 && (t.p1 - 0.0240253).abs() < 1e-7, "{t:?}");
+        assert!(
+            (t.p2 - 0.240253).abs() < 1e-6 && (t.p1 - 0.0240253).abs() < 1e-7,
+            "{t:?}"
+        );
         // [N̂] is the integer part (at least one flow); p2 uses N̂ itself.
         assert_eq!(config.thresholds(10.9).l2, 7.5);
         assert!(config.thresholds(10.9).p2 > t.p2);
         assert_eq!(config.thresholds(0.3).l2, 75.0);
-        let explicit = BredConfig { l2: Some(5.0), p2: Some(0.3), ..Default::default() }.thresholds(10.0);
+        let explicit = BredConfig {
+            l2: Some(5.0),
+            p2: Some(0.3),
+            ..Default::default()
+        }
+        .thresholds(10.0);
         assert_eq!((explicit.l1, explicit.w_m), (4.5, 6.5));
         assert!((explicit.p1 - 0.03).abs() < 1e-12);
-        let p1_only = BredConfig { p1: Some(0.05), ..Default::default() }.thresholds(10.0);
+        let p1_only = BredConfig {
+            p1: Some(0.05),
+            ..Default::default()
+        }
+        .thresholds(10.0);
         assert_eq!((p1_only.p1, p1_only.l2), (0.05, 7.5));
     }
 
     #[test]
     fn the_buffer_limit_is_an_overflow_drop() {
-        let mut b = Bench::new(BredConfig { limit: 4, l1: Some(10.0), l2: Some(10.0), w_m: Some(20.0), ..Default::default() }, 1);
+        let mut b = Bench::new(
+            BredConfig {
+                limit: 4,
+                l1: Some(10.0),
+                l2: Some(10.0),
+                w_m: Some(20.0),
+                ..Default::default()
+            },
+            1,
+        );
         for flow in 0..4 {
             assert_eq!(b.arrive(flow), Verdict::Enqueued);
         }
@@ -402,14 +472,70 @@ mod tests {
     #[test]
     fn invalid_parameters_name_the_field() {
         let err = |cfg: BredConfig| cfg.validate("q").unwrap_err().to_string();
-        assert_eq!(err(BredConfig { alpha: 1.0, ..Default::default() }), "q.alpha: must be > 1 (eq. 12), got 1");
-        assert_eq!(err(BredConfig { beta: 0.0, ..Default::default() }), "q.beta: must be > 0, got 0");
-        assert_eq!(err(BredConfig { beta: 1.5, ..Default::default() }), "q.beta: must be in [0, 1], got 1.5");
-        assert_eq!(err(BredConfig { w_n: 0.0, ..Default::default() }), "q.w_n: must be > 0, got 0");
-        assert_eq!(err(BredConfig { p2: Some(2.0), ..Default::default() }), "q.p2: must be in [0, 1], got 2");
-        assert_eq!(err(BredConfig { l1: Some(8.0), l2: Some(6.0), ..Default::default() }), "q.l1: must be <= l2 (6), got 8");
-        assert_eq!(err(BredConfig { l2: Some(6.0), w_m: Some(6.0), ..Default::default() }), "q.w_m: must be > l2 (6), got 6");
-        assert_eq!(err(BredConfig { l1: Some(0.0), ..Default::default() }), "q.l1: must be > 0, got 0");
-        assert_eq!(err(BredConfig { limit: 0, ..Default::default() }), "q.limit: must be > 0, got 0");
+        assert_eq!(
+            err(BredConfig {
+                alpha: 1.0,
+                ..Default::default()
+            }),
+            "q.alpha: must be > 1 (eq. 12), got 1"
+        );
+        assert_eq!(
+            err(BredConfig {
+                beta: 0.0,
+                ..Default::default()
+            }),
+            "q.beta: must be > 0, got 0"
+        );
+        assert_eq!(
+            err(BredConfig {
+                beta: 1.5,
+                ..Default::default()
+            }),
+            "q.beta: must be in [0, 1], got 1.5"
+        );
+        assert_eq!(
+            err(BredConfig {
+                w_n: 0.0,
+                ..Default::default()
+            }),
+            "q.w_n: must be > 0, got 0"
+        );
+        assert_eq!(
+            err(BredConfig {
+                p2: Some(2.0),
+                ..Default::default()
+            }),
+            "q.p2: must be in [0, 1], got 2"
+        );
+        assert_eq!(
+            err(BredConfig {
+                l1: Some(8.0),
+                l2: Some(6.0),
+                ..Default::default()
+            }),
+            "q.l1: must be <= l2 (6), got 8"
+        );
+        assert_eq!(
+            err(BredConfig {
+                l2: Some(6.0),
+                w_m: Some(6.0),
+                ..Default::default()
+            }),
+            "q.w_m: must be > l2 (6), got 6"
+        );
+        assert_eq!(
+            err(BredConfig {
+                l1: Some(0.0),
+                ..Default::default()
+            }),
+            "q.l1: must be > 0, got 0"
+        );
+        assert_eq!(
+            err(BredConfig {
+                limit: 0,
+                ..Default::default()
+            }),
+            "q.limit: must be > 0, got 0"
+        );
     }
 }

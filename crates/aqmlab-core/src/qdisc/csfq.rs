@@ -140,7 +140,11 @@ impl CsfqConfig {
     pub const DEFAULT_LIMIT_BYTES: u64 = 64_000;
 
     fn limit(&self) -> Limit {
-        Limit::configured(self.limit, self.limit_bytes.map(|b| b.0), Limit::new(None, Some(Self::DEFAULT_LIMIT_BYTES)))
+        Limit::configured(
+            self.limit,
+            self.limit_bytes.map(|b| b.0),
+            Limit::new(None, Some(Self::DEFAULT_LIMIT_BYTES)),
+        )
     }
 }
 
@@ -157,7 +161,15 @@ impl QdiscConfig for CsfqConfig {
 
     fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
         let edge = (self.role != CsfqRole::Core).then(|| CsfqEdge::new(self.k.0));
-        Box::new(Csfq { core: CsfqCore::new(self, link.rate_bps), edge, role: self.role, relabel: self.relabel, limit: self.limit(), fifo: Fifo::default(), rng })
+        Box::new(Csfq {
+            core: CsfqCore::new(self, link.rate_bps),
+            edge,
+            role: self.role,
+            relabel: self.relabel,
+            limit: self.limit(),
+            fifo: Fifo::default(),
+            rng,
+        })
     }
 }
 
@@ -196,7 +208,10 @@ pub struct CsfqEdge {
 
 impl CsfqEdge {
     pub fn new(k_secs: f64) -> Self {
-        CsfqEdge { k_secs, flows: Vec::new() }
+        CsfqEdge {
+            k_secs,
+            flows: Vec::new(),
+        }
     }
 
     /// Updates flow `flow`'s estimate with an arriving packet and returns its label `r/w` (§2.3).
@@ -274,7 +289,11 @@ impl CsfqCore {
     /// arriving at `now` while the buffer is `occupancy` full (fraction).
     pub fn on_arrival(&mut self, now: Time, size: u32, label: f64, dropped: bool, occupancy: f64) {
         let a = self.arrival.update(now, size, self.k_alpha);
-        let f = if dropped { self.accepted.rate_bps() } else { self.accepted.update(now, size, self.k_alpha) };
+        let f = if dropped {
+            self.accepted.rate_bps()
+        } else {
+            self.accepted.update(now, size, self.k_alpha)
+        };
         // §2.2.2: an uncongested link stays uncongested while the buffer is below the threshold.
         let congested_now = a >= self.capacity_bps && (self.congested || occupancy >= self.buffer_threshold);
         let window_over = now > self.window_start + self.k_c;
@@ -284,7 +303,11 @@ impl CsfqCore {
                 self.window_start = now;
             } else if window_over {
                 // Eq. 6: alpha_new = alpha_old · C / F̂; the first update starts from the largest label.
-                let old = if self.alpha.is_finite() { self.alpha } else { self.max_label };
+                let old = if self.alpha.is_finite() {
+                    self.alpha
+                } else {
+                    self.max_label
+                };
                 if old > 0.0 && f > 0.0 {
                     self.set_alpha(old * self.capacity_bps / f);
                 }
@@ -301,7 +324,11 @@ impl CsfqCore {
             self.max_label = self.max_label.max(label);
         } else {
             // Uncongested for K_c: alpha = largest label seen (∞ when no labelled packet came).
-            self.set_alpha(if self.max_label > 0.0 { self.max_label } else { f64::INFINITY });
+            self.set_alpha(if self.max_label > 0.0 {
+                self.max_label
+            } else {
+                f64::INFINITY
+            });
             self.window_start = now;
             self.max_label = 0.0;
         }
@@ -396,15 +423,34 @@ mod tests {
         // and a size bound rules out inline per-flow arrays: today 17 words (136 bytes).
         fn assert_copy<T: Copy>() {}
         assert_copy::<CsfqCore>();
-        assert!(std::mem::size_of::<CsfqCore>() <= 20 * 8, "CsfqCore is {} bytes", std::mem::size_of::<CsfqCore>());
+        assert!(
+            std::mem::size_of::<CsfqCore>() <= 20 * 8,
+            "CsfqCore is {} bytes",
+            std::mem::size_of::<CsfqCore>()
+        );
         // Behavioural: a pure core seeing a thousand flows keeps no edge state.
-        let cfg = CsfqConfig { role: CsfqRole::Core, ..Default::default() };
-        let mut q = cfg.build(&LinkInfo { rate_bps: 10e6, delay: 0 }, stream(1, "t"));
+        let cfg = CsfqConfig {
+            role: CsfqRole::Core,
+            ..Default::default()
+        };
+        let mut q = cfg.build(
+            &LinkInfo {
+                rate_bps: 10e6,
+                delay: 0,
+            },
+            stream(1, "t"),
+        );
         let mut arena = PacketArena::default();
         let mut dropped = Vec::new();
         for flow in 0..1000 {
             let mut ctx = QdiscCtx::new(flow as Time * MS, &mut arena, &mut dropped);
-            let id = ctx.packets.alloc(Packet { flow, size: 1000, weight: 1.0, label: 1e6, ..Default::default() });
+            let id = ctx.packets.alloc(Packet {
+                flow,
+                size: 1000,
+                weight: 1.0,
+                label: 1e6,
+                ..Default::default()
+            });
             q.enqueue(id, &mut ctx);
             if let Some(id) = q.dequeue(&mut ctx) {
                 assert_eq!(ctx.packets[id].label, 1e6, "uncongested core leaves labels");
@@ -451,7 +497,10 @@ mod tests {
     }
 
     fn core(k_c_ms: u64) -> CsfqCore {
-        let cfg = CsfqConfig { k_c: Seconds(k_c_ms as f64 / 1e3), ..Default::default() };
+        let cfg = CsfqConfig {
+            k_c: Seconds(k_c_ms as f64 / 1e3),
+            ..Default::default()
+        };
         CsfqCore::new(&cfg, 10e6)
     }
 
@@ -494,7 +543,11 @@ mod tests {
         assert_eq!(c.alpha(), 3e6);
         assert_eq!(c.drop_probability(3e6), 0.0);
         assert!((c.drop_probability(6e6) - 0.5).abs() < 1e-12);
-        assert_eq!(c.drop_probability(0.0), 0.0, "unlabelled packets are never dropped early");
+        assert_eq!(
+            c.drop_probability(0.0),
+            0.0,
+            "unlabelled packets are never dropped early"
+        );
     }
 
     #[test]
@@ -531,7 +584,13 @@ mod tests {
     #[test]
     fn relabelling_never_raises_a_label() {
         // Random labels (some unlabelled) from 50 flows overloading a 10 Mbps link.
-        let mut q = CsfqConfig::default().build(&LinkInfo { rate_bps: 10e6, delay: 0 }, stream(5, "q"));
+        let mut q = CsfqConfig::default().build(
+            &LinkInfo {
+                rate_bps: 10e6,
+                delay: 0,
+            },
+            stream(5, "q"),
+        );
         let mut arena = PacketArena::default();
         let mut drops = Vec::new();
         let mut rng = stream(6, "labels");
@@ -540,8 +599,18 @@ mod tests {
         for i in 0..200_000u64 {
             let now = i * 40_000; // 25 000 packets/s of 1000 bytes: 200 Mbps offered
             let mut ctx = QdiscCtx::new(now, &mut arena, &mut drops);
-            let label = if rng.gen::<f64>() < 0.2 { 0.0 } else { rng.gen_range(1e5..2e7) };
-            let id = ctx.packets.alloc(Packet { flow: (i % 50) as u32, size: 1000, weight: 1.0, label, ..Default::default() });
+            let label = if rng.gen::<f64>() < 0.2 {
+                0.0
+            } else {
+                rng.gen_range(1e5..2e7)
+            };
+            let id = ctx.packets.alloc(Packet {
+                flow: (i % 50) as u32,
+                size: 1000,
+                weight: 1.0,
+                label,
+                ..Default::default()
+            });
             if q.enqueue(id, &mut ctx) == Verdict::Enqueued {
                 let out = ctx.packets[id].label;
                 if label > 0.0 {
@@ -561,16 +630,43 @@ mod tests {
                 next_tx += 800_000; // 10 Mbps
             }
         }
-        assert!(checked > 2_000 && lowered > 1_000, "checked {checked}, lowered {lowered}");
+        assert!(
+            checked > 2_000 && lowered > 1_000,
+            "checked {checked}, lowered {lowered}"
+        );
     }
 
     #[test]
     fn validation_names_the_field() {
         let bad = |cfg: CsfqConfig| cfg.validate("q").unwrap_err().to_string();
-        assert_eq!(bad(CsfqConfig { k_c: Seconds(0.0), ..Default::default() }), "q.k_c: must be > 0, got 0");
-        assert_eq!(bad(CsfqConfig { buffer_threshold: 1.5, ..Default::default() }), "q.buffer_threshold: must be in [0, 1], got 1.5");
-        assert_eq!(bad(CsfqConfig { max_decrease: -0.1, ..Default::default() }), "q.max_decrease: must be in [0, 1], got -0.1");
-        assert_eq!(bad(CsfqConfig { limit_bytes: Some(Bytes(0)), ..Default::default() }), "q.limit_bytes: must be > 0, got 0");
+        assert_eq!(
+            bad(CsfqConfig {
+                k_c: Seconds(0.0),
+                ..Default::default()
+            }),
+            "q.k_c: must be > 0, got 0"
+        );
+        assert_eq!(
+            bad(CsfqConfig {
+                buffer_threshold: 1.5,
+                ..Default::default()
+            }),
+            "q.buffer_threshold: must be in [0, 1], got 1.5"
+        );
+        assert_eq!(
+            bad(CsfqConfig {
+                max_decrease: -0.1,
+                ..Default::default()
+            }),
+            "q.max_decrease: must be in [0, 1], got -0.1"
+        );
+        assert_eq!(
+            bad(CsfqConfig {
+                limit_bytes: Some(Bytes(0)),
+                ..Default::default()
+            }),
+            "q.limit_bytes: must be > 0, got 0"
+        );
         assert!(CsfqConfig::default().validate("q").is_ok());
         assert_eq!(CsfqConfig::default().limit(), Limit::new(None, Some(64_000)));
     }

@@ -18,7 +18,11 @@ impl DropTailConfig {
     pub const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 
     fn limit(&self) -> Limit {
-        Limit::configured(self.limit, self.limit_bytes.map(|b| b.0), Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None))
+        Limit::configured(
+            self.limit,
+            self.limit_bytes.map(|b| b.0),
+            Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None),
+        )
     }
 }
 
@@ -39,13 +43,19 @@ pub struct DropTail {
 
 impl DropTail {
     pub fn new(limit: Limit) -> Self {
-        DropTail { limit, fifo: Fifo::default() }
+        DropTail {
+            limit,
+            fifo: Fifo::default(),
+        }
     }
 }
 
 impl QueueDisc for DropTail {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), ctx.packets[id].size) {
+        if !self
+            .limit
+            .admits(self.fifo.len(), self.fifo.bytes(), ctx.packets[id].size)
+        {
             return Verdict::Dropped(DropReason::Overflow);
         }
         self.fifo.push(id, ctx.packets);
@@ -73,12 +83,29 @@ mod tests {
 
     #[test]
     fn drops_arrivals_beyond_the_byte_limit_and_keeps_fifo_order() {
-        let cfg = DropTailConfig { limit: None, limit_bytes: Some(Bytes(2500)) };
-        let mut q = cfg.build(&LinkInfo { rate_bps: 1e6, delay: 0 }, stream(1, "t"));
+        let cfg = DropTailConfig {
+            limit: None,
+            limit_bytes: Some(Bytes(2500)),
+        };
+        let mut q = cfg.build(
+            &LinkInfo {
+                rate_bps: 1e6,
+                delay: 0,
+            },
+            stream(1, "t"),
+        );
         let mut arena = PacketArena::default();
         let mut dropped = Vec::new();
         let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
-        let ids: Vec<_> = (0..3).map(|i| ctx.packets.alloc(Packet { size: 1000, seq: i, ..Default::default() })).collect();
+        let ids: Vec<_> = (0..3)
+            .map(|i| {
+                ctx.packets.alloc(Packet {
+                    size: 1000,
+                    seq: i,
+                    ..Default::default()
+                })
+            })
+            .collect();
         assert_eq!(q.enqueue(ids[0], &mut ctx), Verdict::Enqueued);
         assert_eq!(q.enqueue(ids[1], &mut ctx), Verdict::Enqueued);
         assert_eq!(q.enqueue(ids[2], &mut ctx), Verdict::Dropped(DropReason::Overflow));

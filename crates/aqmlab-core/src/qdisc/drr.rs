@@ -49,7 +49,11 @@ fn default_quantum() -> Bytes {
 
 impl Default for DrrConfig {
     fn default() -> Self {
-        DrrConfig { limit: None, limit_bytes: None, quantum: default_quantum() }
+        DrrConfig {
+            limit: None,
+            limit_bytes: None,
+            quantum: default_quantum(),
+        }
     }
 }
 
@@ -58,7 +62,11 @@ impl DrrConfig {
     pub const DEFAULT_LIMIT_BYTES: u64 = 64_000;
 
     fn limit(&self) -> Limit {
-        Limit::configured(self.limit, self.limit_bytes.map(|b| b.0), Limit::new(None, Some(Self::DEFAULT_LIMIT_BYTES)))
+        Limit::configured(
+            self.limit,
+            self.limit_bytes.map(|b| b.0),
+            Limit::new(None, Some(Self::DEFAULT_LIMIT_BYTES)),
+        )
     }
 }
 
@@ -66,13 +74,24 @@ impl QdiscConfig for DrrConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.limit().validate(path)?;
         if self.quantum.0 == 0 {
-            return Err(ScenarioError::new(format!("{path}.quantum"), "must be > 0 bytes, got 0"));
+            return Err(ScenarioError::new(
+                format!("{path}.quantum"),
+                "must be > 0 bytes, got 0",
+            ));
         }
         Ok(())
     }
 
     fn build(&self, _link: &LinkInfo, _rng: Rng) -> Box<dyn QueueDisc> {
-        Box::new(Drr { limit: self.limit(), quantum: self.quantum.0, flows: Vec::new(), active: VecDeque::new(), packets: 0, bytes: 0, peak_active: 0 })
+        Box::new(Drr {
+            limit: self.limit(),
+            quantum: self.quantum.0,
+            flows: Vec::new(),
+            active: VecDeque::new(),
+            packets: 0,
+            bytes: 0,
+            peak_active: 0,
+        })
     }
 }
 
@@ -113,7 +132,11 @@ impl Drr {
         self.packets -= 1;
         self.bytes -= ctx.packets[id].size as u64;
         if queue.fifo.is_empty() {
-            let at = self.active.iter().position(|&f| f == flow).expect("an emptied flow was active");
+            let at = self
+                .active
+                .iter()
+                .position(|&f| f == flow)
+                .expect("an emptied flow was active");
             self.active.remove(at);
         }
         id
@@ -184,7 +207,18 @@ mod tests {
     use crate::sim::rng::stream;
 
     fn drr(limit: Option<u64>, quantum: u64) -> Box<dyn QueueDisc> {
-        DrrConfig { limit, limit_bytes: None, quantum: Bytes(quantum) }.build(&LinkInfo { rate_bps: 1e6, delay: 0 }, stream(1, "t"))
+        DrrConfig {
+            limit,
+            limit_bytes: None,
+            quantum: Bytes(quantum),
+        }
+        .build(
+            &LinkInfo {
+                rate_bps: 1e6,
+                delay: 0,
+            },
+            stream(1, "t"),
+        )
     }
 
     #[test]
@@ -195,10 +229,20 @@ mod tests {
         let mut dropped = Vec::new();
         let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
         for i in 0..6 {
-            let a = ctx.packets.alloc(Packet { flow: 0, size: 1500, seq: i, ..Default::default() });
+            let a = ctx.packets.alloc(Packet {
+                flow: 0,
+                size: 1500,
+                seq: i,
+                ..Default::default()
+            });
             assert_eq!(q.enqueue(a, &mut ctx), Verdict::Enqueued);
             for k in 0..3 {
-                let b = ctx.packets.alloc(Packet { flow: 1, size: 500, seq: 3 * i + k, ..Default::default() });
+                let b = ctx.packets.alloc(Packet {
+                    flow: 1,
+                    size: 500,
+                    seq: 3 * i + k,
+                    ..Default::default()
+                });
                 assert_eq!(q.enqueue(b, &mut ctx), Verdict::Enqueued);
             }
         }
@@ -218,7 +262,11 @@ mod tests {
         let mut dropped = Vec::new();
         let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
         let mut send = |ctx: &mut QdiscCtx, flow: u32| {
-            let id = ctx.packets.alloc(Packet { flow, size: 1000, ..Default::default() });
+            let id = ctx.packets.alloc(Packet {
+                flow,
+                size: 1000,
+                ..Default::default()
+            });
             (id, q.enqueue(id, ctx))
         };
         let heavy: Vec<_> = (0..3).map(|_| send(&mut ctx, 7).0).collect();
@@ -233,13 +281,25 @@ mod tests {
         assert_eq!(ctx.dropped[1], (heavy[1], DropReason::Pushout));
         // ns-2 drops the head, not the tail, of the longest queue, even when the arrival made it longest.
         let mut q = drr(Some(1), 1500);
-        let a = ctx.packets.alloc(Packet { flow: 1, size: 1000, ..Default::default() });
-        let b = ctx.packets.alloc(Packet { flow: 1, size: 1000, ..Default::default() });
+        let a = ctx.packets.alloc(Packet {
+            flow: 1,
+            size: 1000,
+            ..Default::default()
+        });
+        let b = ctx.packets.alloc(Packet {
+            flow: 1,
+            size: 1000,
+            ..Default::default()
+        });
         assert_eq!(q.enqueue(a, &mut ctx), Verdict::Enqueued);
         assert_eq!(q.enqueue(b, &mut ctx), Verdict::Enqueued);
         assert_eq!(ctx.dropped[2], (a, DropReason::Pushout));
         // The arrival is the victim when it alone forms the longest queue (1500 > 1000 bytes).
-        let c = ctx.packets.alloc(Packet { flow: 4, size: 1500, ..Default::default() });
+        let c = ctx.packets.alloc(Packet {
+            flow: 4,
+            size: 1500,
+            ..Default::default()
+        });
         assert_eq!(q.enqueue(c, &mut ctx), Verdict::Dropped(DropReason::Pushout));
         assert_eq!(ctx.dropped.len(), 3);
         assert_eq!(q.dequeue(&mut ctx), Some(b));
@@ -248,9 +308,19 @@ mod tests {
 
     #[test]
     fn validation_names_the_field() {
-        let err = DrrConfig { quantum: Bytes(0), ..Default::default() }.validate("q").unwrap_err();
+        let err = DrrConfig {
+            quantum: Bytes(0),
+            ..Default::default()
+        }
+        .validate("q")
+        .unwrap_err();
         assert_eq!(err.to_string(), "q.quantum: must be > 0 bytes, got 0");
-        let err = DrrConfig { limit: Some(0), ..Default::default() }.validate("q").unwrap_err();
+        let err = DrrConfig {
+            limit: Some(0),
+            ..Default::default()
+        }
+        .validate("q")
+        .unwrap_err();
         assert_eq!(err.to_string(), "q.limit: must be > 0, got 0");
     }
 }

@@ -109,7 +109,12 @@ struct Params {
 impl Params {
     /// RED's drop curve (§4.5 computes p_b as RED does).
     fn curve(&self) -> DropCurve {
-        DropCurve { min_th: self.min_th, max_th: self.max_th, max_p: self.max_p, gentle: false }
+        DropCurve {
+            min_th: self.min_th,
+            max_th: self.max_th,
+            max_p: self.max_p,
+            gentle: false,
+        }
     }
 }
 
@@ -128,7 +133,11 @@ impl FredConfig {
     fn params(&self) -> Params {
         let packet = if self.bytes { self.max_packet_size.0 as f64 } else { 1.0 };
         let limit = self.limit();
-        let buffer = if self.bytes { limit.bytes.unwrap_or(0) } else { limit.packets.unwrap_or(0) } as f64;
+        let buffer = if self.bytes {
+            limit.bytes.unwrap_or(0)
+        } else {
+            limit.packets.unwrap_or(0)
+        } as f64;
         let min_th = self.min_th.unwrap_or(buffer / 4.0);
         let small_buffer = buffer <= Self::SMALL_BUFFER_PACKETS * packet;
         Params {
@@ -163,19 +172,28 @@ impl FredConfig {
 impl QdiscConfig for FredConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         if self.bytes && self.limit_bytes.is_none() {
-            return Err(ScenarioError::new(format!("{path}.limit_bytes"), "required when bytes = true"));
+            return Err(ScenarioError::new(
+                format!("{path}.limit_bytes"),
+                "required when bytes = true",
+            ));
         }
         self.limit().validate(path)?;
         let p = self.params();
         require_positive(&format!("{path}.min_th"), p.min_th)?;
         if p.max_th.is_nan() || p.max_th <= p.min_th {
-            return Err(ScenarioError::new(format!("{path}.max_th"), format!("must be > min_th ({}), got {}", p.min_th, p.max_th)));
+            return Err(ScenarioError::new(
+                format!("{path}.max_th"),
+                format!("must be > min_th ({}), got {}", p.min_th, p.max_th),
+            ));
         }
         require_in(&format!("{path}.max_p"), p.max_p, 0.0, 1.0)?;
         require_positive(&format!("{path}.w_q"), p.w_q)?;
         require_in(&format!("{path}.w_q"), p.w_q, 0.0, 1.0)?;
         if p.min_q.is_nan() || p.min_q < 1.0 {
-            return Err(ScenarioError::new(format!("{path}.min_q"), format!("must be >= 1, got {}", p.min_q)));
+            return Err(ScenarioError::new(
+                format!("{path}.min_q"),
+                format!("must be >= 1, got {}", p.min_q),
+            ));
         }
         require_positive(&format!("{path}.mean_pktsize"), self.mean_pktsize.0 as f64)?;
         require_positive(&format!("{path}.max_packet_size"), self.max_packet_size.0 as f64)
@@ -254,7 +272,11 @@ impl Fred {
         let region = p.curve().region(self.average.value());
         let congested = region == Region::Forced;
         // Block A (deleted by §6): above max_th a flow may hold only 2 packets.
-        let max_q = if congested && !p.two_packet_buffer { 2.0 * p.packet } else { p.min_th };
+        let max_q = if congested && !p.two_packet_buffer {
+            2.0 * p.packet
+        } else {
+            p.min_th
+        };
         // Line B (deleted by §6): above max_th, more than twice the average per-flow queue.
         let line_b = !p.two_packet_buffer && congested && qlen > 2.0 * self.avgcq;
         // §4.3 non-adaptive flows: over max_q, or struck before and over the average flow.
@@ -389,7 +411,10 @@ mod tests {
     use crate::sim::time::{from_secs, Time};
 
     /// 10 Mb/s: a 1000-byte packet takes 0.8 ms.
-    const LINK: LinkInfo = LinkInfo { rate_bps: 10e6, delay: 0 };
+    const LINK: LinkInfo = LinkInfo {
+        rate_bps: 10e6,
+        delay: 0,
+    };
     const MS: Time = 1_000_000;
 
     /// A FRED queue driven by hand: arrivals and departures at chosen times.
@@ -402,7 +427,11 @@ mod tests {
     impl Bench {
         fn new(cfg: FredConfig) -> Self {
             cfg.validate("q").expect("valid test config");
-            Bench { q: cfg.build_fred(&LINK, stream(1, "fred-test")), arena: PacketArena::default(), dropped: Vec::new() }
+            Bench {
+                q: cfg.build_fred(&LINK, stream(1, "fred-test")),
+                arena: PacketArena::default(),
+                dropped: Vec::new(),
+            }
         }
 
         fn arrive(&mut self, t: Time, flow: u32) -> Verdict {
@@ -410,8 +439,14 @@ mod tests {
         }
 
         fn arrive_sized(&mut self, t: Time, flow: u32, size: u32) -> Verdict {
-            let id = self.arena.alloc(Packet { flow, size, ..Default::default() });
-            let verdict = self.q.enqueue(id, &mut QdiscCtx::new(t, &mut self.arena, &mut self.dropped));
+            let id = self.arena.alloc(Packet {
+                flow,
+                size,
+                ..Default::default()
+            });
+            let verdict = self
+                .q
+                .enqueue(id, &mut QdiscCtx::new(t, &mut self.arena, &mut self.dropped));
             if verdict != Verdict::Enqueued {
                 self.arena.free(id);
             }
@@ -420,14 +455,20 @@ mod tests {
 
         /// Sends the head packet; returns its flow.
         fn depart(&mut self, t: Time) -> u32 {
-            let id = self.q.dequeue(&mut QdiscCtx::new(t, &mut self.arena, &mut self.dropped)).expect("queue not empty");
+            let id = self
+                .q
+                .dequeue(&mut QdiscCtx::new(t, &mut self.arena, &mut self.dropped))
+                .expect("queue not empty");
             let flow = self.arena[id].flow;
             self.arena.free(id);
             flow
         }
 
         fn flow(&self, flow: u32) -> (u64, u32) {
-            let entry = self.q.flows.get(flow_key(&Packet { flow, ..Default::default() }));
+            let entry = self.q.flows.get(flow_key(&Packet {
+                flow,
+                ..Default::default()
+            }));
             (entry.qlen, entry.extra)
         }
 
@@ -440,7 +481,15 @@ mod tests {
 
     /// Thresholds 8/16 on 64 packets; w_q so small that an average set by hand stays put.
     fn rules(max_p: f64) -> FredConfig {
-        FredConfig { limit: Some(64), min_th: Some(8.0), max_th: Some(16.0), min_q: Some(2.0), max_p, w_q: 1e-9, ..Default::default() }
+        FredConfig {
+            limit: Some(64),
+            min_th: Some(8.0),
+            max_th: Some(16.0),
+            min_q: Some(2.0),
+            max_p,
+            w_q: 1e-9,
+            ..Default::default()
+        }
     }
 
     use DropReason::{Early, Forced, Overflow, PerFlowLimit};
@@ -459,7 +508,7 @@ mod tests {
         assert_eq!(b.arrive(0, 2), Enqueued); // 1 < min_q; count 1
         assert_eq!(b.arrive(0, 7), Enqueued); // 1 < min_q; count 2, so p_a = 0.5/(1−2·0.5) is certain
         assert_eq!(b.arrive(0, 1), Dropped(Early)); // robust (7 ≥ 2): dropped, count reset to 0
-        // A flow *at* min_q is robust: count 1 gives p_a = 0.5/(1−0.5) = 1.
+                                                    // A flow *at* min_q is robust: count 1 gives p_a = 0.5/(1−0.5) = 1.
         assert_eq!(b.flow(2).0, 2);
         assert_eq!(b.arrive(0, 2), Dropped(Early));
         assert_eq!(b.q.stats.strikes, 0);
@@ -573,7 +622,12 @@ mod tests {
     #[test]
     fn the_average_tracks_a_draining_queue_through_departures() {
         // §4.4's example: avg = q = 500, then 250 departures before the next arrival.
-        let mut b = Bench::new(FredConfig { limit: Some(1000), min_th: Some(600.0), max_th: Some(1200.0), ..Default::default() });
+        let mut b = Bench::new(FredConfig {
+            limit: Some(1000),
+            min_th: Some(600.0),
+            max_th: Some(1200.0),
+            ..Default::default()
+        });
         for i in 0..500 {
             assert_eq!(b.arrive(0, i % 50), Enqueued);
         }
@@ -591,7 +645,11 @@ mod tests {
 
     #[test]
     fn idle_time_decays_the_average_and_one_instant_is_sampled_once() {
-        let mut b = Bench::new(FredConfig { w_q: 0.5, mean_pktsize: Bytes(1000), ..Default::default() });
+        let mut b = Bench::new(FredConfig {
+            w_q: 0.5,
+            mean_pktsize: Bytes(1000),
+            ..Default::default()
+        });
         // Arrivals sample q before the packet: 0, 1, 2 → avg 0, 0.5, 1.25.
         for _ in 0..3 {
             b.arrive(0, 1);
@@ -605,7 +663,11 @@ mod tests {
         assert_eq!(b.q.flows.active(), 0);
         // 8 ms idle = 10 slots of 0.8 ms (1000 bytes at 10 Mb/s): avg · 0.5^10.
         b.arrive(11 * MS, 1);
-        assert!((b.q.average.value() - 0.65625 / 1024.0).abs() < 1e-12, "{}", b.q.average.value());
+        assert!(
+            (b.q.average.value() - 0.65625 / 1024.0).abs() < 1e-12,
+            "{}",
+            b.q.average.value()
+        );
         // The departure at the arrival's instant would sample the same queue again: skipped.
         let before = b.q.average.value();
         b.depart(11 * MS);
@@ -615,7 +677,13 @@ mod tests {
 
     #[test]
     fn a_dropped_arrival_moves_the_average_only_at_an_empty_queue() {
-        let mut b = Bench::new(FredConfig { min_th: Some(8.0), max_th: Some(16.0), w_q: 0.5, mean_pktsize: Bytes(1000), ..Default::default() });
+        let mut b = Bench::new(FredConfig {
+            min_th: Some(8.0),
+            max_th: Some(16.0),
+            w_q: 0.5,
+            mean_pktsize: Bytes(1000),
+            ..Default::default()
+        });
         for _ in 0..8 {
             b.arrive(0, 1);
         }
@@ -667,15 +735,59 @@ mod tests {
     #[test]
     fn defaults_follow_the_paper_and_errors_name_the_field() {
         let p = FredConfig::default().params();
-        assert_eq!((p.min_th, p.max_th, p.min_q, p.max_p, p.w_q), (16.0, 32.0, 2.0, 0.02, 0.002));
-        let large = FredConfig { limit: Some(200), ..Default::default() }.params();
+        assert_eq!(
+            (p.min_th, p.max_th, p.min_q, p.max_p, p.w_q),
+            (16.0, 32.0, 2.0, 0.02, 0.002)
+        );
+        let large = FredConfig {
+            limit: Some(200),
+            ..Default::default()
+        }
+        .params();
         assert_eq!((large.min_th, large.max_th, large.min_q), (50.0, 100.0, 4.0));
         let err = |cfg: FredConfig| cfg.validate("q").unwrap_err().to_string();
-        assert_eq!(err(FredConfig { min_q: Some(0.0), ..Default::default() }), "q.min_q: must be >= 1, got 0");
-        assert_eq!(err(FredConfig { min_th: Some(8.0), max_th: Some(8.0), ..Default::default() }), "q.max_th: must be > min_th (8), got 8");
-        assert_eq!(err(FredConfig { max_p: 2.0, ..Default::default() }), "q.max_p: must be in [0, 1], got 2");
-        assert_eq!(err(FredConfig { w_q: 0.0, ..Default::default() }), "q.w_q: must be > 0, got 0");
-        assert_eq!(err(FredConfig { bytes: true, ..Default::default() }), "q.limit_bytes: required when bytes = true");
-        assert_eq!(err(FredConfig { limit: Some(0), ..Default::default() }), "q.limit: must be > 0, got 0");
+        assert_eq!(
+            err(FredConfig {
+                min_q: Some(0.0),
+                ..Default::default()
+            }),
+            "q.min_q: must be >= 1, got 0"
+        );
+        assert_eq!(
+            err(FredConfig {
+                min_th: Some(8.0),
+                max_th: Some(8.0),
+                ..Default::default()
+            }),
+            "q.max_th: must be > min_th (8), got 8"
+        );
+        assert_eq!(
+            err(FredConfig {
+                max_p: 2.0,
+                ..Default::default()
+            }),
+            "q.max_p: must be in [0, 1], got 2"
+        );
+        assert_eq!(
+            err(FredConfig {
+                w_q: 0.0,
+                ..Default::default()
+            }),
+            "q.w_q: must be > 0, got 0"
+        );
+        assert_eq!(
+            err(FredConfig {
+                bytes: true,
+                ..Default::default()
+            }),
+            "q.limit_bytes: required when bytes = true"
+        );
+        assert_eq!(
+            err(FredConfig {
+                limit: Some(0),
+                ..Default::default()
+            }),
+            "q.limit: must be > 0, got 0"
+        );
     }
 }

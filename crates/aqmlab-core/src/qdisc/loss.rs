@@ -45,7 +45,13 @@ pub struct LossConfig {
 
 impl LossConfig {
     fn limit(&self) -> Limit {
-        Limit::new(Some(self.limit.unwrap_or(super::droptail::DropTailConfig::DEFAULT_LIMIT_PACKETS)), None)
+        Limit::new(
+            Some(
+                self.limit
+                    .unwrap_or(super::droptail::DropTailConfig::DEFAULT_LIMIT_PACKETS),
+            ),
+            None,
+        )
     }
 
     fn model_name(&self) -> &'static str {
@@ -62,25 +68,45 @@ impl QdiscConfig for LossConfig {
         self.limit().validate(path)?;
         match self.model {
             LossModel::Bernoulli | LossModel::Periodic => {
-                let p = self.p.ok_or_else(|| ScenarioError::new(format!("{path}.p"), format!("required for model {:?}", self.model_name())))?;
+                let p = self.p.ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("{path}.p"),
+                        format!("required for model {:?}", self.model_name()),
+                    )
+                })?;
                 if !(p > 0.0 && p <= 1.0) {
-                    return Err(ScenarioError::new(format!("{path}.p"), format!("must be in (0, 1], got {p}")));
+                    return Err(ScenarioError::new(
+                        format!("{path}.p"),
+                        format!("must be in (0, 1], got {p}"),
+                    ));
                 }
                 for (field, set) in [("flow", self.flow.is_some()), ("seqs", !self.seqs.is_empty())] {
                     if set {
-                        return Err(ScenarioError::new(format!("{path}.{field}"), "only used by model \"scripted\""));
+                        return Err(ScenarioError::new(
+                            format!("{path}.{field}"),
+                            "only used by model \"scripted\"",
+                        ));
                     }
                 }
             }
             LossModel::Scripted => {
                 if self.p.is_some() {
-                    return Err(ScenarioError::new(format!("{path}.p"), "not used by model \"scripted\" (it drops the listed seqs)"));
+                    return Err(ScenarioError::new(
+                        format!("{path}.p"),
+                        "not used by model \"scripted\" (it drops the listed seqs)",
+                    ));
                 }
                 if self.flow.is_none() {
-                    return Err(ScenarioError::new(format!("{path}.flow"), "required for model \"scripted\""));
+                    return Err(ScenarioError::new(
+                        format!("{path}.flow"),
+                        "required for model \"scripted\"",
+                    ));
                 }
                 if self.seqs.is_empty() {
-                    return Err(ScenarioError::new(format!("{path}.seqs"), "required for model \"scripted\": at least one sequence number"));
+                    return Err(ScenarioError::new(
+                        format!("{path}.seqs"),
+                        "required for model \"scripted\": at least one sequence number",
+                    ));
                 }
             }
         }
@@ -93,10 +119,19 @@ impl QdiscConfig for LossConfig {
         let p = self.p.unwrap_or(0.0);
         let loss = match self.model {
             LossModel::Bernoulli => Loss::Bernoulli { p, rng },
-            LossModel::Periodic => Loss::Periodic { every: (1.0 / p).round().max(1.0) as u64, count: 0 },
-            LossModel::Scripted => Loss::Scripted { flow: self.flow.expect("validated"), seqs },
+            LossModel::Periodic => Loss::Periodic {
+                every: (1.0 / p).round().max(1.0) as u64,
+                count: 0,
+            },
+            LossModel::Scripted => Loss::Scripted {
+                flow: self.flow.expect("validated"),
+                seqs,
+            },
         };
-        Box::new(LossQueue { loss, queue: DropTail::new(self.limit()) })
+        Box::new(LossQueue {
+            loss,
+            queue: DropTail::new(self.limit()),
+        })
     }
 }
 
@@ -198,11 +233,22 @@ mod tests {
     }
 
     fn data(seq: u64) -> Packet {
-        Packet { kind: PacketKind::Data, size: 1000, seq, ..Default::default() }
+        Packet {
+            kind: PacketKind::Data,
+            size: 1000,
+            seq,
+            ..Default::default()
+        }
     }
 
     fn build(text: &str) -> Box<dyn QueueDisc> {
-        spec(text).unwrap().build(&LinkInfo { rate_bps: 1e9, delay: 0 }, stream(1, "loss"))
+        spec(text).unwrap().build(
+            &LinkInfo {
+                rate_bps: 1e9,
+                delay: 0,
+            },
+            stream(1, "loss"),
+        )
     }
 
     #[test]
@@ -213,7 +259,11 @@ mod tests {
         assert_eq!(run(&mut q, 9, data), vec![2, 5, 8]);
         // ACKs are never lost.
         let mut q = build("type = \"loss\"\nmodel = \"periodic\"\np = 1");
-        assert!(run(&mut q, 10, |s| Packet { kind: PacketKind::Ack, ..data(s) }).is_empty());
+        assert!(run(&mut q, 10, |s| Packet {
+            kind: PacketKind::Ack,
+            ..data(s)
+        })
+        .is_empty());
     }
 
     #[test]
@@ -229,25 +279,56 @@ mod tests {
         let mut q = build("type = \"loss\"\nmodel = \"scripted\"\nflow = 1\nseqs = [7, 3]");
         assert_eq!(run(&mut q, 10, |s| Packet { flow: 1, ..data(s) }), vec![3, 7]);
         assert!(run(&mut q, 10, |s| Packet { flow: 0, ..data(s) }).is_empty());
-        assert!(run(&mut q, 10, |s| Packet { flow: 1, retransmit: true, ..data(s) }).is_empty());
+        assert!(run(&mut q, 10, |s| Packet {
+            flow: 1,
+            retransmit: true,
+            ..data(s)
+        })
+        .is_empty());
     }
 
     #[test]
     fn errors_name_the_field() {
         let cases = [
-            ("model = \"bernoulli\"", "topology.bottleneck.qdisc.p: required for model \"bernoulli\""),
-            ("model = \"periodic\"\np = 1.5", "topology.bottleneck.qdisc.p: must be in (0, 1], got 1.5"),
-            ("model = \"periodic\"\np = 0", "topology.bottleneck.qdisc.p: must be in (0, 1], got 0"),
-            ("model = \"bernoulli\"\np = 0.1\nseqs = [1]", "topology.bottleneck.qdisc.seqs: only used by model \"scripted\""),
-            ("model = \"scripted\"\nseqs = [1]", "topology.bottleneck.qdisc.flow: required for model \"scripted\""),
-            ("model = \"scripted\"\nflow = 0", "topology.bottleneck.qdisc.seqs: required for model \"scripted\""),
-            ("model = \"scripted\"\nflow = 0\nseqs = [1]\np = 0.1", "topology.bottleneck.qdisc.p: not used by model \"scripted\""),
-            ("model = \"periodic\"\np = 0.1\nlimit = 0", "topology.bottleneck.qdisc.limit: must be > 0, got 0"),
+            (
+                "model = \"bernoulli\"",
+                "topology.bottleneck.qdisc.p: required for model \"bernoulli\"",
+            ),
+            (
+                "model = \"periodic\"\np = 1.5",
+                "topology.bottleneck.qdisc.p: must be in (0, 1], got 1.5",
+            ),
+            (
+                "model = \"periodic\"\np = 0",
+                "topology.bottleneck.qdisc.p: must be in (0, 1], got 0",
+            ),
+            (
+                "model = \"bernoulli\"\np = 0.1\nseqs = [1]",
+                "topology.bottleneck.qdisc.seqs: only used by model \"scripted\"",
+            ),
+            (
+                "model = \"scripted\"\nseqs = [1]",
+                "topology.bottleneck.qdisc.flow: required for model \"scripted\"",
+            ),
+            (
+                "model = \"scripted\"\nflow = 0",
+                "topology.bottleneck.qdisc.seqs: required for model \"scripted\"",
+            ),
+            (
+                "model = \"scripted\"\nflow = 0\nseqs = [1]\np = 0.1",
+                "topology.bottleneck.qdisc.p: not used by model \"scripted\"",
+            ),
+            (
+                "model = \"periodic\"\np = 0.1\nlimit = 0",
+                "topology.bottleneck.qdisc.limit: must be > 0, got 0",
+            ),
         ];
         for (text, expected) in cases {
             let err = spec(&format!("type = \"loss\"\n{text}")).unwrap_err();
             assert!(err.starts_with(expected), "{text:?}: {err}");
         }
-        assert!(spec("type = \"loss\"\nmodel = \"gilbert\"\np = 0.1").unwrap_err().contains("unknown variant"));
+        assert!(spec("type = \"loss\"\nmodel = \"gilbert\"\np = 0.1")
+            .unwrap_err()
+            .contains("unknown variant"));
     }
 }

@@ -19,8 +19,8 @@ use std::collections::VecDeque;
 pub mod active_flows;
 pub mod bred;
 pub mod csfq;
-pub mod drr;
 pub mod droptail;
+pub mod drr;
 pub mod fred;
 pub mod loss;
 pub mod red;
@@ -206,7 +206,8 @@ impl Limit {
 
     /// Whether a packet of `size` bytes fits beside `queued_packets` / `queued_bytes`.
     pub fn admits(&self, queued_packets: usize, queued_bytes: u64, size: u32) -> bool {
-        self.packets.is_none_or(|p| (queued_packets as u64) < p) && self.bytes.is_none_or(|b| queued_bytes + size as u64 <= b)
+        self.packets.is_none_or(|p| (queued_packets as u64) < p)
+            && self.bytes.is_none_or(|b| queued_bytes + size as u64 <= b)
     }
 
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {

@@ -225,7 +225,11 @@ impl RedConfig {
     pub const DEFAULT_MAX_TH_PACKETS: f64 = 15.0;
 
     fn limit(&self) -> Limit {
-        Limit::configured(self.limit, self.limit_bytes.map(|b| b.0), Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None))
+        Limit::configured(
+            self.limit,
+            self.limit_bytes.map(|b| b.0),
+            Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None),
+        )
     }
 
     /// Threshold units per packet: 1, or mean_pktsize bytes in byte mode.
@@ -251,7 +255,10 @@ impl RedConfig {
         let limit = self.limit();
         match (self.bytes, limit.packets, limit.bytes) {
             (false, Some(p), _) => (p as f64, "limit"),
-            (false, None, b) => (b.map_or(f64::INFINITY, |b| b as f64 / mean), "limit_bytes / mean_pktsize"),
+            (false, None, b) => (
+                b.map_or(f64::INFINITY, |b| b as f64 / mean),
+                "limit_bytes / mean_pktsize",
+            ),
             (true, _, Some(b)) => (b as f64, "limit_bytes"),
             (true, p, None) => (p.map_or(f64::INFINITY, |p| p as f64 * mean), "limit * mean_pktsize"),
         }
@@ -277,11 +284,17 @@ impl QdiscConfig for RedConfig {
         require_non_negative(&format!("{path}.min_th"), min_th)?;
         require_positive(&format!("{path}.max_th"), max_th)?;
         if min_th >= max_th {
-            return Err(ScenarioError::new(format!("{path}.min_th"), format!("must be < max_th ({max_th}), got {min_th}")));
+            return Err(ScenarioError::new(
+                format!("{path}.min_th"),
+                format!("must be < max_th ({max_th}), got {min_th}"),
+            ));
         }
         let (buffer, buffer_name) = self.buffer();
         if max_th > buffer {
-            return Err(ScenarioError::new(format!("{path}.max_th"), format!("must be <= {buffer_name} ({buffer}), got {max_th}")));
+            return Err(ScenarioError::new(
+                format!("{path}.max_th"),
+                format!("must be <= {buffer_name} ({buffer}), got {max_th}"),
+            ));
         }
         if let Some(p) = self.fixed_p {
             require_in(&format!("{path}.fixed_p"), p, 0.0, 1.0)?;
@@ -328,7 +341,12 @@ impl Red {
             limit: cfg.limit(),
             fifo: Fifo::default(),
             average: RedAverage::new(cfg.w_q, cfg.mean_pktsize.0, link.rate_bps),
-            curve: DropCurve { min_th: cfg.min_th(), max_th: cfg.max_th(), max_p: cfg.max_p, gentle: cfg.gentle },
+            curve: DropCurve {
+                min_th: cfg.min_th(),
+                max_th: cfg.max_th(),
+                max_p: cfg.max_p,
+                gentle: cfg.gentle,
+            },
             bytes: cfg.bytes,
             mean_pktsize: cfg.mean_pktsize.0 as f64,
             wait: cfg.wait,
@@ -345,7 +363,11 @@ impl Red {
     /// F–J Fig. 2's decision for an arrival of `size` bytes at average `avg`.
     fn decide(&mut self, avg: f64, size: u32) -> Decision {
         if let Some(p) = self.fixed_p {
-            return if self.rng.gen::<f64>() < p { Decision::Early } else { Decision::Pass };
+            return if self.rng.gen::<f64>() < p {
+                Decision::Early
+            } else {
+                Decision::Pass
+            };
         }
         match self.curve.region(avg) {
             Region::Below => {
@@ -363,7 +385,11 @@ impl Red {
                 // and once accepted it adds its size in mean-size packets to count. So
                 // at any count p ∝ size; F–J's p_b·size inside the uniformization would
                 // drop a 3x larger packet about 7x as often as a small one.
-                let scale = if self.bytes { size as f64 / self.mean_pktsize } else { 1.0 };
+                let scale = if self.bytes {
+                    size as f64 / self.mean_pktsize
+                } else {
+                    1.0
+                };
                 let p_a = (scale * uniformized(p_b, self.count + 1.0, self.wait)).min(1.0);
                 if self.rng.gen::<f64>() < p_a {
                     self.count = 0.0;
@@ -379,7 +405,11 @@ impl Red {
 
 impl QueueDisc for Red {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        let q = if self.bytes { self.fifo.bytes() as f64 } else { self.fifo.len() as f64 };
+        let q = if self.bytes {
+            self.fifo.bytes() as f64
+        } else {
+            self.fifo.len() as f64
+        };
         let avg = self.average.on_arrival(q, ctx.now);
         let packet = &mut ctx.packets[id];
         match self.decide(avg, packet.size) {
@@ -427,7 +457,11 @@ impl QueueDisc for Red {
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("early_drops", self.early_drops as f64), ("forced_drops", self.forced_drops as f64), ("ecn_marks", self.ecn_marks as f64)]
+        vec![
+            ("early_drops", self.early_drops as f64),
+            ("forced_drops", self.forced_drops as f64),
+            ("ecn_marks", self.ecn_marks as f64),
+        ]
     }
 }
 
@@ -438,7 +472,10 @@ mod tests {
     use crate::sim::rng::stream;
 
     /// A 1000-byte packet takes exactly 1 ms at 8 Mb/s.
-    const LINK: LinkInfo = LinkInfo { rate_bps: 8e6, delay: 0 };
+    const LINK: LinkInfo = LinkInfo {
+        rate_bps: 8e6,
+        delay: 0,
+    };
     const MS: Time = 1_000_000;
 
     fn red(cfg: RedConfig) -> Red {
@@ -481,7 +518,10 @@ mod tests {
 
     fn mean_and_variance(xs: &[f64]) -> (f64, f64) {
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        (mean, xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64)
+        (
+            mean,
+            xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64,
+        )
     }
 
     /// A RED queue held at `q0` packets with its average equal to `q0`: every
@@ -497,12 +537,19 @@ mod tests {
             let mut red = red(cfg);
             let mut arena = PacketArena::default();
             for _ in 0..q0 {
-                let id = arena.alloc(Packet { size: 1000, ..Default::default() });
+                let id = arena.alloc(Packet {
+                    size: 1000,
+                    ..Default::default()
+                });
                 red.fifo.push(id, &arena);
             }
             red.average.avg = q0 as f64;
             red.average.idle_since = None;
-            Held { red, arena, dropped: Vec::new() }
+            Held {
+                red,
+                arena,
+                dropped: Vec::new(),
+            }
         }
 
         fn offer(&mut self, packet: Packet) -> (Verdict, Ecn) {
@@ -522,7 +569,12 @@ mod tests {
 
     #[test]
     fn drop_curve_is_linear_between_thresholds_and_gentle_above() {
-        let curve = DropCurve { min_th: 5.0, max_th: 15.0, max_p: 0.1, gentle: false };
+        let curve = DropCurve {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            gentle: false,
+        };
         assert_eq!(curve.region(4.999), Region::Below);
         assert_eq!(curve.region(5.0), Region::Early(0.0));
         assert_eq!(curve.region(10.0), Region::Early(0.05));
@@ -554,7 +606,10 @@ mod tests {
             let drops = gaps_at(&mut q, avg, 1000, n).len() + 1;
             let expected = n as f64 / gap_moments(p_b).0;
             let sigma = drop_count_sigma(n, p_b);
-            assert!((drops as f64 - expected).abs() < 3.0 * sigma, "p_b {p_b}: {drops} drops, expected {expected:.0} ± {sigma:.0}");
+            assert!(
+                (drops as f64 - expected).abs() < 3.0 * sigma,
+                "p_b {p_b}: {drops} drops, expected {expected:.0} ± {sigma:.0}"
+            );
         }
         // Integer 1/p_b: the fraction is exactly 2·p_b (not F–J §7's 2·p_b/(1 + p_b)).
         assert!((1.0 / gap_moments(0.05).0 - 0.1).abs() < 1e-12);
@@ -576,7 +631,10 @@ mod tests {
 
     #[test]
     fn wait_spaces_drops_one_to_two_over_p_b_apart() {
-        let mut q = red(RedConfig { wait: true, ..Default::default() });
+        let mut q = red(RedConfig {
+            wait: true,
+            ..Default::default()
+        });
         let gaps = gaps_at(&mut q, 10.0, 1000, 100_000);
         // p_b = 0.05: no drop before count·p_b ≥ 1 (gap 20), then uniform: gaps on {20..39}, mean 29.5.
         let (mean, var) = mean_and_variance(&gaps);
@@ -588,13 +646,19 @@ mod tests {
     #[test]
     fn average_decays_by_one_minus_w_q_to_the_idle_packet_times() {
         let w_q = 0.1;
-        let mut q = red(RedConfig { w_q, ..Default::default() });
+        let mut q = red(RedConfig {
+            w_q,
+            ..Default::default()
+        });
         let mut arena = PacketArena::default();
         let mut dropped = Vec::new();
         let mut at = |q: &mut Red, now: Time, op: &str| {
             let mut ctx = QdiscCtx::new(now, &mut arena, &mut dropped);
             if op == "arrive" {
-                let id = ctx.packets.alloc(Packet { size: 1000, ..Default::default() });
+                let id = ctx.packets.alloc(Packet {
+                    size: 1000,
+                    ..Default::default()
+                });
                 assert_eq!(q.enqueue(id, &mut ctx), Verdict::Enqueued);
             } else {
                 q.dequeue(&mut ctx);
@@ -614,7 +678,11 @@ mod tests {
         // An arrival 7 packet times later: avg ← (1 − w_q)^7·avg.
         at(&mut q, 16 * MS, "arrive");
         let decayed = busy * (1.0 - w_q).powi(7);
-        assert!((q.average.value() - decayed).abs() < 1e-15 * busy, "{} vs {decayed}", q.average.value());
+        assert!(
+            (q.average.value() - decayed).abs() < 1e-15 * busy,
+            "{} vs {decayed}",
+            q.average.value()
+        );
         // The next arrival finds the link busy: an ordinary EWMA step with q = 1.
         at(&mut q, 16 * MS + 1, "arrive");
         assert!((q.average.value() - ((1.0 - w_q) * decayed + w_q)).abs() < 1e-15);
@@ -623,12 +691,19 @@ mod tests {
     #[test]
     fn average_counts_bytes_in_byte_mode() {
         for (bytes, expected) in [(false, 2.0), (true, 3000.0)] {
-            let mut q = red(RedConfig { w_q: 1.0, bytes, ..Default::default() });
+            let mut q = red(RedConfig {
+                w_q: 1.0,
+                bytes,
+                ..Default::default()
+            });
             let mut arena = PacketArena::default();
             let mut dropped = Vec::new();
             let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
             for _ in 0..3 {
-                let id = ctx.packets.alloc(Packet { size: 1500, ..Default::default() });
+                let id = ctx.packets.alloc(Packet {
+                    size: 1500,
+                    ..Default::default()
+                });
                 q.enqueue(id, &mut ctx);
             }
             // w_q = 1: avg is the queue the third arrival found, two 1500-byte packets.
@@ -640,11 +715,29 @@ mod tests {
     fn fixed_p_drops_independently_of_the_average() {
         let p = 0.2;
         // An empty queue: avg stays below min_th, where RED itself would never drop.
-        let mut held = Held::new(RedConfig { fixed_p: Some(p), ..Default::default() }, 0);
+        let mut held = Held::new(
+            RedConfig {
+                fixed_p: Some(p),
+                ..Default::default()
+            },
+            0,
+        );
         let n = 100_000;
-        let drops = (0..n).filter(|_| held.offer(Packet { size: 1000, ..Default::default() }).0 == Verdict::Dropped(DropReason::Early)).count();
+        let drops = (0..n)
+            .filter(|_| {
+                held.offer(Packet {
+                    size: 1000,
+                    ..Default::default()
+                })
+                .0 == Verdict::Dropped(DropReason::Early)
+            })
+            .count();
         let sigma = (n as f64 * p * (1.0 - p)).sqrt();
-        assert!((drops as f64 - n as f64 * p).abs() < 3.0 * sigma, "{drops} drops of {n}, expected {} ± {sigma:.0}", n as f64 * p);
+        assert!(
+            (drops as f64 - n as f64 * p).abs() < 3.0 * sigma,
+            "{drops} drops of {n}, expected {} ± {sigma:.0}",
+            n as f64 * p
+        );
         assert!(held.red.average.value() < 5.0);
     }
 
@@ -653,32 +746,56 @@ mod tests {
         let n = 50_000;
         let mut plain = red(RedConfig::default());
         assert!((0..n).all(|_| plain.decide(18.0, 1000) == Decision::Forced));
-        let mut gentle = red(RedConfig { gentle: true, ..Default::default() });
+        let mut gentle = red(RedConfig {
+            gentle: true,
+            ..Default::default()
+        });
         // avg 18: p_b = 0.1 + 0.9·3/15 = 0.28.
         let drops = gaps_at(&mut gentle, 18.0, 1000, n).len() + 1;
         let expected = n as f64 / gap_moments(0.28).0;
         let sigma = drop_count_sigma(n, 0.28);
-        assert!((drops as f64 - expected).abs() < 3.0 * sigma, "{drops} drops, expected {expected:.0} ± {sigma:.0}");
+        assert!(
+            (drops as f64 - expected).abs() < 3.0 * sigma,
+            "{drops} drops, expected {expected:.0} ± {sigma:.0}"
+        );
         assert_eq!(gentle.decide(30.0, 1000), Decision::Forced);
     }
 
     #[test]
     fn ecn_marks_capable_packets_early_but_forced_drops_stay_drops() {
-        let ecn = RedConfig { ecn: true, ..Default::default() };
+        let ecn = RedConfig {
+            ecn: true,
+            ..Default::default()
+        };
         let n = 20_000;
         let mut held = Held::new(ecn.clone(), 10);
-        let ect = Packet { size: 1000, ecn: Ecn::Ect, ..Default::default() };
+        let ect = Packet {
+            size: 1000,
+            ecn: Ecn::Ect,
+            ..Default::default()
+        };
         let outcomes: Vec<_> = (0..n).map(|_| held.offer(ect)).collect();
         assert!(outcomes.iter().all(|&(v, _)| v == Verdict::Enqueued));
         let marks = outcomes.iter().filter(|&&(_, e)| e == Ecn::Ce).count();
         // avg 10: p_b = 0.05, marks are spaced exactly as drops would be.
         let expected = n as f64 / gap_moments(0.05).0;
-        assert!((marks as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05), "{marks} marks, expected {expected:.0}");
+        assert!(
+            (marks as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05),
+            "{marks} marks, expected {expected:.0}"
+        );
         assert_eq!(held.red.ecn_marks, marks as u64);
         let mut held = Held::new(ecn.clone(), 10);
-        let not_ect = Packet { size: 1000, ..Default::default() };
-        let early = (0..n).filter(|_| held.offer(not_ect).0 == Verdict::Dropped(DropReason::Early)).count();
-        assert!((early as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05), "{early} early drops");
+        let not_ect = Packet {
+            size: 1000,
+            ..Default::default()
+        };
+        let early = (0..n)
+            .filter(|_| held.offer(not_ect).0 == Verdict::Dropped(DropReason::Early))
+            .count();
+        assert!(
+            (early as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05),
+            "{early} early drops"
+        );
         let mut held = Held::new(ecn, 16);
         assert_eq!(held.offer(ect), (Verdict::Dropped(DropReason::Forced), Ecn::Ect));
     }
@@ -686,7 +803,10 @@ mod tests {
     #[test]
     fn byte_mode_drop_probability_is_proportional_to_size() {
         // Thresholds 5 000 B and 15 000 B; avg 10 000 B: p_b = 0.05.
-        let cfg = RedConfig { bytes: true, ..Default::default() };
+        let cfg = RedConfig {
+            bytes: true,
+            ..Default::default()
+        };
         let trials = 40_000;
         for size in [500, 1000, 1500] {
             let mut q = red(cfg.clone());
@@ -699,7 +819,10 @@ mod tests {
                 .count();
             let p = 0.05 * size as f64 / 1000.0;
             let sigma = (trials as f64 * p * (1.0 - p)).sqrt();
-            assert!((drops as f64 - trials as f64 * p).abs() < 3.0 * sigma, "size {size}: {drops} drops of {trials}, expected p = {p}");
+            assert!(
+                (drops as f64 - trials as f64 * p).abs() < 3.0 * sigma,
+                "size {size}: {drops} drops of {trials}, expected p = {p}"
+            );
         }
         // A long mixed stream: 1500-byte packets are dropped about 3x as often as 500-byte ones.
         let mut q = red(cfg);
@@ -713,19 +836,39 @@ mod tests {
         let ratio = large as f64 / small as f64;
         // Exactly 3 at every count below the cap; the cap at count·p_b ≥ 1 shaves O(p_b).
         // Counting noise: ~2 500 and ~7 000 drops, 3σ of the ratio ≈ 7 %.
-        assert!((ratio - 3.0).abs() < 0.3, "large/small drop ratio {ratio} ({large}/{small})");
+        assert!(
+            (ratio - 3.0).abs() < 0.3,
+            "large/small drop ratio {ratio} ({large}/{small})"
+        );
     }
 
     #[test]
     fn buffer_overflow_is_not_a_forced_drop() {
         // w_q tiny: the average stays below min_th while the 20-packet buffer fills.
-        let mut q = red(RedConfig { limit: Some(20), w_q: 1e-6, ..Default::default() });
+        let mut q = red(RedConfig {
+            limit: Some(20),
+            w_q: 1e-6,
+            ..Default::default()
+        });
         let mut arena = PacketArena::default();
         let mut dropped = Vec::new();
         let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
-        let verdicts: Vec<_> = (0..21).map(|_| q.enqueue(ctx.packets.alloc(Packet { size: 1000, ..Default::default() }), &mut ctx)).collect();
+        let verdicts: Vec<_> = (0..21)
+            .map(|_| {
+                q.enqueue(
+                    ctx.packets.alloc(Packet {
+                        size: 1000,
+                        ..Default::default()
+                    }),
+                    &mut ctx,
+                )
+            })
+            .collect();
         assert!(verdicts[..20].iter().all(|&v| v == Verdict::Enqueued));
         assert_eq!(verdicts[20], Verdict::Dropped(DropReason::Overflow));
-        assert_eq!(q.counters(), vec![("early_drops", 0.0), ("forced_drops", 0.0), ("ecn_marks", 0.0)]);
+        assert_eq!(
+            q.counters(),
+            vec![("early_drops", 0.0), ("forced_drops", 0.0), ("ecn_marks", 0.0)]
+        );
     }
 }

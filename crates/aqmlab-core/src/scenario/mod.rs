@@ -21,7 +21,10 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ScenarioError { path: path.into(), message: message.into() }
+        ScenarioError {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -60,7 +63,10 @@ pub fn require_in(path: &str, value: f64, lo: f64, hi: f64) -> Result<(), Scenar
     if (lo..=hi).contains(&value) {
         Ok(())
     } else {
-        Err(ScenarioError::new(path, format!("must be in [{lo}, {hi}], got {value}")))
+        Err(ScenarioError::new(
+            path,
+            format!("must be in [{lo}, {hi}], got {value}"),
+        ))
     }
 }
 
@@ -96,14 +102,24 @@ pub fn from_tagged_value<T: serde::de::DeserializeOwned>(value: serde_json::Valu
 /// Reads and removes the `type` tag of a table, checking it is one of `names`.
 pub fn take_tag(value: &mut serde_json::Value, names: &[&str]) -> Result<String, String> {
     let err = |msg: String| format!("{PATH_MARK}type{PATH_MARK}{msg}");
-    let table = value.as_object_mut().ok_or_else(|| format!("{PATH_MARK}{PATH_MARK}expected a table with a `type` field"))?;
+    let table = value
+        .as_object_mut()
+        .ok_or_else(|| format!("{PATH_MARK}{PATH_MARK}expected a table with a `type` field"))?;
     let tag = match table.remove("type") {
-        None => return Err(format!("{PATH_MARK}{PATH_MARK}missing field `type` (one of {})", names.join(", "))),
+        None => {
+            return Err(format!(
+                "{PATH_MARK}{PATH_MARK}missing field `type` (one of {})",
+                names.join(", ")
+            ))
+        }
         Some(serde_json::Value::String(s)) => s,
         Some(other) => return Err(err(format!("expected a string, got {other}"))),
     };
     if !names.contains(&tag.as_str()) {
-        return Err(err(format!("unknown type `{tag}`, expected one of {}", names.join(", "))));
+        return Err(err(format!(
+            "unknown type `{tag}`, expected one of {}",
+            names.join(", ")
+        )));
     }
     Ok(tag)
 }
@@ -197,7 +213,12 @@ pub struct DumbbellSpec {
 
 impl DumbbellSpec {
     pub fn hosts(&self) -> HostLinks<'_> {
-        HostLinks { rate: self.access_rate, delay: self.access_delay, sink_delay: self.sink_delay, qdisc: &self.access_qdisc }
+        HostLinks {
+            rate: self.access_rate,
+            delay: self.access_delay,
+            sink_delay: self.sink_delay,
+            qdisc: &self.access_qdisc,
+        }
     }
 }
 
@@ -227,7 +248,12 @@ pub struct ParkingLotSpec {
 
 impl ParkingLotSpec {
     pub fn hosts(&self) -> HostLinks<'_> {
-        HostLinks { rate: self.access_rate, delay: self.access_delay, sink_delay: self.sink_delay, qdisc: &self.access_qdisc }
+        HostLinks {
+            rate: self.access_rate,
+            delay: self.access_delay,
+            sink_delay: self.sink_delay,
+            qdisc: &self.access_qdisc,
+        }
     }
 }
 
@@ -254,7 +280,10 @@ impl<'de> Deserialize<'de> for TopologySpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut value = serde_json::Value::deserialize(d)?;
-        match take_tag(&mut value, &["dumbbell", "graph", "parking_lot"]).map_err(D::Error::custom)?.as_str() {
+        match take_tag(&mut value, &["dumbbell", "graph", "parking_lot"])
+            .map_err(D::Error::custom)?
+            .as_str()
+        {
             "dumbbell" => from_tagged_value(value).map(TopologySpec::Dumbbell),
             "parking_lot" => from_tagged_value(value).map(TopologySpec::ParkingLot),
             _ => from_tagged_value(value).map(TopologySpec::Graph),
@@ -299,7 +328,12 @@ impl Scenario {
                     (Some(n), _) => format!("{n}[{k}]"),
                     (None, _) => format!("flow{id}"),
                 };
-                out.push(ExpandedFlow { id, name, spec, path: format!("flows[{i}]") });
+                out.push(ExpandedFlow {
+                    id,
+                    name,
+                    spec,
+                    path: format!("flows[{i}]"),
+                });
             }
         }
         out
@@ -336,7 +370,10 @@ impl Scenario {
         require_positive("simulation.duration", sim.duration.0)?;
         require_non_negative("simulation.warmup", sim.warmup.0)?;
         if sim.warmup.0 >= sim.duration.0 {
-            return Err(ScenarioError::new("simulation.warmup", format!("must be < duration ({}), got {}", sim.duration.0, sim.warmup.0)));
+            return Err(ScenarioError::new(
+                "simulation.warmup",
+                format!("must be < duration ({}), got {}", sim.duration.0, sim.warmup.0),
+            ));
         }
         require_positive("simulation.throughput_bin", sim.throughput_bin.0)?;
         require_non_negative("simulation.sample_interval", sim.sample_interval.0)?;
@@ -355,7 +392,10 @@ impl Scenario {
                 }
                 for (field, name) in [("from", &p.link.from), ("to", &p.link.to)] {
                     if !name.is_empty() {
-                        return Err(ScenarioError::new(format!("topology.link.{field}"), "not used in a parking_lot (link i joins routers Ri and Ri+1)"));
+                        return Err(ScenarioError::new(
+                            format!("topology.link.{field}"),
+                            "not used in a parking_lot (link i joins routers Ri and Ri+1)",
+                        ));
                     }
                 }
                 validate_link(&p.link, "topology.link")?;
@@ -368,18 +408,27 @@ impl Scenario {
                 }
                 for (i, n) in g.nodes.iter().enumerate() {
                     if g.nodes[..i].contains(n) {
-                        return Err(ScenarioError::new(format!("topology.nodes[{i}]"), format!("duplicate node {n:?}")));
+                        return Err(ScenarioError::new(
+                            format!("topology.nodes[{i}]"),
+                            format!("duplicate node {n:?}"),
+                        ));
                     }
                 }
                 for (i, l) in g.links.iter().enumerate() {
                     let path = format!("topology.links[{i}]");
                     for (field, name) in [("from", &l.from), ("to", &l.to)] {
                         if !g.nodes.contains(name) {
-                            return Err(ScenarioError::new(format!("{path}.{field}"), format!("unknown node {name:?}")));
+                            return Err(ScenarioError::new(
+                                format!("{path}.{field}"),
+                                format!("unknown node {name:?}"),
+                            ));
                         }
                     }
                     if l.from == l.to {
-                        return Err(ScenarioError::new(format!("{path}.to"), format!("a link must join two different nodes, got {:?} twice", l.to)));
+                        return Err(ScenarioError::new(
+                            format!("{path}.to"),
+                            format!("a link must join two different nodes, got {:?} twice", l.to),
+                        ));
                     }
                     validate_link(l, &path)?;
                 }
@@ -390,10 +439,16 @@ impl Scenario {
             f.validate(&format!("flows[{i}]"), nodes, sim.duration.0)?;
             match (&self.topology, f.hop) {
                 (TopologySpec::ParkingLot(p), Some(hop)) if hop >= p.congested_links => {
-                    return Err(ScenarioError::new(format!("flows[{i}].hop"), format!("must be < topology.congested_links ({}), got {hop}", p.congested_links)));
+                    return Err(ScenarioError::new(
+                        format!("flows[{i}].hop"),
+                        format!("must be < topology.congested_links ({}), got {hop}", p.congested_links),
+                    ));
                 }
                 (TopologySpec::Dumbbell(_) | TopologySpec::Graph(_), Some(_)) => {
-                    return Err(ScenarioError::new(format!("flows[{i}].hop"), "only used by a parking_lot topology"));
+                    return Err(ScenarioError::new(
+                        format!("flows[{i}].hop"),
+                        "only used by a parking_lot topology",
+                    ));
                 }
                 _ => {}
             }

@@ -10,7 +10,13 @@ fn split_number(s: &str) -> Option<(f64, String)> {
     let s = s.trim();
     let end = s
         .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || ((c == 'e' || c == 'E') && i > 0 && !s[i + 1..].starts_with(|c: char| c.is_ascii_alphabetic()))))
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || c == '-'
+                || c == '+'
+                || ((c == 'e' || c == 'E') && i > 0 && !s[i + 1..].starts_with(|c: char| c.is_ascii_alphabetic())))
+        })
         .map(|(i, _)| i)
         .unwrap_or(s.len());
     let value: f64 = s[..end].parse().ok()?;
@@ -25,7 +31,10 @@ fn parse_with(s: &str, units: &[(&str, f64)], what: &str) -> Result<f64, String>
         .map(|(_, scale)| value * scale)
         .ok_or_else(|| {
             let names: Vec<&str> = units.iter().map(|(u, _)| *u).filter(|u| !u.is_empty()).collect();
-            format!("invalid {what} {s:?}: unknown unit {unit:?} (use one of {})", names.join(", "))
+            format!(
+                "invalid {what} {s:?}: unknown unit {unit:?} (use one of {})",
+                names.join(", ")
+            )
         })
 }
 
@@ -41,7 +50,14 @@ const RATE_UNITS: &[(&str, f64)] = &[
     ("Gbps", 1e9),
     ("Gb/s", 1e9),
 ];
-const TIME_UNITS: &[(&str, f64)] = &[("", 1.0), ("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("min", 60.0)];
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("", 1.0),
+    ("s", 1.0),
+    ("ms", 1e-3),
+    ("us", 1e-6),
+    ("ns", 1e-9),
+    ("min", 60.0),
+];
 const SIZE_UNITS: &[(&str, f64)] = &[
     ("", 1.0),
     ("B", 1.0),

@@ -53,7 +53,11 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
-        self.heap.push(Entry { time, seq: self.next_seq, event });
+        self.heap.push(Entry {
+            time,
+            seq: self.next_seq,
+            event,
+        });
         self.next_seq += 1;
     }
 

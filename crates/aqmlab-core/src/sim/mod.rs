@@ -5,7 +5,9 @@ pub mod events;
 pub mod rng;
 pub mod time;
 
-use crate::metrics::{self, DropCount, DropEvent, FlowResult, LinkResult, QueueSample, Results, Summary, ThroughputBin};
+use crate::metrics::{
+    self, DropCount, DropEvent, FlowResult, LinkResult, QueueSample, Results, Summary, ThroughputBin,
+};
 use crate::net::packet::{PacketArena, PacketId, PacketKind};
 use crate::net::{FlowRoute, Network};
 use crate::qdisc::{DropReason, QdiscCtx, Verdict};
@@ -91,13 +93,30 @@ impl Simulation {
         let mut agents: Vec<Box<dyn Agent>> = Vec::new();
         for (f, route) in scenario.expanded_flows().into_iter().zip(&net.routes) {
             let mut rng = rng::stream(sim.seed, &format!("flow/{}", f.id));
-            let start = f.spec.start.nanos() + if f.spec.start_jitter.0 > 0.0 { from_secs(rng.gen_range(0.0..f.spec.start_jitter.0)) } else { 0 };
+            let start = f.spec.start.nanos()
+                + if f.spec.start_jitter.0 > 0.0 {
+                    from_secs(rng.gen_range(0.0..f.spec.start_jitter.0))
+                } else {
+                    0
+                };
             let stop = f.spec.stop.map_or(end, |s| s.nanos());
             let (sender, receiver) = f.spec.build_agents(stop, rng);
             agents.push(sender);
             agents.push(receiver);
-            events.schedule(start, Event::Timer { agent: 2 * f.id, token: START });
-            events.schedule(start, Event::Timer { agent: 2 * f.id + 1, token: START });
+            events.schedule(
+                start,
+                Event::Timer {
+                    agent: 2 * f.id,
+                    token: START,
+                },
+            );
+            events.schedule(
+                start,
+                Event::Timer {
+                    agent: 2 * f.id + 1,
+                    token: START,
+                },
+            );
             flows.push(FlowInfo {
                 name: f.name,
                 kind: f.spec.type_name(),
@@ -123,7 +142,13 @@ impl Simulation {
             events,
             packets: PacketArena::default(),
             link_counters: net.links.iter().map(|_| LinkCounters::default()).collect(),
-            counters: flows.iter().map(|_| FlowCounters { bins: vec![0; n_bins], ..Default::default() }).collect(),
+            counters: flows
+                .iter()
+                .map(|_| FlowCounters {
+                    bins: vec![0; n_bins],
+                    ..Default::default()
+                })
+                .collect(),
             net,
             flows,
             agents,
@@ -160,7 +185,13 @@ impl Simulation {
                     self.start_transmission(link);
                 }
                 Event::Arrive { link, packet } => self.arrive(link, packet),
-                Event::Timer { agent, token } => self.call_agent(agent, |a, ctx| if token == START { a.start(ctx) } else { a.timer(token, ctx) }),
+                Event::Timer { agent, token } => self.call_agent(agent, |a, ctx| {
+                    if token == START {
+                        a.start(ctx)
+                    } else {
+                        a.timer(token, ctx)
+                    }
+                }),
                 Event::Sample => self.sample(),
             }
         }
@@ -175,9 +206,22 @@ impl Simulation {
         let flow = agent / 2;
         let is_sender = agent.is_multiple_of(2);
         let info = &self.flows[flow as usize];
-        let (local, peer) = if is_sender { (info.route.src, info.route.dst) } else { (info.route.dst, info.route.src) };
+        let (local, peer) = if is_sender {
+            (info.route.src, info.route.dst)
+        } else {
+            (info.route.dst, info.route.src)
+        };
         let trace = if info.traced { Some(&mut self.traces) } else { None };
-        let mut ctx = AgentCtx::new(self.now, flow, info.weight, local, peer, &mut self.outbox, &mut self.timers, trace);
+        let mut ctx = AgentCtx::new(
+            self.now,
+            flow,
+            info.weight,
+            local,
+            peer,
+            &mut self.outbox,
+            &mut self.timers,
+            trace,
+        );
         f(self.agents[agent as usize].as_mut(), &mut ctx);
         let delivered = ctx.delivered();
         if delivered > 0 {
@@ -193,7 +237,11 @@ impl Simulation {
         let mut outbox = std::mem::take(&mut self.outbox);
         for p in outbox.drain(..) {
             let route = &self.flows[flow as usize].route;
-            let first = if p.kind == PacketKind::Data { route.forward[0] } else { route.reverse[0] };
+            let first = if p.kind == PacketKind::Data {
+                route.forward[0]
+            } else {
+                route.reverse[0]
+            };
             let id = self.packets.alloc(p);
             self.packets[id].hop = 1;
             self.total_sent += 1;
@@ -224,7 +272,11 @@ impl Simulation {
             self.call_agent(agent, |a, ctx| a.receive(&p, ctx));
         } else {
             let route = &self.flows[p.flow as usize].route;
-            let path = if p.kind == PacketKind::Data { &route.forward } else { &route.reverse };
+            let path = if p.kind == PacketKind::Data {
+                &route.forward
+            } else {
+                &route.reverse
+            };
             let next = path[p.hop as usize];
             self.packets[id].hop += 1;
             self.enqueue(next, id);
@@ -281,7 +333,12 @@ impl Simulation {
             c.window_dropped_packets += in_window as u64;
         }
         if self.record_drops {
-            self.drop_log.push(DropEvent { time: to_secs(self.now), flow: p.flow, link, reason: reason.as_str() });
+            self.drop_log.push(DropEvent {
+                time: to_secs(self.now),
+                flow: p.flow,
+                link,
+                reason: reason.as_str(),
+            });
         }
     }
 
@@ -315,7 +372,11 @@ impl Simulation {
         let routes: Vec<Vec<u32>> = self.flows.iter().map(|f| f.route.forward.clone()).collect();
         let demand: Vec<f64> = self.flows.iter().map(|f| f.demand_bps).collect();
         let shares = metrics::max_min_shares(&capacity, &routes, &demand);
-        let link_delay = |ls: &[u32]| ls.iter().map(|&l| to_secs(self.net.links[l as usize].delay)).sum::<f64>();
+        let link_delay = |ls: &[u32]| {
+            ls.iter()
+                .map(|&l| to_secs(self.net.links[l as usize].delay))
+                .sum::<f64>()
+        };
         let mut flows = Vec::with_capacity(self.flows.len());
         let mut transfers = Vec::new();
         for (id, (info, c)) in self.flows.iter().zip(&self.counters).enumerate() {
@@ -335,7 +396,11 @@ impl Simulation {
                 dropped_packets: c.dropped_packets,
                 window_sent_packets: c.window_sent_packets,
                 window_dropped_packets: c.window_dropped_packets,
-                loss_rate: if c.window_sent_packets > 0 { c.window_dropped_packets as f64 / c.window_sent_packets as f64 } else { 0.0 },
+                loss_rate: if c.window_sent_packets > 0 {
+                    c.window_dropped_packets as f64 / c.window_sent_packets as f64
+                } else {
+                    0.0
+                },
                 goodput_bps: goodput,
                 fair_share_bps: shares[id],
                 normalised_goodput: if shares[id] > 0.0 { goodput / shares[id] } else { 0.0 },
@@ -359,7 +424,12 @@ impl Simulation {
                 utilisation: to_secs(c.busy_in_window) / window,
                 packets_sent: c.packets_sent,
                 drops: c.drops,
-                counters: l.qdisc.counters().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                counters: l
+                    .qdisc
+                    .counters()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
             })
             .collect();
         let mut throughput = Vec::new();
@@ -368,7 +438,11 @@ impl Simulation {
             for (b, &bytes) in c.bins.iter().enumerate() {
                 // The last bin may be partial.
                 let width = to_secs(((b as Time + 1) * self.bin).min(self.end) - b as Time * self.bin);
-                throughput.push(ThroughputBin { time: b as f64 * bin_secs, flow: id as u32, bps: bytes as f64 * 8.0 / width });
+                throughput.push(ThroughputBin {
+                    time: b as f64 * bin_secs,
+                    flow: id as u32,
+                    bps: bytes as f64 * 8.0 / width,
+                });
             }
         }
         let normalised: Vec<f64> = flows.iter().map(|f| f.normalised_goodput).collect();
@@ -383,7 +457,12 @@ impl Simulation {
             packets_dropped: self.total_dropped,
             packets_in_flight: in_flight,
             jain_index: metrics::jain_index(&normalised),
-            utilisation: links.iter().zip(&self.net.links).filter(|(_, l)| l.monitored).map(|(r, _)| (r.name.clone(), r.utilisation)).collect(),
+            utilisation: links
+                .iter()
+                .zip(&self.net.links)
+                .filter(|(_, l)| l.monitored)
+                .map(|(r, _)| (r.name.clone(), r.utilisation))
+                .collect(),
         };
         Ok(Results {
             summary,
@@ -392,7 +471,13 @@ impl Simulation {
             drops: self
                 .drops
                 .iter()
-                .map(|(&(flow, link, reason), &(count, window_count))| DropCount { flow, link, reason: reason.as_str(), count, window_count })
+                .map(|(&(flow, link, reason), &(count, window_count))| DropCount {
+                    flow,
+                    link,
+                    reason: reason.as_str(),
+                    count,
+                    window_count,
+                })
                 .collect(),
             throughput,
             queue: self.queue_samples.clone(),

@@ -38,7 +38,17 @@ impl<'a> AgentCtx<'a> {
         timers: &'a mut Vec<(Time, u64)>,
         trace: Option<&'a mut Vec<TraceSample>>,
     ) -> Self {
-        AgentCtx { now, flow, weight, local, peer, outbox, timers, delivered: 0, trace }
+        AgentCtx {
+            now,
+            flow,
+            weight,
+            local,
+            peer,
+            outbox,
+            timers,
+            delivered: 0,
+            trace,
+        }
     }
 
     /// Sends a packet to the peer agent (flow, weight, source and destination are filled in).
@@ -79,7 +89,12 @@ impl<'a> AgentCtx<'a> {
     pub fn trace(&mut self, var: &'static str, value: f64) {
         let (now, flow) = (self.now, self.flow);
         if let Some(t) = self.trace.as_deref_mut() {
-            t.push(TraceSample { time: crate::sim::time::to_secs(now), flow, var, value });
+            t.push(TraceSample {
+                time: crate::sim::time::to_secs(now),
+                flow,
+                var,
+                value,
+            });
         }
     }
 }
@@ -212,8 +227,18 @@ impl FlowSpec {
             Some(nodes) => {
                 for (field, value) in [("src", &self.src), ("dst", &self.dst)] {
                     match value {
-                        None => return Err(ScenarioError::new(format!("{path}.{field}"), "required in a graph topology")),
-                        Some(n) if !nodes.contains(n) => return Err(ScenarioError::new(format!("{path}.{field}"), format!("unknown node {n:?}"))),
+                        None => {
+                            return Err(ScenarioError::new(
+                                format!("{path}.{field}"),
+                                "required in a graph topology",
+                            ))
+                        }
+                        Some(n) if !nodes.contains(n) => {
+                            return Err(ScenarioError::new(
+                                format!("{path}.{field}"),
+                                format!("unknown node {n:?}"),
+                            ))
+                        }
                         _ => {}
                     }
                 }
@@ -240,20 +265,34 @@ impl FlowSpec {
         require_non_negative(&format!("{path}.start"), self.start.0)?;
         require_non_negative(&format!("{path}.start_jitter"), self.start_jitter.0)?;
         if self.start.0 >= duration {
-            return Err(ScenarioError::new(format!("{path}.start"), format!("must be < simulation.duration ({duration}), got {}", self.start.0)));
+            return Err(ScenarioError::new(
+                format!("{path}.start"),
+                format!("must be < simulation.duration ({duration}), got {}", self.start.0),
+            ));
         }
         if let Some(stop) = self.stop {
             if stop.0 <= self.start.0 {
-                return Err(ScenarioError::new(format!("{path}.stop"), format!("must be > start ({}), got {}", self.start.0, stop.0)));
+                return Err(ScenarioError::new(
+                    format!("{path}.stop"),
+                    format!("must be > start ({}), got {}", self.start.0, stop.0),
+                ));
             }
         }
         if self.packet_size.0 < 40 || self.packet_size.0 > 65_535 {
-            return Err(ScenarioError::new(format!("{path}.packet_size"), format!("must be in [40, 65535] bytes, got {}", self.packet_size.0)));
+            return Err(ScenarioError::new(
+                format!("{path}.packet_size"),
+                format!("must be in [40, 65535] bytes, got {}", self.packet_size.0),
+            ));
         }
         require_positive(&format!("{path}.weight"), self.weight)?;
         match self.kind {
             FlowType::Cbr | FlowType::Onoff => {
-                let rate = self.rate.ok_or_else(|| ScenarioError::new(format!("{path}.rate"), format!("required for {} flows", self.type_name())))?;
+                let rate = self.rate.ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("{path}.rate"),
+                        format!("required for {} flows", self.type_name()),
+                    )
+                })?;
                 require_positive(&format!("{path}.rate"), rate.0)?;
                 for (i, c) in self.rate_changes.iter().enumerate() {
                     require_non_negative(&format!("{path}.rate_changes[{i}].at"), c.at.0)?;
@@ -261,18 +300,31 @@ impl FlowSpec {
                 }
                 if self.kind == FlowType::Onoff {
                     for (field, value) in [("on_time", self.on_time), ("off_time", self.off_time)] {
-                        let v = value.ok_or_else(|| ScenarioError::new(format!("{path}.{field}"), "required for onoff flows"))?;
+                        let v = value
+                            .ok_or_else(|| ScenarioError::new(format!("{path}.{field}"), "required for onoff flows"))?;
                         require_positive(&format!("{path}.{field}"), v.0)?;
                     }
                 }
                 if !self.tcp.is_default() {
-                    return Err(ScenarioError::new(format!("{path}.tcp"), format!("only for tcp flows, this one is {}", self.type_name())));
+                    return Err(ScenarioError::new(
+                        format!("{path}.tcp"),
+                        format!("only for tcp flows, this one is {}", self.type_name()),
+                    ));
                 }
             }
             FlowType::Tcp => {
-                for (field, set) in [("rate", self.rate.is_some()), ("jitter", self.jitter), ("rate_changes", !self.rate_changes.is_empty()), ("on_time", self.on_time.is_some()), ("off_time", self.off_time.is_some())] {
+                for (field, set) in [
+                    ("rate", self.rate.is_some()),
+                    ("jitter", self.jitter),
+                    ("rate_changes", !self.rate_changes.is_empty()),
+                    ("on_time", self.on_time.is_some()),
+                    ("off_time", self.off_time.is_some()),
+                ] {
                     if set {
-                        return Err(ScenarioError::new(format!("{path}.{field}"), "not used by tcp flows (they are window-controlled)"));
+                        return Err(ScenarioError::new(
+                            format!("{path}.{field}"),
+                            "not used by tcp flows (they are window-controlled)",
+                        ));
                     }
                 }
                 self.tcp.validate(&format!("{path}.tcp"))?;

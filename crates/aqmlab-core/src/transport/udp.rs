@@ -33,7 +33,11 @@ impl Cbr {
             size,
             interval: interval_for(spec.rate.expect("validated").0, size),
             jitter: spec.jitter,
-            changes: spec.rate_changes.iter().map(|c| (from_secs(c.at.0), interval_for(c.rate.0, size))).collect(),
+            changes: spec
+                .rate_changes
+                .iter()
+                .map(|c| (from_secs(c.at.0), interval_for(c.rate.0, size)))
+                .collect(),
             stop,
             seq: 0,
             rng,
@@ -47,7 +51,13 @@ impl Cbr {
 }
 
 fn udp_packet(size: u32, seq: u64, now: Time) -> Packet {
-    Packet { size, seq, sent_at: now, ecn: Ecn::NotEct, ..Default::default() }
+    Packet {
+        size,
+        seq,
+        sent_at: now,
+        ecn: Ecn::NotEct,
+        ..Default::default()
+    }
 }
 
 impl Agent for Cbr {

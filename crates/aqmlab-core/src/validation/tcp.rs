@@ -79,7 +79,11 @@ tcp = {{ variant = "{variant}", delayed_ack = {delayed_ack} {min_rto} }}
     );
     let results = crate::run(&Scenario::from_toml_str(&text)?)?;
     let flow = &results.flows[0];
-    Ok(Measurement { rate: flow.window_sent_packets as f64 / (duration - warmup), loss_rate: flow.loss_rate, rtt: flow.base_rtt })
+    Ok(Measurement {
+        rate: flow.window_sent_packets as f64 / (duration - warmup),
+        loss_rate: flow.loss_rate,
+        rtt: flow.base_rtt,
+    })
 }
 
 fn within(ours: f64, model: f64, tolerance: f64) -> bool {
@@ -99,7 +103,10 @@ pub fn run() -> Result<Vec<Row>, ScenarioError> {
                 let m = measure(variant, rtt, "periodic", p, false, None, square_root_law(rtt, p, 1.0))?;
                 for (name, model) in [
                     ("square-root law", square_root_law(m.rtt, m.loss_rate, 1.0)),
-                    ("square-root law + recovery RTT", square_root_law_with_recovery(m.rtt, m.loss_rate)),
+                    (
+                        "square-root law + recovery RTT",
+                        square_root_law_with_recovery(m.rtt, m.loss_rate),
+                    ),
                 ] {
                     rows.push(Row {
                         metric: format!("{name}, {} [pkt/s]", label(variant, "periodic", p, rtt)),
@@ -115,7 +122,15 @@ pub fn run() -> Result<Vec<Row>, ScenarioError> {
     for variant in VARIANTS {
         for rtt in RTTS {
             for p in BERNOULLI_P {
-                let m = measure(variant, rtt, "bernoulli", p, false, Some(4.0 * rtt), pftk(rtt, p, 4.0 * rtt, 1.0))?;
+                let m = measure(
+                    variant,
+                    rtt,
+                    "bernoulli",
+                    p,
+                    false,
+                    Some(4.0 * rtt),
+                    pftk(rtt, p, 4.0 * rtt, 1.0),
+                )?;
                 let model = pftk(m.rtt, m.loss_rate, 4.0 * m.rtt, 1.0);
                 rows.push(Row {
                     metric: format!("PFTK t_RTO=4·RTT, {} [pkt/s]", label(variant, "bernoulli", p, rtt)),

@@ -120,11 +120,20 @@ impl TcpOptions {
             return Err(ScenarioError::new(field("window"), "must be >= 1 packet, got 0"));
         }
         if self.initial_window == 0 || self.initial_window > self.window {
-            return Err(ScenarioError::new(field("initial_window"), format!("must be in [1, window = {}] packets, got {}", self.window, self.initial_window)));
+            return Err(ScenarioError::new(
+                field("initial_window"),
+                format!(
+                    "must be in [1, window = {}] packets, got {}",
+                    self.window, self.initial_window
+                ),
+            ));
         }
         if let Some(s) = self.initial_ssthresh {
             if !(s >= 1.0 && s.is_finite()) {
-                return Err(ScenarioError::new(field("initial_ssthresh"), format!("must be >= 1 packet, got {s}")));
+                return Err(ScenarioError::new(
+                    field("initial_ssthresh"),
+                    format!("must be >= 1 packet, got {s}"),
+                ));
             }
         }
         require_positive(&field("delack_timeout"), self.delack_timeout.0)?;
@@ -137,23 +146,40 @@ impl TcpOptions {
         match self.pareto_mean {
             Some(mean) => {
                 if self.packets.is_some() {
-                    return Err(ScenarioError::new(field("packets"), "cannot be combined with pareto_mean (web mode): choose one workload"));
+                    return Err(ScenarioError::new(
+                        field("packets"),
+                        "cannot be combined with pareto_mean (web mode): choose one workload",
+                    ));
                 }
                 if !(mean >= 1.0 && mean.is_finite()) {
-                    return Err(ScenarioError::new(field("pareto_mean"), format!("must be >= 1 packet, got {mean}")));
+                    return Err(ScenarioError::new(
+                        field("pareto_mean"),
+                        format!("must be >= 1 packet, got {mean}"),
+                    ));
                 }
                 if let Some(shape) = self.pareto_shape {
                     if !(shape > 1.0 && shape.is_finite()) {
-                        return Err(ScenarioError::new(field("pareto_shape"), format!("must be > 1 (a finite mean), got {shape}")));
+                        return Err(ScenarioError::new(
+                            field("pareto_shape"),
+                            format!("must be > 1 (a finite mean), got {shape}"),
+                        ));
                     }
                 }
-                let think = self.think_time.ok_or_else(|| ScenarioError::new(field("think_time"), "required in web mode (with pareto_mean)"))?;
+                let think = self.think_time.ok_or_else(|| {
+                    ScenarioError::new(field("think_time"), "required in web mode (with pareto_mean)")
+                })?;
                 require_non_negative(&field("think_time"), think.0)?;
             }
             None => {
-                for (name, set) in [("pareto_shape", self.pareto_shape.is_some()), ("think_time", self.think_time.is_some())] {
+                for (name, set) in [
+                    ("pareto_shape", self.pareto_shape.is_some()),
+                    ("think_time", self.think_time.is_some()),
+                ] {
                     if set {
-                        return Err(ScenarioError::new(field(name), "only used in web mode: set pareto_mean too"));
+                        return Err(ScenarioError::new(
+                            field(name),
+                            "only used in web mode: set pareto_mean too",
+                        ));
                     }
                 }
             }
@@ -165,7 +191,10 @@ impl TcpOptions {
 /// Builds a flow's (sender, sink) pair; `size` is the data packet size in bytes,
 /// `stop` the time after which no new data is sent.
 pub fn build(opts: &TcpOptions, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
-    (Box::new(sender::TcpSender::new(opts, size, stop, rng)), Box::new(sink::TcpSink::new(opts)))
+    (
+        Box::new(sender::TcpSender::new(opts, size, stop, rng)),
+        Box::new(sink::TcpSink::new(opts)),
+    )
 }
 
 #[cfg(test)]
@@ -183,7 +212,10 @@ mod tests {
         let o = parse("").unwrap();
         assert!(o.is_default());
         assert_eq!(o.variant, Variant::NewReno);
-        assert_eq!((o.window, o.initial_window, o.initial_rto.0, o.delack_timeout.0), (1000, 1, 3.0, 0.1));
+        assert_eq!(
+            (o.window, o.initial_window, o.initial_rto.0, o.delack_timeout.0),
+            (1000, 1, 3.0, 0.1)
+        );
         assert_eq!(parse("variant = \"sack\"\nwindow = 64").unwrap().variant, Variant::Sack);
         assert!(!parse("variant = \"tahoe\"").unwrap().is_default());
         assert!(parse("variant = \"vegas\"").unwrap_err().contains("unknown variant"));
@@ -194,18 +226,39 @@ mod tests {
     fn errors_name_the_field() {
         let cases = [
             ("window = 0", "flows[0].tcp.window: must be >= 1 packet, got 0"),
-            ("window = 8\ninitial_window = 9", "flows[0].tcp.initial_window: must be in [1, window = 8] packets, got 9"),
-            ("initial_ssthresh = 0.5", "flows[0].tcp.initial_ssthresh: must be >= 1 packet, got 0.5"),
+            (
+                "window = 8\ninitial_window = 9",
+                "flows[0].tcp.initial_window: must be in [1, window = 8] packets, got 9",
+            ),
+            (
+                "initial_ssthresh = 0.5",
+                "flows[0].tcp.initial_ssthresh: must be >= 1 packet, got 0.5",
+            ),
             ("delack_timeout = 0", "flows[0].tcp.delack_timeout: must be > 0, got 0"),
             ("min_rto = -1", "flows[0].tcp.min_rto: must be >= 0, got -1"),
-            ("timer_granularity = \"-1ms\"", "flows[0].tcp.timer_granularity: must be >= 0, got -0.001"),
+            (
+                "timer_granularity = \"-1ms\"",
+                "flows[0].tcp.timer_granularity: must be >= 0, got -0.001",
+            ),
             ("initial_rto = 0", "flows[0].tcp.initial_rto: must be > 0, got 0"),
             ("packets = 0", "flows[0].tcp.packets: must be >= 1, got 0"),
-            ("pareto_mean = 24\npackets = 3", "flows[0].tcp.packets: cannot be combined with pareto_mean"),
-            ("pareto_mean = 0.5\nthink_time = 1", "flows[0].tcp.pareto_mean: must be >= 1 packet, got 0.5"),
-            ("pareto_mean = 24\npareto_shape = 1\nthink_time = 1", "flows[0].tcp.pareto_shape: must be > 1 (a finite mean), got 1"),
+            (
+                "pareto_mean = 24\npackets = 3",
+                "flows[0].tcp.packets: cannot be combined with pareto_mean",
+            ),
+            (
+                "pareto_mean = 0.5\nthink_time = 1",
+                "flows[0].tcp.pareto_mean: must be >= 1 packet, got 0.5",
+            ),
+            (
+                "pareto_mean = 24\npareto_shape = 1\nthink_time = 1",
+                "flows[0].tcp.pareto_shape: must be > 1 (a finite mean), got 1",
+            ),
             ("pareto_mean = 24", "flows[0].tcp.think_time: required in web mode"),
-            ("pareto_mean = 24\nthink_time = -1", "flows[0].tcp.think_time: must be >= 0, got -1"),
+            (
+                "pareto_mean = 24\nthink_time = -1",
+                "flows[0].tcp.think_time: must be >= 0, got -1",
+            ),
             ("think_time = 1", "flows[0].tcp.think_time: only used in web mode"),
             ("pareto_shape = 1.5", "flows[0].tcp.pareto_shape: only used in web mode"),
         ];

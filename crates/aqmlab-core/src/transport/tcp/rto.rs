@@ -25,7 +25,14 @@ pub struct RtoEstimator {
 impl RtoEstimator {
     /// `initial`: RTO before the first sample; `min`: lower bound (RFC 6298 (2.4)); `granularity`: G. Seconds.
     pub fn new(initial: f64, min: f64, granularity: f64) -> Self {
-        RtoEstimator { initial, min, granularity, srtt: None, rttvar: 0.0, backoff: 0 }
+        RtoEstimator {
+            initial,
+            min,
+            granularity,
+            srtt: None,
+            rttvar: 0.0,
+            backoff: 0,
+        }
     }
 
     /// Feeds an RTT sample (seconds) measured on a packet; `of_retransmission`

@@ -57,7 +57,12 @@ impl Scoreboard {
         if self.count < DUP_THRESH {
             return false;
         }
-        let below = self.sacked.iter().take((seq + 1).saturating_sub(self.base) as usize).filter(|&&s| s).count() as u64;
+        let below = self
+            .sacked
+            .iter()
+            .take((seq + 1).saturating_sub(self.base) as usize)
+            .filter(|&&s| s)
+            .count() as u64;
         self.count - below >= DUP_THRESH
     }
 

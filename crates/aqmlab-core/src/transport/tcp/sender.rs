@@ -155,7 +155,15 @@ impl TcpSender {
         }
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
         let ecn = if self.ecn && !retransmit { Ecn::Ect } else { Ecn::NotEct };
-        ctx.send(Packet { kind: PacketKind::Data, size: self.size, seq, sent_at: ctx.now, retransmit, ecn, ..Default::default() });
+        ctx.send(Packet {
+            kind: PacketKind::Data,
+            size: self.size,
+            seq,
+            sent_at: ctx.now,
+            retransmit,
+            ecn,
+            ..Default::default()
+        });
         if !self.retransmit_timer.is_set() {
             self.restart_timer(ctx);
         }
@@ -393,12 +401,19 @@ impl TcpSender {
         self.dupacks = 0;
         self.in_recovery = false;
         self.recover = None;
-        self.stats.transfers.push(Transfer { flow: ctx.flow(), start: to_secs(ctx.now), end: None, packets });
+        self.stats.transfers.push(Transfer {
+            flow: ctx.flow(),
+            start: to_secs(ctx.now),
+            end: None,
+            packets,
+        });
         self.send_window(ctx);
     }
 
     fn transfer_done(&mut self, ctx: &mut AgentCtx) {
-        let Some(t) = self.stats.transfers.last_mut().filter(|t| t.end.is_none()) else { return };
+        let Some(t) = self.stats.transfers.last_mut().filter(|t| t.end.is_none()) else {
+            return;
+        };
         t.end = Some(to_secs(ctx.now));
         if let Workload::Web { think, .. } = &self.workload {
             // SRED §7: the think time starts when the last packet is acknowledged.
@@ -420,7 +435,11 @@ impl TcpSender {
             return;
         }
         let values = [self.cwnd, self.ssthresh, self.rto.rto()];
-        for ((name, value), last) in ["cwnd", "ssthresh", "rto"].into_iter().zip(values).zip(&mut self.traced) {
+        for ((name, value), last) in ["cwnd", "ssthresh", "rto"]
+            .into_iter()
+            .zip(values)
+            .zip(&mut self.traced)
+        {
             if value != *last {
                 ctx.trace(name, value);
                 *last = value;
@@ -500,7 +519,12 @@ mod tests {
 
     impl Harness {
         fn new(opts: TcpOptions) -> Self {
-            let mut h = Harness { tcp: TcpSender::new(&opts, 1000, Time::MAX, stream(1, "t")), outbox: Vec::new(), timers: Vec::new(), now: 0 };
+            let mut h = Harness {
+                tcp: TcpSender::new(&opts, 1000, Time::MAX, stream(1, "t")),
+                outbox: Vec::new(),
+                timers: Vec::new(),
+                now: 0,
+            };
             let mut ctx = AgentCtx::new(0, 0, 1.0, 0, 1, &mut h.outbox, &mut h.timers, None);
             h.tcp.start(&mut ctx);
             h
@@ -508,7 +532,13 @@ mod tests {
 
         fn ack_with(&mut self, seq: u64, ece: bool) -> Vec<u64> {
             self.now += 1_000_000;
-            let ack = Packet { kind: PacketKind::Ack, seq, ece, sent_at: 0, ..Default::default() };
+            let ack = Packet {
+                kind: PacketKind::Ack,
+                seq,
+                ece,
+                sent_at: 0,
+                ..Default::default()
+            };
             let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
             self.tcp.receive(&ack, &mut ctx);
             self.outbox.drain(..).map(|p| p.seq).collect()
@@ -521,7 +551,10 @@ mod tests {
 
     #[test]
     fn slow_start_then_one_packet_per_window_of_acks() {
-        let mut h = Harness::new(TcpOptions { initial_ssthresh: Some(4.0), ..Default::default() });
+        let mut h = Harness::new(TcpOptions {
+            initial_ssthresh: Some(4.0),
+            ..Default::default()
+        });
         assert_eq!(h.outbox.drain(..).map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
         assert_eq!(h.ack(1), vec![1, 2]); // cwnd 2
         assert_eq!(h.ack(2), vec![3, 4]); // cwnd 3
@@ -536,7 +569,11 @@ mod tests {
 
     #[test]
     fn ecn_echo_halves_once_per_window_and_data_is_ect() {
-        let mut h = Harness::new(TcpOptions { ecn: true, initial_window: 8, ..Default::default() });
+        let mut h = Harness::new(TcpOptions {
+            ecn: true,
+            initial_window: 8,
+            ..Default::default()
+        });
         assert!(h.outbox.iter().all(|p| p.ecn == Ecn::Ect) && h.outbox.len() == 8);
         h.outbox.clear();
         h.ack_with(1, true);
@@ -553,7 +590,10 @@ mod tests {
 
     #[test]
     fn newreno_retransmits_on_each_partial_ack() {
-        let mut h = Harness::new(TcpOptions { initial_window: 10, ..Default::default() });
+        let mut h = Harness::new(TcpOptions {
+            initial_window: 10,
+            ..Default::default()
+        });
         h.outbox.clear();
         // Packets 0, 3 and 6 of 0..10 are lost: 1, 2, 4, 5, 7, 8, 9 arrive.
         assert!(h.ack(0).is_empty() && h.ack(0).is_empty());
@@ -575,12 +615,22 @@ mod tests {
 
     #[test]
     fn tiny_window_resends_the_last_packet_when_the_window_is_full() {
-        let mut h = Harness::new(TcpOptions { window: 3, initial_window: 3, tiny_window: true, ..Default::default() });
+        let mut h = Harness::new(TcpOptions {
+            window: 3,
+            initial_window: 3,
+            tiny_window: true,
+            ..Default::default()
+        });
         h.outbox.clear();
         assert_eq!(h.ack(0), vec![2]); // first duplicate ACK: no room for new data, re-send the last packet
         assert_eq!(h.ack(0), vec![2]);
         assert_eq!(h.ack(0), vec![0]); // third: fast retransmit
-        let mut h = Harness::new(TcpOptions { window: 10, initial_window: 3, tiny_window: true, ..Default::default() });
+        let mut h = Harness::new(TcpOptions {
+            window: 10,
+            initial_window: 3,
+            tiny_window: true,
+            ..Default::default()
+        });
         h.outbox.clear();
         assert_eq!(h.ack(0), vec![3]); // room in the receiver window: a new packet
         assert_eq!(h.ack(0), vec![4]);

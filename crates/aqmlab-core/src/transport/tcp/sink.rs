@@ -185,11 +185,22 @@ mod tests {
 
     impl Harness {
         fn new(opts: TcpOptions) -> Self {
-            Harness { sink: TcpSink::new(&opts), outbox: Vec::new(), timers: Vec::new(), delivered: 0 }
+            Harness {
+                sink: TcpSink::new(&opts),
+                outbox: Vec::new(),
+                timers: Vec::new(),
+                delivered: 0,
+            }
         }
 
         fn data(&mut self, now: Time, seq: u64) -> Vec<Packet> {
-            let p = Packet { kind: PacketKind::Data, size: 1000, seq, sent_at: now, ..Default::default() };
+            let p = Packet {
+                kind: PacketKind::Data,
+                size: 1000,
+                seq,
+                sent_at: now,
+                ..Default::default()
+            };
             let mut trace: Vec<TraceSample> = Vec::new();
             let mut ctx = AgentCtx::new(now, 0, 1.0, 1, 0, &mut self.outbox, &mut self.timers, Some(&mut trace));
             self.sink.receive(&p, &mut ctx);
@@ -226,7 +237,10 @@ mod tests {
 
     #[test]
     fn sack_blocks_newest_first() {
-        let mut h = Harness::new(TcpOptions { variant: Variant::Sack, ..Default::default() });
+        let mut h = Harness::new(TcpOptions {
+            variant: Variant::Sack,
+            ..Default::default()
+        });
         h.data(0, 0);
         assert_eq!(blocks(&h.data(1, 2)[0]), vec![(2, 3)]);
         assert_eq!(blocks(&h.data(2, 4)[0]), vec![(4, 5), (2, 3)]);
@@ -240,7 +254,10 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_packet_or_timeout() {
-        let mut h = Harness::new(TcpOptions { delayed_ack: true, ..Default::default() });
+        let mut h = Harness::new(TcpOptions {
+            delayed_ack: true,
+            ..Default::default()
+        });
         assert!(h.data(0, 0).is_empty());
         assert_eq!(h.timers.len(), 1);
         let ack = h.data(10, 1);
@@ -261,7 +278,13 @@ mod tests {
     #[test]
     fn echoes_congestion_experienced_once() {
         let mut h = Harness::new(TcpOptions::default());
-        let p = Packet { kind: PacketKind::Data, size: 1000, seq: 0, ecn: Ecn::Ce, ..Default::default() };
+        let p = Packet {
+            kind: PacketKind::Data,
+            size: 1000,
+            seq: 0,
+            ecn: Ecn::Ce,
+            ..Default::default()
+        };
         let mut ctx = AgentCtx::new(0, 0, 1.0, 1, 0, &mut h.outbox, &mut h.timers, None);
         h.sink.receive(&p, &mut ctx);
         assert!(h.outbox[0].ece);

@@ -26,7 +26,12 @@ impl Timer {
     /// `kind` (0..4) tells an agent's timers apart; see [`kind_of`].
     pub fn new(kind: u64) -> Self {
         debug_assert!(kind < 1 << KIND_BITS);
-        Timer { kind, deadline: None, scheduled: None, generation: 0 }
+        Timer {
+            kind,
+            deadline: None,
+            scheduled: None,
+            generation: 0,
+        }
     }
 
     /// (Re)starts the timer to expire at `at`.

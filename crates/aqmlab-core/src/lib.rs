@@ -23,16 +23,37 @@
 //! assert!((goodput - 5e6).abs() / 5e6 < 0.02);
 //! ```
 
-pub mod metrics;
-pub mod net;
+// The layers, bottom up. A module uses only the layers above it in this list;
+// nothing points back up (ARCHITECTURE.md draws the picture).
+
+// 1. Vocabulary: errors, units, field checks, time, random streams, packets.
+pub mod error;
+pub mod packet;
+pub mod rng;
+pub mod time;
+pub mod units;
+pub mod validate;
+
+// 2. Mechanisms: queue disciplines and transports, each with its own config.
 pub mod qdisc;
-pub mod scenario;
-pub mod sim;
 pub mod transport;
+
+// 3. The scenario file: topology and flows, composed of the configs above.
+pub mod scenario;
+
+// 4. The network a scenario describes: nodes, links with their qdiscs, routes.
+pub mod net;
+
+// 5. Measurement: what a run records, and the results it returns.
+pub mod metrics;
+
+// 6. The engine that runs it all, and the checks that drive the engine.
+pub mod sim;
 pub mod validation;
 
+pub use error::ScenarioError;
 pub use metrics::Results;
-pub use scenario::{Scenario, ScenarioError};
+pub use scenario::Scenario;
 
 /// Builds and runs a validated scenario.
 pub fn run(scenario: &Scenario) -> Result<Results, ScenarioError> {

@@ -5,8 +5,8 @@
 //! scenario problem is raised as `ScenarioError` (a `ValueError`) whose text
 //! names the field, e.g. `flows[3].rate: must be > 0, got -1`.
 
-use aqmlab_core::scenario::{Scenario, ScenarioError as CoreError};
-use aqmlab_core::sim::time::{from_secs, to_secs};
+use aqmlab_core::time::{from_secs, to_secs};
+use aqmlab_core::{Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -1,13 +1,12 @@
 //! The network: nodes, full-duplex links (two simplex links, each with a qdisc
 //! at its sending end), static shortest-path routes, and topology builders.
 
-pub mod packet;
-
+use crate::error::ScenarioError;
+use crate::packet::NodeId;
 use crate::qdisc::{LinkInfo, QdiscSpec, QueueDisc};
-use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, ScenarioError, TopologySpec};
-use crate::sim::rng::stream;
-use crate::sim::time::{from_secs, Time};
-use packet::NodeId;
+use crate::rng::stream;
+use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, TopologySpec};
+use crate::time::{from_secs, Time};
 use std::collections::{HashMap, VecDeque};
 
 /// One direction of a link.

@@ -4,7 +4,7 @@
 //! the table never holds more entries than the buffer holds packets, however
 //! many flows have crossed the queue.
 
-use crate::net::packet::{Packet, PacketKind};
+use crate::packet::{Packet, PacketKind};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

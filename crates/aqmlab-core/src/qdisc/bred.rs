@@ -17,9 +17,10 @@
 
 use super::active_flows::{flow_key, ActiveFlows};
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
-use crate::net::packet::PacketId;
-use crate::scenario::{require_in, require_positive, ScenarioError};
-use crate::sim::rng::Rng;
+use crate::error::ScenarioError;
+use crate::packet::PacketId;
+use crate::rng::Rng;
+use crate::validate::{require_in, require_positive};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -284,8 +285,8 @@ impl QueueDisc for Bred {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Packet, PacketArena};
-    use crate::sim::rng::stream;
+    use crate::packet::{Packet, PacketArena};
+    use crate::rng::stream;
     use DropReason::{Early, Overflow, PerFlowLimit};
 
     /// A BRED queue driven by hand (BRED ignores time).

@@ -50,11 +50,12 @@
 //! the first congested update starts from the largest label of its window.
 
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
-use crate::net::packet::{FlowId, PacketId};
-use crate::scenario::units::{Bytes, Seconds};
-use crate::scenario::{require_in, require_positive, ScenarioError};
-use crate::sim::rng::Rng;
-use crate::sim::time::{from_secs, to_secs, Time};
+use crate::error::ScenarioError;
+use crate::packet::{FlowId, PacketId};
+use crate::rng::Rng;
+use crate::time::{from_secs, to_secs, Time};
+use crate::units::{Bytes, Seconds};
+use crate::validate::{require_in, require_positive};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -412,8 +413,8 @@ impl QueueDisc for Csfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Packet, PacketArena};
-    use crate::sim::rng::stream;
+    use crate::packet::{Packet, PacketArena};
+    use crate::rng::stream;
 
     const MS: Time = 1_000_000;
 

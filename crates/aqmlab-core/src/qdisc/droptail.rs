@@ -1,9 +1,10 @@
 //! Drop-tail FIFO: accept while the buffer has room, drop the arrival otherwise.
 
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
-use crate::net::packet::PacketId;
-use crate::scenario::{units::Bytes, ScenarioError};
-use crate::sim::rng::Rng;
+use crate::error::ScenarioError;
+use crate::packet::PacketId;
+use crate::rng::Rng;
+use crate::units::Bytes;
 use serde::Deserialize;
 
 /// `limit` in packets and/or `limit_bytes`; with neither, 1000 packets.
@@ -78,8 +79,8 @@ impl QueueDisc for DropTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Packet, PacketArena};
-    use crate::sim::rng::stream;
+    use crate::packet::{Packet, PacketArena};
+    use crate::rng::stream;
 
     #[test]
     fn drops_arrivals_beyond_the_byte_limit_and_keeps_fifo_order() {

@@ -25,10 +25,10 @@
 //! the scan is bounded by the buffer size, not by the number of flows.
 
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
-use crate::net::packet::{FlowId, PacketId};
-use crate::scenario::units::Bytes;
-use crate::scenario::ScenarioError;
-use crate::sim::rng::Rng;
+use crate::error::ScenarioError;
+use crate::packet::{FlowId, PacketId};
+use crate::rng::Rng;
+use crate::units::Bytes;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
@@ -203,8 +203,8 @@ impl QueueDisc for Drr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Packet, PacketArena};
-    use crate::sim::rng::stream;
+    use crate::packet::{Packet, PacketArena};
+    use crate::rng::stream;
 
     fn drr(limit: Option<u64>, quantum: u64) -> Box<dyn QueueDisc> {
         DrrConfig {

@@ -19,9 +19,11 @@
 use super::active_flows::{flow_key, ActiveFlows, FlowKey};
 use super::red::{uniformized, DropCurve, RedAverage, Region};
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
-use crate::net::packet::PacketId;
-use crate::scenario::{require_in, require_positive, units::Bytes, ScenarioError};
-use crate::sim::rng::Rng;
+use crate::error::ScenarioError;
+use crate::packet::PacketId;
+use crate::rng::Rng;
+use crate::units::Bytes;
+use crate::validate::{require_in, require_positive};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -406,9 +408,9 @@ impl QueueDisc for Fred {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Packet, PacketArena};
-    use crate::sim::rng::stream;
-    use crate::sim::time::{from_secs, Time};
+    use crate::packet::{Packet, PacketArena};
+    use crate::rng::stream;
+    use crate::time::{from_secs, Time};
 
     /// 10 Mb/s: a 1000-byte packet takes 0.8 ms.
     const LINK: LinkInfo = LinkInfo {

@@ -14,9 +14,9 @@
 
 use super::droptail::DropTail;
 use super::{DropReason, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
-use crate::net::packet::{FlowId, PacketId, PacketKind};
-use crate::scenario::ScenarioError;
-use crate::sim::rng::Rng;
+use crate::error::ScenarioError;
+use crate::packet::{FlowId, PacketId, PacketKind};
+use crate::rng::Rng;
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -203,9 +203,9 @@ impl QueueDisc for LossQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Packet, PacketArena};
+    use crate::packet::{Packet, PacketArena};
     use crate::qdisc::QdiscSpec;
-    use crate::sim::rng::stream;
+    use crate::rng::stream;
 
     fn spec(text: &str) -> Result<QdiscSpec, String> {
         let q: QdiscSpec = toml::from_str(text).map_err(|e| e.to_string())?;

@@ -9,10 +9,11 @@
 //! [`QdiscConfig`] and a type implementing [`QueueDisc`], then add one line to
 //! the `registry!` invocation below.
 
-use crate::net::packet::{PacketArena, PacketId};
-use crate::scenario::{from_tagged_value, take_tag, ScenarioError};
-use crate::sim::rng::Rng;
-use crate::sim::time::Time;
+use crate::error::ScenarioError;
+use crate::packet::{PacketArena, PacketId};
+use crate::rng::Rng;
+use crate::time::Time;
+use crate::validate::{from_tagged_value, take_tag};
 use serde::Deserialize;
 use std::collections::VecDeque;
 

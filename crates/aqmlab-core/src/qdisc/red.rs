@@ -27,10 +27,12 @@
 //! dropped with a fixed probability, ignoring the average: RED-PD §7.1).
 
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
-use crate::net::packet::{Ecn, PacketId};
-use crate::scenario::{require_in, require_non_negative, require_positive, units::Bytes, ScenarioError};
-use crate::sim::rng::Rng;
-use crate::sim::time::{Time, NANOS_PER_SEC};
+use crate::error::ScenarioError;
+use crate::packet::{Ecn, PacketId};
+use crate::rng::Rng;
+use crate::time::{Time, NANOS_PER_SEC};
+use crate::units::Bytes;
+use crate::validate::{require_in, require_non_negative, require_positive};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -468,8 +470,8 @@ impl QueueDisc for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Packet, PacketArena};
-    use crate::sim::rng::stream;
+    use crate::packet::{Packet, PacketArena};
+    use crate::rng::stream;
 
     /// A 1000-byte packet takes exactly 1 ms at 8 Mb/s.
     const LINK: LinkInfo = LinkInfo {

@@ -1,8 +1,8 @@
 //! The event queue: a binary heap ordered by (time, insertion sequence), so
 //! simultaneous events run in the order they were scheduled — deterministic.
 
-use super::time::Time;
-use crate::net::packet::PacketId;
+use crate::packet::PacketId;
+use crate::time::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 

@@ -2,21 +2,21 @@
 //! [`Simulation`] that moves packets between agents, queues and links.
 
 pub mod events;
-pub mod rng;
-pub mod time;
 
+use crate::error::ScenarioError;
 use crate::metrics::{
     self, DropCount, DropEvent, FlowResult, LinkResult, QueueSample, Results, Summary, ThroughputBin,
 };
-use crate::net::packet::{PacketArena, PacketId, PacketKind};
 use crate::net::{FlowRoute, Network};
+use crate::packet::{PacketArena, PacketId, PacketKind};
 use crate::qdisc::{DropReason, QdiscCtx, Verdict};
-use crate::scenario::{Scenario, ScenarioError};
+use crate::rng;
+use crate::scenario::Scenario;
+use crate::time::{from_secs, to_secs, tx_time, Time};
 use crate::transport::{Agent, AgentCtx, AgentStats, TraceSample};
 use events::{Event, EventQueue};
 use rand::Rng as _;
 use std::collections::BTreeMap;
-use time::{from_secs, to_secs, tx_time, Time};
 
 /// Timer token the engine uses to start an agent.
 const START: u64 = u64::MAX;
@@ -76,7 +76,7 @@ pub struct Simulation {
     total_delivered: u64,
     total_dropped: u64,
     // Scratch buffers reused across events: no allocation on the packet path.
-    outbox: Vec<crate::net::packet::Packet>,
+    outbox: Vec<crate::packet::Packet>,
     timers: Vec<(Time, u64)>,
     qdisc_drops: Vec<(PacketId, DropReason)>,
 }

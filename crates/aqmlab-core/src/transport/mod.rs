@@ -5,11 +5,12 @@
 pub mod tcp;
 pub mod udp;
 
-use crate::net::packet::{FlowId, NodeId, Packet};
-use crate::scenario::units::{Bytes, Rate, Seconds};
-use crate::scenario::{require_non_negative, require_positive, ScenarioError};
-use crate::sim::rng::Rng;
-use crate::sim::time::Time;
+use crate::error::ScenarioError;
+use crate::packet::{FlowId, NodeId, Packet};
+use crate::rng::Rng;
+use crate::time::Time;
+use crate::units::{Bytes, Rate, Seconds};
+use crate::validate::{require_non_negative, require_positive};
 use serde::{Deserialize, Serialize};
 
 /// Everything an agent may do when it is called: send packets, set timers,
@@ -90,7 +91,7 @@ impl<'a> AgentCtx<'a> {
         let (now, flow) = (self.now, self.flow);
         if let Some(t) = self.trace.as_deref_mut() {
             t.push(TraceSample {
-                time: crate::sim::time::to_secs(now),
+                time: crate::time::to_secs(now),
                 flow,
                 var,
                 value,

@@ -1,9 +1,9 @@
 //! UDP sources (CBR, ON-OFF) and the UDP sink. Unresponsive: they ignore drops.
 
 use super::{Agent, AgentCtx, FlowSpec};
-use crate::net::packet::{Ecn, Packet};
-use crate::sim::rng::Rng;
-use crate::sim::time::{from_secs, Time};
+use crate::packet::{Ecn, Packet};
+use crate::rng::Rng;
+use crate::time::{from_secs, Time};
 use rand::Rng as _;
 use rand_distr::{Distribution, Exp};
 

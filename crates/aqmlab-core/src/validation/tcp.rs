@@ -22,8 +22,9 @@
 //! - Delayed ACKs (b = 2): rate ratio to the same flow without, model 1/sqrt(2), accepted in [0.6, 0.85].
 
 use super::Row;
+use crate::error::ScenarioError;
 use crate::metrics::models::{pftk, square_root_law, square_root_law_with_recovery};
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::Scenario;
 
 const VARIANTS: [&str; 3] = ["reno", "newreno", "sack"];
 const RTTS: [f64; 3] = [0.040, 0.100, 0.200];

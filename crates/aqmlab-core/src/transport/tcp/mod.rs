@@ -19,10 +19,11 @@ pub mod sink;
 pub mod timer;
 
 use super::Agent;
-use crate::scenario::units::Seconds;
-use crate::scenario::{require_non_negative, require_positive, ScenarioError};
-use crate::sim::rng::Rng;
-use crate::sim::time::Time;
+use crate::error::ScenarioError;
+use crate::rng::Rng;
+use crate::time::Time;
+use crate::units::Seconds;
+use crate::validate::{require_non_negative, require_positive};
 use serde::{Deserialize, Serialize};
 
 /// Loss recovery algorithm.

@@ -23,9 +23,9 @@ use super::rto::RtoEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
 use super::{TcpOptions, Variant};
-use crate::net::packet::{Ecn, Packet, PacketKind};
-use crate::sim::rng::Rng;
-use crate::sim::time::{from_secs, to_secs, Time};
+use crate::packet::{Ecn, Packet, PacketKind};
+use crate::rng::Rng;
+use crate::time::{from_secs, to_secs, Time};
 use crate::transport::{Agent, AgentCtx, AgentStats, Transfer};
 use rand_distr::{Distribution, Exp, Pareto};
 
@@ -507,7 +507,7 @@ impl Agent for TcpSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::stream;
+    use crate::rng::stream;
 
     /// A sender driven by hand: `ack(seq)` feeds an ACK and returns the sequence numbers sent in reply.
     struct Harness {

@@ -8,8 +8,8 @@
 
 use super::timer::Timer;
 use super::{TcpOptions, Variant};
-use crate::net::packet::{Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
-use crate::sim::time::Time;
+use crate::packet::{Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::time::Time;
 use crate::transport::{Agent, AgentCtx};
 
 /// Size of a pure ACK on the wire (IP + TCP headers), bytes.

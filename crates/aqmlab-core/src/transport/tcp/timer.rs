@@ -7,7 +7,7 @@
 //! re-armed for the deadline; a deadline moved earlier schedules a new event
 //! and the old one is recognised as stale by its generation.
 
-use crate::sim::time::Time;
+use crate::time::Time;
 use crate::transport::AgentCtx;
 
 /// Tokens carry `generation << KIND_BITS | kind`, so an agent can run several timers.

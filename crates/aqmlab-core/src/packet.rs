@@ -2,7 +2,7 @@
 //! handles; a packet is allocated once at its source and freed when it is
 //! delivered or dropped, so the hot path does no heap allocation.
 
-use crate::sim::time::Time;
+use crate::time::Time;
 
 pub type PacketId = u32;
 pub type FlowId = u32;

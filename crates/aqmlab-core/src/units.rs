@@ -122,8 +122,8 @@ unit_type!(Bytes, u64, SIZE_UNITS, "size", |v| {
 });
 
 impl Seconds {
-    pub fn nanos(self) -> crate::sim::time::Time {
-        crate::sim::time::from_secs(self.0)
+    pub fn nanos(self) -> crate::time::Time {
+        crate::time::from_secs(self.0)
     }
 }
 

@@ -33,7 +33,7 @@
 //!   more than 25%" between two window updates: `overflow_decrease`,
 //!   `max_decrease`.
 //! - "If the link becomes uncongested by the test in Figure 2, then we assume
-//!   that it remains ingested [a]s long as the buffer occupancy is less than
+//!   that it remains ingested \[a\]s long as the buffer occupancy is less than
 //!   some predefined threshold ... a threshold that is half of the total
 //!   buffer capacity". We read "ingested" as "uncongested": the sentence is introduced by "there is
 //!   little reason to consider a link congested if the buffer is almost

@@ -13,8 +13,8 @@
 //!    each field's doc gives its default and where it comes from; it implements
 //!    [`QdiscConfig`] (`validate` names the field, `build` boxes `MyQdisc::new`);
 //! 3. `Params`: the parameters in effect, resolved once in `new`;
-//! 4. the qdisc struct: `params`, then the algorithm's variables, then `stats`,
-//!    the counters [`QueueDisc::counters`] reports;
+//! 4. the qdisc struct: `params`, then the algorithm's variables, then `stats`
+//!    (what [`QueueDisc::counters`] reports besides state);
 //! 5. `impl QueueDisc`, then unit tests driven by `testing::QdiscHarness`;
 //!
 //! then add one line to the `registry!` invocation below and the qdisc's row to

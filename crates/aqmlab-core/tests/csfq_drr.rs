@@ -1,20 +1,12 @@
 //! CSFQ and DRR against max-min fair shares, with UDP sources (CSFQ paper §3).
 
-use aqmlab_core::scenario::Scenario;
-use aqmlab_core::{run, Results};
+mod common;
 
-fn scenario(text: &str) -> Scenario {
-    Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"))
-}
+use aqmlab_core::{run, Results};
+use common::{counter, error_of, scenario};
 
 fn results(text: &str) -> Results {
     run(&scenario(text)).unwrap()
-}
-
-fn error_of(text: &str) -> String {
-    Scenario::from_toml_str(text)
-        .expect_err("scenario should be rejected")
-        .to_string()
 }
 
 /// A 10 Mbps, 1 ms dumbbell (CSFQ §3 defaults) measured over 10 s after 2 s of warm-up.
@@ -146,10 +138,7 @@ fn parking_lot_throughputs_match_water_filling() {
 #[test]
 fn csfq_labels_a_flow_only_at_its_first_router() {
     let r = results(&parking_lot(r#"{ type = "csfq" }"#, 3, "2Mbps"));
-    let edge_flows = |name: &str| {
-        let link = r.links.iter().find(|l| l.name == name).unwrap();
-        link.counters.iter().find(|(k, _)| k == "edge_flows").unwrap().1
-    };
+    let edge_flows = |name: &str| counter(&r, name, "edge_flows");
     // R0 labels UDP-0 and its ten cross flows; R1 and R2 label only their own cross flows.
     assert_eq!(
         [edge_flows("R0->R1"), edge_flows("R1->R2"), edge_flows("R2->R3")],
@@ -157,10 +146,7 @@ fn csfq_labels_a_flow_only_at_its_first_router() {
     );
     // A pure core keeps no per-flow state and still drops: the first router labels for it.
     let r = results(&parking_lot(r#"{ type = "csfq", role = "core" }"#, 1, "2Mbps"));
-    assert_eq!(
-        r.links[0].counters.iter().find(|(k, _)| k == "edge_flows").unwrap().1,
-        0.0
-    );
+    assert_eq!(counter(&r, "R0->R1", "edge_flows"), 0.0);
     assert_eq!(
         r.drops.iter().filter(|d| d.reason == "csfq").count(),
         0,

@@ -1,17 +1,11 @@
 //! FRED and BRED end to end: per-flow state is released under churn, and both
 //! protect flows below their fair share from heavy unresponsive flows.
 
-use aqmlab_core::metrics::{bred_cbr_bound, FlowResult, Results};
-use aqmlab_core::{run, Scenario};
+mod common;
 
-fn counter(results: &Results, link: &str, name: &str) -> f64 {
-    let link = results.links.iter().find(|l| l.name == link).expect("link exists");
-    link.counters
-        .iter()
-        .find(|(k, _)| k == name)
-        .unwrap_or_else(|| panic!("no counter {name}"))
-        .1
-}
+use aqmlab_core::metrics::{bred_cbr_bound, FlowResult, Results};
+use aqmlab_core::run;
+use common::{counter, error_of, scenario};
 
 /// 10 000 CBR flows in 100 waves of 100, one wave every 50 ms, each flow
 /// sending 2–3 packets at 600 kb/s for 20–40 ms: 60 Mb/s offered to 10 Mb/s
@@ -39,7 +33,7 @@ links = [
             start + 0.04
         );
     }
-    run(&Scenario::from_toml_str(&text).expect("valid scenario")).expect("run")
+    run(&scenario(&text)).expect("run")
 }
 
 #[test]
@@ -70,7 +64,7 @@ bottleneck = {{ rate = "{rate}", delay = "5ms", qdisc = {qdisc} }}
 {flows}
 "#
     );
-    run(&Scenario::from_toml_str(&text).expect("valid scenario")).expect("run")
+    run(&scenario(&text)).expect("run")
 }
 
 fn named<'a>(r: &'a Results, prefix: &'a str) -> impl Iterator<Item = &'a FlowResult> {
@@ -105,7 +99,7 @@ fn fred_spares_flows_below_their_share_and_holds_a_heavy_cbr_to_its_share() {
     // 10 − 4 = 6 Mb/s. ±3% covers the light flows' jittered rates over the 20 s window.
     let heavy = named(&r, "heavy").next().unwrap();
     assert!((heavy.goodput_bps - 6e6).abs() < 0.18e6, "heavy {}", heavy.goodput_bps);
-    assert!(counter(&r, "L->R", "strikes") > 0.0);
+    assert!(counter(&r, "L->R", "strike_drops") > 0.0);
     assert!(counter(&r, "L->R", "peak_active_flows") <= 5.0);
 
     // Drop-tail in the same setting drops from everyone alike: the light flows lose > 10%.
@@ -200,7 +194,7 @@ fn scenario_errors_name_the_qdisc_field() {
             "[simulation]\nduration = 1\n[topology]\ntype = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbps\", delay = \"1ms\", qdisc = {qdisc} }}\n[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\n"
         )
     };
-    let err = |qdisc: &str| Scenario::from_toml_str(&text(qdisc)).unwrap_err().to_string();
+    let err = |qdisc: &str| error_of(&text(qdisc));
     assert_eq!(
         err(r#"{ type = "fred", min_q = 0 }"#),
         "topology.bottleneck.qdisc.min_q: must be >= 1, got 0"

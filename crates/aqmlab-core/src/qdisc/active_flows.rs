@@ -18,11 +18,11 @@ pub fn flow_key(packet: &Packet) -> FlowKey {
 }
 
 /// One active flow: its buffered amount (packets or bytes, as the qdisc counts)
-/// and whatever else the discipline keeps per flow (FRED's strike).
+/// and the discipline's own per-flow state `S` (FRED's strikes; `()` for BRED).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FlowEntry<X> {
+pub struct FlowEntry<S> {
     pub qlen: u64,
-    pub extra: X,
+    pub state: S,
 }
 
 /// Multiplicative hashing of the integer key: cheap, and lookups never depend
@@ -45,12 +45,12 @@ impl Hasher for KeyHasher {
 }
 
 /// State of the flows with packets buffered, and the peak number of them.
-pub struct ActiveFlows<X> {
-    table: HashMap<FlowKey, FlowEntry<X>, BuildHasherDefault<KeyHasher>>,
+pub struct ActiveFlows<S> {
+    table: HashMap<FlowKey, FlowEntry<S>, BuildHasherDefault<KeyHasher>>,
     peak: usize,
 }
 
-impl<X> Default for ActiveFlows<X> {
+impl<S> Default for ActiveFlows<S> {
     fn default() -> Self {
         ActiveFlows {
             table: HashMap::default(),
@@ -59,19 +59,19 @@ impl<X> Default for ActiveFlows<X> {
     }
 }
 
-impl<X: Copy + Default> ActiveFlows<X> {
+impl<S: Copy + Default> ActiveFlows<S> {
     /// The flow's state, or the fresh state of a flow with nothing buffered.
-    pub fn get(&self, key: FlowKey) -> FlowEntry<X> {
+    pub fn get(&self, key: FlowKey) -> FlowEntry<S> {
         self.table.get(&key).copied().unwrap_or_default()
     }
 
     /// Mutable state of a flow that has packets buffered.
-    pub fn get_mut(&mut self, key: FlowKey) -> Option<&mut FlowEntry<X>> {
+    pub fn get_mut(&mut self, key: FlowKey) -> Option<&mut FlowEntry<S>> {
         self.table.get_mut(&key)
     }
 
     /// Accounts an accepted packet of `units` (creating the flow's state on its first packet).
-    pub fn add(&mut self, key: FlowKey, units: u64) -> &mut FlowEntry<X> {
+    pub fn add(&mut self, key: FlowKey, units: u64) -> &mut FlowEntry<S> {
         let active = self.table.len();
         let entry = match self.table.entry(key) {
             Entry::Occupied(e) => e.into_mut(),
@@ -114,16 +114,16 @@ mod tests {
     #[test]
     fn state_lives_only_while_a_flow_has_packets_buffered() {
         let mut flows: ActiveFlows<u32> = ActiveFlows::default();
-        flows.add(1, 1).extra = 7;
+        flows.add(1, 1).state = 7;
         flows.add(1, 1);
         flows.add(2, 1);
         assert_eq!((flows.active(), flows.peak()), (2, 2));
-        assert_eq!(flows.get(1), FlowEntry { qlen: 2, extra: 7 });
+        assert_eq!(flows.get(1), FlowEntry { qlen: 2, state: 7 });
         flows.remove(1, 1);
         assert_eq!(flows.get(1).qlen, 1);
         flows.remove(1, 1);
         // Released: a returning flow starts afresh (its strike is forgotten).
-        assert_eq!(flows.get(1), FlowEntry { qlen: 0, extra: 0 });
+        assert_eq!(flows.get(1), FlowEntry { qlen: 0, state: 0 });
         assert_eq!(flows.active(), 1);
         for key in 10..1000 {
             flows.add(key, 1);

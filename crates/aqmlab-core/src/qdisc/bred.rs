@@ -27,10 +27,9 @@ use serde::Deserialize;
 /// BRED's parameters: the buffer, and each threshold or probability either
 /// explicit or derived from N̂ by eq. 12, 15.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct BredConfig {
     /// Buffer size B in packets (default 150, §5.1 Fig. 5a: 400 ms at 1.5 Mb/s).
-    #[serde(default = "default_limit")]
     pub limit: u64,
     /// Default β·l2 (eq. 12).
     pub l1: Option<f64>,
@@ -43,53 +42,27 @@ pub struct BredConfig {
     /// Default √N̂ / (√N̂ + 10) (eq. 15).
     pub p2: Option<f64>,
     /// W_m = α·l2 (§4.3.2: α = 1.3).
-    #[serde(default = "default_alpha")]
     pub alpha: f64,
     /// l1 = β·l2 (§4.3.2: β = 0.9).
-    #[serde(default = "default_beta")]
     pub beta: f64,
     /// Weight of the N̂ average (eq. 16: w_n = 0.02).
-    #[serde(default = "default_w_n")]
     pub w_n: f64,
-}
-
-fn default_limit() -> u64 {
-    150
-}
-fn default_alpha() -> f64 {
-    1.3
-}
-fn default_beta() -> f64 {
-    0.9
-}
-fn default_w_n() -> f64 {
-    0.02
 }
 
 impl Default for BredConfig {
     fn default() -> Self {
         BredConfig {
-            limit: default_limit(),
+            limit: 150,
             l1: None,
             l2: None,
             w_m: None,
             p1: None,
             p2: None,
-            alpha: default_alpha(),
-            beta: default_beta(),
-            w_n: default_w_n(),
+            alpha: 1.3,
+            beta: 0.9,
+            w_n: 0.02,
         }
     }
-}
-
-/// The per-flow thresholds (packets) and drop probabilities in effect.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Thresholds {
-    pub l1: f64,
-    pub l2: f64,
-    pub w_m: f64,
-    pub p1: f64,
-    pub p2: f64,
 }
 
 impl BredConfig {
@@ -97,30 +70,18 @@ impl BredConfig {
         Limit::new(Some(self.limit), None)
     }
 
-    /// The thresholds for an active-flow estimate `n_hat`: explicit values, else eq. 12 and 15.
-    pub fn thresholds(&self, n_hat: f64) -> Thresholds {
-        let flows = n_hat.floor().max(1.0);
-        let l2 = self.l2.unwrap_or(self.limit as f64 / (2.0 * flows));
-        let p2 = self.p2.unwrap_or(n_hat.sqrt() / (n_hat.sqrt() + 10.0));
-        Thresholds {
-            l1: self.l1.unwrap_or(self.beta * l2),
-            l2,
-            w_m: self.w_m.unwrap_or(self.alpha * l2),
-            p1: self.p1.unwrap_or(p2 / 10.0),
-            p2,
-        }
-    }
-
-    /// Builds the queue as its concrete type, whose state tests can inspect.
-    pub fn build_bred(&self, rng: Rng) -> Bred {
-        Bred {
-            config: self.clone(),
+    fn params(&self) -> Params {
+        Params {
             limit: self.limit(),
-            fifo: Fifo::default(),
-            flows: ActiveFlows::default(),
-            n_hat: 0.0,
-            rng,
-            stats: Stats::default(),
+            buffer: self.limit as f64,
+            l1: self.l1,
+            l2: self.l2,
+            w_m: self.w_m,
+            p1: self.p1,
+            p2: self.p2,
+            alpha: self.alpha,
+            beta: self.beta,
+            w_n: self.w_n,
         }
     }
 }
@@ -170,21 +131,66 @@ impl QdiscConfig for BredConfig {
     }
 
     fn build(&self, _link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
-        Box::new(self.build_bred(rng))
+        Box::new(Bred::new(self, rng))
     }
 }
 
+/// The parameters in effect. A threshold or probability left unset is derived
+/// from N̂ on every arrival ([`Params::thresholds`]).
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    limit: Limit,
+    /// B, the buffer in packets.
+    buffer: f64,
+    l1: Option<f64>,
+    l2: Option<f64>,
+    w_m: Option<f64>,
+    p1: Option<f64>,
+    p2: Option<f64>,
+    alpha: f64,
+    beta: f64,
+    w_n: f64,
+}
+
+impl Params {
+    /// The thresholds for an active-flow estimate `n_hat`: explicit values, else eq. 12 and 15.
+    fn thresholds(&self, n_hat: f64) -> Thresholds {
+        let flows = n_hat.floor().max(1.0);
+        let l2 = self.l2.unwrap_or(self.buffer / (2.0 * flows));
+        let p2 = self.p2.unwrap_or(n_hat.sqrt() / (n_hat.sqrt() + 10.0));
+        Thresholds {
+            l1: self.l1.unwrap_or(self.beta * l2),
+            l2,
+            w_m: self.w_m.unwrap_or(self.alpha * l2),
+            p1: self.p1.unwrap_or(p2 / 10.0),
+            p2,
+        }
+    }
+}
+
+/// The per-flow thresholds (packets) and drop probabilities in effect.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    pub l1: f64,
+    pub l2: f64,
+    pub w_m: f64,
+    pub p1: f64,
+    pub p2: f64,
+}
+
+/// What BRED counts beyond the engine's drop table: which band dropped (§3).
 #[derive(Default)]
 struct Stats {
-    w_m: u64,
-    p2: u64,
-    p1: u64,
-    overflow: u64,
+    /// `per_flow_limit` drops at `qlen ≥ W_m`.
+    wm_drops: u64,
+    /// `per_flow_limit` drops with probability p2, `qlen > l2`.
+    p2_drops: u64,
+    /// `early` drops with probability p1, `l1 ≤ qlen ≤ l2`.
+    p1_drops: u64,
 }
 
 pub struct Bred {
-    config: BredConfig,
-    limit: Limit,
+    params: Params,
     fifo: Fifo,
     /// Per-active-flow `qlen`.
     flows: ActiveFlows<()>,
@@ -195,9 +201,20 @@ pub struct Bred {
 }
 
 impl Bred {
+    pub fn new(config: &BredConfig, rng: Rng) -> Self {
+        Bred {
+            params: config.params(),
+            fifo: Fifo::default(),
+            flows: ActiveFlows::default(),
+            n_hat: 0.0,
+            rng,
+            stats: Stats::default(),
+        }
+    }
+
     /// The thresholds in effect for the current N̂.
     pub fn thresholds(&self) -> Thresholds {
-        self.config.thresholds(self.n_hat)
+        self.params.thresholds(self.n_hat)
     }
 
     pub fn n_hat(&self) -> f64 {
@@ -210,23 +227,22 @@ impl Bred {
 
     /// §3 "for each arriving packet": `Some(reason)` drops it.
     fn decide(&mut self, qlen: f64, size: u32) -> Option<DropReason> {
-        let t = self.thresholds();
-        if qlen >= t.w_m {
-            self.stats.w_m += 1;
+        let thresholds = self.thresholds();
+        if qlen >= thresholds.w_m {
+            self.stats.wm_drops += 1;
             return Some(DropReason::PerFlowLimit);
         }
-        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
-            self.stats.overflow += 1;
+        if !self.params.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
             return Some(DropReason::Overflow);
         }
-        if qlen > t.l2 {
-            if self.with_probability(t.p2) {
-                self.stats.p2 += 1;
+        if qlen > thresholds.l2 {
+            if self.with_probability(thresholds.p2) {
+                self.stats.p2_drops += 1;
                 return Some(DropReason::PerFlowLimit);
             }
-        } else if qlen >= t.l1 && self.with_probability(t.p1) {
+        } else if qlen >= thresholds.l1 && self.with_probability(thresholds.p1) {
             // The p1 band is the early warning for adaptive flows (§4.2).
-            self.stats.p1 += 1;
+            self.stats.p1_drops += 1;
             return Some(DropReason::Early);
         }
         None
@@ -240,7 +256,7 @@ impl QueueDisc for Bred {
         let qlen = self.flows.get(key).qlen;
         // Eq. 16, with the arriving flow counted as active (§3 step 1).
         let n_active = self.flows.active() + (qlen == 0) as usize;
-        self.n_hat = (1.0 - self.config.w_n) * self.n_hat + self.config.w_n * n_active as f64;
+        self.n_hat = (1.0 - self.params.w_n) * self.n_hat + self.params.w_n * n_active as f64;
         if let Some(reason) = self.decide(qlen as f64, size) {
             return Verdict::Dropped(reason);
         }
@@ -274,10 +290,9 @@ impl QueueDisc for Bred {
             ("w_m", t.w_m),
             ("p1", t.p1),
             ("p2", t.p2),
-            ("drops_w_m", self.stats.w_m as f64),
-            ("drops_p2", self.stats.p2 as f64),
-            ("drops_p1", self.stats.p1 as f64),
-            ("drops_overflow", self.stats.overflow as f64),
+            ("wm_drops", self.stats.wm_drops as f64),
+            ("p2_drops", self.stats.p2_drops as f64),
+            ("p1_drops", self.stats.p1_drops as f64),
         ]
     }
 }
@@ -285,51 +300,15 @@ impl QueueDisc for Bred {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Packet, PacketArena};
+    use crate::packet::Packet;
+    use crate::qdisc::testing::QdiscHarness;
     use crate::rng::stream;
     use DropReason::{Early, Overflow, PerFlowLimit};
 
     /// A BRED queue driven by hand (BRED ignores time).
-    struct Bench {
-        q: Bred,
-        arena: PacketArena,
-        dropped: Vec<(PacketId, DropReason)>,
-    }
-
-    impl Bench {
-        fn new(cfg: BredConfig, seed: u64) -> Self {
-            cfg.validate("q").expect("valid test config");
-            Bench {
-                q: cfg.build_bred(stream(seed, "bred-test")),
-                arena: PacketArena::default(),
-                dropped: Vec::new(),
-            }
-        }
-
-        fn arrive(&mut self, flow: u32) -> Verdict {
-            let id = self.arena.alloc(Packet {
-                flow,
-                size: 500,
-                ..Default::default()
-            });
-            let verdict = self
-                .q
-                .enqueue(id, &mut QdiscCtx::new(0, &mut self.arena, &mut self.dropped));
-            if verdict != Verdict::Enqueued {
-                self.arena.free(id);
-            }
-            verdict
-        }
-
-        fn depart(&mut self) -> u32 {
-            let id = self
-                .q
-                .dequeue(&mut QdiscCtx::new(0, &mut self.arena, &mut self.dropped))
-                .expect("queue not empty");
-            let flow = self.arena[id].flow;
-            self.arena.free(id);
-            flow
-        }
+    fn bred(cfg: BredConfig, seed: u64) -> QdiscHarness<Bred> {
+        cfg.validate("q").expect("valid test config");
+        QdiscHarness::new(Box::new(Bred::new(&cfg, stream(seed, "bred-test"))))
     }
 
     #[test]
@@ -353,22 +332,29 @@ mod tests {
             (8, 0.4, PerFlowLimit),
             (9, 1.0, PerFlowLimit),
         ] {
-            let mut b = Bench::new(config.clone(), qlen);
-            while b.q.len_packets() < qlen as usize {
-                b.arrive(1);
+            let mut h = bred(config.clone(), qlen);
+            while h.q.len_packets() < qlen as usize {
+                h.arrive(0, 1, 500);
             }
+            // The counter of the flow's band (§3) counts exactly these drops.
+            let band_drops = |q: &Bred| match qlen {
+                ..=6 => q.stats.p1_drops,
+                7 | 8 => q.stats.p2_drops,
+                _ => q.stats.wm_drops,
+            };
+            let before = band_drops(&h.q);
             let mut drops = 0;
             for _ in 0..trials {
                 // Only flow 1 is buffered, so a departure restores its qlen after an accepted arrival.
-                match b.arrive(1) {
-                    Verdict::Enqueued => assert_eq!(b.depart(), 1),
+                match h.arrive(0, 1, 500) {
+                    Verdict::Enqueued => assert_eq!(h.depart_flow(0), 1),
                     Verdict::Dropped(r) => {
                         assert_eq!(r, reason, "qlen {qlen}");
                         drops += 1;
                     }
                 }
                 assert_eq!(
-                    b.q.flows
+                    h.q.flows
                         .get(flow_key(&Packet {
                             flow: 1,
                             ..Default::default()
@@ -377,6 +363,7 @@ mod tests {
                     qlen
                 );
             }
+            assert_eq!(band_drops(&h.q) - before, drops, "qlen {qlen}");
             let mean = p * trials as f64;
             let sigma = (trials as f64 * p * (1.0 - p)).sqrt();
             assert!(
@@ -389,35 +376,35 @@ mod tests {
 
     #[test]
     fn n_hat_follows_eq_16_and_state_is_released() {
-        let mut b = Bench::new(BredConfig::default(), 1);
+        let mut h = bred(BredConfig::default(), 1);
         // N_active at each arrival counts the arriving flow; by hand with w_n = 0.02:
-        b.arrive(1); // N_active 1: 0.02
-        assert!((b.q.n_hat() - 0.02).abs() < 1e-12);
-        b.arrive(1); // 1: 0.98·0.02 + 0.02 = 0.0396
-        assert!((b.q.n_hat() - 0.0396).abs() < 1e-12);
-        b.arrive(2); // 2: 0.98·0.0396 + 0.04 = 0.078808
-        assert!((b.q.n_hat() - 0.078808).abs() < 1e-12);
-        assert_eq!(b.depart(), 1); // flow 1 keeps one packet
-        b.arrive(3); // 3: 0.98·0.078808 + 0.06 = 0.13723184
-        assert!((b.q.n_hat() - 0.13723184).abs() < 1e-12);
+        h.arrive(0, 1, 500); // N_active 1: 0.02
+        assert!((h.q.n_hat() - 0.02).abs() < 1e-12);
+        h.arrive(0, 1, 500); // 1: 0.98·0.02 + 0.02 = 0.0396
+        assert!((h.q.n_hat() - 0.0396).abs() < 1e-12);
+        h.arrive(0, 2, 500); // 2: 0.98·0.0396 + 0.04 = 0.078808
+        assert!((h.q.n_hat() - 0.078808).abs() < 1e-12);
+        assert_eq!(h.depart_flow(0), 1); // flow 1 keeps one packet
+        h.arrive(0, 3, 500); // 3: 0.98·0.078808 + 0.06 = 0.13723184
+        assert!((h.q.n_hat() - 0.13723184).abs() < 1e-12);
         // Ten flows with one packet each; the head's flow sends again as it leaves: N_active = 10.
         for _ in 0..3 {
-            b.depart();
+            h.depart_flow(0);
         }
         for flow in 0..10 {
-            b.arrive(flow);
+            h.arrive(0, flow, 500);
         }
         for _ in 0..2000 {
-            let flow = b.depart();
-            assert_eq!(b.arrive(flow), Verdict::Enqueued);
+            let flow = h.depart_flow(0);
+            assert_eq!(h.arrive(0, flow, 500), Verdict::Enqueued);
         }
         // 0.98^2000 ≈ 3e-18 of the start is left.
-        assert!((b.q.n_hat() - 10.0).abs() < 1e-9, "{}", b.q.n_hat());
-        assert_eq!((b.q.flows.active(), b.q.flows.peak()), (10, 10));
+        assert!((h.q.n_hat() - 10.0).abs() < 1e-9, "{}", h.q.n_hat());
+        assert_eq!((h.q.flows.active(), h.q.flows.peak()), (10, 10));
         for _ in 0..10 {
-            b.depart();
+            h.depart_flow(0);
         }
-        assert_eq!(b.q.flows.active(), 0);
+        assert_eq!(h.q.flows.active(), 0);
     }
 
     #[test]
@@ -425,21 +412,22 @@ mod tests {
         let config = BredConfig::default();
         // B = 150, N̂ = 10: l2 = 150/20 = 7.5, l1 = 0.9·7.5 = 6.75, W_m = 1.3·7.5 = 9.75,
         // p2 = √10/(√10 + 10) = 3.16228/13.16228 = 0.240253, p1 = 0.0240253.
-        let t = config.thresholds(10.0);
+        let t = config.params().thresholds(10.0);
         assert_eq!((t.l2, t.l1, t.w_m), (7.5, 6.75, 9.75));
         assert!(
             (t.p2 - 0.240253).abs() < 1e-6 && (t.p1 - 0.0240253).abs() < 1e-7,
             "{t:?}"
         );
         // [N̂] is the integer part (at least one flow); p2 uses N̂ itself.
-        assert_eq!(config.thresholds(10.9).l2, 7.5);
-        assert!(config.thresholds(10.9).p2 > t.p2);
-        assert_eq!(config.thresholds(0.3).l2, 75.0);
+        assert_eq!(config.params().thresholds(10.9).l2, 7.5);
+        assert!(config.params().thresholds(10.9).p2 > t.p2);
+        assert_eq!(config.params().thresholds(0.3).l2, 75.0);
         let explicit = BredConfig {
             l2: Some(5.0),
             p2: Some(0.3),
             ..Default::default()
         }
+        .params()
         .thresholds(10.0);
         assert_eq!((explicit.l1, explicit.w_m), (4.5, 6.5));
         assert!((explicit.p1 - 0.03).abs() < 1e-12);
@@ -447,13 +435,14 @@ mod tests {
             p1: Some(0.05),
             ..Default::default()
         }
+        .params()
         .thresholds(10.0);
         assert_eq!((p1_only.p1, p1_only.l2), (0.05, 7.5));
     }
 
     #[test]
     fn the_buffer_limit_is_an_overflow_drop() {
-        let mut b = Bench::new(
+        let mut h = bred(
             BredConfig {
                 limit: 4,
                 l1: Some(10.0),
@@ -464,10 +453,10 @@ mod tests {
             1,
         );
         for flow in 0..4 {
-            assert_eq!(b.arrive(flow), Verdict::Enqueued);
+            assert_eq!(h.arrive(0, flow, 500), Verdict::Enqueued);
         }
-        assert_eq!(b.arrive(9), Verdict::Dropped(Overflow));
-        assert_eq!(b.q.flows.active(), 4);
+        assert_eq!(h.arrive(0, 9, 500), Verdict::Dropped(Overflow));
+        assert_eq!(h.q.flows.active(), 4);
     }
 
     #[test]

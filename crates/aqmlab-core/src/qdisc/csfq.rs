@@ -33,7 +33,7 @@
 //!   more than 25%" between two window updates: `overflow_decrease`,
 //!   `max_decrease`.
 //! - "If the link becomes uncongested by the test in Figure 2, then we assume
-//!   that it remains ingested [a]s long as the buffer occupancy is less than
+//!   that it remains ingested \[a\]s long as the buffer occupancy is less than
 //!   some predefined threshold ... a threshold that is half of the total
 //!   buffer capacity". We read "ingested" as "uncongested": the sentence is introduced by "there is
 //!   little reason to consider a link congested if the buffer is almost
@@ -73,50 +73,27 @@ pub enum CsfqRole {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CsfqConfig {
     /// Buffer in packets and/or bytes; with neither, 64 KB (§3).
     pub limit: Option<u64>,
     pub limit_bytes: Option<Bytes>,
-    #[serde(default)]
+    /// Default `auto`.
     pub role: CsfqRole,
     /// Flow rate averaging constant K (Eq. 3); 100 ms (§3).
-    #[serde(default = "default_k")]
     pub k: Seconds,
     /// Aggregate rate averaging constant K_alpha (Eq. 5); 100 ms (§3).
-    #[serde(default = "default_k")]
     pub k_alpha: Seconds,
     /// Congestion decision window K_c (§2.2.2); 100 ms (§3).
-    #[serde(default = "default_k")]
     pub k_c: Seconds,
     /// Occupancy (fraction of the buffer) below which an uncongested link stays uncongested (§2.2.2: half).
-    #[serde(default = "default_buffer_threshold")]
     pub buffer_threshold: f64,
     /// Fraction by which alpha drops on each buffer overflow (§2.2.2: 1 %).
-    #[serde(default = "default_overflow_decrease")]
     pub overflow_decrease: f64,
     /// Largest total decrease of alpha by overflows between two window updates (§2.2.2: 25 %).
-    #[serde(default = "default_max_decrease")]
     pub max_decrease: f64,
-    /// Rewrite forwarded labels to min(label, alpha) (§2.2.3); off only for ablation.
-    #[serde(default = "default_true")]
+    /// Rewrite forwarded labels to min(label, alpha) (§2.2.3); default on, off only for ablation.
     pub relabel: bool,
-}
-
-fn default_k() -> Seconds {
-    Seconds(0.1)
-}
-fn default_buffer_threshold() -> f64 {
-    0.5
-}
-fn default_overflow_decrease() -> f64 {
-    0.01
-}
-fn default_max_decrease() -> f64 {
-    0.25
-}
-fn default_true() -> bool {
-    true
 }
 
 impl Default for CsfqConfig {
@@ -125,12 +102,12 @@ impl Default for CsfqConfig {
             limit: None,
             limit_bytes: None,
             role: CsfqRole::Auto,
-            k: default_k(),
-            k_alpha: default_k(),
-            k_c: default_k(),
-            buffer_threshold: default_buffer_threshold(),
-            overflow_decrease: default_overflow_decrease(),
-            max_decrease: default_max_decrease(),
+            k: Seconds(0.1),
+            k_alpha: Seconds(0.1),
+            k_c: Seconds(0.1),
+            buffer_threshold: 0.5,
+            overflow_decrease: 0.01,
+            max_decrease: 0.25,
             relabel: true,
         }
     }
@@ -161,16 +138,7 @@ impl QdiscConfig for CsfqConfig {
     }
 
     fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
-        let edge = (self.role != CsfqRole::Core).then(|| CsfqEdge::new(self.k.0));
-        Box::new(Csfq {
-            core: CsfqCore::new(self, link.rate_bps),
-            edge,
-            role: self.role,
-            relabel: self.relabel,
-            limit: self.limit(),
-            fifo: Fifo::default(),
-            rng,
-        })
+        Box::new(Csfq::new(self, link, rng))
     }
 }
 
@@ -230,15 +198,21 @@ impl CsfqEdge {
     }
 }
 
-/// The core router's algorithm (§2.2.2, Figure 2): aggregate state only.
+/// The core router's parameters (§2.2.2), resolved once.
 #[derive(Clone, Copy, Debug)]
-pub struct CsfqCore {
+struct CoreParams {
     capacity_bps: f64,
     k_alpha: f64,
     k_c: Time,
     buffer_threshold: f64,
     overflow_decrease: f64,
     max_decrease: f64,
+}
+
+/// The core router's algorithm (§2.2.2, Figure 2): aggregate state only.
+#[derive(Clone, Copy, Debug)]
+pub struct CsfqCore {
+    params: CoreParams,
     /// Â: aggregate arrival rate (Eq. 5).
     arrival: RateEstimator,
     /// F̂: rate of packets the dropper accepted ("an analogous formula", §2.2.2).
@@ -256,12 +230,14 @@ pub struct CsfqCore {
 impl CsfqCore {
     pub fn new(config: &CsfqConfig, capacity_bps: f64) -> Self {
         CsfqCore {
-            capacity_bps,
-            k_alpha: config.k_alpha.0,
-            k_c: from_secs(config.k_c.0),
-            buffer_threshold: config.buffer_threshold,
-            overflow_decrease: config.overflow_decrease,
-            max_decrease: config.max_decrease,
+            params: CoreParams {
+                capacity_bps,
+                k_alpha: config.k_alpha.0,
+                k_c: from_secs(config.k_c.0),
+                buffer_threshold: config.buffer_threshold,
+                overflow_decrease: config.overflow_decrease,
+                max_decrease: config.max_decrease,
+            },
             arrival: RateEstimator::default(),
             accepted: RateEstimator::default(),
             alpha: f64::INFINITY,
@@ -289,15 +265,16 @@ impl CsfqCore {
     /// `estimate_alpha(p, dropped)` of Figure 2, for a packet of `size` bytes and `label`
     /// arriving at `now` while the buffer is `occupancy` full (fraction).
     pub fn on_arrival(&mut self, now: Time, size: u32, label: f64, dropped: bool, occupancy: f64) {
-        let a = self.arrival.update(now, size, self.k_alpha);
+        let params = &self.params;
+        let a = self.arrival.update(now, size, params.k_alpha);
         let f = if dropped {
             self.accepted.rate_bps()
         } else {
-            self.accepted.update(now, size, self.k_alpha)
+            self.accepted.update(now, size, params.k_alpha)
         };
         // §2.2.2: an uncongested link stays uncongested while the buffer is below the threshold.
-        let congested_now = a >= self.capacity_bps && (self.congested || occupancy >= self.buffer_threshold);
-        let window_over = now > self.window_start + self.k_c;
+        let congested_now = a >= params.capacity_bps && (self.congested || occupancy >= params.buffer_threshold);
+        let window_over = now > self.window_start + params.k_c;
         if congested_now {
             if !self.congested {
                 self.congested = true;
@@ -310,7 +287,7 @@ impl CsfqCore {
                     self.max_label
                 };
                 if old > 0.0 && f > 0.0 {
-                    self.set_alpha(old * self.capacity_bps / f);
+                    self.set_alpha(old * self.params.capacity_bps / f);
                 }
                 self.window_start = now;
                 self.max_label = 0.0;
@@ -337,8 +314,8 @@ impl CsfqCore {
 
     /// §2.2.2: each overflow cuts alpha by `overflow_decrease`, at most `max_decrease` in total between updates.
     pub fn on_overflow(&mut self) {
-        let floor = self.alpha_at_update * (1.0 - self.max_decrease);
-        self.alpha = (self.alpha * (1.0 - self.overflow_decrease)).max(floor);
+        let floor = self.alpha_at_update * (1.0 - self.params.max_decrease);
+        self.alpha = (self.alpha * (1.0 - self.params.overflow_decrease)).max(floor);
     }
 
     fn set_alpha(&mut self, alpha: f64) {
@@ -347,41 +324,64 @@ impl CsfqCore {
     }
 }
 
-/// The `csfq` qdisc: optional edge labelling, core dropping, FIFO service.
-pub struct Csfq {
-    core: CsfqCore,
-    edge: Option<CsfqEdge>,
+/// The qdisc's own parameters; the core keeps its own ([`CsfqCore`]), the edge its K.
+#[derive(Clone, Copy, Debug)]
+struct Params {
     role: CsfqRole,
     relabel: bool,
     limit: Limit,
+}
+
+/// The `csfq` qdisc: optional edge labelling, core dropping, FIFO service.
+pub struct Csfq {
+    params: Params,
+    /// Per-flow rate estimates; `None` for `role = "core"`.
+    edge: Option<CsfqEdge>,
+    core: CsfqCore,
     fifo: Fifo,
     rng: Rng,
+}
+
+impl Csfq {
+    pub fn new(config: &CsfqConfig, link: &LinkInfo, rng: Rng) -> Self {
+        Csfq {
+            params: Params {
+                role: config.role,
+                relabel: config.relabel,
+                limit: config.limit(),
+            },
+            edge: (config.role != CsfqRole::Core).then(|| CsfqEdge::new(config.k.0)),
+            core: CsfqCore::new(config, link.rate_bps),
+            fifo: Fifo::default(),
+            rng,
+        }
+    }
 }
 
 impl QueueDisc for Csfq {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         let now = ctx.now;
-        let p = &mut ctx.packets[id];
+        let packet = &mut ctx.packets[id];
         if let Some(edge) = &mut self.edge {
-            if self.role == CsfqRole::Edge || p.label == 0.0 {
-                p.label = edge.label(p.flow, now, p.size, p.weight);
+            if self.params.role == CsfqRole::Edge || packet.label == 0.0 {
+                packet.label = edge.label(packet.flow, now, packet.size, packet.weight);
             }
         }
-        let (size, label) = (p.size, p.label);
+        let (size, label) = (packet.size, packet.label);
         let prob = self.core.drop_probability(label);
         // Figure 2: drop if prob > unifrand(0, 1).
         let dropped = prob > 0.0 && prob > self.rng.gen::<f64>();
-        let occupancy = self.limit.occupancy(self.fifo.len(), self.fifo.bytes());
+        let occupancy = self.params.limit.occupancy(self.fifo.len(), self.fifo.bytes());
         // Figure 2 updates F before enqueue(p): a packet the dropper accepted counts even if the buffer overflows.
         self.core.on_arrival(now, size, label, dropped, occupancy);
         if dropped {
             return Verdict::Dropped(DropReason::Csfq);
         }
-        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
+        if !self.params.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
             self.core.on_overflow();
             return Verdict::Dropped(DropReason::Overflow);
         }
-        if self.relabel {
+        if self.params.relabel {
             // §2.2.3: L_new = min(L_old, alpha); never raises a label (alpha = ∞ leaves it).
             ctx.packets[id].label = label.min(self.core.alpha());
         }
@@ -413,7 +413,8 @@ impl QueueDisc for Csfq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Packet, PacketArena};
+    use crate::packet::Packet;
+    use crate::qdisc::testing::QdiscHarness;
     use crate::rng::stream;
 
     const MS: Time = 1_000_000;
@@ -434,30 +435,28 @@ mod tests {
             role: CsfqRole::Core,
             ..Default::default()
         };
-        let mut q = cfg.build(
-            &LinkInfo {
-                rate_bps: 10e6,
-                delay: 0,
-            },
-            stream(1, "t"),
-        );
-        let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
+        let link = LinkInfo {
+            rate_bps: 10e6,
+            delay: 0,
+        };
+        let mut h = QdiscHarness::new(cfg.build(&link, stream(1, "t")));
         for flow in 0..1000 {
-            let mut ctx = QdiscCtx::new(flow as Time * MS, &mut arena, &mut dropped);
-            let id = ctx.packets.alloc(Packet {
-                flow,
-                size: 1000,
-                weight: 1.0,
-                label: 1e6,
-                ..Default::default()
-            });
-            q.enqueue(id, &mut ctx);
-            if let Some(id) = q.dequeue(&mut ctx) {
-                assert_eq!(ctx.packets[id].label, 1e6, "uncongested core leaves labels");
+            let now = flow as Time * MS;
+            h.offer(
+                now,
+                Packet {
+                    flow,
+                    size: 1000,
+                    weight: 1.0,
+                    label: 1e6,
+                    ..Default::default()
+                },
+            );
+            if let Some(packet) = h.depart(now) {
+                assert_eq!(packet.label, 1e6, "uncongested core leaves labels");
             }
         }
-        assert_eq!(q.counters()[0], ("edge_flows", 0.0));
+        assert_eq!(h.q.counters()[0], ("edge_flows", 0.0));
     }
 
     #[test]
@@ -585,35 +584,30 @@ mod tests {
     #[test]
     fn relabelling_never_raises_a_label() {
         // Random labels (some unlabelled) from 50 flows overloading a 10 Mbps link.
-        let mut q = CsfqConfig::default().build(
-            &LinkInfo {
-                rate_bps: 10e6,
-                delay: 0,
-            },
-            stream(5, "q"),
-        );
-        let mut arena = PacketArena::default();
-        let mut drops = Vec::new();
+        let link = LinkInfo {
+            rate_bps: 10e6,
+            delay: 0,
+        };
+        let mut h = QdiscHarness::new(CsfqConfig::default().build(&link, stream(5, "q")));
         let mut rng = stream(6, "labels");
         let (mut checked, mut lowered) = (0, 0);
         let mut next_tx: Time = 0;
         for i in 0..200_000u64 {
             let now = i * 40_000; // 25 000 packets/s of 1000 bytes: 200 Mbps offered
-            let mut ctx = QdiscCtx::new(now, &mut arena, &mut drops);
             let label = if rng.gen::<f64>() < 0.2 {
                 0.0
             } else {
                 rng.gen_range(1e5..2e7)
             };
-            let id = ctx.packets.alloc(Packet {
+            let packet = Packet {
                 flow: (i % 50) as u32,
                 size: 1000,
                 weight: 1.0,
                 label,
                 ..Default::default()
-            });
-            if q.enqueue(id, &mut ctx) == Verdict::Enqueued {
-                let out = ctx.packets[id].label;
+            };
+            if let (Verdict::Enqueued, packet) = h.offer(now, packet) {
+                let out = packet.label;
                 if label > 0.0 {
                     assert!(out <= label, "label raised from {label} to {out}");
                     checked += 1;
@@ -621,13 +615,9 @@ mod tests {
                 } else {
                     assert!(out > 0.0, "the edge labels unlabelled packets");
                 }
-            } else {
-                ctx.packets.free(id);
             }
             while next_tx <= now {
-                if let Some(id) = q.dequeue(&mut ctx) {
-                    ctx.packets.free(id);
-                }
+                h.depart(now);
                 next_tx += 800_000; // 10 Mbps
             }
         }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 /// `limit` in packets and/or `limit_bytes`; with neither, 1000 packets.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DropTailConfig {
     pub limit: Option<u64>,
     pub limit_bytes: Option<Bytes>,
@@ -38,7 +38,9 @@ impl QdiscConfig for DropTailConfig {
 }
 
 pub struct DropTail {
+    // Parameter
     limit: Limit,
+    // Variable
     fifo: Fifo,
 }
 
@@ -79,7 +81,8 @@ impl QueueDisc for DropTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Packet, PacketArena};
+    use crate::packet::Packet;
+    use crate::qdisc::testing::QdiscHarness;
     use crate::rng::stream;
 
     #[test]
@@ -88,31 +91,22 @@ mod tests {
             limit: None,
             limit_bytes: Some(Bytes(2500)),
         };
-        let mut q = cfg.build(
-            &LinkInfo {
-                rate_bps: 1e6,
-                delay: 0,
-            },
-            stream(1, "t"),
-        );
-        let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
-        let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
-        let ids: Vec<_> = (0..3)
-            .map(|i| {
-                ctx.packets.alloc(Packet {
-                    size: 1000,
-                    seq: i,
-                    ..Default::default()
-                })
-            })
-            .collect();
-        assert_eq!(q.enqueue(ids[0], &mut ctx), Verdict::Enqueued);
-        assert_eq!(q.enqueue(ids[1], &mut ctx), Verdict::Enqueued);
-        assert_eq!(q.enqueue(ids[2], &mut ctx), Verdict::Dropped(DropReason::Overflow));
-        assert_eq!(q.len_bytes(), 2000);
-        assert_eq!(q.dequeue(&mut ctx), Some(ids[0]));
-        assert_eq!(q.dequeue(&mut ctx), Some(ids[1]));
-        assert_eq!(q.dequeue(&mut ctx), None);
+        let link = LinkInfo {
+            rate_bps: 1e6,
+            delay: 0,
+        };
+        let mut h = QdiscHarness::new(cfg.build(&link, stream(1, "t")));
+        let packet = |seq| Packet {
+            size: 1000,
+            seq,
+            ..Default::default()
+        };
+        assert_eq!(h.offer(0, packet(0)).0, Verdict::Enqueued);
+        assert_eq!(h.offer(0, packet(1)).0, Verdict::Enqueued);
+        assert_eq!(h.offer(0, packet(2)).0, Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(h.q.len_bytes(), 2000);
+        assert_eq!(h.depart(0).map(|p| p.seq), Some(0));
+        assert_eq!(h.depart(0).map(|p| p.seq), Some(1));
+        assert!(h.depart(0).is_none());
     }
 }

@@ -33,18 +33,13 @@ use serde::Deserialize;
 use std::collections::VecDeque;
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DrrConfig {
     /// Shared buffer in packets and/or bytes; with neither, 64 KB (CSFQ §3).
     pub limit: Option<u64>,
     pub limit_bytes: Option<Bytes>,
     /// Bytes a flow earns per round; default 1000, the CSFQ experiments' packet size (§3.4: "1 packet = 1 KB").
-    #[serde(default = "default_quantum")]
     pub quantum: Bytes,
-}
-
-fn default_quantum() -> Bytes {
-    Bytes(1000)
 }
 
 impl Default for DrrConfig {
@@ -52,7 +47,7 @@ impl Default for DrrConfig {
         DrrConfig {
             limit: None,
             limit_bytes: None,
-            quantum: default_quantum(),
+            quantum: Bytes(1000),
         }
     }
 }
@@ -83,16 +78,16 @@ impl QdiscConfig for DrrConfig {
     }
 
     fn build(&self, _link: &LinkInfo, _rng: Rng) -> Box<dyn QueueDisc> {
-        Box::new(Drr {
-            limit: self.limit(),
-            quantum: self.quantum.0,
-            flows: Vec::new(),
-            active: VecDeque::new(),
-            packets: 0,
-            bytes: 0,
-            peak_active: 0,
-        })
+        Box::new(Drr::new(self))
     }
+}
+
+/// DRR's parameters in effect.
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    limit: Limit,
+    /// Bytes.
+    quantum: u64,
 }
 
 #[derive(Default)]
@@ -101,19 +96,40 @@ struct FlowQueue {
     deficit: u64,
 }
 
+/// What DRR counts beyond the engine's drop table.
+#[derive(Default)]
+struct Stats {
+    /// Most flows ever queued at once: the size of the per-flow state in use.
+    peak_active_flows: usize,
+}
+
 pub struct Drr {
-    limit: Limit,
-    quantum: u64,
+    params: Params,
     /// Per-flow queues indexed by flow id.
     flows: Vec<FlowQueue>,
     /// Flows with queued packets, in round-robin order.
     active: VecDeque<FlowId>,
+    /// Packets and bytes queued, over all flows.
     packets: usize,
     bytes: u64,
-    peak_active: usize,
+    stats: Stats,
 }
 
 impl Drr {
+    pub fn new(config: &DrrConfig) -> Self {
+        Drr {
+            params: Params {
+                limit: config.limit(),
+                quantum: config.quantum.0,
+            },
+            flows: Vec::new(),
+            active: VecDeque::new(),
+            packets: 0,
+            bytes: 0,
+            stats: Stats::default(),
+        }
+    }
+
     /// The active flow with the most queued bytes (first in round-robin order on ties).
     fn longest(&self) -> FlowId {
         let mut best = self.active[0];
@@ -152,16 +168,16 @@ impl QueueDisc for Drr {
         let queue = &mut self.flows[flow as usize];
         if queue.fifo.is_empty() {
             // A flow joining the round starts with one quantum (Shreedhar–Varghese Fig. 3).
-            queue.deficit = self.quantum;
+            queue.deficit = self.params.quantum;
             self.active.push_back(flow);
-            self.peak_active = self.peak_active.max(self.active.len());
+            self.stats.peak_active_flows = self.stats.peak_active_flows.max(self.active.len());
         }
         queue.fifo.push(id, ctx.packets);
         self.packets += 1;
         self.bytes += ctx.packets[id].size as u64;
         let mut verdict = Verdict::Enqueued;
         // Longest-queue drop (CSFQ §3; ns-2 drops the head of the longest queue in bytes).
-        while !self.limit.holds(self.packets, self.bytes) {
+        while !self.params.limit.holds(self.packets, self.bytes) {
             let victim = self.pop_head(self.longest(), ctx);
             if victim == id {
                 verdict = Verdict::Dropped(DropReason::Pushout);
@@ -182,7 +198,7 @@ impl QueueDisc for Drr {
                 return Some(self.pop_head(flow, ctx));
             }
             // Not enough deficit: earn a quantum and wait for the next round.
-            queue.deficit += self.quantum;
+            queue.deficit += self.params.quantum;
             self.active.rotate_left(1);
         }
     }
@@ -196,114 +212,84 @@ impl QueueDisc for Drr {
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("peak_active_flows", self.peak_active as f64)]
+        vec![("peak_active_flows", self.stats.peak_active_flows as f64)]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Packet, PacketArena};
-    use crate::rng::stream;
+    use crate::packet::Packet;
+    use crate::qdisc::testing::QdiscHarness;
+    use DropReason::Pushout;
+    use Verdict::{Dropped, Enqueued};
 
-    fn drr(limit: Option<u64>, quantum: u64) -> Box<dyn QueueDisc> {
-        DrrConfig {
+    fn drr(limit: Option<u64>, quantum: u64) -> QdiscHarness<Drr> {
+        QdiscHarness::new(Box::new(Drr::new(&DrrConfig {
             limit,
             limit_bytes: None,
             quantum: Bytes(quantum),
+        })))
+    }
+
+    /// A packet of `size` bytes, told apart from its flow's others by `seq`.
+    fn packet(flow: u32, size: u32, seq: u64) -> Packet {
+        Packet {
+            flow,
+            size,
+            seq,
+            ..Default::default()
         }
-        .build(
-            &LinkInfo {
-                rate_bps: 1e6,
-                delay: 0,
-            },
-            stream(1, "t"),
-        )
+    }
+
+    /// The pushed-out packets so far, as (flow, seq, reason).
+    fn pushed_out(h: &QdiscHarness<Drr>) -> Vec<(u32, u64, DropReason)> {
+        h.dropped.iter().map(|(p, reason)| (p.flow, p.seq, *reason)).collect()
     }
 
     #[test]
     fn serves_bytes_not_packets_per_round() {
         // Quantum 1500: per round flow 0 sends one 1500-byte packet, flow 1 three of 500.
-        let mut q = drr(None, 1500);
-        let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
-        let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
+        let mut h = drr(None, 1500);
         for i in 0..6 {
-            let a = ctx.packets.alloc(Packet {
-                flow: 0,
-                size: 1500,
-                seq: i,
-                ..Default::default()
-            });
-            assert_eq!(q.enqueue(a, &mut ctx), Verdict::Enqueued);
+            assert_eq!(h.offer(0, packet(0, 1500, i)).0, Enqueued);
             for k in 0..3 {
-                let b = ctx.packets.alloc(Packet {
-                    flow: 1,
-                    size: 500,
-                    seq: 3 * i + k,
-                    ..Default::default()
-                });
-                assert_eq!(q.enqueue(b, &mut ctx), Verdict::Enqueued);
+                assert_eq!(h.offer(0, packet(1, 500, 3 * i + k)).0, Enqueued);
             }
         }
         let mut order = Vec::new();
-        while let Some(id) = q.dequeue(&mut ctx) {
-            order.push(ctx.packets[id].flow);
+        while let Some(p) = h.depart(0) {
+            order.push(p.flow);
         }
         assert_eq!(&order[..8], &[0, 1, 1, 1, 0, 1, 1, 1]);
         assert_eq!(order.len(), 24);
-        assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
+        assert_eq!((h.q.len_packets(), h.q.len_bytes()), (0, 0));
+        assert_eq!(h.q.counters(), vec![("peak_active_flows", 2.0)]);
     }
 
     #[test]
     fn full_buffer_pushes_out_the_head_of_the_longest_queue() {
-        let mut q = drr(Some(4), 1500);
-        let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
-        let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
-        let mut send = |ctx: &mut QdiscCtx, flow: u32| {
-            let id = ctx.packets.alloc(Packet {
-                flow,
-                size: 1000,
-                ..Default::default()
-            });
-            (id, q.enqueue(id, ctx))
-        };
-        let heavy: Vec<_> = (0..3).map(|_| send(&mut ctx, 7).0).collect();
-        send(&mut ctx, 2);
+        let mut h = drr(Some(4), 1500);
+        for seq in 0..3 {
+            h.offer(0, packet(7, 1000, seq));
+        }
+        h.offer(0, packet(2, 1000, 0));
         // Buffer full (4 packets): an arrival of a short flow is admitted, flow 7 loses its head.
-        let (_, verdict) = send(&mut ctx, 2);
-        assert_eq!(verdict, Verdict::Enqueued);
-        assert_eq!(*ctx.dropped, vec![(heavy[0], DropReason::Pushout)]);
+        assert_eq!(h.offer(0, packet(2, 1000, 1)).0, Enqueued);
+        assert_eq!(pushed_out(&h), vec![(7, 0, Pushout)]);
         // Flows 7 and 2 now tie at 2 packets; a third flow's arrival hits the first in round order (7).
-        let (_, verdict) = send(&mut ctx, 3);
-        assert_eq!(verdict, Verdict::Enqueued);
-        assert_eq!(ctx.dropped[1], (heavy[1], DropReason::Pushout));
+        assert_eq!(h.offer(0, packet(3, 1000, 0)).0, Enqueued);
+        assert_eq!(pushed_out(&h)[1], (7, 1, Pushout));
         // ns-2 drops the head, not the tail, of the longest queue, even when the arrival made it longest.
-        let mut q = drr(Some(1), 1500);
-        let a = ctx.packets.alloc(Packet {
-            flow: 1,
-            size: 1000,
-            ..Default::default()
-        });
-        let b = ctx.packets.alloc(Packet {
-            flow: 1,
-            size: 1000,
-            ..Default::default()
-        });
-        assert_eq!(q.enqueue(a, &mut ctx), Verdict::Enqueued);
-        assert_eq!(q.enqueue(b, &mut ctx), Verdict::Enqueued);
-        assert_eq!(ctx.dropped[2], (a, DropReason::Pushout));
+        let mut h = drr(Some(1), 1500);
+        assert_eq!(h.offer(0, packet(1, 1000, 0)).0, Enqueued);
+        assert_eq!(h.offer(0, packet(1, 1000, 1)).0, Enqueued);
+        assert_eq!(pushed_out(&h), vec![(1, 0, Pushout)]);
         // The arrival is the victim when it alone forms the longest queue (1500 > 1000 bytes).
-        let c = ctx.packets.alloc(Packet {
-            flow: 4,
-            size: 1500,
-            ..Default::default()
-        });
-        assert_eq!(q.enqueue(c, &mut ctx), Verdict::Dropped(DropReason::Pushout));
-        assert_eq!(ctx.dropped.len(), 3);
-        assert_eq!(q.dequeue(&mut ctx), Some(b));
-        assert_eq!(q.dequeue(&mut ctx), None);
+        assert_eq!(h.offer(0, packet(4, 1500, 0)).0, Dropped(Pushout));
+        assert_eq!(pushed_out(&h).len(), 1);
+        assert_eq!(h.depart(0).map(|p| (p.flow, p.seq)), Some((1, 1)));
+        assert!(h.depart(0).is_none());
     }
 
     #[test]

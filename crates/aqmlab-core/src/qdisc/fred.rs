@@ -30,50 +30,32 @@ use serde::Deserialize;
 /// FRED's parameters. Queue quantities (`min_th`, `max_th`, `min_q`) are in
 /// packets, or in bytes with `bytes = true` (as RED).
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FredConfig {
     /// Buffer size in packets (default 64, the buffer of §3.3 / Fig. 5).
     pub limit: Option<u64>,
     /// Buffer size in bytes; required in byte mode.
     pub limit_bytes: Option<Bytes>,
     /// Count queues in bytes (§7).
-    #[serde(default)]
     pub bytes: bool,
     /// Default buffer/4 (§4.5: min_th = MIN(buffer size / 4, RTT); the RTT is unknown to the queue).
     pub min_th: Option<f64>,
     /// Default 2·min_th (§4.5).
     pub max_th: Option<f64>,
-    #[serde(default = "default_max_p")]
+    /// Default 0.02 (§4.5).
     pub max_p: f64,
-    #[serde(default = "default_w_q")]
+    /// Default 0.002 (§4.5).
     pub w_q: f64,
     /// Packets a flow may always buffer. Default (§4.5 "2 for small buffers, 4 for large"):
     /// 2 up to 64 packets of buffer (every buffer the paper simulated, 16–64, used 2), 4 above.
     pub min_q: Option<f64>,
     /// Size of the "typical small packet" whose transmission time is one idle
     /// slot in the idle-time decay, bytes (ns-2/ns-3 RED `mean_pktsize`, 500).
-    #[serde(default = "default_mean_pktsize")]
     pub mean_pktsize: Bytes,
     /// MaximumPacketSize of byte mode (§7), bytes (the paper gives none; Ethernet's 1500).
-    #[serde(default = "default_max_packet_size")]
     pub max_packet_size: Bytes,
     /// §6 many-flow extension: above max_th, each flow may buffer two packets.
-    #[serde(default)]
     pub two_packet_buffer: bool,
-}
-
-/// §4.5 constants.
-fn default_max_p() -> f64 {
-    0.02
-}
-fn default_w_q() -> f64 {
-    0.002
-}
-fn default_mean_pktsize() -> Bytes {
-    Bytes(500)
-}
-fn default_max_packet_size() -> Bytes {
-    Bytes(1500)
 }
 
 impl Default for FredConfig {
@@ -84,38 +66,12 @@ impl Default for FredConfig {
             bytes: false,
             min_th: None,
             max_th: None,
-            max_p: default_max_p(),
-            w_q: default_w_q(),
+            max_p: 0.02,
+            w_q: 0.002,
             min_q: None,
-            mean_pktsize: default_mean_pktsize(),
-            max_packet_size: default_max_packet_size(),
+            mean_pktsize: Bytes(500),
+            max_packet_size: Bytes(1500),
             two_packet_buffer: false,
-        }
-    }
-}
-
-/// The parameters in effect, with the paper's defaults filled in; queue quantities in packets or bytes.
-#[derive(Clone, Copy, Debug)]
-struct Params {
-    /// One packet in queue units: 1, or MaximumPacketSize in byte mode (§7 multiplies constants by it).
-    packet: f64,
-    min_th: f64,
-    max_th: f64,
-    min_q: f64,
-    max_p: f64,
-    w_q: f64,
-    bytes: bool,
-    two_packet_buffer: bool,
-}
-
-impl Params {
-    /// RED's drop curve (§4.5 computes p_b as RED does).
-    fn curve(&self) -> DropCurve {
-        DropCurve {
-            min_th: self.min_th,
-            max_th: self.max_th,
-            max_p: self.max_p,
-            gentle: false,
         }
     }
 }
@@ -143,6 +99,7 @@ impl FredConfig {
         let min_th = self.min_th.unwrap_or(buffer / 4.0);
         let small_buffer = buffer <= Self::SMALL_BUFFER_PACKETS * packet;
         Params {
+            limit,
             packet,
             min_th,
             max_th: self.max_th.unwrap_or(2.0 * min_th),
@@ -151,22 +108,6 @@ impl FredConfig {
             w_q: self.w_q,
             bytes: self.bytes,
             two_packet_buffer: self.two_packet_buffer,
-        }
-    }
-
-    /// Builds the queue as its concrete type, whose state tests can inspect.
-    pub fn build_fred(&self, link: &LinkInfo, rng: Rng) -> Fred {
-        let p = self.params();
-        Fred {
-            p,
-            limit: self.limit(),
-            fifo: Fifo::default(),
-            flows: ActiveFlows::default(),
-            average: RedAverage::new(p.w_q, self.mean_pktsize.0, link.rate_bps),
-            avgcq: p.packet,
-            count: -1,
-            rng,
-            stats: Stats::default(),
         }
     }
 }
@@ -180,21 +121,21 @@ impl QdiscConfig for FredConfig {
             ));
         }
         self.limit().validate(path)?;
-        let p = self.params();
-        require_positive(&format!("{path}.min_th"), p.min_th)?;
-        if p.max_th.is_nan() || p.max_th <= p.min_th {
+        let params = self.params();
+        require_positive(&format!("{path}.min_th"), params.min_th)?;
+        if params.max_th.is_nan() || params.max_th <= params.min_th {
             return Err(ScenarioError::new(
                 format!("{path}.max_th"),
-                format!("must be > min_th ({}), got {}", p.min_th, p.max_th),
+                format!("must be > min_th ({}), got {}", params.min_th, params.max_th),
             ));
         }
-        require_in(&format!("{path}.max_p"), p.max_p, 0.0, 1.0)?;
-        require_positive(&format!("{path}.w_q"), p.w_q)?;
-        require_in(&format!("{path}.w_q"), p.w_q, 0.0, 1.0)?;
-        if p.min_q.is_nan() || p.min_q < 1.0 {
+        require_in(&format!("{path}.max_p"), params.max_p, 0.0, 1.0)?;
+        require_positive(&format!("{path}.w_q"), params.w_q)?;
+        require_in(&format!("{path}.w_q"), params.w_q, 0.0, 1.0)?;
+        if params.min_q.is_nan() || params.min_q < 1.0 {
             return Err(ScenarioError::new(
                 format!("{path}.min_q"),
-                format!("must be >= 1, got {}", p.min_q),
+                format!("must be >= 1, got {}", params.min_q),
             ));
         }
         require_positive(&format!("{path}.mean_pktsize"), self.mean_pktsize.0 as f64)?;
@@ -202,37 +143,82 @@ impl QdiscConfig for FredConfig {
     }
 
     fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
-        Box::new(self.build_fred(link, rng))
+        Box::new(Fred::new(self, link, rng))
     }
 }
 
+/// The parameters in effect, with the paper's defaults filled in; queue quantities in packets or bytes.
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    limit: Limit,
+    /// One packet in queue units: 1, or MaximumPacketSize in byte mode (§7 multiplies constants by it).
+    packet: f64,
+    min_th: f64,
+    max_th: f64,
+    min_q: f64,
+    max_p: f64,
+    w_q: f64,
+    bytes: bool,
+    two_packet_buffer: bool,
+}
+
+impl Params {
+    /// RED's drop curve (§4.5 computes p_b as RED does).
+    fn curve(&self) -> DropCurve {
+        DropCurve {
+            min_th: self.min_th,
+            max_th: self.max_th,
+            max_p: self.max_p,
+            gentle: false,
+        }
+    }
+}
+
+/// What FRED keeps per active flow besides its `qlen`.
+#[derive(Clone, Copy, Debug, Default)]
+struct FredFlow {
+    /// Times the flow tried to exceed its share (§4.3), while it has packets buffered.
+    strikes: u32,
+}
+
+/// What FRED counts beyond the engine's drop table.
 #[derive(Default)]
 struct Stats {
-    strikes: u64,
-    per_flow_limit: u64,
-    early: u64,
-    forced: u64,
-    overflow: u64,
+    /// `per_flow_limit` drops by the §4.3 non-adaptive rule, each a strike (the rest are §6's two-packet rule).
+    strike_drops: u64,
 }
 
 pub struct Fred {
-    p: Params,
-    limit: Limit,
+    params: Params,
     fifo: Fifo,
-    /// Per-active-flow `qlen` and `strike`.
-    flows: ActiveFlows<u32>,
+    /// Per-active-flow `qlen` and strikes.
+    flows: ActiveFlows<FredFlow>,
     /// RED's `avg`, sampled on arrival and departure, with idle decay in `mean_pktsize` slots (§4.4).
     average: RedAverage,
     avgcq: f64,
     /// Packets since the last drop (−1 below min_th, as RED).
-    count: i64,
+    count: f64,
     rng: Rng,
     stats: Stats,
 }
 
 impl Fred {
+    pub fn new(config: &FredConfig, link: &LinkInfo, rng: Rng) -> Self {
+        let params = config.params();
+        Fred {
+            params,
+            fifo: Fifo::default(),
+            flows: ActiveFlows::default(),
+            average: RedAverage::new(params.w_q, config.mean_pktsize.0, link.rate_bps),
+            avgcq: params.packet,
+            count: -1.0,
+            rng,
+            stats: Stats::default(),
+        }
+    }
+
     fn units(&self, size: u32) -> u64 {
-        if self.p.bytes {
+        if self.params.bytes {
             size as u64
         } else {
             1
@@ -240,7 +226,7 @@ impl Fred {
     }
 
     fn queue(&self) -> f64 {
-        if self.p.bytes {
+        if self.params.bytes {
             self.fifo.bytes() as f64
         } else {
             self.fifo.len() as f64
@@ -250,82 +236,73 @@ impl Fred {
     /// avgcq = avg / Nactive (avg when no flow is active), at least one packet.
     fn refresh_avgcq(&mut self) {
         let active = self.flows.active().max(1) as f64;
-        self.avgcq = (self.average.value() / active).max(self.p.packet);
+        self.avgcq = (self.average.value() / active).max(self.params.packet);
     }
 
     /// RED's p_a from avg (§4.5), with p_b scaled by PacketSize/MaximumPacketSize in byte mode (§7).
     fn drop_probability(&self, size: u32) -> f64 {
-        let mut p_b = match self.p.curve().region(self.average.value()) {
+        let mut p_b = match self.params.curve().region(self.average.value()) {
             Region::Below => return 0.0,
             Region::Early(p_b) => p_b,
             Region::Forced => return 1.0,
         };
-        if self.p.bytes {
-            p_b *= size as f64 / self.p.packet;
+        if self.params.bytes {
+            p_b *= size as f64 / self.params.packet;
         }
-        uniformized(p_b, self.count as f64, false)
+        uniformized(p_b, self.count, false)
     }
 
     /// The §4.5 decision for an arriving packet of flow `key`: `Some(reason)` drops it.
     fn decide(&mut self, key: FlowKey, size: u32) -> Option<DropReason> {
-        let p = self.p;
+        let params = self.params;
         let flow = self.flows.get(key);
-        let (qlen, strike) = (flow.qlen as f64, flow.extra);
-        let region = p.curve().region(self.average.value());
+        let (qlen, strikes) = (flow.qlen as f64, flow.state.strikes);
+        let region = params.curve().region(self.average.value());
         let congested = region == Region::Forced;
         // Block A (deleted by §6): above max_th a flow may hold only 2 packets.
-        let max_q = if congested && !p.two_packet_buffer {
-            2.0 * p.packet
+        let max_q = if congested && !params.two_packet_buffer {
+            2.0 * params.packet
         } else {
-            p.min_th
+            params.min_th
         };
         // Line B (deleted by §6): above max_th, more than twice the average per-flow queue.
-        let line_b = !p.two_packet_buffer && congested && qlen > 2.0 * self.avgcq;
+        let line_b = !params.two_packet_buffer && congested && qlen > 2.0 * self.avgcq;
         // §4.3 non-adaptive flows: over max_q, or struck before and over the average flow.
-        if qlen >= max_q || line_b || (qlen >= self.avgcq && strike > 1) {
+        if qlen >= max_q || line_b || (qlen >= self.avgcq && strikes > 1) {
             // Each condition needs qlen > 0 (max_q and avgcq are positive): the flow has state.
             if let Some(flow) = self.flows.get_mut(key) {
-                flow.extra += 1;
+                flow.state.strikes += 1;
             }
-            self.stats.strikes += 1;
+            self.stats.strike_drops += 1;
             return Some(DropReason::PerFlowLimit);
         }
         match region {
             Region::Below => {
                 // No drop mode.
-                self.count = -1;
+                self.count = -1.0;
                 None
             }
             Region::Early(_) => {
                 // Random drop mode, only for robust flows (§4.2).
-                self.count += 1;
-                if qlen >= p.min_q.max(self.avgcq) && self.rng.gen::<f64>() < self.drop_probability(size) {
-                    self.count = 0;
+                self.count += 1.0;
+                if qlen >= params.min_q.max(self.avgcq) && self.rng.gen::<f64>() < self.drop_probability(size) {
+                    self.count = 0.0;
                     return Some(DropReason::Early);
                 }
                 None
             }
             // Block C: drop-tail mode; §6 replaces it by "at most two packets per flow".
-            Region::Forced if p.two_packet_buffer => {
-                if qlen >= 2.0 * p.packet {
-                    self.count = 0;
+            Region::Forced if params.two_packet_buffer => {
+                if qlen >= 2.0 * params.packet {
+                    self.count = 0.0;
                     return Some(DropReason::PerFlowLimit);
                 }
                 None
             }
             Region::Forced => {
-                self.count = 0;
+                self.count = 0.0;
                 Some(DropReason::Forced)
             }
-        }
-    }
-
-    fn count_drop(&mut self, reason: DropReason) {
-        match reason {
-            DropReason::PerFlowLimit => self.stats.per_flow_limit += 1,
-            DropReason::Early => self.stats.early += 1,
-            DropReason::Forced => self.stats.forced += 1,
-            _ => self.stats.overflow += 1,
         }
     }
 }
@@ -344,7 +321,7 @@ impl QueueDisc for Fred {
             self.refresh_avgcq();
         }
         let reason = match self.decide(key, size) {
-            None if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), size) => Some(DropReason::Overflow),
+            None if !self.params.limit.admits(self.fifo.len(), self.fifo.bytes(), size) => Some(DropReason::Overflow),
             decision => decision,
         };
         if let Some(reason) = reason {
@@ -352,7 +329,6 @@ impl QueueDisc for Fred {
                 // The queue stays empty, idle from now on: §4.5's "q_time = time", which "original RED missed".
                 self.average.on_idle(ctx.now);
             }
-            self.count_drop(reason);
             return Verdict::Dropped(reason);
         }
         if !empty {
@@ -396,11 +372,7 @@ impl QueueDisc for Fred {
             ("active_flows", self.flows.active() as f64),
             ("peak_active_flows", self.flows.peak() as f64),
             ("avgcq", self.avgcq),
-            ("strikes", self.stats.strikes as f64),
-            ("drops_per_flow_limit", self.stats.per_flow_limit as f64),
-            ("drops_early", self.stats.early as f64),
-            ("drops_forced", self.stats.forced as f64),
-            ("drops_overflow", self.stats.overflow as f64),
+            ("strike_drops", self.stats.strike_drops as f64),
         ]
     }
 }
@@ -408,7 +380,8 @@ impl QueueDisc for Fred {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Packet, PacketArena};
+    use crate::packet::Packet;
+    use crate::qdisc::testing::QdiscHarness;
     use crate::rng::stream;
     use crate::time::{from_secs, Time};
 
@@ -420,58 +393,19 @@ mod tests {
     const MS: Time = 1_000_000;
 
     /// A FRED queue driven by hand: arrivals and departures at chosen times.
-    struct Bench {
-        q: Fred,
-        arena: PacketArena,
-        dropped: Vec<(PacketId, DropReason)>,
+    fn fred(cfg: FredConfig) -> QdiscHarness<Fred> {
+        cfg.validate("q").expect("valid test config");
+        QdiscHarness::new(Box::new(Fred::new(&cfg, &LINK, stream(1, "fred-test"))))
     }
 
-    impl Bench {
-        fn new(cfg: FredConfig) -> Self {
-            cfg.validate("q").expect("valid test config");
-            Bench {
-                q: cfg.build_fred(&LINK, stream(1, "fred-test")),
-                arena: PacketArena::default(),
-                dropped: Vec::new(),
-            }
-        }
-
-        fn arrive(&mut self, t: Time, flow: u32) -> Verdict {
-            self.arrive_sized(t, flow, 1000)
-        }
-
-        fn arrive_sized(&mut self, t: Time, flow: u32, size: u32) -> Verdict {
-            let id = self.arena.alloc(Packet {
-                flow,
-                size,
-                ..Default::default()
-            });
-            let verdict = self
-                .q
-                .enqueue(id, &mut QdiscCtx::new(t, &mut self.arena, &mut self.dropped));
-            if verdict != Verdict::Enqueued {
-                self.arena.free(id);
-            }
-            verdict
-        }
-
-        /// Sends the head packet; returns its flow.
-        fn depart(&mut self, t: Time) -> u32 {
-            let id = self
-                .q
-                .dequeue(&mut QdiscCtx::new(t, &mut self.arena, &mut self.dropped))
-                .expect("queue not empty");
-            let flow = self.arena[id].flow;
-            self.arena.free(id);
-            flow
-        }
-
+    impl QdiscHarness<Fred> {
+        /// The flow's `qlen` and strikes.
         fn flow(&self, flow: u32) -> (u64, u32) {
             let entry = self.q.flows.get(flow_key(&Packet {
                 flow,
                 ..Default::default()
             }));
-            (entry.qlen, entry.extra)
+            (entry.qlen, entry.state.strikes)
         }
 
         /// Puts the average at `avg`, as if the queue had been at that level for a while.
@@ -499,92 +433,92 @@ mod tests {
 
     #[test]
     fn flows_below_min_q_are_accepted_even_when_a_drop_is_certain() {
-        let mut b = Bench::new(rules(1.0));
+        let mut h = fred(rules(1.0));
         for flow in [1, 1, 1, 1, 1, 1, 1, 2, 3, 4, 5, 6] {
-            assert_eq!(b.arrive(0, flow), Enqueued);
+            assert_eq!(h.arrive(0, flow, 1000), Enqueued);
         }
         // Congested: avg 12 between min_th and max_th, p_b = 1·(12−8)/(16−8) = 0.5; avgcq = 12/6 = 2.
-        b.set_average(12.0);
-        assert_eq!(b.q.avgcq, 2.0);
-        assert_eq!(b.arrive(0, 7), Enqueued); // new flow; count 0
-        assert_eq!(b.arrive(0, 2), Enqueued); // 1 < min_q; count 1
-        assert_eq!(b.arrive(0, 7), Enqueued); // 1 < min_q; count 2, so p_a = 0.5/(1−2·0.5) is certain
-        assert_eq!(b.arrive(0, 1), Dropped(Early)); // robust (7 ≥ 2): dropped, count reset to 0
-                                                    // A flow *at* min_q is robust: count 1 gives p_a = 0.5/(1−0.5) = 1.
-        assert_eq!(b.flow(2).0, 2);
-        assert_eq!(b.arrive(0, 2), Dropped(Early));
-        assert_eq!(b.q.stats.strikes, 0);
+        h.set_average(12.0);
+        assert_eq!(h.q.avgcq, 2.0);
+        assert_eq!(h.arrive(0, 7, 1000), Enqueued); // new flow; count 0
+        assert_eq!(h.arrive(0, 2, 1000), Enqueued); // 1 < min_q; count 1
+        assert_eq!(h.arrive(0, 7, 1000), Enqueued); // 1 < min_q; count 2, so p_a = 0.5/(1−2·0.5) is certain
+        assert_eq!(h.arrive(0, 1, 1000), Dropped(Early)); // robust (7 ≥ 2): dropped, count reset to 0
+                                                          // A flow *at* min_q is robust: count 1 gives p_a = 0.5/(1−0.5) = 1.
+        assert_eq!(h.flow(2).0, 2);
+        assert_eq!(h.arrive(0, 2, 1000), Dropped(Early));
+        assert_eq!(h.q.stats.strike_drops, 0);
     }
 
     #[test]
     fn random_drop_spares_flows_below_the_average_per_flow_queue() {
-        let mut b = Bench::new(rules(1.0));
+        let mut h = fred(rules(1.0));
         for flow in [1, 1, 1, 1, 1, 1, 1, 2, 2, 2] {
-            assert_eq!(b.arrive(0, flow), Enqueued);
+            assert_eq!(h.arrive(0, flow, 1000), Enqueued);
         }
         // Two active flows: avgcq = 12/2 = 6 > min_q, so robust means qlen ≥ 6 (§4.2).
-        b.set_average(12.0);
-        assert_eq!(b.arrive(0, 2), Enqueued); // 3 < 6, count 0
-        assert_eq!(b.arrive(0, 2), Enqueued); // 4 < 6, count 1
-        assert_eq!(b.arrive(0, 2), Enqueued); // 5 < 6, count 2: a robust flow now drops surely
-        assert_eq!(b.arrive(0, 1), Dropped(Early));
-        assert_eq!(b.arrive(0, 2), Dropped(Early)); // 6 ≥ avgcq: robust now
-        assert_eq!((b.flow(1).0, b.flow(2).0), (7, 6));
+        h.set_average(12.0);
+        assert_eq!(h.arrive(0, 2, 1000), Enqueued); // 3 < 6, count 0
+        assert_eq!(h.arrive(0, 2, 1000), Enqueued); // 4 < 6, count 1
+        assert_eq!(h.arrive(0, 2, 1000), Enqueued); // 5 < 6, count 2: a robust flow now drops surely
+        assert_eq!(h.arrive(0, 1, 1000), Dropped(Early));
+        assert_eq!(h.arrive(0, 2, 1000), Dropped(Early)); // 6 ≥ avgcq: robust now
+        assert_eq!((h.flow(1).0, h.flow(2).0), (7, 6));
     }
 
     #[test]
     fn a_flow_exceeding_max_q_gains_a_strike_and_is_dropped() {
-        let mut b = Bench::new(rules(0.0));
+        let mut h = fred(rules(0.0));
         // Below max_th, max_q = min_th = 8.
         for _ in 0..8 {
-            assert_eq!(b.arrive(0, 1), Enqueued);
+            assert_eq!(h.arrive(0, 1, 1000), Enqueued);
         }
-        assert_eq!(b.arrive(0, 1), Dropped(PerFlowLimit));
-        assert_eq!(b.flow(1), (8, 1));
-        assert_eq!(b.arrive(0, 1), Dropped(PerFlowLimit));
-        assert_eq!(b.flow(1), (8, 2));
-        assert_eq!(b.arrive(0, 2), Enqueued);
-        assert_eq!((b.q.stats.strikes, b.q.stats.per_flow_limit), (2, 2));
+        assert_eq!(h.arrive(0, 1, 1000), Dropped(PerFlowLimit));
+        assert_eq!(h.flow(1), (8, 1));
+        assert_eq!(h.arrive(0, 1, 1000), Dropped(PerFlowLimit));
+        assert_eq!(h.flow(1), (8, 2));
+        assert_eq!(h.arrive(0, 2, 1000), Enqueued);
+        assert_eq!((h.q.stats.strike_drops, h.drops(PerFlowLimit)), (2, 2));
     }
 
     #[test]
     fn a_struck_flow_is_held_to_the_average_per_flow_queue() {
-        let mut b = Bench::new(rules(0.0));
+        let mut h = fred(rules(0.0));
         for _ in 0..10 {
-            b.arrive(0, 1); // 8 accepted, 2 struck
+            h.arrive(0, 1, 1000); // 8 accepted, 2 struck
         }
         for flow in [2, 2, 2, 3, 3, 3] {
-            assert_eq!(b.arrive(0, flow), Enqueued);
+            assert_eq!(h.arrive(0, flow, 1000), Enqueued);
         }
         for k in 1..=6 {
-            assert_eq!(b.depart(k * MS), 1);
+            assert_eq!(h.depart_flow(k * MS), 1);
         }
-        assert_eq!(b.flow(1), (2, 2));
+        assert_eq!(h.flow(1), (2, 2));
         // avg 9 with 3 active flows: avgcq = 3.
-        b.set_average(9.0);
-        assert_eq!(b.arrive(7 * MS, 1), Enqueued); // 2 < avgcq
-        assert_eq!(b.arrive(7 * MS, 1), Dropped(PerFlowLimit)); // 3 ≥ avgcq with 2 strikes
-        assert_eq!(b.flow(1), (3, 3));
+        h.set_average(9.0);
+        assert_eq!(h.arrive(7 * MS, 1, 1000), Enqueued); // 2 < avgcq
+        assert_eq!(h.arrive(7 * MS, 1, 1000), Dropped(PerFlowLimit)); // 3 ≥ avgcq with 2 strikes
+        assert_eq!(h.flow(1), (3, 3));
         // The same queue length is fine for a flow without strikes.
-        assert_eq!(b.arrive(7 * MS, 2), Enqueued);
-        assert_eq!(b.flow(2), (4, 0));
+        assert_eq!(h.arrive(7 * MS, 2, 1000), Enqueued);
+        assert_eq!(h.flow(2), (4, 0));
     }
 
     #[test]
     fn above_max_th_flows_hold_two_packets_and_the_rest_is_tail_dropped() {
-        let mut b = Bench::new(rules(0.0));
+        let mut h = fred(rules(0.0));
         for flow in [1, 1, 2] {
-            b.arrive(0, flow);
+            h.arrive(0, flow, 1000);
         }
-        b.set_average(16.0);
+        h.set_average(16.0);
         // Block A: max_q = 2 — a non-adaptive drop, with a strike.
-        assert_eq!(b.arrive(0, 1), Dropped(PerFlowLimit));
-        assert_eq!(b.flow(1), (2, 1));
+        assert_eq!(h.arrive(0, 1, 1000), Dropped(PerFlowLimit));
+        assert_eq!(h.flow(1), (2, 1));
         // Block C: drop-tail mode for everything else, no strike.
-        assert_eq!(b.arrive(0, 2), Dropped(Forced));
-        assert_eq!(b.arrive(0, 9), Dropped(Forced));
-        assert_eq!(b.flow(2), (1, 0));
-        assert_eq!(b.q.count, 0);
+        assert_eq!(h.arrive(0, 2, 1000), Dropped(Forced));
+        assert_eq!(h.arrive(0, 9, 1000), Dropped(Forced));
+        assert_eq!(h.flow(2), (1, 0));
+        assert_eq!(h.q.count, 0.0);
     }
 
     #[test]
@@ -598,88 +532,88 @@ mod tests {
             two_packet_buffer,
             ..Default::default()
         };
-        let mut b = Bench::new(config(true));
+        let mut h = fred(config(true));
         for flow in 1..=15 {
-            assert_eq!(b.arrive(0, flow), Enqueued);
-            assert_eq!(b.arrive(0, flow), Enqueued);
+            assert_eq!(h.arrive(0, flow, 1000), Enqueued);
+            assert_eq!(h.arrive(0, flow, 1000), Enqueued);
         }
-        b.set_average(10.0);
-        assert_eq!(b.arrive(0, 16), Enqueued);
-        assert_eq!(b.arrive(0, 16), Enqueued);
-        assert_eq!(b.arrive(0, 16), Dropped(PerFlowLimit)); // a third packet
-        assert_eq!(b.arrive(0, 1), Dropped(PerFlowLimit));
-        assert_eq!(b.arrive(0, 17), Dropped(Overflow)); // 32 packets: the buffer is full
-        assert_eq!(b.q.stats.strikes, 0);
+        h.set_average(10.0);
+        assert_eq!(h.arrive(0, 16, 1000), Enqueued);
+        assert_eq!(h.arrive(0, 16, 1000), Enqueued);
+        assert_eq!(h.arrive(0, 16, 1000), Dropped(PerFlowLimit)); // a third packet
+        assert_eq!(h.arrive(0, 1, 1000), Dropped(PerFlowLimit));
+        assert_eq!(h.arrive(0, 17, 1000), Dropped(Overflow)); // 32 packets: the buffer is full
+        assert_eq!(h.q.stats.strike_drops, 0);
 
         // Basic FRED in the same state tail-drops the newcomer.
-        let mut b = Bench::new(config(false));
+        let mut h = fred(config(false));
         for flow in 1..=15 {
-            b.arrive(0, flow);
-            b.arrive(0, flow);
+            h.arrive(0, flow, 1000);
+            h.arrive(0, flow, 1000);
         }
-        b.set_average(10.0);
-        assert_eq!(b.arrive(0, 16), Dropped(Forced));
+        h.set_average(10.0);
+        assert_eq!(h.arrive(0, 16, 1000), Dropped(Forced));
     }
 
     #[test]
     fn the_average_tracks_a_draining_queue_through_departures() {
         // §4.4's example: avg = q = 500, then 250 departures before the next arrival.
-        let mut b = Bench::new(FredConfig {
+        let mut h = fred(FredConfig {
             limit: Some(1000),
             min_th: Some(600.0),
             max_th: Some(1200.0),
             ..Default::default()
         });
         for i in 0..500 {
-            assert_eq!(b.arrive(0, i % 50), Enqueued);
+            assert_eq!(h.arrive(0, i % 50, 1000), Enqueued);
         }
-        b.set_average(500.0);
+        h.set_average(500.0);
         for k in 1..=250 {
-            b.depart(k * from_secs(0.0008));
+            h.depart_flow(k * from_secs(0.0008));
         }
         // Computed by hand (w_q = 0.002): 250 samples at q = 499, 498, …, 250 take
         // avg from 500 to 446.4927; the next arrival samples q = 250: 446.0997.
         // RED, sampling on arrival only, would be at 0.998·500 + 0.002·250 = 499.5.
-        assert!((b.q.average.value() - 446.4927).abs() < 1e-4, "{}", b.q.average.value());
-        b.arrive(250 * from_secs(0.0008) + 1, 0);
-        assert!((b.q.average.value() - 446.0997).abs() < 1e-4, "{}", b.q.average.value());
+        assert!((h.q.average.value() - 446.4927).abs() < 1e-4, "{}", h.q.average.value());
+        h.arrive(250 * from_secs(0.0008) + 1, 0, 1000);
+        assert!((h.q.average.value() - 446.0997).abs() < 1e-4, "{}", h.q.average.value());
     }
 
     #[test]
     fn idle_time_decays_the_average_and_one_instant_is_sampled_once() {
-        let mut b = Bench::new(FredConfig {
+        let mut h = fred(FredConfig {
             w_q: 0.5,
             mean_pktsize: Bytes(1000),
             ..Default::default()
         });
         // Arrivals sample q before the packet: 0, 1, 2 → avg 0, 0.5, 1.25.
         for _ in 0..3 {
-            b.arrive(0, 1);
+            h.arrive(0, 1, 1000);
         }
-        assert_eq!(b.q.average.value(), 1.25);
+        assert_eq!(h.q.average.value(), 1.25);
         // Departures sample q after it: 2, 1, 0 → 1.625, 1.3125, 0.65625; idle from 3 ms.
         for k in 1..=3 {
-            b.depart(k * MS);
+            h.depart_flow(k * MS);
         }
-        assert_eq!(b.q.average.value(), 0.65625);
-        assert_eq!(b.q.flows.active(), 0);
+        assert_eq!(h.q.average.value(), 0.65625);
+        assert_eq!(h.q.flows.active(), 0);
         // 8 ms idle = 10 slots of 0.8 ms (1000 bytes at 10 Mb/s): avg · 0.5^10.
-        b.arrive(11 * MS, 1);
+        h.arrive(11 * MS, 1, 1000);
         assert!(
-            (b.q.average.value() - 0.65625 / 1024.0).abs() < 1e-12,
+            (h.q.average.value() - 0.65625 / 1024.0).abs() < 1e-12,
             "{}",
-            b.q.average.value()
+            h.q.average.value()
         );
         // The departure at the arrival's instant would sample the same queue again: skipped.
-        let before = b.q.average.value();
-        b.depart(11 * MS);
-        assert_eq!(b.q.average.value(), before);
-        assert_eq!(b.q.average.idle_since(), Some(11 * MS));
+        let before = h.q.average.value();
+        h.depart_flow(11 * MS);
+        assert_eq!(h.q.average.value(), before);
+        assert_eq!(h.q.average.idle_since(), Some(11 * MS));
     }
 
     #[test]
     fn a_dropped_arrival_moves_the_average_only_at_an_empty_queue() {
-        let mut b = Bench::new(FredConfig {
+        let mut h = fred(FredConfig {
             min_th: Some(8.0),
             max_th: Some(16.0),
             w_q: 0.5,
@@ -687,18 +621,18 @@ mod tests {
             ..Default::default()
         });
         for _ in 0..8 {
-            b.arrive(0, 1);
+            h.arrive(0, 1, 1000);
         }
-        let avg = b.q.average.value();
-        assert_eq!(b.arrive(MS, 1), Dropped(PerFlowLimit));
-        assert_eq!(b.q.average.value(), avg);
+        let avg = h.q.average.value();
+        assert_eq!(h.arrive(MS, 1, 1000), Dropped(PerFlowLimit));
+        assert_eq!(h.q.average.value(), avg);
         for k in 1..=8 {
-            b.depart(k * MS);
+            h.depart_flow(k * MS);
         }
         // Idle since 8 ms; 4 slots later the decay brings 320 down to 20 ≥ max_th: tail drop, after the decay.
-        b.set_average(320.0);
-        assert_eq!(b.arrive(8 * MS + 4 * from_secs(0.0008), 2), Dropped(Forced));
-        assert!((b.q.average.value() - 20.0).abs() < 1e-9, "{}", b.q.average.value());
+        h.set_average(320.0);
+        assert_eq!(h.arrive(8 * MS + 4 * from_secs(0.0008), 2, 1000), Dropped(Forced));
+        assert!((h.q.average.value() - 20.0).abs() < 1e-9, "{}", h.q.average.value());
     }
 
     #[test]
@@ -714,31 +648,31 @@ mod tests {
         };
         // min_q defaults to 2 MaximumPacketSize (a small buffer: 64 000 ≤ 64·1500 bytes).
         assert_eq!(config.params().min_q, 3000.0);
-        let mut b = Bench::new(config);
+        let mut h = fred(config);
         // max_q = min_th = 16 000 bytes: 32 packets of 500 bytes, or 16 of 1000.
         for _ in 0..32 {
-            assert_eq!(b.arrive_sized(0, 1, 500), Enqueued);
+            assert_eq!(h.arrive(0, 1, 500), Enqueued);
         }
-        assert_eq!(b.arrive_sized(0, 1, 500), Dropped(PerFlowLimit));
+        assert_eq!(h.arrive(0, 1, 500), Dropped(PerFlowLimit));
         for _ in 0..16 {
-            assert_eq!(b.arrive_sized(0, 2, 1000), Enqueued);
+            assert_eq!(h.arrive(0, 2, 1000), Enqueued);
         }
-        assert_eq!(b.arrive_sized(0, 2, 1000), Dropped(PerFlowLimit));
-        assert_eq!((b.flow(1).0, b.flow(2).0), (16_000, 16_000));
-        assert_eq!((b.q.len_packets(), b.q.len_bytes()), (48, 32_000));
+        assert_eq!(h.arrive(0, 2, 1000), Dropped(PerFlowLimit));
+        assert_eq!((h.flow(1).0, h.flow(2).0), (16_000, 16_000));
+        assert_eq!((h.q.len_packets(), h.q.len_bytes()), (48, 32_000));
         // §7: p_b scales with PacketSize / MaximumPacketSize.
-        b.q.p.max_p = 0.02;
-        b.q.count = 0;
-        b.set_average(24_000.0);
-        assert!((b.q.drop_probability(1500) - 0.01).abs() < 1e-12);
-        assert!((b.q.drop_probability(750) - 0.005).abs() < 1e-12);
+        h.q.params.max_p = 0.02;
+        h.q.count = 0.0;
+        h.set_average(24_000.0);
+        assert!((h.q.drop_probability(1500) - 0.01).abs() < 1e-12);
+        assert!((h.q.drop_probability(750) - 0.005).abs() < 1e-12);
     }
 
     #[test]
     fn defaults_follow_the_paper_and_errors_name_the_field() {
-        let p = FredConfig::default().params();
+        let params = FredConfig::default().params();
         assert_eq!(
-            (p.min_th, p.max_th, p.min_q, p.max_p, p.w_q),
+            (params.min_th, params.max_th, params.min_q, params.max_p, params.w_q),
             (16.0, 32.0, 2.0, 0.02, 0.002)
         );
         let large = FredConfig {

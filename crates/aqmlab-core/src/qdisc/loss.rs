@@ -28,6 +28,8 @@ pub enum LossModel {
     Scripted,
 }
 
+/// `model` is required, so unlike the other configs this one has no `Default`:
+/// every other field is optional and absent means unset (`None`, no `seqs`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LossConfig {
@@ -160,8 +162,8 @@ pub struct LossQueue {
 
 impl LossQueue {
     fn lose(&mut self, id: PacketId, ctx: &QdiscCtx) -> bool {
-        let p = &ctx.packets[id];
-        if p.kind != PacketKind::Data {
+        let packet = &ctx.packets[id];
+        if packet.kind != PacketKind::Data {
             return false;
         }
         match &mut self.loss {
@@ -174,7 +176,9 @@ impl LossQueue {
                 }
                 drop
             }
-            Loss::Scripted { flow, seqs } => p.flow == *flow && !p.retransmit && seqs.binary_search(&p.seq).is_ok(),
+            Loss::Scripted { flow, seqs } => {
+                packet.flow == *flow && !packet.retransmit && seqs.binary_search(&packet.seq).is_ok()
+            }
         }
     }
 }
@@ -203,7 +207,8 @@ impl QueueDisc for LossQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Packet, PacketArena};
+    use crate::packet::Packet;
+    use crate::qdisc::testing::QdiscHarness;
     use crate::qdisc::QdiscSpec;
     use crate::rng::stream;
 
@@ -213,19 +218,15 @@ mod tests {
         Ok(q)
     }
 
-    /// Offers `n` packets (data unless `ack`) with seq 0.. and returns which were lost.
-    fn run(q: &mut Box<dyn QueueDisc>, n: u64, make: impl Fn(u64) -> Packet) -> Vec<u64> {
-        let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
+    /// Offers `n` packets made by `make` from seq 0.. and returns which were lost.
+    fn run(h: &mut QdiscHarness<dyn QueueDisc>, n: u64, make: impl Fn(u64) -> Packet) -> Vec<u64> {
         let mut lost = Vec::new();
         for i in 0..n {
-            let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
-            let id = ctx.packets.alloc(make(i));
-            match q.enqueue(id, &mut ctx) {
+            match h.offer(0, make(i)).0 {
                 Verdict::Dropped(DropReason::Loss) => lost.push(i),
                 Verdict::Dropped(r) => panic!("unexpected {r:?}"),
                 Verdict::Enqueued => {
-                    q.dequeue(&mut ctx);
+                    h.depart(0);
                 }
             }
         }
@@ -241,14 +242,12 @@ mod tests {
         }
     }
 
-    fn build(text: &str) -> Box<dyn QueueDisc> {
-        spec(text).unwrap().build(
-            &LinkInfo {
-                rate_bps: 1e9,
-                delay: 0,
-            },
-            stream(1, "loss"),
-        )
+    fn build(text: &str) -> QdiscHarness<dyn QueueDisc> {
+        let link = LinkInfo {
+            rate_bps: 1e9,
+            delay: 0,
+        };
+        QdiscHarness::new(spec(text).unwrap().build(&link, stream(1, "loss")))
     }
 
     #[test]

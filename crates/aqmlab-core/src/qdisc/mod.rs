@@ -5,9 +5,20 @@
 //! [`DropReason`]; drops of packets other than the arriving one (e.g. DRR's
 //! longest-queue push-out) go through [`QdiscCtx::drop_packet`].
 //!
-//! To add a discipline: write `my_qdisc.rs` with a config struct implementing
-//! [`QdiscConfig`] and a type implementing [`QueueDisc`], then add one line to
-//! the `registry!` invocation below.
+//! To add a discipline, write `my_qdisc.rs` in the order every file here follows
+//! (`red.rs` is the model; Linux `red.h`'s `red_parms` / `red_vars` / `red_stats`):
+//! 1. a header: the paper and section, the algorithm in a few lines, and how
+//!    any unclear text was read;
+//! 2. the config, `#[serde(default, deny_unknown_fields)]` with one `impl Default`;
+//!    each field's doc gives its default and where it comes from; it implements
+//!    [`QdiscConfig`] (`validate` names the field, `build` boxes `MyQdisc::new`);
+//! 3. `Params`: the parameters in effect, resolved once in `new`;
+//! 4. the qdisc struct: `params`, then the algorithm's variables, then `stats`
+//!    (what [`QueueDisc::counters`] reports besides state);
+//! 5. `impl QueueDisc`, then unit tests driven by `testing::QdiscHarness`;
+//!
+//! then add one line to the `registry!` invocation below and the qdisc's row to
+//! `docs/scenario.md`.
 
 use crate::error::ScenarioError;
 use crate::packet::{PacketArena, PacketId};
@@ -25,6 +36,8 @@ pub mod drr;
 pub mod fred;
 pub mod loss;
 pub mod red;
+#[cfg(test)]
+pub(crate) mod testing;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -86,6 +99,11 @@ impl<'a> QdiscCtx<'a> {
 }
 
 /// The queue discipline at the sending end of a link.
+///
+/// ECN: a qdisc that marks instead of dropping sets the arriving packet's
+/// `ctx.packets[id].ecn` to [`Ecn::Ce`](crate::packet::Ecn::Ce), returns `Enqueued`
+/// and counts the mark in its `ecn_marks` counter (the engine's drop table does not
+/// see marks).
 pub trait QueueDisc: Send {
     /// Offers an arriving packet. On `Dropped` the caller frees it.
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict;
@@ -97,7 +115,10 @@ pub trait QueueDisc: Send {
     fn average(&self) -> Option<f64> {
         None
     }
-    /// Algorithm-specific counters reported at the end of a run (e.g. `peak_active_flows`).
+    /// Algorithm-specific counters reported at the end of a run. The engine already
+    /// counts every drop by (flow, link, [`DropReason`]), so these report only what that
+    /// table cannot: marks (`ecn_marks`), sub-reasons of a reason (`<what>_drops`, e.g.
+    /// BRED's `wm_drops`) and state (`n_hat`, `avgcq`, `alpha_bps`, `peak_active_flows`).
     fn counters(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }

@@ -6,8 +6,8 @@
 //! ([`RedAverage`]), reads the base probability `p_b` off its drop curve
 //! ([`DropCurve`]), spreads drops evenly with `p_a = p_b / (1 − count·p_b)`
 //! ([`uniformized`]) and drops (or ECN-marks) the arrival with probability `p_a`.
-//! The three pieces are public so that the RED family (FRED, BRED, RED-PD,
-//! SRED) can reuse them.
+//! The three pieces are public so that the RED family can reuse them (FRED
+//! does; RED-PD and SRED are planned).
 //!
 //! Where the count-based spacing leads, in closed form (F–J Fig. 2 as written:
 //! `count` is 0 after a drop and incremented before `p_a` is computed, so the
@@ -265,6 +265,23 @@ impl RedConfig {
             (true, p, None) => (p.map_or(f64::INFINITY, |p| p as f64 * mean), "limit * mean_pktsize"),
         }
     }
+
+    fn params(&self) -> Params {
+        Params {
+            limit: self.limit(),
+            curve: DropCurve {
+                min_th: self.min_th(),
+                max_th: self.max_th(),
+                max_p: self.max_p,
+                gentle: self.gentle,
+            },
+            bytes: self.bytes,
+            mean_pktsize: self.mean_pktsize.0 as f64,
+            wait: self.wait,
+            ecn: self.ecn,
+            fixed_p: self.fixed_p,
+        }
+    }
 }
 
 /// `path: must be in (0, 1], got value` unless it is.
@@ -309,6 +326,27 @@ impl QdiscConfig for RedConfig {
     }
 }
 
+/// RED's parameters in effect, resolved once from the config (Linux `red_parms`).
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    limit: Limit,
+    curve: DropCurve,
+    /// Byte mode: the queue, the average and the thresholds in bytes.
+    bytes: bool,
+    /// Bytes; byte mode scales the drop probability by size/mean_pktsize.
+    mean_pktsize: f64,
+    wait: bool,
+    ecn: bool,
+    fixed_p: Option<f64>,
+}
+
+/// What RED counts beyond the engine's drop table (Linux `red_stats`).
+#[derive(Default)]
+struct Stats {
+    /// Arrivals marked CE instead of dropped early.
+    ecn_marks: u64,
+}
+
 /// RED's verdict on an arrival, before the buffer check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Decision {
@@ -319,59 +357,38 @@ enum Decision {
 }
 
 pub struct Red {
-    limit: Limit,
+    params: Params,
     fifo: Fifo,
     average: RedAverage,
-    curve: DropCurve,
-    bytes: bool,
-    mean_pktsize: f64,
-    wait: bool,
-    ecn: bool,
-    fixed_p: Option<f64>,
     /// F–J's `count`: arrivals since the last drop or mark, −1 while avg < min_th.
     /// In byte mode each accepted arrival adds size/mean_pktsize.
     count: f64,
     rng: Rng,
-    early_drops: u64,
-    forced_drops: u64,
-    ecn_marks: u64,
+    stats: Stats,
 }
 
 impl Red {
     pub fn new(cfg: &RedConfig, link: &LinkInfo, rng: Rng) -> Self {
         Red {
-            limit: cfg.limit(),
+            params: cfg.params(),
             fifo: Fifo::default(),
             average: RedAverage::new(cfg.w_q, cfg.mean_pktsize.0, link.rate_bps),
-            curve: DropCurve {
-                min_th: cfg.min_th(),
-                max_th: cfg.max_th(),
-                max_p: cfg.max_p,
-                gentle: cfg.gentle,
-            },
-            bytes: cfg.bytes,
-            mean_pktsize: cfg.mean_pktsize.0 as f64,
-            wait: cfg.wait,
-            ecn: cfg.ecn,
-            fixed_p: cfg.fixed_p,
             count: -1.0,
             rng,
-            early_drops: 0,
-            forced_drops: 0,
-            ecn_marks: 0,
+            stats: Stats::default(),
         }
     }
 
     /// F–J Fig. 2's decision for an arrival of `size` bytes at average `avg`.
     fn decide(&mut self, avg: f64, size: u32) -> Decision {
-        if let Some(p) = self.fixed_p {
+        if let Some(p) = self.params.fixed_p {
             return if self.rng.gen::<f64>() < p {
                 Decision::Early
             } else {
                 Decision::Pass
             };
         }
-        match self.curve.region(avg) {
+        match self.params.curve.region(avg) {
             Region::Below => {
                 self.count = -1.0;
                 Decision::Pass
@@ -387,12 +404,12 @@ impl Red {
                 // and once accepted it adds its size in mean-size packets to count. So
                 // at any count p ∝ size; F–J's p_b·size inside the uniformization would
                 // drop a 3x larger packet about 7x as often as a small one.
-                let scale = if self.bytes {
-                    size as f64 / self.mean_pktsize
+                let scale = if self.params.bytes {
+                    size as f64 / self.params.mean_pktsize
                 } else {
                     1.0
                 };
-                let p_a = (scale * uniformized(p_b, self.count + 1.0, self.wait)).min(1.0);
+                let p_a = (scale * uniformized(p_b, self.count + 1.0, self.params.wait)).min(1.0);
                 if self.rng.gen::<f64>() < p_a {
                     self.count = 0.0;
                     Decision::Early
@@ -407,7 +424,7 @@ impl Red {
 
 impl QueueDisc for Red {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        let q = if self.bytes {
+        let q = if self.params.bytes {
             self.fifo.bytes() as f64
         } else {
             self.fifo.len() as f64
@@ -416,20 +433,18 @@ impl QueueDisc for Red {
         let packet = &mut ctx.packets[id];
         match self.decide(avg, packet.size) {
             Decision::Pass => {}
-            Decision::Early if self.ecn && packet.ecn != Ecn::NotEct => {
+            Decision::Early if self.params.ecn && packet.ecn != Ecn::NotEct => {
                 packet.ecn = Ecn::Ce;
-                self.ecn_marks += 1;
+                self.stats.ecn_marks += 1;
             }
-            Decision::Early => {
-                self.early_drops += 1;
-                return Verdict::Dropped(DropReason::Early);
-            }
-            Decision::Forced => {
-                self.forced_drops += 1;
-                return Verdict::Dropped(DropReason::Forced);
-            }
+            Decision::Early => return Verdict::Dropped(DropReason::Early),
+            Decision::Forced => return Verdict::Dropped(DropReason::Forced),
         }
-        if !self.limit.admits(self.fifo.len(), self.fifo.bytes(), packet.size) {
+        if !self
+            .params
+            .limit
+            .admits(self.fifo.len(), self.fifo.bytes(), packet.size)
+        {
             // A buffer overflow is a drop too: restart the count (ns-2 red.cc), unless below min_th.
             self.count = self.count.min(0.0);
             return Verdict::Dropped(DropReason::Overflow);
@@ -459,18 +474,15 @@ impl QueueDisc for Red {
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("early_drops", self.early_drops as f64),
-            ("forced_drops", self.forced_drops as f64),
-            ("ecn_marks", self.ecn_marks as f64),
-        ]
+        vec![("ecn_marks", self.stats.ecn_marks as f64)]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Packet, PacketArena};
+    use crate::packet::Packet;
+    use crate::qdisc::testing::QdiscHarness;
     use crate::rng::stream;
 
     /// A 1000-byte packet takes exactly 1 ms at 8 Mb/s.
@@ -526,47 +538,29 @@ mod tests {
         )
     }
 
-    /// A RED queue held at `q0` packets with its average equal to `q0`: every
-    /// accepted arrival is followed by one departure.
-    struct Held {
-        red: Red,
-        arena: PacketArena,
-        dropped: Vec<(PacketId, DropReason)>,
+    /// A RED queue held at `q0` packets of 1000 bytes with its average equal to `q0`.
+    fn held(cfg: RedConfig, q0: usize) -> QdiscHarness<Red> {
+        let mut h = QdiscHarness::new(Box::new(red(cfg)));
+        for _ in 0..q0 {
+            let id = h.arena.alloc(Packet {
+                size: 1000,
+                ..Default::default()
+            });
+            h.q.fifo.push(id, &h.arena);
+        }
+        h.q.average.avg = q0 as f64;
+        h.q.average.idle_since = None;
+        h
     }
 
-    impl Held {
-        fn new(cfg: RedConfig, q0: usize) -> Held {
-            let mut red = red(cfg);
-            let mut arena = PacketArena::default();
-            for _ in 0..q0 {
-                let id = arena.alloc(Packet {
-                    size: 1000,
-                    ..Default::default()
-                });
-                red.fifo.push(id, &arena);
-            }
-            red.average.avg = q0 as f64;
-            red.average.idle_since = None;
-            Held {
-                red,
-                arena,
-                dropped: Vec::new(),
-            }
+    /// Offers `packet` to a [`held`] queue; an accepted arrival is followed by one
+    /// departure, so the queue stays at `q0`. Returns the verdict and the arrival's ECN field.
+    fn offer_held(h: &mut QdiscHarness<Red>, packet: Packet) -> (Verdict, Ecn) {
+        let (verdict, packet) = h.offer(0, packet);
+        if verdict == Verdict::Enqueued {
+            h.depart(0).unwrap();
         }
-
-        fn offer(&mut self, packet: Packet) -> (Verdict, Ecn) {
-            let id = self.arena.alloc(packet);
-            let mut ctx = QdiscCtx::new(0, &mut self.arena, &mut self.dropped);
-            let verdict = self.red.enqueue(id, &mut ctx);
-            let ecn = ctx.packets[id].ecn;
-            if verdict == Verdict::Enqueued {
-                let head = self.red.dequeue(&mut ctx).unwrap();
-                ctx.packets.free(head);
-            } else {
-                ctx.packets.free(id);
-            }
-            (verdict, ecn)
-        }
+        (verdict, packet.ecn)
     }
 
     #[test]
@@ -648,68 +642,47 @@ mod tests {
     #[test]
     fn average_decays_by_one_minus_w_q_to_the_idle_packet_times() {
         let w_q = 0.1;
-        let mut q = red(RedConfig {
+        let mut h = QdiscHarness::new(Box::new(red(RedConfig {
             w_q,
             ..Default::default()
-        });
-        let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
-        let mut at = |q: &mut Red, now: Time, op: &str| {
-            let mut ctx = QdiscCtx::new(now, &mut arena, &mut dropped);
-            if op == "arrive" {
-                let id = ctx.packets.alloc(Packet {
-                    size: 1000,
-                    ..Default::default()
-                });
-                assert_eq!(q.enqueue(id, &mut ctx), Verdict::Enqueued);
-            } else {
-                q.dequeue(&mut ctx);
-            }
-        };
+        })));
         // The queue starts idle at t = 0 with avg 0; then 4 arrivals at 1 ms: avg = w_q·(0 + 1 + 2 + ...).
         for _ in 0..4 {
-            at(&mut q, MS, "arrive");
+            assert_eq!(h.arrive(MS, 0, 1000), Verdict::Enqueued);
         }
         let busy = (1.0 - w_q) * ((1.0 - w_q) * w_q + w_q * 2.0) + w_q * 3.0;
-        assert!((q.average.value() - busy).abs() < 1e-15, "{}", q.average.value());
+        assert!((h.q.average.value() - busy).abs() < 1e-15, "{}", h.q.average.value());
         // Drain: the last dequeue finds the queue empty at 9 ms, so the link is idle from then.
         for t in 2..=5 {
-            at(&mut q, t * MS, "depart");
+            h.depart(t * MS);
         }
-        at(&mut q, 9 * MS, "depart");
+        h.depart(9 * MS);
         // An arrival 7 packet times later: avg ← (1 − w_q)^7·avg.
-        at(&mut q, 16 * MS, "arrive");
+        assert_eq!(h.arrive(16 * MS, 0, 1000), Verdict::Enqueued);
         let decayed = busy * (1.0 - w_q).powi(7);
         assert!(
-            (q.average.value() - decayed).abs() < 1e-15 * busy,
+            (h.q.average.value() - decayed).abs() < 1e-15 * busy,
             "{} vs {decayed}",
-            q.average.value()
+            h.q.average.value()
         );
         // The next arrival finds the link busy: an ordinary EWMA step with q = 1.
-        at(&mut q, 16 * MS + 1, "arrive");
-        assert!((q.average.value() - ((1.0 - w_q) * decayed + w_q)).abs() < 1e-15);
+        assert_eq!(h.arrive(16 * MS + 1, 0, 1000), Verdict::Enqueued);
+        assert!((h.q.average.value() - ((1.0 - w_q) * decayed + w_q)).abs() < 1e-15);
     }
 
     #[test]
     fn average_counts_bytes_in_byte_mode() {
         for (bytes, expected) in [(false, 2.0), (true, 3000.0)] {
-            let mut q = red(RedConfig {
+            let mut h = QdiscHarness::new(Box::new(red(RedConfig {
                 w_q: 1.0,
                 bytes,
                 ..Default::default()
-            });
-            let mut arena = PacketArena::default();
-            let mut dropped = Vec::new();
-            let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
+            })));
             for _ in 0..3 {
-                let id = ctx.packets.alloc(Packet {
-                    size: 1500,
-                    ..Default::default()
-                });
-                q.enqueue(id, &mut ctx);
+                h.arrive(0, 0, 1500);
             }
             // w_q = 1: avg is the queue the third arrival found, two 1500-byte packets.
-            assert_eq!(q.average(), Some(expected));
+            assert_eq!(h.q.average(), Some(expected));
         }
     }
 
@@ -717,7 +690,7 @@ mod tests {
     fn fixed_p_drops_independently_of_the_average() {
         let p = 0.2;
         // An empty queue: avg stays below min_th, where RED itself would never drop.
-        let mut held = Held::new(
+        let mut h = held(
             RedConfig {
                 fixed_p: Some(p),
                 ..Default::default()
@@ -727,10 +700,13 @@ mod tests {
         let n = 100_000;
         let drops = (0..n)
             .filter(|_| {
-                held.offer(Packet {
-                    size: 1000,
-                    ..Default::default()
-                })
+                offer_held(
+                    &mut h,
+                    Packet {
+                        size: 1000,
+                        ..Default::default()
+                    },
+                )
                 .0 == Verdict::Dropped(DropReason::Early)
             })
             .count();
@@ -740,7 +716,7 @@ mod tests {
             "{drops} drops of {n}, expected {} ± {sigma:.0}",
             n as f64 * p
         );
-        assert!(held.red.average.value() < 5.0);
+        assert!(h.q.average.value() < 5.0);
     }
 
     #[test]
@@ -770,13 +746,13 @@ mod tests {
             ..Default::default()
         };
         let n = 20_000;
-        let mut held = Held::new(ecn.clone(), 10);
+        let mut h = held(ecn.clone(), 10);
         let ect = Packet {
             size: 1000,
             ecn: Ecn::Ect,
             ..Default::default()
         };
-        let outcomes: Vec<_> = (0..n).map(|_| held.offer(ect)).collect();
+        let outcomes: Vec<_> = (0..n).map(|_| offer_held(&mut h, ect)).collect();
         assert!(outcomes.iter().all(|&(v, _)| v == Verdict::Enqueued));
         let marks = outcomes.iter().filter(|&&(_, e)| e == Ecn::Ce).count();
         // avg 10: p_b = 0.05, marks are spaced exactly as drops would be.
@@ -785,21 +761,24 @@ mod tests {
             (marks as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05),
             "{marks} marks, expected {expected:.0}"
         );
-        assert_eq!(held.red.ecn_marks, marks as u64);
-        let mut held = Held::new(ecn.clone(), 10);
+        assert_eq!(h.q.stats.ecn_marks, marks as u64);
+        let mut h = held(ecn.clone(), 10);
         let not_ect = Packet {
             size: 1000,
             ..Default::default()
         };
         let early = (0..n)
-            .filter(|_| held.offer(not_ect).0 == Verdict::Dropped(DropReason::Early))
+            .filter(|_| offer_held(&mut h, not_ect).0 == Verdict::Dropped(DropReason::Early))
             .count();
         assert!(
             (early as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05),
             "{early} early drops"
         );
-        let mut held = Held::new(ecn, 16);
-        assert_eq!(held.offer(ect), (Verdict::Dropped(DropReason::Forced), Ecn::Ect));
+        let mut h = held(ecn, 16);
+        assert_eq!(
+            offer_held(&mut h, ect),
+            (Verdict::Dropped(DropReason::Forced), Ecn::Ect)
+        );
     }
 
     #[test]
@@ -847,30 +826,15 @@ mod tests {
     #[test]
     fn buffer_overflow_is_not_a_forced_drop() {
         // w_q tiny: the average stays below min_th while the 20-packet buffer fills.
-        let mut q = red(RedConfig {
+        let mut h = QdiscHarness::new(Box::new(red(RedConfig {
             limit: Some(20),
             w_q: 1e-6,
             ..Default::default()
-        });
-        let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
-        let mut ctx = QdiscCtx::new(0, &mut arena, &mut dropped);
-        let verdicts: Vec<_> = (0..21)
-            .map(|_| {
-                q.enqueue(
-                    ctx.packets.alloc(Packet {
-                        size: 1000,
-                        ..Default::default()
-                    }),
-                    &mut ctx,
-                )
-            })
-            .collect();
+        })));
+        let verdicts: Vec<_> = (0..21).map(|_| h.arrive(0, 0, 1000)).collect();
         assert!(verdicts[..20].iter().all(|&v| v == Verdict::Enqueued));
         assert_eq!(verdicts[20], Verdict::Dropped(DropReason::Overflow));
-        assert_eq!(
-            q.counters(),
-            vec![("early_drops", 0.0), ("forced_drops", 0.0), ("ecn_marks", 0.0)]
-        );
+        assert_eq!((h.drops(DropReason::Early), h.drops(DropReason::Forced)), (0, 0));
+        assert_eq!(h.q.counters(), vec![("ecn_marks", 0.0)]);
     }
 }

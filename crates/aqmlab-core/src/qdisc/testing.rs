@@ -1,0 +1,85 @@
+//! A qdisc driven by hand, as the engine drives it: the shared harness of the qdisc unit tests.
+
+use super::{DropReason, QdiscCtx, QueueDisc, Verdict};
+use crate::packet::{FlowId, Packet, PacketArena, PacketId};
+use crate::time::Time;
+use std::collections::BTreeMap;
+
+/// A queue discipline with its own packet arena. Like the engine, it frees a
+/// dropped arrival and the packets the qdisc pushes out, and tallies every drop
+/// by reason (the engine's drop table, for one link).
+pub(crate) struct QdiscHarness<Q: ?Sized> {
+    pub arena: PacketArena,
+    /// Packets the qdisc dropped besides the arriving one (push-outs), in order, with their reasons.
+    pub dropped: Vec<(Packet, DropReason)>,
+    drops: BTreeMap<DropReason, u64>,
+    pushed_out: Vec<(PacketId, DropReason)>,
+    pub q: Box<Q>,
+}
+
+impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
+    pub fn new(q: Box<Q>) -> Self {
+        QdiscHarness {
+            arena: PacketArena::default(),
+            dropped: Vec::new(),
+            drops: BTreeMap::new(),
+            pushed_out: Vec::new(),
+            q,
+        }
+    }
+
+    /// Offers `packet` at `t`: the verdict, and the packet as the qdisc left it (ECN mark, CSFQ label).
+    pub fn offer(&mut self, t: Time, packet: Packet) -> (Verdict, Packet) {
+        let id = self.arena.alloc(packet);
+        let verdict = self
+            .q
+            .enqueue(id, &mut QdiscCtx::new(t, &mut self.arena, &mut self.pushed_out));
+        let packet = self.arena[id];
+        if let Verdict::Dropped(reason) = verdict {
+            self.arena.free(id);
+            *self.drops.entry(reason).or_default() += 1;
+        }
+        self.flush_pushed_out();
+        (verdict, packet)
+    }
+
+    /// Offers a data packet of `size` bytes of `flow` at `t`.
+    pub fn arrive(&mut self, t: Time, flow: FlowId, size: u32) -> Verdict {
+        let packet = Packet {
+            flow,
+            size,
+            ..Default::default()
+        };
+        self.offer(t, packet).0
+    }
+
+    /// Sends the next packet at `t`, if the qdisc has one.
+    pub fn depart(&mut self, t: Time) -> Option<Packet> {
+        let id = self
+            .q
+            .dequeue(&mut QdiscCtx::new(t, &mut self.arena, &mut self.pushed_out));
+        self.flush_pushed_out();
+        let id = id?;
+        let packet = self.arena[id];
+        self.arena.free(id);
+        Some(packet)
+    }
+
+    /// Sends the next packet at `t`, which must exist; returns its flow.
+    pub fn depart_flow(&mut self, t: Time) -> FlowId {
+        self.depart(t).expect("queue not empty").flow
+    }
+
+    /// Drops so far for `reason`, arrivals and push-outs together.
+    pub fn drops(&self, reason: DropReason) -> u64 {
+        self.drops.get(&reason).copied().unwrap_or(0)
+    }
+
+    fn flush_pushed_out(&mut self) {
+        for (id, reason) in self.pushed_out.drain(..) {
+            self.dropped.push((self.arena[id], reason));
+            self.arena.free(id);
+            *self.drops.entry(reason).or_default() += 1;
+        }
+    }
+}

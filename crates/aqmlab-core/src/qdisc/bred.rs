@@ -185,8 +185,7 @@ struct Stats {
     wm_drops: u64,
     /// `per_flow_limit` drops with probability p2, `qlen > l2`.
     p2_drops: u64,
-    /// `early` drops with probability p1, `l1 ≤ qlen ≤ l2`.
-    p1_drops: u64,
+    // The p1 band's drops are the engine's `early` drops: no counter of their own.
 }
 
 pub struct Bred {
@@ -242,7 +241,6 @@ impl Bred {
             }
         } else if qlen >= thresholds.l1 && self.with_probability(thresholds.p1) {
             // The p1 band is the early warning for adaptive flows (§4.2).
-            self.stats.p1_drops += 1;
             return Some(DropReason::Early);
         }
         None
@@ -292,7 +290,6 @@ impl QueueDisc for Bred {
             ("p2", t.p2),
             ("wm_drops", self.stats.wm_drops as f64),
             ("p2_drops", self.stats.p2_drops as f64),
-            ("p1_drops", self.stats.p1_drops as f64),
         ]
     }
 }
@@ -336,13 +333,13 @@ mod tests {
             while h.q.len_packets() < qlen as usize {
                 h.arrive(0, 1, 500);
             }
-            // The counter of the flow's band (§3) counts exactly these drops.
-            let band_drops = |q: &Bred| match qlen {
-                ..=6 => q.stats.p1_drops,
-                7 | 8 => q.stats.p2_drops,
-                _ => q.stats.wm_drops,
+            // The counter of the flow's band (§3) counts exactly these drops (p1: the `early` reason).
+            let band_drops = |h: &QdiscHarness<Bred>| match qlen {
+                ..=6 => h.drops(Early),
+                7 | 8 => h.q.stats.p2_drops,
+                _ => h.q.stats.wm_drops,
             };
-            let before = band_drops(&h.q);
+            let before = band_drops(&h);
             let mut drops = 0;
             for _ in 0..trials {
                 // Only flow 1 is buffered, so a departure restores its qlen after an accepted arrival.
@@ -363,7 +360,7 @@ mod tests {
                     qlen
                 );
             }
-            assert_eq!(band_drops(&h.q) - before, drops, "qlen {qlen}");
+            assert_eq!(band_drops(&h) - before, drops, "qlen {qlen}");
             let mean = p * trials as f64;
             let sigma = (trials as f64 * p * (1.0 - p)).sqrt();
             assert!(

@@ -57,6 +57,19 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _rows_table(rows: list[Any], title: str, reference: str = "paper", ratio: bool = False) -> Table:
+    """Checked rows (`experiments.Row`) as a table: metric, the reference value (the paper's,
+    or the model's for `validate`), ours, with `ratio` ours / reference, tolerance, pass."""
+    columns = ["metric", reference, "ours", *(["ratio"] if ratio else []), "tolerance", "pass"]
+    table = Table(*columns, title=title, title_justify="left")
+    for row in rows:
+        cells = [row.metric, _fmt(row.paper), _fmt(row.ours)]
+        if ratio:
+            cells.append(f"{row.ours / row.paper:.3f}")
+        table.add_row(*cells, row.tolerance, "[green]pass[/]" if row.passed else "[red]FAIL[/]")
+    return table
+
+
 def _table(frame: Any, title: str = "") -> Table:
     table = Table(title=title or None, title_justify="left")
     for column in frame.columns:
@@ -180,31 +193,20 @@ def reproduce(
     console.print(f"[bold]{experiment.id}[/]: {experiment.title}")
     try:
         with RunProgress(console) as bars, reporting(bars):
-            rep = experiment.run(quick=quick)
+            reproduction = experiment.run(quick=quick)
     except ScenarioError as e:
         raise _fail(str(e)) from None
-    written = rep.save(out or Path("out") / rep.id)
+    written = reproduction.save(out or Path("out") / reproduction.id)
     if json_output:
-        _print_json(rep.to_dict())
+        _print_json(reproduction.to_dict())
     else:
-        for name in rep.show:
-            console.print(_table(rep.data[name], title=name))
-        for note in rep.notes:
+        for name in reproduction.show:
+            console.print(_table(reproduction.data[name], title=name))
+        for note in reproduction.notes:
             console.print(note)
-        table = Table(
-            "metric", "paper", "ours", "tolerance", "pass", title=f"{rep.id}: paper vs ours", title_justify="left"
-        )
-        for row in rep.rows:
-            table.add_row(
-                row.metric,
-                _fmt(row.paper),
-                _fmt(row.ours),
-                row.tolerance,
-                "[green]pass[/]" if row.passed else "[red]FAIL[/]",
-            )
-        console.print(table)
+        console.print(_rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
     console.print(f"wrote {', '.join(str(p) for p in written)}")
-    if not rep.passed:
+    if not reproduction.passed:
         raise typer.Exit(1)
 
 
@@ -273,29 +275,20 @@ def validate(
     `tcp`: one long-lived flow per Reno/NewReno/SACK variant over a path with periodic or Bernoulli loss, RTT 40/100/200 ms, against the square-root law (RED-PD eq. 1, ±15 %), the same sawtooth with one fast-recovery round trip per loss (±15 %), PFTK with t_RTO = 4·RTT (RED-PD eq. 2, ±25 %), and the delayed-ACK rate ratio (model 1/sqrt(2), accepted in [0.6, 0.85]). Prints measured, model, ratio and pass per row; exits with status 1 if any row fails.
     """
     from ._core import validate_tcp
+    from .experiments import Row
 
     if suite not in SUITES:
         raise _fail(f"unknown suite {suite!r} (known: {', '.join(SUITES)})")
-    rows = json.loads(validate_tcp())
+    rows = [
+        Row(check["metric"], check["model"], check["ours"], check["tolerance"], check["pass"])
+        for check in json.loads(validate_tcp())
+    ]
     if json_output:
-        _print_json({"id": suite, "rows": rows})
+        _print_json({"id": suite, "rows": [row.to_dict(reference="model") for row in rows]})
     else:
-        table = Table(
-            "check", "model", "ours", "ratio", "tolerance", "pass", title=f"validate {suite}", title_justify="left"
-        )
-        for r in rows:
-            verdict = "[green]pass[/]" if r["pass"] else "[red]FAIL[/]"
-            table.add_row(
-                r["metric"],
-                f"{r['model']:.4g}",
-                f"{r['ours']:.4g}",
-                f"{r['ours'] / r['model']:.3f}",
-                r["tolerance"],
-                verdict,
-            )
-        Console().print(table)
-        console.print(f"{sum(r['pass'] for r in rows)} of {len(rows)} checks pass")
-    if not all(r["pass"] for r in rows):
+        Console().print(_rows_table(rows, title=f"validate {suite}", reference="model", ratio=True))
+        console.print(f"{sum(row.passed for row in rows)} of {len(rows)} checks pass")
+    if not all(row.passed for row in rows):
         raise typer.Exit(1)
 
 

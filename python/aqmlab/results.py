@@ -137,6 +137,24 @@ class Results:
     def from_json(cls, text: str, scenario: Scenario | None = None, wall_time: float | None = None) -> Results:
         return cls(json.loads(text), scenario, wall_time)
 
+    @property
+    def duration(self) -> float:
+        """The simulated duration (s)."""
+        return self.raw["summary"]["duration"]
+
+    @property
+    def warmup(self) -> float:
+        """When the measurement window starts (s): goodput, loss rates and window counts cover
+        [warmup, duration)."""
+        return self.raw["summary"]["warmup"]
+
+    def link(self, name: str) -> pd.Series:
+        """The row of `links` for the monitored link `name` (e.g. "L->R", a dumbbell's bottleneck)."""
+        rows = self.links[self.links["name"] == name]
+        if rows.empty:
+            raise KeyError(f"link {name!r}: not monitored in this run (links: {', '.join(self.links['name'])})")
+        return rows.iloc[0]
+
     def tables(self) -> dict[str, pd.DataFrame]:
         return {t: getattr(self, t) for t in TABLES}
 

@@ -26,50 +26,7 @@ from typing import Any
 import pandas as pd
 
 from ..results import to_json_value
-
-
-def _number(x: Any) -> Any:
-    """Plain Python numbers (not numpy scalars) for JSON and printing."""
-    return x.item() if hasattr(x, "item") else x
-
-
-@dataclass
-class Row:
-    """One checked result: the paper's value, ours, the accepted tolerance, and whether ours is within it."""
-
-    metric: str
-    paper: Any
-    ours: Any
-    tolerance: str
-    passed: bool
-
-    @classmethod
-    def within(cls, metric: str, paper: float, ours: float, tolerance: float, relative: bool = False) -> Row:
-        """Passes when |ours - paper| <= tolerance (a fraction of |paper| if `relative`)."""
-        bound = tolerance * abs(paper) if relative else tolerance
-        text = f"±{tolerance:.0%}" if relative else f"±{tolerance:g}"
-        return cls(metric, paper, ours, text, bool(abs(ours - paper) <= bound))
-
-    @classmethod
-    def between(cls, metric: str, paper: Any, ours: float, low: float, high: float) -> Row:
-        return cls(metric, paper, ours, f"[{low:g}, {high:g}]", bool(low <= ours <= high))
-
-    @classmethod
-    def at_least(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
-        return cls(metric, paper, ours, f">= {bound:.3g}", bool(ours >= bound))
-
-    @classmethod
-    def at_most(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
-        return cls(metric, paper, ours, f"<= {bound:.3g}", bool(ours <= bound))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "paper": _number(self.paper),
-            "ours": _number(self.ours),
-            "tolerance": self.tolerance,
-            "pass": self.passed,
-        }
+from ._toolkit import PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
 
 
 @dataclass
@@ -123,9 +80,13 @@ class Experiment:
     function: Callable[[bool], Reproduction]
 
     def run(self, quick: bool = False) -> Reproduction:
-        rep = self.function(quick)
-        rep.id, rep.title = self.id, self.title
-        return rep
+        reproduction = self.function(quick)
+        reproduction.id, reproduction.title = self.id, self.title
+        keys = [row.key for row in reproduction.rows]
+        if not all(keys) or len(set(keys)) != len(keys):
+            repeated = sorted({key for key in keys if keys.count(key) > 1})
+            raise ValueError(f"experiment {self.id!r}: every row needs its own key (missing or repeated: {repeated})")
+        return reproduction
 
 
 @dataclass(frozen=True)
@@ -187,13 +148,17 @@ def get(id: str) -> Experiment:
 
 
 __all__ = [
+    "PAPER_NAMES",
+    "RELATIONS",
     "Experiment",
     "NotReproduced",
     "Reproduction",
     "Row",
+    "RunSettings",
     "experiment",
     "get",
     "not_reproduced",
     "not_reproduced_list",
     "registry",
+    "run_seeds",
 ]

@@ -54,7 +54,7 @@ import pandas as pd
 import aqmlab
 
 from .. import _core
-from ..plots import _pyplot
+from ..plots import pyplot as _pyplot
 from ..results import MBPS, Results
 from . import Reproduction, Row, experiment
 

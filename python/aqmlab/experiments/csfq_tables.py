@@ -36,7 +36,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import _pyplot
+from ..plots import pyplot as _pyplot
 from ..results import MBPS
 from ..scenario import Scenario
 from . import Reproduction, Row, _csfq, experiment

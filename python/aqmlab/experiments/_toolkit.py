@@ -130,7 +130,7 @@ class Row:
         lets a step miss by that much (`x >= y - slack`, `x < y + slack`).
 
         `ours` shows the groups in the paper's order, each value with `digits` decimals and
-        its name if it has one, the steps as their relation (or `joiner`, e.g. " vs "); with
+        its name if it has one, the steps as their relation (or `joiner`, e.g. "vs"); with
         `sort`, every value lowest first, joined by " < ". Passing `ours` replaces that text.
         """
         steps = len(groups) - 1

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from ..results import to_json_value
-from ._toolkit import PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
+from ._toolkit import MUCH, PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
 
 
 @dataclass
@@ -148,6 +148,7 @@ def get(id: str) -> Experiment:
 
 
 __all__ = [
+    "MUCH",
     "PAPER_NAMES",
     "RELATIONS",
     "Experiment",

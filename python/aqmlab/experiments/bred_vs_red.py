@@ -87,7 +87,7 @@ def vs_red(quick: bool) -> Reproduction:
     }
     data |= {f"fig11_{m}_samples": s.rename_axis("time").reset_index() for m, s in samples11.items()}
     return Reproduction(
-        rows=vs_red_rows(table.loc["bred"], table.loc["red"]),
+        rows=fig10_rows(table.loc["bred"], table.loc["red"]) + fig11_rows(table.loc["bred"], table.loc["red"]),
         figure=_vs_red_figure(samples10, samples11),
         data=data,
         show=["vs_red"],
@@ -126,13 +126,9 @@ def _measured_samples(results: Results) -> list[np.ndarray]:
     return [row for row in table[table.index >= results.warmup].to_numpy()]
 
 
-def vs_red_rows(bred: pd.Series, red: pd.Series) -> list[Row]:
-    """BRED fairer than RED over 2-s samples, RED fair only in the long run (Fig. 10); RED's
-    TCPs shut out by the CBRs, BRED's CBRs held to eq. 14 (Fig. 11). `bred`, `red`: the
-    measures of fig10_metrics and fig11_metrics."""
-    bound = cbr_bound_mbps(FIG11_LINK, len(CBRS), len(TCPS))
-    link11 = FIG11_LINK / MBPS
-    split = ((1 - FIG11_RED_SPLIT) * link11 / 3, (1 + FIG11_RED_SPLIT) * link11 / 3)
+def fig10_rows(bred: pd.Series, red: pd.Series) -> list[Row]:
+    """BRED fairer than RED over 2-s samples, RED fair only in the long run (`bred`, `red`:
+    the measures of fig10_metrics)."""
     return [
         Row.ordered(
             "Fig. 10: mean F per 2-s sample, BRED vs RED",
@@ -159,6 +155,16 @@ def vs_red_rows(bred: pd.Series, red: pd.Series) -> list[Row]:
             FIG10_LONG_RUN_F,
             key="fig10.red.long_run_fairness",
         ),
+    ]
+
+
+def fig11_rows(bred: pd.Series, red: pd.Series) -> list[Row]:
+    """RED's TCPs shut out by the CBRs, which split the link; BRED's CBRs held to eq. 14
+    and its TCPs not shut out (`bred`, `red`: the measures of fig11_metrics)."""
+    bound = cbr_bound_mbps(FIG11_LINK, len(CBRS), len(TCPS))
+    link11 = FIG11_LINK / MBPS
+    split = ((1 - FIG11_RED_SPLIT) * link11 / 3, (1 + FIG11_RED_SPLIT) * link11 / 3)
+    return [
         Row.at_most(
             "Fig. 11: RED, TCP total (Mb/s)",
             "completely shut out",

@@ -64,32 +64,12 @@ def onoff_metrics(results: Results) -> dict[str, float]:
 @experiment("csfq-table1", "CSFQ Table 1: an ON-OFF source (10 Mbps when ON) vs 19 TCPs on 10 Mbps")
 def table1(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
-    by_mechanism = {
-        name: run_seeds(single_link_scenario(qdisc, FLOWS, settings.duration), settings.seeds)
-        for name, qdisc in mechanisms().items()
-    }
-    runs = pd.DataFrame(
-        [
-            {"mechanism": name, "seed": seed, **onoff_metrics(by_mechanism[name][i])}
-            for i, seed in enumerate(settings.seeds)
-            for name in by_mechanism
-        ]
-    )
+    runs = onoff_runs(settings)
     mean = runs.groupby("mechanism", sort=False)[MEASURES].mean()
     delivered = mean["delivered_scaled"].to_dict()
     fred = better_fred(delivered, lower_is_better=True)  # fairer: closer to DRR's fair-share count
     delivered["fred"] = delivered[fred]
-    table = pd.DataFrame(
-        {
-            "mechanism": [PAPER_NAMES[m] for m in mean.index],
-            "paper_delivered": [TABLE1.get(m, (None, None))[0] for m in mean.index],
-            "paper_dropped": [TABLE1.get(m, (None, None))[1] for m in mean.index],
-            "delivered": mean["delivered_scaled"].round(0).to_numpy(),
-            "dropped": mean["dropped_scaled"].round(0).to_numpy(),
-            "sent_unscaled": mean["sent"].round(0).to_numpy(),
-            "delivered_unscaled": mean["delivered"].round(0).to_numpy(),
-        }
-    ).astype({"paper_delivered": "Float64", "paper_dropped": "Float64"})
+    table = _table1_frame(mean)
     notes = [
         f"Counts are scaled by 6758 / sent and averaged over {len(settings.seeds)} seed(s) of {ONOFF_DURATION:.0f} s; "
         f"the ON-OFF source sent {runs['sent'].min()}–{runs['sent'].max()} packets unscaled.",
@@ -111,6 +91,36 @@ def table1(quick: bool) -> Reproduction:
         show=["table1"],
         notes=notes,
     )
+
+
+def onoff_runs(settings: RunSettings) -> pd.DataFrame:
+    """One row per seed and mechanism (seed by seed): onoff_metrics."""
+    by_mechanism = {
+        name: run_seeds(single_link_scenario(qdisc, FLOWS, settings.duration), settings.seeds)
+        for name, qdisc in mechanisms().items()
+    }
+    return pd.DataFrame(
+        [
+            {"mechanism": name, "seed": seed, **onoff_metrics(by_mechanism[name][i])}
+            for i, seed in enumerate(settings.seeds)
+            for name in by_mechanism
+        ]
+    )
+
+
+def _table1_frame(mean: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's layout: per mechanism the paper's counts (where readable) and our means."""
+    return pd.DataFrame(
+        {
+            "mechanism": [PAPER_NAMES[m] for m in mean.index],
+            "paper_delivered": [TABLE1.get(m, (None, None))[0] for m in mean.index],
+            "paper_dropped": [TABLE1.get(m, (None, None))[1] for m in mean.index],
+            "delivered": mean["delivered_scaled"].round(0).to_numpy(),
+            "dropped": mean["dropped_scaled"].round(0).to_numpy(),
+            "sent_unscaled": mean["sent"].round(0).to_numpy(),
+            "delivered_unscaled": mean["delivered"].round(0).to_numpy(),
+        }
+    ).astype({"paper_delivered": "Float64", "paper_dropped": "Float64"})
 
 
 def table1_rows(delivered: dict[str, float], fred: str) -> list[Row]:

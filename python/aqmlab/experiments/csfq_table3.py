@@ -50,37 +50,12 @@ def latency_metrics(results: Results) -> dict[str, float]:
 @experiment("csfq-table3", "CSFQ Table 3: 19 TCPs and a 10 Mbps UDP over a 100 ms link")
 def table3(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
-    by_mechanism = {
-        name: run_seeds(
-            single_link_scenario(
-                qdisc, FLOWS, settings.duration, warmup=settings.warmup, delay="100ms", buffer=LATENCY_BUFFER
-            ),
-            settings.seeds,
-        )
-        for name, qdisc in mechanisms(buffer=LATENCY_BUFFER, k=LATENCY_K).items()
-    }
-    runs = pd.DataFrame(
-        [
-            {"mechanism": name, "seed": seed, **latency_metrics(by_mechanism[name][i])}
-            for i, seed in enumerate(settings.seeds)
-            for name in by_mechanism
-        ]
-    )
+    runs = latency_runs(settings)
     mean = runs.groupby("mechanism", sort=False)[["mean", "std", "udp_mbps"]].mean()
     means = mean["mean"].to_dict()
     fred = better_fred(means, lower_is_better=False)
     means["fred"] = means[fred]
-    paper = [TABLE3["fred" if m.startswith("fred") else m] for m in mean.index]
-    table = pd.DataFrame(
-        {
-            "mechanism": [PAPER_NAMES[m] for m in mean.index],
-            "paper_mean": [p[0] for p in paper],
-            "paper_std": [p[1] for p in paper],
-            "mean": mean["mean"].round(0).to_numpy(),
-            "std": mean["std"].round(0).to_numpy(),
-            "udp_mbps": mean["udp_mbps"].round(2).to_numpy(),
-        }
-    )
+    table = _table3_frame(mean)
     window = settings.duration - settings.warmup
     notes = [
         f"Mean over {len(settings.seeds)} seed(s) of the per-run mean and std over the 19 TCP flows; {window:.0f} s "
@@ -98,6 +73,41 @@ def table3(quick: bool) -> Reproduction:
     )
     data = {"table3": table, "table3_runs": runs}
     return Reproduction(rows=table3_rows(means, fred), figure=figure, data=data, show=["table3"], notes=notes)
+
+
+def latency_runs(settings: RunSettings) -> pd.DataFrame:
+    """One row per seed and mechanism (seed by seed): latency_metrics."""
+    by_mechanism = {
+        name: run_seeds(
+            single_link_scenario(
+                qdisc, FLOWS, settings.duration, warmup=settings.warmup, delay="100ms", buffer=LATENCY_BUFFER
+            ),
+            settings.seeds,
+        )
+        for name, qdisc in mechanisms(buffer=LATENCY_BUFFER, k=LATENCY_K).items()
+    }
+    return pd.DataFrame(
+        [
+            {"mechanism": name, "seed": seed, **latency_metrics(by_mechanism[name][i])}
+            for i, seed in enumerate(settings.seeds)
+            for name in by_mechanism
+        ]
+    )
+
+
+def _table3_frame(mean: pd.DataFrame) -> pd.DataFrame:
+    """Table 3's layout: per mechanism the paper's mean and std (FRED's for both FREDs) and ours."""
+    paper = [TABLE3["fred" if m.startswith("fred") else m] for m in mean.index]
+    return pd.DataFrame(
+        {
+            "mechanism": [PAPER_NAMES[m] for m in mean.index],
+            "paper_mean": [p[0] for p in paper],
+            "paper_std": [p[1] for p in paper],
+            "mean": mean["mean"].round(0).to_numpy(),
+            "std": mean["std"].round(0).to_numpy(),
+            "udp_mbps": mean["udp_mbps"].round(2).to_numpy(),
+        }
+    )
 
 
 def table3_rows(means: dict[str, float], fred: str) -> list[Row]:

@@ -81,7 +81,15 @@ def _table(frame: Any, title: str = "") -> Table:
     return table
 
 
-@app.command()
+@app.command(
+    help=(
+        "Run one scenario and print per-flow goodput against fair share, drops, the Jain index and link "
+        "utilisation.\n\n"
+        "With --out, also write every table (Parquet or CSV), summary.json and the plots (per-flow throughput"
+        " with the fair share marked; queue length over time). The same scenario and seed always give "
+        "byte-identical files."
+    )
+)
 def run(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
     out: Annotated[
@@ -95,10 +103,6 @@ def run(
         typer.Option("--json", help="Print the summary as one JSON object on stdout (nothing else goes to stdout)."),
     ] = False,
 ) -> None:
-    """Run one scenario and print per-flow goodput against fair share, drops, the Jain index and link utilisation.
-
-    With --out, also write every table (Parquet or CSV), summary.json and the plots (per-flow throughput with the fair share marked; queue length over time). The same scenario and seed always give byte-identical files.
-    """
     from . import load
     from . import run as run_scenario
 
@@ -149,7 +153,13 @@ def _print_run(results: Any, summary: dict) -> None:
     )
 
 
-@app.command()
+@app.command(
+    help=(
+        "Reproduce a paper experiment and compare with the paper's numbers.\n\n"
+        "Prints a table of metric / paper / ours / tolerance / pass and saves a figure and the data. Exits "
+        "with status 1 if any row fails. `demo` is the CSFQ Fig. 3(b) comparison (what `make demo` runs)."
+    )
+)
 def reproduce(
     id: Annotated[str | None, typer.Argument(help="Experiment id (see --list).")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
@@ -162,10 +172,6 @@ def reproduce(
         Path | None, typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")
     ] = None,
 ) -> None:
-    """Reproduce a paper experiment and compare with the paper's numbers.
-
-    Prints a table of metric / paper / ours / tolerance / pass and saves a figure and the data. Exits with status 1 if any row fails. `demo` is the CSFQ Fig. 3(b) comparison (what `make demo` runs).
-    """
     from .experiments import get, not_reproduced_list, registry
 
     if list_:
@@ -210,7 +216,17 @@ def reproduce(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(
+    help=(
+        "Run every combination of a parameter grid over a base scenario.\n\n"
+        "Each job's results are stored under a hash of its full scenario in OUT/jobs/, so rerunning an "
+        "interrupted sweep runs only the missing jobs. The combined tables are OUT/jobs.csv (one row per job)"
+        " and OUT/flows.csv (one row per job and flow).\n\n"
+        'A spec names a scenario file (`scenario = "base.toml"`) or holds a [base] table, and a [grid] of '
+        'dotted paths to lists, e.g. `"simulation.seed" = [1, 2, 3]` or `"topology.bottleneck.qdisc" = [{type'
+        ' = "droptail", limit = 50}, {type = "red", ...}]`.'
+    )
+)
 def sweep(
     spec: Annotated[
         Path, typer.Argument(help="Sweep spec (TOML): a base scenario and a [grid] of dotted paths to lists of values.")
@@ -226,12 +242,6 @@ def sweep(
         int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)
     ] = None,
 ) -> None:
-    """Run every combination of a parameter grid over a base scenario.
-
-    Each job's results are stored under a hash of its full scenario in OUT/jobs/, so rerunning an interrupted sweep runs only the missing jobs. The combined tables are OUT/jobs.csv (one row per job) and OUT/flows.csv (one row per job and flow).
-
-    A spec names a scenario file (`scenario = "base.toml"`) or holds a [base] table, and a [grid] of dotted paths to lists, e.g. `"simulation.seed" = [1, 2, 3]` or `"topology.bottleneck.qdisc" = [{type = "droptail", limit = 50}, {type = "red", ...}]`.
-    """
     from .sweep import load_spec, pending_jobs, run_sweep
 
     try:
@@ -260,7 +270,16 @@ def sweep(
 SUITES = ("tcp",)
 
 
-@app.command()
+@app.command(
+    help=(
+        "Check the simulator against closed-form models.\n\n"
+        "`tcp`: one long-lived flow per Reno/NewReno/SACK variant over a path with periodic or Bernoulli "
+        "loss, RTT 40/100/200 ms, against the square-root law (RED-PD eq. 1, ±15 %), the same sawtooth with "
+        "one fast-recovery round trip per loss (±15 %), PFTK with t_RTO = 4·RTT (RED-PD eq. 2, ±25 %), and "
+        "the delayed-ACK rate ratio (model 1/sqrt(2), accepted in [0.6, 0.85]). Prints measured, model, ratio"
+        " and pass per row; exits with status 1 if any row fails."
+    )
+)
 def validate(
     suite: Annotated[str, typer.Argument(help="Which suite: tcp.")],
     json_output: Annotated[
@@ -270,10 +289,6 @@ def validate(
         ),
     ] = False,
 ) -> None:
-    """Check the simulator against closed-form models.
-
-    `tcp`: one long-lived flow per Reno/NewReno/SACK variant over a path with periodic or Bernoulli loss, RTT 40/100/200 ms, against the square-root law (RED-PD eq. 1, ±15 %), the same sawtooth with one fast-recovery round trip per loss (±15 %), PFTK with t_RTO = 4·RTT (RED-PD eq. 2, ±25 %), and the delayed-ACK rate ratio (model 1/sqrt(2), accepted in [0.6, 0.85]). Prints measured, model, ratio and pass per row; exits with status 1 if any row fails.
-    """
     from ._core import validate_tcp
     from .experiments import Row
 
@@ -292,7 +307,13 @@ def validate(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(
+    help=(
+        "Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second.\n\n"
+        "(a) the demo under RED for 100 s, (b) 100 TCP flows over a 45 Mbps RED bottleneck for 100 s "
+        "(scenarios/bench-*.toml)."
+    )
+)
 def bench(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as one JSON list on stdout.")] = False,
     only: Annotated[
@@ -300,10 +321,6 @@ def bench(
     ] = None,
     repeat: Annotated[int, typer.Option("--repeat", help="Runs per benchmark; the fastest counts.", min=1)] = 3,
 ) -> None:
-    """Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second.
-
-    (a) the demo under RED for 100 s, (b) 100 TCP flows over a 45 Mbps RED bottleneck for 100 s (scenarios/bench-*.toml).
-    """
     from .bench import BENCHMARKS, run_benchmark
     from .scenario import Scenario
 

@@ -75,7 +75,7 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
     links = results.links.set_index("id")
     link_ids = list(dict.fromkeys(queue["link"]))
     fig, axes = pyplot().subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
-    for ax, link in zip(axes[:, 0], link_ids):
+    for ax, link in zip(axes[:, 0], link_ids, strict=True):
         samples = queue[queue["link"] == link]
         name = links.loc[link, "name"]
         qdisc = _qdisc_table(results, name)

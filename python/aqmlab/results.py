@@ -195,8 +195,11 @@ class Results:
         return written
 
     def __repr__(self) -> str:
-        s = self.raw["summary"]
-        return f"<Results {s['name'] or '(unnamed)'}: {len(self.flows)} flows, {s['events']} events, Jain {s['jain_index']:.4f}>"
+        summary = self.raw["summary"]
+        name = summary["name"] or "(unnamed)"
+        return (
+            f"<Results {name}: {len(self.flows)} flows, {summary['events']} events, Jain {summary['jain_index']:.4f}>"
+        )
 
 
 def to_json_value(data: Any) -> Any:
@@ -216,7 +219,8 @@ def _write_json(path: Path, data: Any) -> Path:
 
 
 def goodput_table(results_by_label: Mapping[str, Results]) -> pd.DataFrame:
-    """One row per flow: fair share (Mbps), then for each run its goodput (`<label>_mbps`) and goodput / fair share (`<label>_norm`)."""
+    """One row per flow: fair share (Mbps), then for each run its goodput (`<label>_mbps`) and
+    goodput / fair share (`<label>_norm`)."""
     first = next(iter(results_by_label.values())).flows
     table = pd.DataFrame(
         {

@@ -1,16 +1,58 @@
 """Paper reproductions: a registry of experiments, each returning a `Reproduction`.
 
-To add one, write a module in this package:
+To add one, write one module per experiment id (`csfq-fig3a` -> `csfq_fig3a.py`); modules
+are found automatically and `aqmlab reproduce --list` shows them. A paper's shared setup
+(its mechanisms, topology, the choices where it is silent) goes in a private module that
+the experiments import (`_csfq.py`, `_fred.py`, `_bred.py`). The module reads like the
+paper's section:
 
-    from . import Reproduction, Row, experiment
+- the docstring cites the section and says what we chose where the paper is silent;
+- the paper's numbers are named constants quoting it, each tolerance beside its reason;
+- `FULL` and `QUICK` are the `RunSettings` of the full and the `--quick` run (shorter, or
+  fewer seeds, still checking every row);
+- `*_scenario` builds a scenario, `*_metrics` measures a run, `*_rows` checks the measures;
+- the experiment function (at most ~40 lines) runs, measures and assembles. Every row has a
+  stable `key`, which tests and scripts select rows by (the metric text is for people).
+
+    import numpy as np
+
+    from ..results import MBPS, Results
+    from . import Reproduction, Row, RunSettings, experiment, run_seeds
+    from ._csfq import MECHANISMS
+
+    # "flow i sends i + 1 times more than its fair share of 0.3125 Mbps"
+    FAIR_MBPS = 0.3125
+    # "between -11% and +5% of the ideal value", from one 10-s run: we accept ±20 %.
+    TOLERANCE = 0.2
+    FULL = RunSettings(seeds=(1, 2, 3), duration="20s", warmup="10s")
+    QUICK = RunSettings(seeds=(1,), duration="6s", warmup="2s")
+
+    def fig3a_metrics(results: Results) -> dict[str, float]:
+        goodput = results.flows["goodput_bps"] / MBPS
+        return {"worst_mbps": goodput.min(), "best_mbps": goodput.max()}
 
     @experiment("csfq-fig3a", "CSFQ Fig. 3(a): 32 UDP flows at (i+1)x fair share")
     def fig3a(quick: bool) -> Reproduction:
-        results = aqmlab.run(...)
-        return Reproduction(rows=[Row.within("CSFQ worst flow (Mbps)", 0.3125, ours, 0.06)], figure=fig)
+        settings = QUICK if quick else FULL
+        worst = {}  # the slowest flow's goodput under each mechanism, mean over the seeds
+        for name, qdisc in MECHANISMS.items():
+            runs = run_seeds(fig3a_scenario(settings).with_qdisc(qdisc), settings.seeds)
+            worst[name] = np.mean([fig3a_metrics(results)["worst_mbps"] for results in runs])
+        rows = [
+            Row.within("CSFQ worst flow (Mbps)", FAIR_MBPS, worst["csfq"], TOLERANCE, relative=True, key="csfq.worst"),
+            Row.ordered(
+                "Worst flow (Mbps): FIFO < CSFQ < DRR",
+                "FIFO < CSFQ < DRR",
+                [{"FIFO": worst["droptail"]}, {"CSFQ": worst["csfq"]}, {"DRR": worst["drr"]}],
+                key="order.worst",
+            ),
+        ]
+        return Reproduction(rows=rows, figure=fig3a_figure(worst), notes=["..."])
 
-Modules are found automatically; `aqmlab reproduce --list` shows them.
-`quick` asks for a shorter run (fewer seconds or seeds) that still checks the rows.
+The toolkit (`_toolkit.py`): `Row.within/between/at_least/at_most` and `Row.ordered` (a
+paper's ordering of groups of values, with its ≪ and ≫), `RunSettings`, `run_seeds`, and
+`PAPER_NAMES` (the mechanisms as the papers print them). Elsewhere: `Results.link(name)`,
+`Results.warmup`, `plots.pyplot()`, and `aqmlab.metrics` for the papers' closed forms.
 """
 
 from __future__ import annotations
@@ -83,9 +125,12 @@ class Experiment:
         reproduction = self.function(quick)
         reproduction.id, reproduction.title = self.id, self.title
         keys = [row.key for row in reproduction.rows]
-        if not all(keys) or len(set(keys)) != len(keys):
-            repeated = sorted({key for key in keys if keys.count(key) > 1})
-            raise ValueError(f"experiment {self.id!r}: every row needs its own key (missing or repeated: {repeated})")
+        missing = [row.metric for row in reproduction.rows if not row.key]
+        repeated = sorted({key for key in keys if key and keys.count(key) > 1})
+        if missing or repeated:
+            raise ValueError(
+                f"experiment {self.id!r}: every row needs its own key (without: {missing}; repeated: {repeated})"
+            )
         return reproduction
 
 

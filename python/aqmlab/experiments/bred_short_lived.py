@@ -121,38 +121,38 @@ def short_lived_rows(table: pd.DataFrame) -> list[Row]:
     it, BRED's CBRs under it and its TCPs not shut out, RED's TCPs shut out."""
     rows = []
     link = FIG6_LINK / MBPS
-    for p in table[table["active_cbr"] > 0].itertuples():
-        key = f"p{p.start:g}_{p.end:g}"
-        paper = PAPER_FIG6_BOUNDS.get((p.start, p.end))
+    for span in table[table["active_cbr"] > 0].itertuples():
+        key = f"p{span.start:g}_{span.end:g}"
+        paper = PAPER_FIG6_BOUNDS.get((span.start, span.end))
         if paper is not None:
             rows.append(
                 Row.within(
-                    f"eq. 14 bound, {p.period} ({p.active_cbr} CBR + {p.active_tcp} TCP) (Mb/s)",
+                    f"eq. 14 bound, {span.period} ({span.active_cbr} CBR + {span.active_tcp} TCP) (Mb/s)",
                     paper,
-                    round(p.bound, 4),
+                    round(span.bound, 4),
                     0.00005,
                     key=f"eq14.bound.{key}",
                 )
             )
         rows += [
             Row.at_most(
-                f"BRED, {p.period}: largest CBR average (Mb/s)",
-                f"<= {p.bound:.4f} (eq. 14)",
-                p.bred_cbr_max,
-                BOUND_SLACK * p.bound,
+                f"BRED, {span.period}: largest CBR average (Mb/s)",
+                f"<= {span.bound:.4f} (eq. 14)",
+                span.bred_cbr_max,
+                BOUND_SLACK * span.bound,
                 key=f"bred.{key}.cbr_max",
             ),
             Row.at_least(
-                f"BRED, {p.period}: TCP total (Mb/s)",
+                f"BRED, {span.period}: TCP total (Mb/s)",
                 "not shut out",
-                p.bred_tcp_total,
+                span.bred_tcp_total,
                 FIG6_BRED_TCP_SHARE * link,
                 key=f"bred.{key}.tcp_total",
             ),
             Row.at_most(
-                f"RED, {p.period}: TCP total (Mb/s)",
+                f"RED, {span.period}: TCP total (Mb/s)",
                 "shut out",
-                p.red_tcp_total,
+                span.red_tcp_total,
                 FIG6_RED_TCP_SHARE * link,
                 key=f"red.{key}.tcp_total",
             ),
@@ -175,8 +175,8 @@ def _fig6_figure(series: Mapping[str, pd.DataFrame], table: pd.DataFrame) -> Any
         samples = series[mechanism]
         for name in SOURCES:
             ax.plot(samples.index + FIG6_SAMPLE / 2, samples[name], label=name, linewidth=0.8, **rtt_style(name))
-        for p in table[table["active_cbr"] > 0].itertuples():
-            ax.hlines(p.bound, p.start, p.end, colors="red", linestyles="--", linewidth=1)
+        for span in table[table["active_cbr"] > 0].itertuples():
+            ax.hlines(span.bound, span.start, span.end, colors="red", linestyles="--", linewidth=1)
         ax.set(
             title=f"({letter}) {PAPER_NAMES[mechanism]}",
             xlabel="time (s)",

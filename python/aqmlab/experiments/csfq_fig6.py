@@ -111,14 +111,14 @@ def fig6a_rows(forwarded: pd.DataFrame) -> list[Row]:
     well at the most links (`forwarded`: flow0_normalised of UDP-0 by number of links `x`)."""
     rows = [
         Row.ordered(
-            f"Fig. 6(a) UDP-0 forwarded, {_links(r.x)}",
+            f"Fig. 6(a) UDP-0 forwarded, {_links(point.x)}",
             f"DRR >= CSFQ ≈ FRED > RED ≈ FIFO (DRR -{FIG6A_NOISE:g} noise)",
-            [{"DRR": r.drr}, {"CSFQ": r.csfq, "FRED": r.fred}, {"RED": r.red, "FIFO": r.droptail}],
+            [{"DRR": point.drr}, {"CSFQ": point.csfq, "FRED": point.fred}, {"RED": point.red, "FIFO": point.droptail}],
             relation=[">=", ">"],
             slack=[FIG6A_NOISE, 0.0],
-            key=f"order.fig6a.k{int(r.x)}",
+            key=f"order.fig6a.k{int(point.x)}",
         )
-        for r in forwarded.itertuples()
+        for point in forwarded.itertuples()
     ]
     last = forwarded.iloc[-1]
     rows.append(
@@ -138,13 +138,13 @@ def fig6b_rows(normalised: pd.DataFrame) -> list[Row]:
     CSFQ at the most links (`normalised`: flow0_normalised of the TCP by number of links `x`)."""
     rows = [
         Row.ordered(
-            f"Fig. 6(b) TCP / fair share, {_links(r.x)}",
+            f"Fig. 6(b) TCP / fair share, {_links(point.x)}",
             f"DRR ≈ CSFQ > FRED >> RED ≈ FIFO (>> read as {MUCH:g}x)",
-            [{"DRR": r.drr, "CSFQ": r.csfq}, {"FRED": r.fred}, {"RED": r.red, "FIFO": r.droptail}],
+            [{"DRR": point.drr, "CSFQ": point.csfq}, {"FRED": point.fred}, {"RED": point.red, "FIFO": point.droptail}],
             relation=[">", ">>"],
-            key=f"order.fig6b.k{int(r.x)}",
+            key=f"order.fig6b.k{int(point.x)}",
         )
-        for r in normalised.itertuples()
+        for point in normalised.itertuples()
     ]
     last = normalised.iloc[-1]
     rows.append(

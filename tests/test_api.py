@@ -111,6 +111,35 @@ def test_graph_link_qdisc_by_direction():
     assert changed.qdisc("A->B") == {"type": "droptail", "limit": 50}
 
 
+def test_parking_lot_link_qdisc_by_direction():
+    scenario = aqmlab.Scenario.from_dict(
+        {
+            "simulation": {"duration": 1.0},
+            "topology": {"type": "parking_lot", "congested_links": 2, "link": {"rate": "10Mbps", "delay": "1ms"}},
+            "flows": [{"type": "cbr", "rate": "1Mbps"}],
+        }
+    )
+    # The congested links share one table: None, "R0->R1" and "R1->R2" all address it.
+    for link in (None, "R0->R1", "R1->R2"):
+        changed = scenario.with_qdisc("red", link=link, limit=30)
+        assert changed.get("topology.link.qdisc") == {"type": "red", "limit": 30} == changed.qdisc("R1->R2")
+    assert scenario.with_qdisc("drr", link="R2->R1").get("topology.link.reverse_qdisc") == {"type": "drr"}
+    assert scenario.qdisc() == {}
+    for link in ("R2->R3", "R0->R2", "A->B"):
+        with pytest.raises(aqmlab.ScenarioError, match=rf"^link '{link}': not a congested link of the parking lot"):
+            scenario.with_qdisc("droptail", link=link)
+    results = aqmlab.run(scenario.with_qdisc("drr"))
+    assert set(results.links.set_index("name").loc[["R0->R1", "R1->R2"], "qdisc"]) == {"drr"}
+
+
+def test_results_link_warmup_and_duration(cbr_scenario):
+    results = aqmlab.run(cbr_scenario)
+    assert (results.duration, results.warmup) == (3.0, 1.0)
+    assert results.link("L->R")["utilisation"] == pytest.approx(0.5, abs=0.01)
+    with pytest.raises(KeyError, match="link 'X->Y': not monitored in this run"):
+        results.link("X->Y")
+
+
 def test_bench_reports_events_per_second_of_a_run(cbr_scenario):
     from aqmlab.bench import run_benchmark
 

@@ -3,7 +3,7 @@
 import aqmlab
 import pytest
 from aqmlab.experiments import Row, registry
-from aqmlab.experiments.demo import MECHANISMS, _ordering_row, compare
+from aqmlab.experiments.demo import MECHANISMS, compare, udp_ordering_row
 
 
 def stand_in() -> aqmlab.Scenario:
@@ -37,8 +37,8 @@ def test_demo_setup_matches_the_paper():
 
 
 def test_compare_tables_and_rows_on_a_cbr_stand_in():
-    rep = compare(stand_in(), {"droptail": MECHANISMS["droptail"]})
-    per_flow = rep.data["per_flow"]
+    reproduction = compare(stand_in(), {"droptail": MECHANISMS["droptail"]})
+    per_flow = reproduction.data["per_flow"]
     assert len(per_flow) == 32
     # Max-min shares: each small flow its 50 kbps demand, the UDP flow the remaining 8.45 Mbps.
     assert per_flow["fair_share_mbps"].tolist() == pytest.approx([8.45] + [0.05] * 31)
@@ -50,13 +50,14 @@ def test_compare_tables_and_rows_on_a_cbr_stand_in():
     assert per_flow["droptail_norm"].tolist() == pytest.approx(
         (per_flow["droptail_mbps"] / per_flow["fair_share_mbps"]).tolist()
     )
-    udp_row, rest_row = rep.rows
+    udp_row, rest_row = reproduction.rows
     assert (udp_row.metric, udp_row.ours, udp_row.passed) == ("UDP goodput, droptail (Mbps)", pytest.approx(udp), True)
+    assert (udp_row.key, rest_row.key) == ("udp.droptail", "tcp_total.droptail")
     assert rest_row.ours == pytest.approx(others) and rest_row.tolerance == f">= {0.8 * (10 - udp):.3g}"
-    overview = rep.data["mechanisms"].iloc[0]
+    overview = reproduction.data["mechanisms"].iloc[0]
     assert overview["utilisation"] >= 0.99
-    assert rep.notes == [f"Jain index of goodput / fair share: droptail {overview['jain_index']:.3f}"]
-    assert rep.figure is not None and rep.passed
+    assert reproduction.notes == [f"Jain index of goodput / fair share: droptail {overview['jain_index']:.3f}"]
+    assert reproduction.figure is not None and reproduction.passed
 
 
 def test_demo_is_registered():
@@ -64,10 +65,12 @@ def test_demo_is_registered():
 
 
 def test_row_tolerances():
-    assert Row.within("x", 0.361, 0.44, 0.25, relative=True).passed  # 0.44 <= 0.361 * 1.25
-    assert not Row.within("x", 0.361, 0.46, 0.25, relative=True).passed
-    assert Row.between("x", "almost 1.8", 2.7, 1.0, 2.7).passed and not Row.between("x", "", 0.99, 1.0, 2.7).passed
-    assert Row.at_least("x", "over 8", 7.0, 7.0).to_dict() == {
+    assert Row.within("x", 0.361, 0.44, 0.25, relative=True, key="k").passed  # 0.44 <= 0.361 * 1.25
+    assert not Row.within("x", 0.361, 0.46, 0.25, relative=True, key="k").passed
+    assert Row.between("x", "almost 1.8", 2.7, 1.0, 2.7, key="k").passed
+    assert not Row.between("x", "", 0.99, 1.0, 2.7, key="k").passed
+    assert Row.at_least("x", "over 8", 7.0, 7.0, key="k").to_dict() == {
+        "key": "k",
         "metric": "x",
         "paper": "over 8",
         "ours": 7.0,
@@ -77,7 +80,8 @@ def test_row_tolerances():
 
 
 def test_udp_ordering_row():
-    assert _ordering_row({"droptail": 9.0, "red": 8.5}) is None  # one group: nothing to order
-    good = _ordering_row({"droptail": 9.0, "red": 8.5, "csfq": 0.36, "drr": 0.40, "fred-1": 1.8})
+    assert udp_ordering_row({"droptail": 9.0, "red": 8.5}) is None  # one group: nothing to order
+    good = udp_ordering_row({"droptail": 9.0, "red": 8.5, "csfq": 0.36, "drr": 0.40, "fred-1": 1.8})
     assert good.passed and good.ours == "csfq 0.36 < drr 0.40 < fred-1 1.80 < red 8.50 < droptail 9.00"
-    assert not _ordering_row({"droptail": 9.0, "fred-1": 9.5}).passed
+    assert good.tolerance == "order exact (ties within a group free)" and good.key == "order.udp"
+    assert not udp_ordering_row({"droptail": 9.0, "fred-1": 9.5}).passed

@@ -1,10 +1,10 @@
-"""BRED §5 reproductions (python/aqmlab/experiments/bred.py) in quick mode: the setups
-follow the paper, and the rows that check the paper's orderings (BRED fairer than RED,
-the CBRs held near eq. 14's bound, F growing with the number of flows) pass."""
+"""BRED §5 reproductions (python/aqmlab/experiments/bred_*.py, setup in _bred.py) in quick
+mode: the setups follow the paper, and the rows that check the paper's orderings (BRED
+fairer than RED, the CBRs held near eq. 14's bound, F growing with the number of flows) pass."""
 
 import pytest
-from aqmlab.experiments import Reproduction, registry
-from aqmlab.experiments import bred as b
+from aqmlab.experiments import Reproduction, bred_many_flows, bred_short_lived, registry
+from aqmlab.experiments import _bred as b
 
 IDS = ["bred-fig5", "bred-short-lived", "bred-buffer", "bred-many-flows", "bred-vs-red"]
 
@@ -15,11 +15,11 @@ def quick() -> dict[str, Reproduction]:
     return {id: experiments[id].run(quick=True) for id in IDS}
 
 
-def rows(rep: Reproduction, *starts: str) -> dict:
-    """The rows whose metric starts with one of `starts` (at least one each)."""
-    found = {r.metric: r for r in rep.rows if r.metric.startswith(starts)}
+def rows(reproduction: Reproduction, *starts: str) -> dict:
+    """The rows whose key starts with one of `starts` (at least one each), by key."""
+    found = {r.key: r for r in reproduction.rows if r.key.startswith(starts)}
     for start in starts:
-        assert any(m.startswith(start) for m in found), f"{rep.id}: no row {start!r}"
+        assert any(k.startswith(start) for k in found), f"{reproduction.id}: no row {start!r}"
     return found
 
 
@@ -43,7 +43,7 @@ def test_eq14_bounds_are_the_papers_printed_values():
 def test_setups_follow_the_paper():
     # 400 ms of the backbone in 500-byte packets: §5.1's 150 packets at 1.5 Mb/s, §5.2.2's 450 at 4.5 Mb/s.
     assert (b.buffer_packets(1.5e6), b.buffer_packets(4.5e6)) == (150, 450)
-    scenario = b.ten_sources(1.5e6, b.bred(150), 1e6)
+    scenario = b.ten_sources_scenario(1.5e6, b.bred_qdisc(150), 1e6)
     flows = {f["name"]: f for f in scenario["flows"]}
     assert list(flows) == b.SOURCES and [n for n, f in flows.items() if f["type"] == "cbr"] == ["cbr4", "cbr5", "cbr10"]
     for name, rtt in {
@@ -58,7 +58,7 @@ def test_setups_follow_the_paper():
         assert 2 * (flows[name]["access_delay"] + b.BACKBONE_DELAY + b.SINK_DELAY) == pytest.approx(rtt)
         assert flows[name]["tcp"]["variant"] == "tahoe" and flows[name]["packet_size"] == 500
     assert scenario["simulation"]["warmup"] == scenario["simulation"]["duration"] / 2 == 50
-    assert b.red(80) == {
+    assert b.red_qdisc(80) == {
         "type": "red",
         "limit": 80,
         "min_th": 20,
@@ -68,49 +68,58 @@ def test_setups_follow_the_paper():
         "mean_pktsize": 500,
     }
     # Fig. 8: one flow in four is CBR; RTTs 2 x (10..100 + 6 + 4) ms = 40..220 ms.
-    many = b.many_flows(100, 3e6, b.bred(150))
+    many = bred_many_flows.many_flows_scenario(100, 3e6, b.bred_qdisc(150))
     cbr = [f for f in many["flows"] if f["type"] == "cbr"]
     assert len(cbr) == 25 and sum(f["rate"] for f in cbr) == pytest.approx(3e6)
     rtts = [2 * (f["access_delay"] + 0.004 + 0.006) for f in many["flows"]]
     assert 0.04 <= min(rtts) < 0.06 and 0.2 < max(rtts) <= 0.22
     # Fig. 6: the periods between schedule changes.
-    assert b._periods(b.FIG6_SCHEDULE, 100.0) == [(0, 10), (10, 20), (20, 30), (30, 50), (50, 70), (70, 100)]
+    assert bred_short_lived.periods(bred_short_lived.FIG6_SCHEDULE, 100.0) == [
+        (0, 10),
+        (10, 20),
+        (20, 30),
+        (30, 50),
+        (50, 70),
+        (70, 100),
+    ]
 
 
 def test_fig5_cbr_held_under_eq14_and_tcp_not_shut_out(quick):
-    rep = quick["bred-fig5"]
+    reproduction = quick["bred-fig5"]
     assert_pass(
         rows(
-            rep,
-            "eq. 14",
-            "BRED, 150 packets:",
-            "BRED, 50 packets:",
-            "CBR throughput at the top rate",
-            "TCP total at CBR",
+            reproduction,
+            "eq14.",
+            "bred.b150.",
+            "bred.b50.",
+            "order.cbr_at_top_rate.",
+            "order.tcp_total_at_top_rate.",
         )
     )
-    assert rep.figure is not None and set(rep.data["fig5"]["mechanism"]) == {"bred", "red"}
+    assert reproduction.figure is not None and set(reproduction.data["fig5"]["mechanism"]) == {"bred", "red"}
 
 
 def test_fig6_short_lived_bred_keeps_tcps_red_shuts_them_out(quick):
-    rep = quick["bred-short-lived"]
-    assert_pass(rows(rep, "eq. 14 bound", "BRED, ", "RED, ", "BRED: smallest active TCP"))
-    assert len(rep.data["fig6_periods"]) == 6
+    reproduction = quick["bred-short-lived"]
+    assert_pass(rows(reproduction, "eq14.bound.", "bred.p", "red.p", "bred.tcp_min_share"))
+    assert len(reproduction.data["fig6_periods"]) == 6
 
 
 def test_fig7_tcps_gain_with_the_buffer_and_red_shuts_them_out(quick):
-    rep = quick["bred-buffer"]
+    reproduction = quick["bred-buffer"]
     # The orderings; the magnitudes (x1.3 from 50 to 100 ms, flat beyond) are reported, not asserted.
-    assert_pass(rows(rep, "BRED, 50 ms: TCP total", "RED, 50 ms: TCP total", "BRED: TCP total, 50 vs 100 ms"))
+    assert_pass(rows(reproduction, "bred.50ms.tcp_total", "red.50ms.tcp_total", "order.bred.tcp_total.50ms_lt_100ms"))
 
 
 def test_fig9_fairness_grows_with_the_number_of_flows(quick):
-    rep = quick["bred-many-flows"]
-    assert_pass(rows(rep, "F, 100 flows", "F ordering", "F of 20 flows along", "F of 100 flows: change"))
+    reproduction = quick["bred-many-flows"]
+    assert_pass(
+        rows(reproduction, "fairness.n100.cbr", "order.fairness.", "fairness.n20.rise_then_fall", "fairness.n100.taper")
+    )
 
 
 def test_fig10_11_bred_fairer_than_red(quick):
-    rep = quick["bred-vs-red"]
-    assert_pass(rows(rep, "Fig. 10:", "Fig. 11:"))
-    table = rep.data["vs_red"].set_index("mechanism")
+    reproduction = quick["bred-vs-red"]
+    assert_pass(rows(reproduction, "fig10.", "order.fig10.", "fig11.", "order.fig11."))
+    table = reproduction.data["vs_red"].set_index("mechanism")
     assert table.loc["bred", "fig10_F_per_2s_sample"] > table.loc["red", "fig10_F_per_2s_sample"]

@@ -1,10 +1,10 @@
-"""CSFQ §3.1–§3.3 figures (experiments/csfq_figures.py): quick runs keep the paper's orderings."""
+"""CSFQ §3.1–§3.3 figures (experiments/csfq_fig*.py): quick runs keep the paper's orderings."""
 
 import aqmlab
 import pandas as pd
 import pytest
-from aqmlab.experiments import csfq_figures as cf
-from aqmlab.experiments import get, not_reproduced_list, registry
+from aqmlab.experiments import PAPER_NAMES, csfq_fig3a, csfq_fig4, csfq_fig6, get, not_reproduced_list, registry
+from aqmlab.experiments._csfq import MECHANISMS
 from conftest import aqmlab_cli
 
 
@@ -21,67 +21,71 @@ def quick():
     return run
 
 
-def rows(rep) -> dict:
-    return {r.metric: r for r in rep.rows}
+def rows(reproduction) -> dict:
+    return {r.key: r for r in reproduction.rows}
 
 
 def test_fig3a_orders_mechanisms_and_keeps_csfq_in_the_band(quick):
-    rep = quick("csfq-fig3a")
-    by_metric = rows(rep)
-    assert by_metric["Largest |deviation|: DRR < CSFQ < FIFO, RED, FRED-1"].passed
+    reproduction = quick("csfq-fig3a")
+    by_key = rows(reproduction)
+    ordering = by_key["order.largest_deviation"]
+    assert ordering.metric == "Largest |deviation|: DRR < CSFQ < FIFO, RED, FRED-1" and ordering.passed
     # FIFO, RED, FRED-1 proportional to the input; DRR, CSFQ, FRED-2 (less precisely) fair.
-    for name, allocation in cf.FIG3A_ALLOCATION.items():
-        row = by_metric[f"{cf.LABELS[name]} allocation nearer to"]
+    for name, allocation in csfq_fig3a.FIG3A_ALLOCATION.items():
+        row = by_key[f"{name}.allocation"]
+        assert row.metric == f"{PAPER_NAMES[name]} allocation nearer to"
         assert row.paper == allocation and row.passed, row
     # Quick runs keep the paper's 10-s window, so the CSFQ band is checked as in full runs.
-    fairness = rep.data["fairness"].set_index("mechanism")
+    fairness = reproduction.data["fairness"].set_index("mechanism")
     assert -0.20 <= fairness.loc["csfq", "lowest_vs_fair"] and fairness.loc["csfq", "highest_vs_fair"] <= 0.15
-    per_flow = rep.data["per_flow"]
+    per_flow = reproduction.data["per_flow"]
     assert per_flow["offered_mbps"].tolist() == pytest.approx([(i + 1) * 0.3125 for i in range(32)])
     assert per_flow["proportional_mbps"].sum() == pytest.approx(10.0)
 
 
 def test_fig3b_is_the_demo_plus_the_better_fred(quick):
-    rep = quick("csfq-fig3b")
-    udp = rep.data["mechanisms"].set_index("mechanism")["udp_mbps"]
-    fred = [r for r in rep.rows if r.metric.startswith("UDP goodput, FRED = better of")]
+    reproduction = quick("csfq-fig3b")
+    udp = reproduction.data["mechanisms"].set_index("mechanism")["udp_mbps"]
+    fred = [r for r in reproduction.rows if r.key == "udp.fred"]
     assert len(fred) == 1 and fred[0].paper == "almost 1.8"
+    assert fred[0].metric.startswith("UDP goodput, FRED = better of")
     assert fred[0].ours == min(udp["fred-1"], udp["fred-2"])
-    assert rows(rep)["UDP goodput ordering (Mbps)"].passed
+    assert rows(reproduction)["order.udp"].passed
     assert udp["csfq"] < 0.6 and udp["drr"] < 0.6 and udp["droptail"] > 7
 
 
 def test_fig4_drr_fails_only_for_many_flows_and_csfq_keeps_up_with_fred(quick):
-    rep = quick("csfq-fig4")
-    table = rep.data["tcp_normalised"]
-    assert table["n"].tolist() == list(cf.FIG4_N_QUICK)
+    reproduction = quick("csfq-fig4")
+    table = reproduction.data["tcp_normalised"]
+    assert table["n"].tolist() == list(csfq_fig4.QUICK.sweep)
     assert (table["fred"] == table[["fred-1", "fred-2"]].max(axis=1)).all()
-    for row in rep.rows:  # DRR good up to 20, CSFQ > DRR from some N in [22, 32], CSFQ >= FRED - 0.1, RED/FIFO low
+    for (
+        row
+    ) in reproduction.rows:  # DRR good up to 20, CSFQ > DRR from some N in [22, 32], CSFQ >= FRED - 0.1, RED/FIFO low
         assert row.passed, row
 
 
 def test_fig6_orderings_at_every_number_of_links(quick):
-    rep = quick("csfq-fig6")
-    a, b = rep.data["udp0_forwarded"], rep.data["tcp_normalised"]
-    assert a["links"].tolist() == b["links"].tolist() == list(cf.FIG6_LINKS_QUICK)
-    for row in rep.rows:
+    reproduction = quick("csfq-fig6")
+    forwarded, normalised = reproduction.data["udp0_forwarded"], reproduction.data["tcp_normalised"]
+    assert forwarded["links"].tolist() == normalised["links"].tolist() == list(csfq_fig6.QUICK.sweep)
+    for row in reproduction.rows:
         assert row.passed, row
     # Rate-proportional FIFO forwards about 10/20.9 of UDP-0 per link, compounding over the links.
-    assert a["droptail"].iloc[0] == pytest.approx(10 / 20.91, abs=0.08)
-    assert a["droptail"].is_monotonic_decreasing
+    assert forwarded["droptail"].iloc[0] == pytest.approx(10 / 20.91, abs=0.08)
+    assert forwarded["droptail"].is_monotonic_decreasing
 
 
 def test_fig6_parking_lot_setup():
-    scenario = cf._parking_lot(
-        "t", 3, {"name": "udp0", "type": "cbr", "rate": cf.FIG6_UDP0_BPS, "jitter": True}, cf.QUICK
-    )
-    results = aqmlab.run(cf._with_mechanism(scenario, cf.MECHANISMS["drr"]))
+    scenario = csfq_fig6.parking_lot_scenario("t", 3, csfq_fig6.UDP0, csfq_fig6.QUICK)
+    results = aqmlab.run(scenario.with_qdisc(MECHANISMS["drr"]))
     assert len(results.flows) == 31
     # Every link: 11 flows, 10 Mbps: UDP-0's max-min share is its own rate 10/11 Mbps.
     assert results.flows["fair_share_bps"].iloc[0] == pytest.approx(10e6 / 11)
     # "this will result in all links between routers being congested"
     links = results.links.set_index("name")
     assert [links.loc[f"R{i}->R{i + 1}", "utilisation"] > 0.98 for i in range(3)] == [True] * 3
+    assert set(links["qdisc"]) >= {"drr"}
 
 
 def test_fig4_rows_fail_without_a_crossover():
@@ -89,15 +93,16 @@ def test_fig4_rows_fail_without_a_crossover():
     table = pd.DataFrame(
         {"n": n, "drr": [1.0] * 5, "csfq": [0.7] * 5, "fred": [0.75] * 5, "red": [0.0] * 5, "droptail": [0.0] * 5}
     )
-    by_metric = rows(type("R", (), {"rows": cf._fig4_rows(table)})())
-    assert not by_metric["First N with CSFQ > DRR"].passed
-    assert not by_metric["DRR at N = 32"].passed
-    assert by_metric["CSFQ - FRED, lowest over N (at N = 4)"].ours == pytest.approx(-0.05)
+    by_key = {r.key: r for r in csfq_fig4.fig4_rows(table)}
+    assert not by_key["crossover.csfq_gt_drr"].passed
+    assert by_key["drr.most_flows"].metric == "DRR at N = 32" and not by_key["drr.most_flows"].passed
+    assert by_key["csfq_minus_fred.min"].metric == "CSFQ - FRED, lowest over N (at N = 4)"
+    assert by_key["csfq_minus_fred.min"].ours == pytest.approx(-0.05)
 
 
 def test_fig6b_rows_fail_when_fred_beats_csfq():
     table = pd.DataFrame({"x": [1], "drr": [1.0], "csfq": [0.6], "fred": [0.7], "red": [0.0], "droptail": [0.0]})
-    ordering, ratio = cf._fig6b_rows(table)
+    ordering, ratio = csfq_fig6.fig6b_rows(table)
     assert not ordering.passed and not ratio.passed and ratio.ours == pytest.approx(0.7 / 0.6)
 
 

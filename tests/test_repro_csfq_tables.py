@@ -1,9 +1,11 @@
-"""CSFQ §3.4–§3.6 Tables 1–4 (experiments/csfq_tables.py) in quick mode, and their workload builders."""
+"""CSFQ §3.4–§3.6 Tables 1–4 (experiments/csfq_table*.py) in quick mode, and their workload builders."""
 
 import numpy as np
 import pytest
-from aqmlab.experiments import csfq_tables, registry
-from aqmlab.experiments.csfq_tables import _ordering_row, relabel_scenario, web_flows
+from aqmlab.experiments import Row, csfq_table4, registry
+from aqmlab.experiments._csfq_tables import ORDERING, paper_groups
+from aqmlab.experiments.csfq_table2 import web_flows
+from aqmlab.experiments.csfq_table4 import relabel_scenario
 
 
 @pytest.fixture(scope="module")
@@ -14,46 +16,46 @@ def quick():
 
 
 def test_table1_onoff_source(quick):
-    rep = quick["csfq-table1"]
-    rows = {row.metric: row for row in rep.rows}
-    ordering = rows["ON-OFF packets delivered, ordering"]
+    reproduction = quick["csfq-table1"]
+    rows = {row.key: row for row in reproduction.rows}
+    ordering = rows["order.delivered"]
     assert ordering.passed, ordering.ours  # DRR < CSFQ ≪ RED ≈ FIFO
-    fred = next(row for row in rep.rows if row.metric.startswith("FRED"))
+    fred = rows["fred.delivered"]
     assert fred.passed, fred.ours
     # Headline counts: DRR and CSFQ within ±40 % of the paper, RED and FIFO pass >= 70 % of what was sent.
-    for metric in ("DRR", "CSFQ", "RED", "FIFO"):
-        row = next(r for r in rep.rows if r.metric.startswith(metric + ":"))
+    for mechanism in ("drr", "csfq", "red", "droptail"):
+        row = rows[f"{mechanism}.delivered"]
         assert row.passed, (row.metric, row.ours)
-    table = rep.data["table1"].set_index("mechanism")
+    table = reproduction.data["table1"].set_index("mechanism")
     # Scaled counts keep the run's own delivered:dropped split of 6758 (less what is still in flight).
     assert (table["delivered"] + table["dropped"]).between(6758 * 0.97, 6758).all()
 
 
 def test_table2_short_transfers(quick):
-    rep = quick["csfq-table2"]
-    ordering = next(row for row in rep.rows if "ordering" in row.metric)
+    reproduction = quick["csfq-table2"]
+    ordering = next(row for row in reproduction.rows if row.key == "order.mean_time")
     assert ordering.passed, ordering.ours  # FRED < CSFQ ≪ RED < FIFO
-    runs = rep.data["table2_runs"]
+    runs = reproduction.data["table2_runs"]
     assert set(runs["mechanism"]) == {"drr", "csfq", "fred-1", "fred-2", "red", "droptail"}
     # Every run moves the same 60 transfers for all mechanisms: same total size per seed.
     assert runs.groupby("seed")["packets"].nunique().eq(1).all()
 
 
 def test_table3_large_latency(quick):
-    rep = quick["csfq-table3"]
-    failed = [(row.metric, row.ours) for row in rep.rows if not row.passed]
+    reproduction = quick["csfq-table3"]
+    failed = [(row.metric, row.ours) for row in reproduction.rows if not row.passed]
     assert not failed  # ordering exact, DRR/CSFQ/FRED within their bands, RED and FIFO starved
-    table = rep.data["table3"].set_index("mechanism")
+    table = reproduction.data["table3"].set_index("mechanism")
     # Fair allocation: DRR leaves the UDP flow its 0.5 Mbps share, FIFO lets it take nearly all.
     assert table.loc["DRR", "udp_mbps"] == pytest.approx(0.5, abs=0.05)
     assert table.loc["FIFO", "udp_mbps"] > 9
 
 
 def test_table4_relabelling(quick):
-    rep = quick["csfq-table4"]
-    failed = [(row.metric, row.ours) for row in rep.rows if not row.passed]
+    reproduction = quick["csfq-table4"]
+    failed = [(row.metric, row.ours) for row in reproduction.rows if not row.passed]
     assert not failed  # all six flows near 3.33 Mbps, and the derived no-relabel split 2.5 / 2.5 / 5
-    assert len(rep.rows) == 9
+    assert len(reproduction.rows) == 9
 
 
 def test_web_flows_draw_the_papers_workload():
@@ -76,21 +78,23 @@ def test_relabel_scenario():
     tcp = relabel_scenario("tcp", relabel=False)
     assert [f["type"] for f in tcp.get("flows")] == ["tcp"] * 3
     assert [(f["src"], f["dst"]) for f in tcp.get("flows")] == [("S1", "D1"), ("S2", "D2"), ("S3", "D3")]
-    for link in csfq_tables.CSFQ_LINKS:
+    for link in csfq_table4.CSFQ_LINKS:
         assert tcp.qdisc(link) == {"type": "csfq", "relabel": False}
         assert relabel_scenario("udp").qdisc(link)["relabel"] is True
     assert relabel_scenario("udp").get("flows[2].rate") == "10Mbps"
 
 
 def test_ordering_row():
+    def ordering(values, groups, much=False):
+        relation = ["<", "<<"] if much else "<"
+        groups = paper_groups(values, groups)
+        return Row.ordered("x", "", groups, relation=relation, digits=0, sort=True, tolerance=ORDERING, key="x")
+
     values = {"drr": 600, "csfq": 1700, "red": 5300, "droptail": 5400}
-    assert _ordering_row("x", "", values, [["drr"], ["csfq"], ["red", "droptail"]], much=[False, True]).passed
+    assert ordering(values, [["drr"], ["csfq"], ["red", "droptail"]], much=True).passed
     assert (
-        _ordering_row("x", "", values, [["drr"], ["csfq"], ["droptail", "red"]]).ours
-        == "DRR 600 < CSFQ 1700 < RED 5300 < FIFO 5400"
+        ordering(values, [["drr"], ["csfq"], ["droptail", "red"]]).ours == "DRR 600 < CSFQ 1700 < RED 5300 < FIFO 5400"
     )
     # ≪ needs a factor of 2: 1700 vs 3000 is ordered but not "much" smaller.
-    assert not _ordering_row(
-        "x", "", {**values, "red": 3000}, [["drr"], ["csfq"], ["red", "droptail"]], much=[False, True]
-    ).passed
-    assert not _ordering_row("x", "", values, [["csfq"], ["drr"]]).passed
+    assert not ordering({**values, "red": 3000}, [["drr"], ["csfq"], ["red", "droptail"]], much=True).passed
+    assert not ordering(values, [["csfq"], ["drr"]]).passed

@@ -57,6 +57,19 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _rows_table(rows: list[Any], title: str, reference: str = "paper", ratio: bool = False) -> Table:
+    """Checked rows (`experiments.Row`) as a table: metric, the reference value (the paper's,
+    or the model's for `validate`), ours, with `ratio` ours / reference, tolerance, pass."""
+    columns = ["metric", reference, "ours", *(["ratio"] if ratio else []), "tolerance", "pass"]
+    table = Table(*columns, title=title, title_justify="left")
+    for row in rows:
+        cells = [row.metric, _fmt(row.paper), _fmt(row.ours)]
+        if ratio:
+            cells.append(f"{row.ours / row.paper:.3f}")
+        table.add_row(*cells, row.tolerance, "[green]pass[/]" if row.passed else "[red]FAIL[/]")
+    return table
+
+
 def _table(frame: Any, title: str = "") -> Table:
     table = Table(title=title or None, title_justify="left")
     for column in frame.columns:
@@ -68,7 +81,15 @@ def _table(frame: Any, title: str = "") -> Table:
     return table
 
 
-@app.command()
+@app.command(
+    help=(
+        "Run one scenario and print per-flow goodput against fair share, drops, the Jain index and link "
+        "utilisation.\n\n"
+        "With --out, also write every table (Parquet or CSV), summary.json and the plots (per-flow throughput"
+        " with the fair share marked; queue length over time). The same scenario and seed always give "
+        "byte-identical files."
+    )
+)
 def run(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
     out: Annotated[
@@ -82,10 +103,6 @@ def run(
         typer.Option("--json", help="Print the summary as one JSON object on stdout (nothing else goes to stdout)."),
     ] = False,
 ) -> None:
-    """Run one scenario and print per-flow goodput against fair share, drops, the Jain index and link utilisation.
-
-    With --out, also write every table (Parquet or CSV), summary.json and the plots (per-flow throughput with the fair share marked; queue length over time). The same scenario and seed always give byte-identical files.
-    """
     from . import load
     from . import run as run_scenario
 
@@ -136,7 +153,13 @@ def _print_run(results: Any, summary: dict) -> None:
     )
 
 
-@app.command()
+@app.command(
+    help=(
+        "Reproduce a paper experiment and compare with the paper's numbers.\n\n"
+        "Prints a table of metric / paper / ours / tolerance / pass and saves a figure and the data. Exits "
+        "with status 1 if any row fails. `demo` is the CSFQ Fig. 3(b) comparison (what `make demo` runs)."
+    )
+)
 def reproduce(
     id: Annotated[str | None, typer.Argument(help="Experiment id (see --list).")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
@@ -149,10 +172,6 @@ def reproduce(
         Path | None, typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")
     ] = None,
 ) -> None:
-    """Reproduce a paper experiment and compare with the paper's numbers.
-
-    Prints a table of metric / paper / ours / tolerance / pass and saves a figure and the data. Exits with status 1 if any row fails. `demo` is the CSFQ Fig. 3(b) comparison (what `make demo` runs).
-    """
     from .experiments import get, not_reproduced_list, registry
 
     if list_:
@@ -180,35 +199,34 @@ def reproduce(
     console.print(f"[bold]{experiment.id}[/]: {experiment.title}")
     try:
         with RunProgress(console) as bars, reporting(bars):
-            rep = experiment.run(quick=quick)
+            reproduction = experiment.run(quick=quick)
     except ScenarioError as e:
         raise _fail(str(e)) from None
-    written = rep.save(out or Path("out") / rep.id)
+    written = reproduction.save(out or Path("out") / reproduction.id)
     if json_output:
-        _print_json(rep.to_dict())
+        _print_json(reproduction.to_dict())
     else:
-        for name in rep.show:
-            console.print(_table(rep.data[name], title=name))
-        for note in rep.notes:
+        for name in reproduction.show:
+            console.print(_table(reproduction.data[name], title=name))
+        for note in reproduction.notes:
             console.print(note)
-        table = Table(
-            "metric", "paper", "ours", "tolerance", "pass", title=f"{rep.id}: paper vs ours", title_justify="left"
-        )
-        for row in rep.rows:
-            table.add_row(
-                row.metric,
-                _fmt(row.paper),
-                _fmt(row.ours),
-                row.tolerance,
-                "[green]pass[/]" if row.passed else "[red]FAIL[/]",
-            )
-        console.print(table)
+        console.print(_rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
     console.print(f"wrote {', '.join(str(p) for p in written)}")
-    if not rep.passed:
+    if not reproduction.passed:
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(
+    help=(
+        "Run every combination of a parameter grid over a base scenario.\n\n"
+        "Each job's results are stored under a hash of its full scenario in OUT/jobs/, so rerunning an "
+        "interrupted sweep runs only the missing jobs. The combined tables are OUT/jobs.csv (one row per job)"
+        " and OUT/flows.csv (one row per job and flow).\n\n"
+        'A spec names a scenario file (`scenario = "base.toml"`) or holds a [base] table, and a [grid] of '
+        'dotted paths to lists, e.g. `"simulation.seed" = [1, 2, 3]` or `"topology.bottleneck.qdisc" = [{type'
+        ' = "droptail", limit = 50}, {type = "red", ...}]`.'
+    )
+)
 def sweep(
     spec: Annotated[
         Path, typer.Argument(help="Sweep spec (TOML): a base scenario and a [grid] of dotted paths to lists of values.")
@@ -224,12 +242,6 @@ def sweep(
         int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)
     ] = None,
 ) -> None:
-    """Run every combination of a parameter grid over a base scenario.
-
-    Each job's results are stored under a hash of its full scenario in OUT/jobs/, so rerunning an interrupted sweep runs only the missing jobs. The combined tables are OUT/jobs.csv (one row per job) and OUT/flows.csv (one row per job and flow).
-
-    A spec names a scenario file (`scenario = "base.toml"`) or holds a [base] table, and a [grid] of dotted paths to lists, e.g. `"simulation.seed" = [1, 2, 3]` or `"topology.bottleneck.qdisc" = [{type = "droptail", limit = 50}, {type = "red", ...}]`.
-    """
     from .sweep import load_spec, pending_jobs, run_sweep
 
     try:
@@ -258,7 +270,16 @@ def sweep(
 SUITES = ("tcp",)
 
 
-@app.command()
+@app.command(
+    help=(
+        "Check the simulator against closed-form models.\n\n"
+        "`tcp`: one long-lived flow per Reno/NewReno/SACK variant over a path with periodic or Bernoulli "
+        "loss, RTT 40/100/200 ms, against the square-root law (RED-PD eq. 1, ±15 %), the same sawtooth with "
+        "one fast-recovery round trip per loss (±15 %), PFTK with t_RTO = 4·RTT (RED-PD eq. 2, ±25 %), and "
+        "the delayed-ACK rate ratio (model 1/sqrt(2), accepted in [0.6, 0.85]). Prints measured, model, ratio"
+        " and pass per row; exits with status 1 if any row fails."
+    )
+)
 def validate(
     suite: Annotated[str, typer.Argument(help="Which suite: tcp.")],
     json_output: Annotated[
@@ -268,38 +289,31 @@ def validate(
         ),
     ] = False,
 ) -> None:
-    """Check the simulator against closed-form models.
-
-    `tcp`: one long-lived flow per Reno/NewReno/SACK variant over a path with periodic or Bernoulli loss, RTT 40/100/200 ms, against the square-root law (RED-PD eq. 1, ±15 %), the same sawtooth with one fast-recovery round trip per loss (±15 %), PFTK with t_RTO = 4·RTT (RED-PD eq. 2, ±25 %), and the delayed-ACK rate ratio (model 1/sqrt(2), accepted in [0.6, 0.85]). Prints measured, model, ratio and pass per row; exits with status 1 if any row fails.
-    """
     from ._core import validate_tcp
+    from .experiments import Row
 
     if suite not in SUITES:
         raise _fail(f"unknown suite {suite!r} (known: {', '.join(SUITES)})")
-    rows = json.loads(validate_tcp())
+    rows = [
+        Row(check["metric"], check["model"], check["ours"], check["tolerance"], check["pass"])
+        for check in json.loads(validate_tcp())
+    ]
     if json_output:
-        _print_json({"id": suite, "rows": rows})
+        _print_json({"id": suite, "rows": [row.to_dict(reference="model") for row in rows]})
     else:
-        table = Table(
-            "check", "model", "ours", "ratio", "tolerance", "pass", title=f"validate {suite}", title_justify="left"
-        )
-        for r in rows:
-            verdict = "[green]pass[/]" if r["pass"] else "[red]FAIL[/]"
-            table.add_row(
-                r["metric"],
-                f"{r['model']:.4g}",
-                f"{r['ours']:.4g}",
-                f"{r['ours'] / r['model']:.3f}",
-                r["tolerance"],
-                verdict,
-            )
-        Console().print(table)
-        console.print(f"{sum(r['pass'] for r in rows)} of {len(rows)} checks pass")
-    if not all(r["pass"] for r in rows):
+        Console().print(_rows_table(rows, title=f"validate {suite}", reference="model", ratio=True))
+        console.print(f"{sum(row.passed for row in rows)} of {len(rows)} checks pass")
+    if not all(row.passed for row in rows):
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(
+    help=(
+        "Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second.\n\n"
+        "(a) the demo under RED for 100 s, (b) 100 TCP flows over a 45 Mbps RED bottleneck for 100 s "
+        "(scenarios/bench-*.toml)."
+    )
+)
 def bench(
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as one JSON list on stdout.")] = False,
     only: Annotated[
@@ -307,10 +321,6 @@ def bench(
     ] = None,
     repeat: Annotated[int, typer.Option("--repeat", help="Runs per benchmark; the fastest counts.", min=1)] = 3,
 ) -> None:
-    """Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second.
-
-    (a) the demo under RED for 100 s, (b) 100 TCP flows over a 45 Mbps RED bottleneck for 100 s (scenarios/bench-*.toml).
-    """
     from .bench import BENCHMARKS, run_benchmark
     from .scenario import Scenario
 

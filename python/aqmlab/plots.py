@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     """matplotlib.pyplot, drawing to files only; imported on first use (it is slow to import)."""
     import matplotlib
 
@@ -33,7 +33,7 @@ def throughput_figure(results_by_label: Mapping[str, Results] | Results, title: 
     top = max((r.flows["goodput_bps"].max() / MBPS for r in runs.values()), default=0.0)
     zoom = n_flows > 1 and top > 4 * fair.max() > 0
     width = max(6.0, 0.28 * n_flows * max(1, len(runs) / 2) + 2)
-    fig, axes = _pyplot().subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
+    fig, axes = pyplot().subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
     for ax in axes[:, 0]:
         _goodput_bars(ax, runs, fair)
     axes[0, 0].set_title(title or "Per-flow goodput over the measurement window")
@@ -74,8 +74,8 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
         return None
     links = results.links.set_index("id")
     link_ids = list(dict.fromkeys(queue["link"]))
-    fig, axes = _pyplot().subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
-    for ax, link in zip(axes[:, 0], link_ids):
+    fig, axes = pyplot().subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
+    for ax, link in zip(axes[:, 0], link_ids, strict=True):
         samples = queue[queue["link"] == link]
         name = links.loc[link, "name"]
         qdisc = _qdisc_table(results, name)
@@ -127,6 +127,6 @@ def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:
     ):
         if fig is not None:
             fig.savefig(out / file, dpi=110, metadata={"Software": None})
-            _pyplot().close(fig)
+            pyplot().close(fig)
             written.append(out / file)
     return written

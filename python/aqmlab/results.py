@@ -137,6 +137,24 @@ class Results:
     def from_json(cls, text: str, scenario: Scenario | None = None, wall_time: float | None = None) -> Results:
         return cls(json.loads(text), scenario, wall_time)
 
+    @property
+    def duration(self) -> float:
+        """The simulated duration (s)."""
+        return self.raw["summary"]["duration"]
+
+    @property
+    def warmup(self) -> float:
+        """When the measurement window starts (s): goodput, loss rates and window counts cover
+        [warmup, duration)."""
+        return self.raw["summary"]["warmup"]
+
+    def link(self, name: str) -> pd.Series:
+        """The row of `links` for the monitored link `name` (e.g. "L->R", a dumbbell's bottleneck)."""
+        rows = self.links[self.links["name"] == name]
+        if rows.empty:
+            raise KeyError(f"link {name!r}: not monitored in this run (links: {', '.join(self.links['name'])})")
+        return rows.iloc[0]
+
     def tables(self) -> dict[str, pd.DataFrame]:
         return {t: getattr(self, t) for t in TABLES}
 
@@ -177,8 +195,11 @@ class Results:
         return written
 
     def __repr__(self) -> str:
-        s = self.raw["summary"]
-        return f"<Results {s['name'] or '(unnamed)'}: {len(self.flows)} flows, {s['events']} events, Jain {s['jain_index']:.4f}>"
+        summary = self.raw["summary"]
+        name = summary["name"] or "(unnamed)"
+        return (
+            f"<Results {name}: {len(self.flows)} flows, {summary['events']} events, Jain {summary['jain_index']:.4f}>"
+        )
 
 
 def to_json_value(data: Any) -> Any:
@@ -198,7 +219,8 @@ def _write_json(path: Path, data: Any) -> Path:
 
 
 def goodput_table(results_by_label: Mapping[str, Results]) -> pd.DataFrame:
-    """One row per flow: fair share (Mbps), then for each run its goodput (`<label>_mbps`) and goodput / fair share (`<label>_norm`)."""
+    """One row per flow: fair share (Mbps), then for each run its goodput (`<label>_mbps`) and
+    goodput / fair share (`<label>_norm`)."""
     first = next(iter(results_by_label.values())).flows
     table = pd.DataFrame(
         {

@@ -148,8 +148,12 @@ class Scenario:
         """A copy with another queue discipline on a link.
 
         `qdisc` is a type name (`"red"`, with parameters as keywords) or a full
-        table (`{"type": "red", "min_th": 5, ...}`). `link` is `None` for a
-        dumbbell's bottleneck, or `"A->B"` for the A-to-B direction of a graph link.
+        table (`{"type": "red", "min_th": 5, ...}`). `link` names the link's direction
+        as the results do (`"A->B"`): in a graph, a link between nodes A and B; in a
+        dumbbell, `"L->R"` (the bottleneck, also `None`) or `"R->L"`; in a parking lot,
+        `"Ri->Ri+1"` or `None` for the congested links, which share one table
+        (`topology.link.qdisc`, so changing one changes all), `"Ri+1->Ri"` for their
+        reverse direction.
         """
         table = {"type": qdisc, **params} if isinstance(qdisc, str) else {**qdisc, **params}
         return self.with_({self._qdisc_path(link): table})
@@ -165,12 +169,14 @@ class Scenario:
     def _qdisc_path(self, link: str | None) -> str:
         topology = self._data.get("topology", {})
         kind = topology.get("type")
-        if link is None or (kind == "dumbbell" and link in ("bottleneck", "L->R")):
-            if kind != "dumbbell":
-                raise ScenarioError('topology: name the link ("A->B") in a graph topology')
+        if kind == "dumbbell" and link in (None, "bottleneck", "L->R"):
             return "topology.bottleneck.qdisc"
         if kind == "dumbbell" and link == "R->L":
             return "topology.bottleneck.reverse_qdisc"
+        if kind == "parking_lot":
+            return self._parking_lot_qdisc_path(topology, link)
+        if link is None:
+            raise ScenarioError('topology: name the link ("A->B") in a graph topology')
         a, sep, b = link.partition("->")
         if not sep:
             raise ScenarioError(f'link {link!r}: expected "A->B"')
@@ -180,6 +186,21 @@ class Scenario:
             if (spec.get("from"), spec.get("to")) == (b, a):
                 return f"topology.links[{i}].reverse_qdisc"
         raise ScenarioError(f"link {link!r}: no such link in the topology")
+
+    @staticmethod
+    def _parking_lot_qdisc_path(topology: Mapping[str, Any], link: str | None) -> str:
+        """Congested link i joins routers Ri and Ri+1 (docs/scenario.md); all share `topology.link`."""
+        if link is None:
+            return "topology.link.qdisc"
+        routers = re.fullmatch(r"R(\d+)->R(\d+)", link)
+        links = topology.get("congested_links")
+        if routers and isinstance(links, int):
+            a, b = int(routers[1]), int(routers[2])
+            if b == a + 1 and b <= links:
+                return "topology.link.qdisc"
+            if a == b + 1 and a <= links:
+                return "topology.link.reverse_qdisc"
+        raise ScenarioError(f'link {link!r}: not a congested link of the parking lot ("Ri->Ri+1", i < {links})')
 
     @property
     def name(self) -> str | None:

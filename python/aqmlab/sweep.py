@@ -111,7 +111,7 @@ def parse_spec(data: dict[str, Any], root: Path) -> SweepSpec:
     spec = SweepSpec(base, grid)
     keys = list(grid)
     for index, combination in enumerate(itertools.product(*grid.values())):
-        params = dict(zip(keys, combination))
+        params = dict(zip(keys, combination, strict=True))
         try:
             scenario = base.with_(params)
             scenario.validate()
@@ -167,9 +167,8 @@ def run_sweep(
         if error is None:
             ran.append(job.index)
             with (out / "runs.log").open("a") as log:
-                log.write(
-                    f"{time.strftime('%Y-%m-%dT%H:%M:%S')} ran job {job.index} {job.hash[:16]} in {wall:.3f} s: {job.label}\n"
-                )
+                when = time.strftime("%Y-%m-%dT%H:%M:%S")
+                log.write(f"{when} ran job {job.index} {job.hash[:16]} in {wall:.3f} s: {job.label}\n")
         else:
             failed[job.index] = error
         if on_done is not None:

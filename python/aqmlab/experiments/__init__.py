@@ -1,16 +1,58 @@
 """Paper reproductions: a registry of experiments, each returning a `Reproduction`.
 
-To add one, write a module in this package:
+To add one, write one module per experiment id (`csfq-fig3a` -> `csfq_fig3a.py`); modules
+are found automatically and `aqmlab reproduce --list` shows them. A paper's shared setup
+(its mechanisms, topology, the choices where it is silent) goes in a private module that
+the experiments import (`_csfq.py`, `_fred.py`, `_bred.py`). The module reads like the
+paper's section:
 
-    from . import Reproduction, Row, experiment
+- the docstring cites the section and says what we chose where the paper is silent;
+- the paper's numbers are named constants quoting it, each tolerance beside its reason;
+- `FULL` and `QUICK` are the `RunSettings` of the full and the `--quick` run (shorter, or
+  fewer seeds, still checking every row);
+- `*_scenario` builds a scenario, `*_metrics` measures a run, `*_rows` checks the measures;
+- the experiment function (at most ~40 lines) runs, measures and assembles. Every row has a
+  stable `key`, which tests and scripts select rows by (the metric text is for people).
+
+    import numpy as np
+
+    from ..results import MBPS, Results
+    from . import Reproduction, Row, RunSettings, experiment, run_seeds
+    from ._csfq import MECHANISMS
+
+    # "flow i sends i + 1 times more than its fair share of 0.3125 Mbps"
+    FAIR_MBPS = 0.3125
+    # "between -11% and +5% of the ideal value", from one 10-s run: we accept ±20 %.
+    TOLERANCE = 0.2
+    FULL = RunSettings(seeds=(1, 2, 3), duration="20s", warmup="10s")
+    QUICK = RunSettings(seeds=(1,), duration="6s", warmup="2s")
+
+    def fig3a_metrics(results: Results) -> dict[str, float]:
+        goodput = results.flows["goodput_bps"] / MBPS
+        return {"worst_mbps": goodput.min(), "best_mbps": goodput.max()}
 
     @experiment("csfq-fig3a", "CSFQ Fig. 3(a): 32 UDP flows at (i+1)x fair share")
     def fig3a(quick: bool) -> Reproduction:
-        results = aqmlab.run(...)
-        return Reproduction(rows=[Row.within("CSFQ worst flow (Mbps)", 0.3125, ours, 0.06)], figure=fig)
+        settings = QUICK if quick else FULL
+        worst = {}  # the slowest flow's goodput under each mechanism, mean over the seeds
+        for name, qdisc in MECHANISMS.items():
+            runs = run_seeds(fig3a_scenario(settings).with_qdisc(qdisc), settings.seeds)
+            worst[name] = np.mean([fig3a_metrics(results)["worst_mbps"] for results in runs])
+        rows = [
+            Row.within("CSFQ worst flow (Mbps)", FAIR_MBPS, worst["csfq"], TOLERANCE, relative=True, key="csfq.worst"),
+            Row.ordered(
+                "Worst flow (Mbps): FIFO < CSFQ < DRR",
+                "FIFO < CSFQ < DRR",
+                [{"FIFO": worst["droptail"]}, {"CSFQ": worst["csfq"]}, {"DRR": worst["drr"]}],
+                key="order.worst",
+            ),
+        ]
+        return Reproduction(rows=rows, figure=fig3a_figure(worst), notes=["..."])
 
-Modules are found automatically; `aqmlab reproduce --list` shows them.
-`quick` asks for a shorter run (fewer seconds or seeds) that still checks the rows.
+The toolkit (`_toolkit.py`): `Row.within/between/at_least/at_most` and `Row.ordered` (a
+paper's ordering of groups of values, with its ≪ and ≫), `RunSettings`, `run_seeds`, and
+`PAPER_NAMES` (the mechanisms as the papers print them). Elsewhere: `Results.link(name)`,
+`Results.warmup`, `plots.pyplot()`, and `aqmlab.metrics` for the papers' closed forms.
 """
 
 from __future__ import annotations
@@ -26,50 +68,7 @@ from typing import Any
 import pandas as pd
 
 from ..results import to_json_value
-
-
-def _number(x: Any) -> Any:
-    """Plain Python numbers (not numpy scalars) for JSON and printing."""
-    return x.item() if hasattr(x, "item") else x
-
-
-@dataclass
-class Row:
-    """One checked result: the paper's value, ours, the accepted tolerance, and whether ours is within it."""
-
-    metric: str
-    paper: Any
-    ours: Any
-    tolerance: str
-    passed: bool
-
-    @classmethod
-    def within(cls, metric: str, paper: float, ours: float, tolerance: float, relative: bool = False) -> Row:
-        """Passes when |ours - paper| <= tolerance (a fraction of |paper| if `relative`)."""
-        bound = tolerance * abs(paper) if relative else tolerance
-        text = f"±{tolerance:.0%}" if relative else f"±{tolerance:g}"
-        return cls(metric, paper, ours, text, bool(abs(ours - paper) <= bound))
-
-    @classmethod
-    def between(cls, metric: str, paper: Any, ours: float, low: float, high: float) -> Row:
-        return cls(metric, paper, ours, f"[{low:g}, {high:g}]", bool(low <= ours <= high))
-
-    @classmethod
-    def at_least(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
-        return cls(metric, paper, ours, f">= {bound:.3g}", bool(ours >= bound))
-
-    @classmethod
-    def at_most(cls, metric: str, paper: Any, ours: float, bound: float) -> Row:
-        return cls(metric, paper, ours, f"<= {bound:.3g}", bool(ours <= bound))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "paper": _number(self.paper),
-            "ours": _number(self.ours),
-            "tolerance": self.tolerance,
-            "pass": self.passed,
-        }
+from ._toolkit import MUCH, PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
 
 
 @dataclass
@@ -123,9 +122,16 @@ class Experiment:
     function: Callable[[bool], Reproduction]
 
     def run(self, quick: bool = False) -> Reproduction:
-        rep = self.function(quick)
-        rep.id, rep.title = self.id, self.title
-        return rep
+        reproduction = self.function(quick)
+        reproduction.id, reproduction.title = self.id, self.title
+        keys = [row.key for row in reproduction.rows]
+        missing = [row.metric for row in reproduction.rows if not row.key]
+        repeated = sorted({key for key in keys if key and keys.count(key) > 1})
+        if missing or repeated:
+            raise ValueError(
+                f"experiment {self.id!r}: every row needs its own key (without: {missing}; repeated: {repeated})"
+            )
+        return reproduction
 
 
 @dataclass(frozen=True)
@@ -187,13 +193,18 @@ def get(id: str) -> Experiment:
 
 
 __all__ = [
+    "MUCH",
+    "PAPER_NAMES",
+    "RELATIONS",
     "Experiment",
     "NotReproduced",
     "Reproduction",
     "Row",
+    "RunSettings",
     "experiment",
     "get",
     "not_reproduced",
     "not_reproduced_list",
     "registry",
+    "run_seeds",
 ]

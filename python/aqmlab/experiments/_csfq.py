@@ -1,4 +1,6 @@
-"""The mechanisms of the CSFQ paper's §3 comparisons, configured as the paper states.
+"""The mechanisms of the CSFQ paper's §3 comparisons (Stoica, Shenker, Zhang, SIGCOMM
+1998), configured as the paper states; used by the demo, the figures (csfq_fig*.py, their
+setup in _csfq_figures.py) and the tables (csfq_table*.py, their setup in _csfq_tables.py).
 
 CSFQ §3: "Each output link has a capacity of 10 Mbps, a latency of 1 ms, and a buffer
 of 64 KB. In the RED and FRED cases the first threshold is set to 16 KB, while the
@@ -10,6 +12,8 @@ from the longest queue is dropped".
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 BUFFER = "64KB"
 THRESHOLDS = {"min_th": 16000, "max_th": 32000}
@@ -35,3 +39,11 @@ def mechanisms(buffer: str = BUFFER, k: str = K, thresholds: dict | None = None)
 
 
 MECHANISMS = mechanisms()
+
+
+def better_fred(values: Mapping[str, float], lower_is_better: bool) -> str:
+    """The FRED version the paper quotes as "FRED": "when we do not distinguish between the
+    two, we are quoting the results from the version of FRED which performed better" (§3).
+    `values` by mechanism; the better of "fred-1" and "fred-2" is the lower or the higher."""
+    pick = min if lower_is_better else max
+    return pick(("fred-1", "fred-2"), key=lambda m: values[m])

@@ -7,7 +7,6 @@ and, if the paper reports the UDP flow's throughput under it, one in `UDP_TARGET
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping
 
 import pandas as pd
@@ -17,22 +16,22 @@ import aqmlab
 from ..plots import throughput_figure
 from ..results import MBPS, Results, goodput_table
 from ..scenario import Scenario
-from . import Reproduction, Row, _csfq, experiment
+from . import Reproduction, Row, RunSettings, _csfq, experiment
 
 # Every mechanism of the CSFQ paper's comparison, configured as §3 states (see _csfq.py).
 MECHANISMS: dict[str, dict] = _csfq.MECHANISMS
 
 # The UDP flow's goodput (Mbps) as CSFQ §3.1 reports it, with the accepted band
-# (reproduction-targets: csfq-fig3b). Each entry: metric name -> Row given our value.
-UDP_TARGETS: dict[str, Callable[[str, float], Row]] = {
+# (reproduction-targets: csfq-fig3b). Each entry: (metric, ours, key) -> the Row.
+UDP_TARGETS: dict[str, Callable[[str, float, str], Row]] = {
     # "As expected FIFO and RED perform poorly, with the UDP flow getting over 8 Mbps in both cases."
-    "droptail": lambda metric, ours: Row.at_least(metric, "over 8", ours, 7.0),
-    "red": lambda metric, ours: Row.at_least(metric, "over 8", ours, 7.0),
+    "droptail": lambda metric, ours, key: Row.at_least(metric, "over 8", ours, 7.0, key=key),
+    "red": lambda metric, ours, key: Row.at_least(metric, "over 8", ours, 7.0, key=key),
     # "the UDP only gets 0.396 Mbps and 0.361 Mbps under DRR and CSFQ, respectively"
-    "drr": lambda metric, ours: Row.within(metric, 0.396, ours, 0.25, relative=True),
-    "csfq": lambda metric, ours: Row.within(metric, 0.361, ours, 0.25, relative=True),
+    "drr": lambda metric, ours, key: Row.within(metric, 0.396, ours, 0.25, relative=True, key=key),
+    "csfq": lambda metric, ours, key: Row.within(metric, 0.361, ours, 0.25, relative=True, key=key),
     # "Under FRED the UDP flow gets almost 1.8 Mbps": basic FRED (FRED-1).
-    "fred-1": lambda metric, ours: Row.between(metric, "almost 1.8", ours, 1.0, 2.7),
+    "fred-1": lambda metric, ours, key: Row.between(metric, "almost 1.8", ours, 1.0, 2.7, key=key),
 }
 
 # The paper's ordering of the UDP flow's goodput, lowest first; mechanisms in one group tie.
@@ -41,57 +40,59 @@ UDP_ORDER = [("csfq", "drr"), ("fred-1",), ("red", "droptail")]
 # "The TCP flows share the rest": together they get at least this fraction of what the UDP flow leaves.
 TCP_SHARE_OF_REST = 0.8
 
+# Full: the scenario file's 20 s, the last 10 s measured (the paper's 10-s average).
+FULL = RunSettings()
+QUICK = RunSettings(duration="6s", warmup="2s")
+
 
 @experiment("demo", "CSFQ Fig. 3(b): 1 UDP at 10 Mbps vs 31 TCPs on a 10 Mbps link, per mechanism")
 def demo(quick: bool) -> Reproduction:
+    settings = QUICK if quick else FULL
     scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml")
-    if quick:
-        scenario = scenario.with_duration("6s", warmup="2s")
+    if settings.duration is not None:
+        scenario = scenario.with_duration(settings.duration, warmup=settings.warmup)
     return compare(scenario, MECHANISMS)
 
 
 def compare(scenario: Scenario, mechanisms: Mapping[str, Mapping]) -> Reproduction:
     """Runs `scenario` once per mechanism (its bottleneck qdisc replaced) and checks the
     UDP flow's goodput and the TCP flows' total against the paper."""
-    runs: dict[str, Results] = {
-        name: aqmlab.run(scenario.with_qdisc(dict(qdisc))) for name, qdisc in mechanisms.items()
-    }
-    per_flow = goodput_table(runs)
-    overview = pd.DataFrame([_overview(name, results) for name, results in runs.items()])
+    runs: dict[str, Results] = {name: aqmlab.run(scenario.with_qdisc(qdisc)) for name, qdisc in mechanisms.items()}
+    overview = pd.DataFrame([overview_metrics(name, results) for name, results in runs.items()])
     rows: list[Row] = []
-    for o in overview.itertuples():
-        if o.mechanism in UDP_TARGETS:
-            rows.append(UDP_TARGETS[o.mechanism](f"UDP goodput, {o.mechanism} (Mbps)", o.udp_mbps))
-        rest = o.capacity_mbps - o.udp_mbps
+    for mechanism in overview.itertuples():
+        name = mechanism.mechanism
+        if name in UDP_TARGETS:
+            rows.append(UDP_TARGETS[name](f"UDP goodput, {name} (Mbps)", mechanism.udp_mbps, f"udp.{name}"))
+        rest = mechanism.capacity_mbps - mechanism.udp_mbps
         rows.append(
             Row.at_least(
-                f"TCP flows' total goodput, {o.mechanism} (Mbps)",
+                f"TCP flows' total goodput, {name} (Mbps)",
                 "the rest of the link",
-                o.tcp_total_mbps,
+                mechanism.tcp_total_mbps,
                 TCP_SHARE_OF_REST * rest,
+                key=f"tcp_total.{name}",
             )
         )
-    ordering = _ordering_row(dict(zip(overview["mechanism"], overview["udp_mbps"])))
+    ordering = udp_ordering_row(dict(zip(overview["mechanism"], overview["udp_mbps"], strict=True)))
     if ordering is not None:
         rows.append(ordering)
-    notes = [
-        "Jain index of goodput / fair share: "
-        + ", ".join(f"{o.mechanism} {o.jain_index:.3f}" for o in overview.itertuples())
-    ]
-    figure = throughput_figure(runs, title="CSFQ Fig. 3(b): 1 UDP (flow 0) + 31 TCP on 10 Mbps")
+    jain = ", ".join(f"{m.mechanism} {m.jain_index:.3f}" for m in overview.itertuples())
     return Reproduction(
         rows=rows,
-        figure=figure,
-        data={"per_flow": per_flow, "mechanisms": overview},
+        figure=throughput_figure(runs, title="CSFQ Fig. 3(b): 1 UDP (flow 0) + 31 TCP on 10 Mbps"),
+        data={"per_flow": goodput_table(runs), "mechanisms": overview},
         show=["per_flow", "mechanisms"],
-        notes=notes,
+        notes=[f"Jain index of goodput / fair share: {jain}"],
     )
 
 
-def _overview(mechanism: str, results: Results) -> dict:
+def overview_metrics(mechanism: str, results: Results) -> dict:
+    """The UDP flow's goodput, the TCP flows' total (Mbps), the bottleneck's rate and
+    utilisation, and Jain's index of a run under `mechanism`."""
     flows = results.flows
     udp = flows["id"] == 0  # the paper's flow 0; all others are the TCP flows
-    bottleneck = results.links[results.links["name"] == "L->R"].iloc[0]
+    bottleneck = results.link("L->R")
     return {
         "mechanism": mechanism,
         "udp_mbps": flows.loc[udp, "goodput_bps"].sum() / MBPS,
@@ -102,19 +103,17 @@ def _overview(mechanism: str, results: Results) -> dict:
     }
 
 
-def _ordering_row(udp_mbps: dict[str, float]) -> Row | None:
+def udp_ordering_row(udp_mbps: dict[str, float]) -> Row | None:
     """Checks the paper's ordering among the groups of UDP_ORDER that were run (needs two)."""
-    groups = [[udp_mbps[m] for m in group if m in udp_mbps] for group in UDP_ORDER]
-    groups = [g for g in groups if g]
+    groups = [{m: udp_mbps[m] for m in group if m in udp_mbps} for group in UDP_ORDER]
+    groups = [group for group in groups if group]
     if len(groups) < 2:
         return None
-    ok = all(max(low) < min(high) for low, high in itertools.pairwise(groups))
-    ordered = sorted((v, m) for m, v in udp_mbps.items() if any(m in group for group in UDP_ORDER))
-    ours = " < ".join(f"{m} {v:.2f}" for v, m in ordered)
-    return Row(
+    return Row.ordered(
         "UDP goodput ordering (Mbps)",
         "CSFQ ≈ DRR < FRED < RED ≈ FIFO",
-        ours,
-        "order exact (ties within a group free)",
-        ok,
+        groups,
+        sort=True,
+        tolerance="order exact (ties within a group free)",
+        key="order.udp",
     )

@@ -1,0 +1,192 @@
+"""The pieces every reproduction uses: checked rows, run settings, runs over seeds, and the
+papers' names of the mechanisms. Re-exported by the package (`from . import Row, ...`)."""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import aqmlab
+
+from ..results import Results
+from ..scenario import Scenario
+
+# The mechanisms as the papers print them (CSFQ §3: "FIFO" is drop-tail; "FRED" without a
+# number is the better of FRED-1 and FRED-2; the FRED and BRED papers write RED, FRED, BRED).
+PAPER_NAMES = {
+    "droptail": "FIFO",
+    "red": "RED",
+    "fred": "FRED",
+    "fred-1": "FRED-1",
+    "fred-2": "FRED-2",
+    "bred": "BRED",
+    "drr": "DRR",
+    "csfq": "CSFQ",
+}
+
+
+def _number(x: Any) -> Any:
+    """Plain Python numbers (not numpy scalars) for JSON and printing."""
+    return x.item() if hasattr(x, "item") else x
+
+
+# The papers' ≪ and ≫ ("<<" and ">>" in `Row.ordered`), read leniently as a factor of at least
+# this: where the CSFQ paper writes ≪ its own gaps are 3x (Table 1, CSFQ vs RED) to 8x (Table 3,
+# RED vs FRED).
+MUCH = 2.0
+
+
+def _much_less(x: float, y: float) -> bool:
+    return x < y and MUCH * x <= y
+
+
+def _much_greater(x: float, y: float) -> bool:
+    return x > y and x >= MUCH * y
+
+
+# The steps `Row.ordered` checks between consecutive groups.
+RELATIONS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<<": _much_less,
+    ">>": _much_greater,
+}
+
+# A group of `Row.ordered`: one value, several, or several named ones ({"DRR": 0.9, ...}).
+Group = float | Sequence[float] | Mapping[str, float]
+
+
+def _members(group: Group) -> list[tuple[str | None, float]]:
+    """A group's (name or None, value) pairs."""
+    if isinstance(group, Mapping):
+        return list(group.items())
+    if np.ndim(group) == 0:
+        return [(None, group)]
+    return [(None, value) for value in group]
+
+
+def _shown(member: tuple[str | None, float], digits: int) -> str:
+    label, value = member
+    return f"{value:.{digits}f}" if label is None else f"{label} {value:.{digits}f}"
+
+
+@dataclass
+class Row:
+    """One checked result: the paper's value, ours, the accepted tolerance, and whether ours is
+    within it. `key` names the row for scripts and tests ("t1.red.w16.bs24.bw_max"); it stays
+    when the metric's wording changes. Rows of the core's validation suites have none."""
+
+    metric: str
+    paper: Any
+    ours: Any
+    tolerance: str
+    passed: bool
+    key: str = ""
+
+    @classmethod
+    def within(
+        cls, metric: str, paper: float, ours: float, tolerance: float, relative: bool = False, *, key: str
+    ) -> Row:
+        """Passes when |ours - paper| <= tolerance (a fraction of |paper| if `relative`)."""
+        bound = tolerance * abs(paper) if relative else tolerance
+        text = f"±{tolerance:.0%}" if relative else f"±{tolerance:g}"
+        return cls(metric, paper, ours, text, bool(abs(ours - paper) <= bound), key)
+
+    @classmethod
+    def between(cls, metric: str, paper: Any, ours: float, low: float, high: float, *, key: str) -> Row:
+        return cls(metric, paper, ours, f"[{low:g}, {high:g}]", bool(low <= ours <= high), key)
+
+    @classmethod
+    def at_least(cls, metric: str, paper: Any, ours: float, bound: float, *, key: str) -> Row:
+        return cls(metric, paper, ours, f">= {bound:.3g}", bool(ours >= bound), key)
+
+    @classmethod
+    def at_most(cls, metric: str, paper: Any, ours: float, bound: float, *, key: str) -> Row:
+        return cls(metric, paper, ours, f"<= {bound:.3g}", bool(ours <= bound), key)
+
+    @classmethod
+    def ordered(
+        cls,
+        metric: str,
+        paper: Any,
+        groups: Sequence[Group],
+        *,
+        key: str,
+        relation: str | Sequence[str] = "<",
+        slack: float | Sequence[float] = 0.0,
+        digits: int = 2,
+        joiner: str | None = None,
+        sort: bool = False,
+        ours: str | None = None,
+        tolerance: str = "order exact",
+    ) -> Row:
+        """Checks the paper's ordering: `groups` in the paper's order, each step between two
+        consecutive groups a `relation` of RELATIONS (one for all steps, or one per step)
+        that every value of the first group has to every value of the second; values
+        within a group may tie or come in any order. `slack` (per step, or one for all)
+        lets a step miss by that much (`x >= y - slack`, `x < y + slack`).
+
+        `ours` shows the groups in the paper's order, each value with `digits` decimals and
+        its name if it has one, the steps as their relation (or `joiner`, e.g. "vs"); with
+        `sort`, every value lowest first, joined by " < ". Passing `ours` replaces that text.
+        """
+        steps = len(groups) - 1
+        relations = [relation] * steps if isinstance(relation, str) else list(relation)
+        slacks = [slack] * steps if isinstance(slack, (int, float)) else list(slack)
+        members = [_members(group) for group in groups]
+        passed = True
+        for (low, high), name, allowance in zip(itertools.pairwise(members), relations, slacks, strict=True):
+            holds = RELATIONS[name]
+            shift = -allowance if name.startswith(">") else allowance
+            passed &= all(holds(x, y + shift) for _, x in low for _, y in high)
+        if ours is None and sort:
+            flat = sorted((member for group in members for member in group), key=lambda member: member[1])
+            ours = " < ".join(_shown(member, digits) for member in flat)
+        elif ours is None:
+            shown = [", ".join(_shown(member, digits) for member in group) for group in members]
+            ours = shown[0]
+            for text, name in zip(shown[1:], relations, strict=True):
+                ours += f" {joiner or name} {text}"
+        return cls(metric, paper, ours, tolerance, bool(passed), key)
+
+    def to_dict(self, reference: str = "paper") -> dict[str, Any]:
+        """The row as JSON: its key (if any), metric, the reference value under `reference`
+        ("paper"; the core's validation rows call it "model"), ours, tolerance, pass."""
+        fields = {"key": self.key} if self.key else {}
+        return fields | {
+            "metric": self.metric,
+            reference: _number(self.paper),
+            "ours": _number(self.ours),
+            "tolerance": self.tolerance,
+            "pass": self.passed,
+        }
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How an experiment runs: the `seeds` whose runs it averages, the simulated `duration`
+    and `warmup` (seconds, or a time such as "20s"; None where the scenario fixes them), and
+    the values `sweep` of a figure's x axis where the experiment sweeps one. Each experiment
+    module defines FULL (the paper's setup) and QUICK (shorter, still checking every row)."""
+
+    seeds: tuple[int, ...] = (1,)
+    duration: float | str | None = None
+    warmup: float | str | None = None
+    sweep: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seeds", tuple(self.seeds))
+        object.__setattr__(self, "sweep", tuple(self.sweep))
+
+
+def run_seeds(scenario: Scenario | Mapping[str, Any], seeds: Iterable[int]) -> list[Results]:
+    """One run of `scenario` per seed, in the order of `seeds`."""
+    base = scenario if isinstance(scenario, Scenario) else Scenario.from_dict(scenario)
+    return [aqmlab.run(base.with_seed(seed)) for seed in seeds]

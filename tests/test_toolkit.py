@@ -1,0 +1,75 @@
+"""The experiments toolkit (python/aqmlab/experiments/_toolkit.py) and aqmlab.metrics: ordering
+rows, run settings, runs over seeds, row keys."""
+
+import aqmlab
+import pytest
+from aqmlab.experiments import Experiment, Reproduction, Row, RunSettings, run_seeds
+from aqmlab.metrics import bred_cbr_bound, jain_index
+
+
+def ordered(groups, **options) -> Row:
+    return Row.ordered("m", "p", groups, key="k", **options)
+
+
+def test_ordered_checks_every_value_of_a_group_against_the_next():
+    assert ordered([1.0, [2.0, 3.0], 4.0]).passed
+    assert not ordered([1.0, [2.0, 5.0], 4.0]).passed
+    assert ordered([[2.0, 1.0], 3.0]).ours == "2.00, 1.00 < 3.00"  # ties and order within a group are free
+    row = ordered([{"DRR": 0.9}, {"CSFQ": 0.85, "FRED": 0.8}], relation=">", digits=1)
+    assert (row.ours, row.tolerance, row.passed) == ("DRR 0.9 > CSFQ 0.8, FRED 0.8", "order exact", True)
+
+
+def test_ordered_relations_per_step_with_slack():
+    assert ordered([3.0, 3.0, 2.0], relation=[">=", ">"]).passed
+    assert not ordered([3.0, 3.0, 2.0], relation=">").passed
+    assert ordered([0.95, 0.96], relation=">=", slack=0.02).passed
+    assert not ordered([0.95, 0.98], relation=">=", slack=0.02).passed
+    # "<<" and ">>": strictly ordered and at least a factor of 2 apart.
+    assert ordered([1.0, 2.0], relation="<<").passed and not ordered([1.0, 1.9], relation="<<").passed
+    assert ordered([4.0, 2.0], relation=">>").passed and not ordered([0.0, 0.0], relation=">>").passed
+
+
+def test_ordered_text():
+    assert ordered([0.5, 0.25], relation=">", digits=3, joiner="vs").ours == "0.500 vs 0.250"
+    assert ordered([{"B": 2.0}, {"A": 1.0}], sort=True, digits=0).ours == "A 1 < B 2"  # lowest first
+    assert ordered([1.0, 2.0], ours="text", tolerance="rule").ours == "text"
+    assert ordered([1.0, 2.0], tolerance="rule").tolerance == "rule"
+
+
+def test_rows_carry_their_key_into_json():
+    row = Row.within("metric", 1.0, 1.1, 0.2, key="a.b")
+    assert list(row.to_dict()) == ["key", "metric", "paper", "ours", "tolerance", "pass"]
+    # The core's validation rows have no key and name their reference value "model".
+    assert Row("check", 2.0, 2.1, "±15%", True).to_dict(reference="model") == {
+        "metric": "check",
+        "model": 2.0,
+        "ours": 2.1,
+        "tolerance": "±15%",
+        "pass": True,
+    }
+
+
+def test_an_experiment_needs_one_key_per_row():
+    def rows(*keys: str) -> Reproduction:
+        return Reproduction(rows=[Row.at_least("m", "p", 1.0, 0.0, key=key) for key in keys])
+
+    assert Experiment("ok", "", lambda quick: rows("a", "b")).run().id == "ok"
+    with pytest.raises(ValueError, match=r"experiment 'twice': every row needs its own key .*\['a'\]"):
+        Experiment("twice", "", lambda quick: rows("a", "a")).run()
+    with pytest.raises(ValueError, match="experiment 'none': every row needs its own key"):
+        Experiment("none", "", lambda quick: rows("a", "")).run()
+
+
+def test_run_settings_and_run_seeds(cbr_scenario):
+    settings = RunSettings(seeds=range(1, 4), duration=10.0, sweep=[1, 2])
+    assert (settings.seeds, settings.sweep, settings.warmup) == ((1, 2, 3), (1, 2), None)
+    runs = run_seeds(cbr_scenario, [2, 1])
+    assert [r.scenario.get("simulation.seed") for r in runs] == [2, 1]
+    assert runs[1].summary(wall_time=False) == aqmlab.run(cbr_scenario).summary(wall_time=False)
+    assert runs[0].summary(wall_time=False) != runs[1].summary(wall_time=False)
+
+
+def test_metrics():
+    assert jain_index([1, 1, 1, 1]) == 1.0 and jain_index([3, 0, 0]) == pytest.approx(1 / 3)
+    # BRED eq. 14: α / (α·n_c + 0.5·β·n_t); §5.1 prints 0.2766 Mb/s for 3 CBR + 7 TCP on 1.5 Mb/s.
+    assert bred_cbr_bound(1.3, 0.9, 3, 7) * 1.5 == pytest.approx(0.2766, abs=5e-5)

@@ -12,17 +12,26 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test test-rust test-python build bench clean-venv
+.PHONY: demo test lint test-rust test-python build bench clean-venv
 
 demo: $(BUILT)
 	$(VENV)/bin/aqmlab reproduce demo --out out/demo
 
-# Runs both suites even when the first fails; fails if either failed.
+# Runs the formatters' checks, lint and both suites even when one fails; fails if any failed.
 test: $(BUILT)
 	@status=0; \
+	$(MAKE) --no-print-directory lint || status=1; \
 	cargo test -p aqmlab-core --release || status=1; \
 	$(PYTHON) -m pytest -q || status=1; \
 	exit $$status
+
+# rustfmt and ruff decide formatting; clippy and ruff lint. Fix formatting with
+# `cargo fmt --all` and `.venv/bin/ruff format python tests`.
+lint: $(DEPS)
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --release --quiet -- -D warnings
+	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/ruff check python tests
 
 test-rust:
 	cargo test -p aqmlab-core --release

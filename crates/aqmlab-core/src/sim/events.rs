@@ -1,7 +1,7 @@
 //! The event queue: a binary heap ordered by (time, insertion sequence), so
 //! simultaneous events run in the order they were scheduled — deterministic.
 
-use crate::packet::PacketId;
+use crate::packet::{FlowId, Packet, PacketId, PacketKind};
 use crate::time::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -13,10 +13,42 @@ pub enum Event {
     TxDone { link: u32 },
     /// A packet reaches the far end of a link.
     Arrive { link: u32, packet: PacketId },
+    /// An agent starts (at its flow's start time).
+    Start { agent: AgentId },
     /// An agent's timer fires; `token` is the agent's own.
-    Timer { agent: u32, token: u64 },
+    Timer { agent: AgentId, token: u64 },
     /// Periodic sampling of monitored queues.
     Sample,
+}
+
+/// Which end of its flow an agent is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// At the flow's source: sends data, receives ACKs.
+    Sender,
+    /// At the flow's destination: receives data, sends ACKs.
+    Receiver,
+}
+
+/// One of a flow's two agents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentId {
+    pub flow: FlowId,
+    pub role: Role,
+}
+
+impl AgentId {
+    /// The agent `packet` is addressed to: data goes to the receiver, ACKs to the sender.
+    pub fn addressee(packet: &Packet) -> AgentId {
+        let role = match packet.kind {
+            PacketKind::Data => Role::Receiver,
+            PacketKind::Ack => Role::Sender,
+        };
+        AgentId {
+            flow: packet.flow,
+            role,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -91,5 +123,12 @@ mod tests {
         assert_eq!(q.pop_before(5), None);
         assert_eq!(q.pop_before(10), Some((5, Event::Sample)));
         assert_eq!(q.processed(), 3);
+    }
+
+    /// Events are copied in and out of the heap on every step: naming the agent
+    /// (flow and role) must not make them larger than the old `u32` agent index did.
+    #[test]
+    fn an_event_fits_in_two_words() {
+        assert_eq!(std::mem::size_of::<Event>(), 16);
     }
 }

@@ -12,10 +12,9 @@ use crate::packet::{Packet, PacketArena, PacketId};
 use crate::qdisc::{DropReason, QdiscCtx, Verdict};
 use crate::rng;
 use crate::scenario::Scenario;
-use crate::time::{from_secs, tx_time, Time};
+use crate::time::{tx_time, Time};
 use crate::transport::{Agent, AgentCtx};
 use events::{AgentId, Event, EventQueue, Role};
-use rand::Rng as _;
 
 /// A flow's two agents and what the engine tells them about their flow.
 struct FlowAgents {
@@ -53,12 +52,7 @@ impl Simulation {
         for f in &expanded {
             let common = &f.spec.common;
             let mut rng = rng::stream(sim.seed, &format!("flow/{}", f.id));
-            let jitter = if common.start_jitter.0 > 0.0 {
-                from_secs(rng.gen_range(0.0..common.start_jitter.0))
-            } else {
-                0
-            };
-            let start = common.start.nanos() + jitter;
+            let start = common.draw_start(&mut rng);
             let stop = common.stop.map_or(end, |s| s.nanos());
             let (sender, receiver) = f.spec.build_agents(stop, rng);
             for role in [Role::Sender, Role::Receiver] {

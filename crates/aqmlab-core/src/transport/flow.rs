@@ -13,9 +13,10 @@
 use super::{tcp, udp, Agent};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
-use crate::time::Time;
+use crate::time::{from_secs, Time};
 use crate::units::{Bytes, Rate, Seconds};
 use crate::validate::{from_tagged_value, require_non_negative, require_positive, struct_fields, take_tag};
+use rand::Rng as _;
 use serde::Deserialize;
 
 /// What every flow has, whatever its type.
@@ -67,6 +68,17 @@ impl Default for FlowCommon {
 }
 
 impl FlowCommon {
+    /// The start time, uniform in `[start, start + start_jitter)`; draws from
+    /// `rng` (the flow's stream) only when there is jitter.
+    pub fn draw_start(&self, rng: &mut Rng) -> Time {
+        let jitter = if self.start_jitter.0 > 0.0 {
+            from_secs(rng.gen_range(0.0..self.start_jitter.0))
+        } else {
+            0
+        };
+        self.start.nanos() + jitter
+    }
+
     /// `nodes` is the graph's node list (None for a dumbbell or parking lot).
     fn validate(&self, path: &str, nodes: Option<&[String]>, duration: f64) -> Result<(), ScenarioError> {
         let field = |name: &str| format!("{path}.{name}");

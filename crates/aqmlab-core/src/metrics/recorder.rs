@@ -176,12 +176,12 @@ impl Recorder {
         let in_window = self.in_window(now) as u64;
         self.totals.dropped += 1;
         self.link_stats[link as usize].drops += 1;
-        let tally = self.drops.entry(DropKey {
+        let key = DropKey {
             flow: packet.flow,
             link,
             reason,
-        });
-        let tally = tally.or_default();
+        };
+        let tally = self.drops.entry(key).or_default();
         tally.total += 1;
         tally.in_window += in_window;
         if packet.kind == PacketKind::Data {

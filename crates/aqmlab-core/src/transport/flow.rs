@@ -7,8 +7,8 @@
 //! `start = 1`). serde's `flatten` would reassemble it from the two parts, but
 //! not together with `deny_unknown_fields`, so [`FlowSpec`]'s `Deserialize`
 //! splits the table itself: the keys [`FlowCommon`] declares go to it, the
-//! rest to the config of the type. Both reject unknown fields, naming the path
-//! (`flows[0].rate: unknown field `rate`, expected `tcp` or `workload``).
+//! rest to the config of the type. Both reject unknown fields and name the
+//! path (`flows[0].rate: unknown field ...` for a rate on a tcp flow).
 
 use super::{tcp, udp, Agent};
 use crate::error::ScenarioError;

@@ -66,7 +66,7 @@ def test_web_flows_draw_the_papers_workload():
     starts = [f["start"] for f in transfers]
     assert starts == sorted(starts) and starts[0] > 0
     assert web_flows(seed=7, gap=0.05) == flows and web_flows(seed=8, gap=0.05) != flows
-    sizes = np.array([f["tcp"]["packets"] for s in range(100) for f in web_flows(s, 0.05)[1:]])
+    sizes = np.array([f["workload"]["packets"] for s in range(100) for f in web_flows(s, 0.05)[1:]])
     gaps = np.concatenate([np.diff([0.0] + [f["start"] for f in web_flows(s, 0.05)[1:]]) for s in range(100)])
     # Pareto with mean 20 and shape 1.06 has scale 1.13 and median 1.13 x 2^(1/1.06) = 2.18.
     assert sizes.min() == 1 and np.median(sizes) == 2

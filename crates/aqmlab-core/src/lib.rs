@@ -51,13 +51,14 @@ pub mod metrics;
 pub mod sim;
 pub mod validation;
 
-pub use error::ScenarioError;
+pub use error::{Error, InternalError, ScenarioError};
 pub use metrics::Results;
 pub use scenario::Scenario;
 
-/// Builds and runs a validated scenario.
-pub fn run(scenario: &Scenario) -> Result<Results, ScenarioError> {
+/// Builds and runs a validated scenario. An [`Error::Internal`] is a bug in
+/// the simulator (e.g. packets not conserved), not a problem of the scenario.
+pub fn run(scenario: &Scenario) -> Result<Results, Error> {
     let mut sim = sim::Simulation::build(scenario)?;
     sim.run_to_end();
-    sim.results()
+    Ok(sim.results()?)
 }

@@ -63,6 +63,12 @@ pub fn from_tagged_value<T: serde::de::DeserializeOwned>(value: serde_json::Valu
     })
 }
 
+/// An error about the field `path` below the one serde is reading, for
+/// `D::Error::custom` (the message then names `outer.path`).
+pub fn error_at(path: &str, message: impl std::fmt::Display) -> String {
+    format!("{PATH_MARK}{path}{PATH_MARK}{message}")
+}
+
 /// Reads and removes the `type` tag of a table, checking it is one of `names`.
 pub fn take_tag(value: &mut serde_json::Value, names: &[&str]) -> Result<String, String> {
     let err = |msg: String| format!("{PATH_MARK}type{PATH_MARK}{msg}");
@@ -86,4 +92,55 @@ pub fn take_tag(value: &mut serde_json::Value, names: &[&str]) -> Result<String,
         )));
     }
     Ok(tag)
+}
+
+/// The field names of struct `T` as its derived `Deserialize` accepts them.
+/// serde hands them to `deserialize_struct`; this deserializer only writes
+/// them down. With them a flat table can be split between two structs, which
+/// serde's `flatten` cannot do while keeping `deny_unknown_fields`.
+pub fn struct_fields<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct FieldNames<'a>(&'a mut &'static [&'static str]);
+    impl<'de> de::Deserializer<'de> for FieldNames<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("field names recorded"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(FieldNames(&mut fields));
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_fields_lists_the_names_serde_accepts() {
+        #[derive(serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Example {
+            plain: u32,
+            #[serde(rename = "type")]
+            kind: String,
+            #[serde(default)]
+            optional: Option<f64>,
+        }
+        assert_eq!(struct_fields::<Example>(), ["plain", "type", "optional"]);
+        assert!(struct_fields::<u32>().is_empty());
+    }
 }

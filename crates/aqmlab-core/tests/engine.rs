@@ -1,17 +1,10 @@
 //! Engine-level behaviour: determinism, conservation, UDP delivery, routing, errors.
 
+mod common;
+
 use aqmlab_core::scenario::Scenario;
 use aqmlab_core::{run, Results};
-
-fn scenario(text: &str) -> Scenario {
-    Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn error_of(text: &str) -> String {
-    Scenario::from_toml_str(text)
-        .expect_err("scenario should be rejected")
-        .to_string()
-}
+use common::{error_of, scenario};
 
 fn dumbbell(qdisc: &str, flows: &str) -> String {
     format!(
@@ -224,4 +217,57 @@ fn json_and_toml_give_the_same_scenario() {
     let a = run(&scenario(&toml_text)).unwrap();
     let b = run(&Scenario::from_json_str(&json_text).unwrap()).unwrap();
     assert_eq!(a.to_json(), b.to_json());
+}
+
+/// Each flow type takes the settings every flow has plus its own; errors name the field.
+#[test]
+fn flow_types_take_only_their_own_settings() {
+    let cbr = dumbbell(
+        r#"{ type = "droptail" }"#,
+        "[[flows]]\ntype = \"cbr\"\nrate = \"5Mbps\"\nstart = 1\n",
+    );
+    assert!(Scenario::from_toml_str(&cbr).is_ok());
+    assert_eq!(
+        error_of(&cbr.replace("start = 1", "tcp = { window = 8 }")),
+        "flows[0].tcp: unknown field `tcp`, expected one of `rate`, `jitter`, `rate_changes`"
+    );
+    assert_eq!(
+        error_of(&cbr.replace("rate = \"5Mbps\"", "")),
+        "flows[0]: missing field `rate`"
+    );
+    assert_eq!(
+        error_of(&cbr.replace("start = 1", "start = 30")),
+        "flows[0].start: must be < simulation.duration (20), got 30"
+    );
+    assert_eq!(
+        error_of(&cbr.replace("start = 1", "start = \"soon\""))
+            .split(':')
+            .next()
+            .unwrap(),
+        "flows[0].start"
+    );
+    assert_eq!(
+        error_of(&cbr.replace("\"cbr\"", "\"udp\"")),
+        "flows[0].type: unknown type `udp`, expected one of tcp, cbr, onoff"
+    );
+    assert_eq!(
+        error_of(&cbr.replace("type = \"cbr\"", "")),
+        "flows[0]: missing field `type` (one of tcp, cbr, onoff)"
+    );
+    let onoff = cbr
+        .replace("\"cbr\"", "\"onoff\"")
+        .replace("start = 1", "on_time = 1\noff_time = 1");
+    assert!(Scenario::from_toml_str(&onoff).is_ok());
+    assert_eq!(
+        error_of(&onoff.replace("off_time = 1", "")),
+        "flows[0]: missing field `off_time`"
+    );
+    assert_eq!(
+        error_of(&onoff.replace("off_time = 1", "off_time = 0")),
+        "flows[0].off_time: must be > 0, got 0"
+    );
+    assert_eq!(
+        error_of(&onoff.replace("off_time = 1", "off_time = 1\njitter = true")),
+        "flows[0].jitter: unknown field `jitter`, expected one of `rate`, `on_time`, `off_time`"
+    );
 }

@@ -1,11 +1,10 @@
 //! TCP behaviour end to end: closed-form validation, loss recovery per
 //! variant on scripted losses, tiny windows, RTT bias, finite transfers, determinism.
 
-use aqmlab_core::{run, Results, Scenario};
+mod common;
 
-fn simulate(text: &str) -> Results {
-    run(&Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"))).unwrap()
-}
+use aqmlab_core::Results;
+use common::{error_of, simulate};
 
 /// Every check passes except the plain square-root law at p = 2 %, where a
 /// real sender's fast-recovery round trip costs ~18 % (see validation/tcp.rs);
@@ -219,7 +218,7 @@ bottleneck = { rate = "1Gbps", delay = 0.05 }
 [[flows]]
 type = "tcp"
 start = 1
-tcp = { packets = 100 }
+workload = { type = "transfer", packets = 100 }
 "#,
     );
     let delivered = r.flows[0].goodput_bps * 5.0 / 8.0 / 1000.0;
@@ -243,7 +242,8 @@ type = "dumbbell"
 bottleneck = { rate = "10Mbps", delay = 0.01 }
 [[flows]]
 type = "tcp"
-tcp = { pareto_mean = 12, think_time = 0.2, trace = true }
+tcp = { trace = true }
+workload = { type = "web", pareto_mean = 12, think_time = 0.2 }
 "#,
     );
     let done: Vec<_> = r.transfers.iter().filter(|t| t.end.is_some()).collect();
@@ -287,7 +287,8 @@ start_jitter = 1
 tcp = { variant = "sack", delayed_ack = true }
 [[flows]]
 type = "tcp"
-tcp = { variant = "reno", pareto_mean = 10, think_time = 0.1, trace = true }
+tcp = { variant = "reno", trace = true }
+workload = { type = "web", pareto_mean = 10, think_time = 0.1 }
 "#;
     let a = simulate(text).to_json();
     let b = simulate(text).to_json();
@@ -321,5 +322,120 @@ tcp = {{ variant = "{variant}", window = 64 }}
         assert!(*util > 0.95, "{variant}: utilisation {util}");
         assert_eq!(f.dropped_packets, 0, "{variant}");
         assert!(f.goodput_bps > 0.95 * 10e6, "{variant}: goodput {}", f.goodput_bps);
+    }
+}
+
+/// A one-flow dumbbell whose TCP flow has `settings` (lines of the `[[flows]]` table).
+fn tcp_flow(settings: &str) -> String {
+    format!(
+        r#"
+[simulation]
+duration = 5
+[topology]
+type = "dumbbell"
+bottleneck = {{ rate = "10Mbps", delay = 0.01 }}
+[[flows]]
+type = "tcp"
+{settings}
+"#
+    )
+}
+
+#[test]
+fn workload_errors_name_the_field() {
+    let cases = [
+        (
+            r#"workload = { type = "transfer", packets = 0 }"#,
+            "flows[0].workload.packets: must be >= 1, got 0",
+        ),
+        (
+            r#"workload = { type = "transfer", packets = 3, pareto_mean = 24 }"#,
+            "flows[0].workload.pareto_mean: unknown field `pareto_mean`, expected `packets`",
+        ),
+        (
+            r#"workload = { type = "web", pareto_mean = 0.5, think_time = 1 }"#,
+            "flows[0].workload.pareto_mean: must be >= 1 packet, got 0.5",
+        ),
+        (
+            r#"workload = { type = "web", pareto_mean = 24, pareto_shape = 1, think_time = 1 }"#,
+            "flows[0].workload.pareto_shape: must be > 1 (a finite mean), got 1",
+        ),
+        (
+            r#"workload = { type = "web", pareto_mean = 24 }"#,
+            "flows[0].workload: missing field `think_time`",
+        ),
+        (
+            r#"workload = { type = "web", pareto_mean = 24, think_time = -1 }"#,
+            "flows[0].workload.think_time: must be >= 0, got -1",
+        ),
+        (
+            r#"workload = { type = "infinite", think_time = 1 }"#,
+            "flows[0].workload.think_time: unknown field `think_time`",
+        ),
+        (
+            r#"workload = { type = "transfer", pareto_shape = 1.5 }"#,
+            "flows[0].workload.pareto_shape: unknown field `pareto_shape`, expected `packets`",
+        ),
+        (
+            r#"workload = { type = "ftp" }"#,
+            "flows[0].workload.type: unknown type `ftp`, expected one of infinite, transfer, web",
+        ),
+        (
+            r#"workload = { packets = 3 }"#,
+            "flows[0].workload: missing field `type` (one of infinite, transfer, web)",
+        ),
+    ];
+    for (settings, expected) in cases {
+        let err = error_of(&tcp_flow(settings));
+        assert!(err.starts_with(expected), "{settings}: {err}");
+    }
+    simulate(&tcp_flow(
+        r#"workload = { type = "web", pareto_mean = 24, pareto_shape = 1.5, think_time = "100ms" }"#,
+    ));
+    simulate(&tcp_flow(r#"workload = { type = "infinite" }"#));
+}
+
+/// Scenario files are a user interface: the workload keys that left `tcp`
+/// say where they went, with the values the file gave them.
+#[test]
+fn old_workload_keys_say_what_to_write_instead() {
+    let cases = [
+        (
+            "tcp = { packets = 100 }",
+            r#"flows[0].tcp.packets: moved: write workload = { type = "transfer", packets = 100 } in the flow"#,
+        ),
+        (
+            r#"tcp = { variant = "reno", pareto_mean = 10, think_time = 0.1, trace = true }"#,
+            r#"flows[0].tcp.pareto_mean: moved: write workload = { type = "web", pareto_mean = 10, think_time = 0.1 } in the flow"#,
+        ),
+        (
+            r#"tcp = { think_time = "1s", pareto_shape = 1.5 }"#,
+            r#"flows[0].tcp.pareto_shape: moved: write workload = { type = "web", pareto_shape = 1.5, think_time = "1s" } in the flow"#,
+        ),
+    ];
+    for (settings, expected) in cases {
+        assert_eq!(error_of(&tcp_flow(settings)), expected);
+    }
+    let json = r#"{"simulation": {"duration": 5},
+        "topology": {"type": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": 0.01}},
+        "flows": [{"type": "tcp", "tcp": {"packets": 7}}]}"#;
+    assert_eq!(
+        aqmlab_core::Scenario::from_json_str(json).unwrap_err().to_string(),
+        r#"flows[0].tcp.packets: moved: write workload = { type = "transfer", packets = 7 } in the flow"#
+    );
+}
+
+/// TCP is window-controlled: the rate settings of UDP flows are not part of its schema.
+#[test]
+fn tcp_flows_have_no_rate() {
+    for (settings, field) in [
+        (r#"rate = "1Mbps""#, "rate"),
+        ("jitter = true", "jitter"),
+        (r#"on_time = "1s""#, "on_time"),
+    ] {
+        assert_eq!(
+            error_of(&tcp_flow(settings)),
+            format!("flows[0].{field}: unknown field `{field}`, expected `tcp` or `workload`")
+        );
     }
 }

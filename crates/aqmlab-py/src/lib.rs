@@ -3,12 +3,13 @@
 //! Scenarios cross the boundary as JSON text and results come back as JSON
 //! text; the Python package turns them into dicts and DataFrames. Every
 //! scenario problem is raised as `ScenarioError` (a `ValueError`) whose text
-//! names the field, e.g. `flows[3].rate: must be > 0, got -1`.
+//! names the field, e.g. `flows[3].rate: must be > 0, got -1`; a bug of the
+//! simulator (an internal error) as a `RuntimeError` "internal error: ...".
 
 use aqmlab_core::time::{from_secs, to_secs};
-use aqmlab_core::{Scenario, ScenarioError as CoreError};
+use aqmlab_core::{Error, InternalError, Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
@@ -21,6 +22,17 @@ create_exception!(
 
 fn to_py(e: CoreError) -> PyErr {
     ScenarioError::new_err(e.to_string())
+}
+
+fn internal_to_py(e: InternalError) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+fn error_to_py(e: Error) -> PyErr {
+    match e {
+        Error::Scenario(e) => to_py(e),
+        Error::Internal(e) => internal_to_py(e),
+    }
 }
 
 fn parse(scenario_json: &str) -> PyResult<Scenario> {
@@ -39,7 +51,7 @@ fn validate(scenario_json: &str) -> PyResult<()> {
 fn run(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let scenario = parse(scenario_json)?;
     py.allow_threads(|| aqmlab_core::run(&scenario).map(|r| r.to_json()))
-        .map_err(to_py)
+        .map_err(error_to_py)
 }
 
 /// A simulation that Python advances in steps (for progress reports).
@@ -94,10 +106,10 @@ impl Simulation {
         self.duration
     }
 
-    /// Results so far as JSON text (raises ScenarioError if packet conservation fails).
+    /// Results so far as JSON text (raises RuntimeError if packet conservation fails: a simulator bug).
     fn results(&self, py: Python<'_>) -> PyResult<String> {
         py.allow_threads(|| self.engine().results().map(|r| r.to_json()))
-            .map_err(to_py)
+            .map_err(internal_to_py)
     }
 }
 
@@ -107,7 +119,7 @@ impl Simulation {
 fn validate_tcp(py: Python<'_>) -> PyResult<String> {
     py.allow_threads(aqmlab_core::validation::tcp::run)
         .map(|rows| serde_json::to_string(&rows).expect("rows are plain data"))
-        .map_err(to_py)
+        .map_err(error_to_py)
 }
 
 /// BRED eq. 14: upper bound on one non-conforming CBR flow's throughput, as a fraction

@@ -76,7 +76,13 @@ def web_flows(seed: int, gap: float) -> list[dict]:
     starts = np.cumsum(rng.exponential(gap, TRANSFERS))
     udp = {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True}
     return [udp] + [
-        {"name": f"web{i}", "type": "tcp", "start": float(t), "tcp": {**TCP, "packets": int(n)}}
+        {
+            "name": f"web{i}",
+            "type": "tcp",
+            "start": float(t),
+            "tcp": TCP,
+            "workload": {"type": "transfer", "packets": int(n)},
+        }
         for i, (n, t) in enumerate(zip(sizes, starts, strict=True))
     ]
 

@@ -1,14 +1,17 @@
-//! Results of a run (plain data) and the fairness measures computed on them.
+//! Results of a run (plain data), the [`Recorder`] that collects them, and
+//! the fairness measures computed on them.
 
 pub mod bounds;
 pub mod fairness;
 pub mod models;
+pub mod recorder;
 
 use crate::transport::{TraceSample, Transfer};
 use serde::Serialize;
 
 pub use bounds::bred_cbr_bound;
 pub use fairness::{jain_index, max_min_shares};
+pub use recorder::Recorder;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Results {

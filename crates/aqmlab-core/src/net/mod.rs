@@ -2,11 +2,12 @@
 //! at its sending end), static shortest-path routes, and topology builders.
 
 use crate::error::ScenarioError;
-use crate::packet::NodeId;
+use crate::packet::{NodeId, PacketKind};
 use crate::qdisc::{LinkInfo, QdiscSpec, QueueDisc};
 use crate::rng::stream;
 use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, TopologySpec};
 use crate::time::{from_secs, Time};
+use crate::units::{Rate, Seconds};
 use std::collections::{HashMap, VecDeque};
 
 /// One direction of a link.
@@ -32,11 +33,40 @@ pub struct FlowRoute {
     pub reverse: Vec<u32>,
 }
 
+impl FlowRoute {
+    /// The links a packet of `kind` crosses: data forward, ACKs in reverse.
+    pub fn links(&self, kind: PacketKind) -> &[u32] {
+        match kind {
+            PacketKind::Data => &self.forward,
+            PacketKind::Ack => &self.reverse,
+        }
+    }
+}
+
 pub struct Network {
     pub nodes: Vec<String>,
     pub links: Vec<Link>,
     /// One route per expanded flow, in the order of [`Scenario::expanded_flows`].
     pub routes: Vec<FlowRoute>,
+}
+
+/// What the builder needs to make a full-duplex link: a scenario's link, or a host's access link.
+struct Duplex<'s> {
+    rate: Rate,
+    delay: Seconds,
+    qdisc: &'s QdiscSpec,
+    reverse_qdisc: &'s QdiscSpec,
+}
+
+impl<'s> From<&'s LinkSpec> for Duplex<'s> {
+    fn from(l: &'s LinkSpec) -> Self {
+        Duplex {
+            rate: l.rate,
+            delay: l.delay,
+            qdisc: &l.qdisc,
+            reverse_qdisc: &l.reverse_qdisc,
+        }
+    }
 }
 
 struct Builder<'a> {
@@ -73,9 +103,9 @@ impl<'a> Builder<'a> {
         });
     }
 
-    fn duplex(&mut self, from: NodeId, to: NodeId, spec: &LinkSpec, monitored: bool) {
-        self.simplex(from, to, spec.rate.0, spec.delay.0, &spec.qdisc, monitored);
-        self.simplex(to, from, spec.rate.0, spec.delay.0, &spec.reverse_qdisc, false);
+    fn duplex(&mut self, from: NodeId, to: NodeId, link: Duplex, monitored: bool) {
+        self.simplex(from, to, link.rate.0, link.delay.0, link.qdisc, monitored);
+        self.simplex(to, from, link.rate.0, link.delay.0, link.reverse_qdisc, false);
     }
 
     /// Gives flow `f` its own source and sink hosts, joined to routers `first` and
@@ -87,24 +117,17 @@ impl<'a> Builder<'a> {
         first: NodeId,
         last: NodeId,
     ) -> (NodeId, NodeId, String) {
-        let spec = f.spec;
+        let common = &f.spec.common;
         let src = self.node(format!("src{}", f.id));
         let dst = self.node(format!("dst{}", f.id));
-        let src_link = LinkSpec {
-            from: String::new(),
-            to: String::new(),
-            rate: spec.access_rate.unwrap_or(hosts.rate),
-            delay: spec.access_delay.unwrap_or(hosts.delay),
-            qdisc: hosts.qdisc.clone(),
-            reverse_qdisc: hosts.qdisc.clone(),
-            monitor: false,
+        let access = |delay: Seconds| Duplex {
+            rate: common.access_rate.unwrap_or(hosts.rate),
+            delay,
+            qdisc: hosts.qdisc,
+            reverse_qdisc: hosts.qdisc,
         };
-        let sink_link = LinkSpec {
-            delay: spec.sink_delay.unwrap_or(hosts.sink_delay),
-            ..src_link.clone()
-        };
-        self.duplex(src, first, &src_link, false);
-        self.duplex(last, dst, &sink_link, false);
+        self.duplex(src, first, access(common.access_delay.unwrap_or(hosts.delay)), false);
+        self.duplex(last, dst, access(common.sink_delay.unwrap_or(hosts.sink_delay)), false);
         (src, dst, f.path.clone())
     }
 
@@ -152,7 +175,7 @@ impl Network {
             TopologySpec::Dumbbell(d) => {
                 let left = b.node("L".into());
                 let right = b.node("R".into());
-                b.duplex(left, right, &d.bottleneck, true);
+                b.duplex(left, right, (&d.bottleneck).into(), true);
                 for f in &flows {
                     endpoints.push(b.attach_hosts(f, &d.hosts(), left, right));
                 }
@@ -160,10 +183,10 @@ impl Network {
             TopologySpec::ParkingLot(p) => {
                 let routers: Vec<NodeId> = (0..=p.congested_links).map(|i| b.node(format!("R{i}"))).collect();
                 for pair in routers.windows(2) {
-                    b.duplex(pair[0], pair[1], &p.link, true);
+                    b.duplex(pair[0], pair[1], (&p.link).into(), true);
                 }
                 for f in &flows {
-                    let (first, last) = match f.spec.hop {
+                    let (first, last) = match f.spec.common.hop {
                         Some(hop) => (routers[hop as usize], routers[hop as usize + 1]),
                         None => (routers[0], routers[routers.len() - 1]),
                     };
@@ -176,11 +199,11 @@ impl Network {
                 }
                 for l in &g.links {
                     let (from, to) = (b.index[&l.from], b.index[&l.to]);
-                    b.duplex(from, to, l, l.monitor);
+                    b.duplex(from, to, l.into(), l.monitor);
                 }
                 for f in &flows {
-                    let src = b.index[f.spec.src.as_deref().expect("validated")];
-                    let dst = b.index[f.spec.dst.as_deref().expect("validated")];
+                    let src = b.index[f.spec.common.src.as_deref().expect("validated")];
+                    let dst = b.index[f.spec.common.dst.as_deref().expect("validated")];
                     endpoints.push((src, dst, f.path.clone()));
                 }
             }

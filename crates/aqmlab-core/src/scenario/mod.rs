@@ -208,9 +208,10 @@ impl Scenario {
     pub fn expanded_flows(&self) -> Vec<ExpandedFlow<'_>> {
         let mut out = Vec::new();
         for (i, spec) in self.flows.iter().enumerate() {
-            for k in 0..spec.count {
+            let common = &spec.common;
+            for k in 0..common.count {
                 let id = out.len() as u32;
-                let name = match (&spec.name, spec.count) {
+                let name = match (&common.name, common.count) {
                     (Some(n), 1) => n.clone(),
                     (Some(n), _) => format!("{n}[{k}]"),
                     (None, _) => format!("flow{id}"),
@@ -324,7 +325,7 @@ impl Scenario {
         };
         for (i, f) in self.flows.iter().enumerate() {
             f.validate(&format!("flows[{i}]"), nodes, sim.duration.0)?;
-            match (&self.topology, f.hop) {
+            match (&self.topology, f.common.hop) {
                 (TopologySpec::ParkingLot(p), Some(hop)) if hop >= p.congested_links => {
                     return Err(ScenarioError::new(
                         format!("flows[{i}].hop"),

@@ -1,11 +1,89 @@
 //! UDP sources (CBR, ON-OFF) and the UDP sink. Unresponsive: they ignore drops.
+//!
+//! Flow types `cbr` (`rate`, optional `jitter` and `rate_changes`) and `onoff`
+//! (`rate`, `on_time`, `off_time`).
 
-use super::{Agent, AgentCtx, FlowSpec};
+use super::{Agent, AgentCtx, FlowConfig};
+use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
+use crate::units::{Rate, Seconds};
+use crate::validate::{require_non_negative, require_positive};
 use rand::Rng as _;
 use rand_distr::{Distribution, Exp};
+use serde::Deserialize;
+
+/// A `cbr` flow's settings.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrConfig {
+    /// Sending rate, bits/s on the wire.
+    pub rate: Rate,
+    /// Inter-packet gap uniform in [0.5, 1.5) x interval (CSFQ §3); default off.
+    #[serde(default)]
+    pub jitter: bool,
+    /// New rates at given times; default none.
+    #[serde(default)]
+    pub rate_changes: Vec<RateChange>,
+}
+
+/// A CBR rate change at a given time (RED-PD §5.2/§7.3).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateChange {
+    pub at: Seconds,
+    pub rate: Rate,
+}
+
+impl FlowConfig for CbrConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        require_positive(&format!("{path}.rate"), self.rate.0)?;
+        for (i, c) in self.rate_changes.iter().enumerate() {
+            require_non_negative(&format!("{path}.rate_changes[{i}].at"), c.at.0)?;
+            require_positive(&format!("{path}.rate_changes[{i}].rate"), c.rate.0)?;
+        }
+        Ok(())
+    }
+
+    /// The highest rate it ever sends at.
+    fn demand_bps(&self) -> Option<f64> {
+        Some(self.rate_changes.iter().fold(self.rate.0, |m, c| m.max(c.rate.0)))
+    }
+
+    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        (Box::new(Cbr::new(self, size, stop, rng)), Box::new(UdpSink))
+    }
+}
+
+/// An `onoff` flow's settings.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffConfig {
+    /// Sending rate during ON periods, bits/s on the wire.
+    pub rate: Rate,
+    /// Mean ON and OFF periods (exponential).
+    pub on_time: Seconds,
+    pub off_time: Seconds,
+}
+
+impl FlowConfig for OnOffConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        require_positive(&format!("{path}.rate"), self.rate.0)?;
+        require_positive(&format!("{path}.on_time"), self.on_time.0)?;
+        require_positive(&format!("{path}.off_time"), self.off_time.0)
+    }
+
+    /// The mean rate: the ON rate times the ON fraction of the time.
+    fn demand_bps(&self) -> Option<f64> {
+        let (on, off) = (self.on_time.0, self.off_time.0);
+        Some(self.rate.0 * on / (on + off))
+    }
+
+    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        (Box::new(OnOff::new(self, size, stop, rng)), Box::new(UdpSink))
+    }
+}
 
 fn interval_for(rate_bps: f64, size: u32) -> f64 {
     size as f64 * 8.0 / rate_bps
@@ -27,13 +105,12 @@ pub struct Cbr {
 }
 
 impl Cbr {
-    pub fn new(spec: &FlowSpec, stop: Time, rng: Rng) -> Self {
-        let size = spec.packet_size.0 as u32;
+    pub fn new(config: &CbrConfig, size: u32, stop: Time, rng: Rng) -> Self {
         Cbr {
             size,
-            interval: interval_for(spec.rate.expect("validated").0, size),
-            jitter: spec.jitter,
-            changes: spec
+            interval: interval_for(config.rate.0, size),
+            jitter: config.jitter,
+            changes: config
                 .rate_changes
                 .iter()
                 .map(|c| (from_secs(c.at.0), interval_for(c.rate.0, size)))
@@ -98,13 +175,12 @@ pub struct OnOff {
 }
 
 impl OnOff {
-    pub fn new(spec: &FlowSpec, stop: Time, rng: Rng) -> Self {
-        let size = spec.packet_size.0 as u32;
+    pub fn new(config: &OnOffConfig, size: u32, stop: Time, rng: Rng) -> Self {
         OnOff {
             size,
-            interval: from_secs(interval_for(spec.rate.expect("validated").0, size)).max(1),
-            on: Exp::new(1.0 / spec.on_time.expect("validated").0).expect("validated > 0"),
-            off: Exp::new(1.0 / spec.off_time.expect("validated").0).expect("validated > 0"),
+            interval: from_secs(interval_for(config.rate.0, size)).max(1),
+            on: Exp::new(1.0 / config.on_time.0).expect("validated > 0"),
+            off: Exp::new(1.0 / config.off_time.0).expect("validated > 0"),
             on_until: 0,
             stop,
             seq: 0,

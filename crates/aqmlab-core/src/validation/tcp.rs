@@ -22,7 +22,7 @@
 //! - Delayed ACKs (b = 2): rate ratio to the same flow without, model 1/sqrt(2), accepted in [0.6, 0.85].
 
 use super::Row;
-use crate::error::ScenarioError;
+use crate::error::Error;
 use crate::metrics::models::{pftk, square_root_law, square_root_law_with_recovery};
 use crate::scenario::Scenario;
 
@@ -53,7 +53,7 @@ pub fn measure(
     delayed_ack: bool,
     min_rto: Option<f64>,
     expected_rate: f64,
-) -> Result<Measurement, ScenarioError> {
+) -> Result<Measurement, Error> {
     let losses_per_second = p * expected_rate;
     let warmup = WARMUP_LOSSES / losses_per_second;
     let duration = warmup + MEASURED_LOSSES / losses_per_second;
@@ -96,7 +96,7 @@ fn label(variant: &str, loss_model: &str, p: f64, rtt: f64) -> String {
 }
 
 /// The whole suite, one row per check (variant × loss model × loss rate × RTT).
-pub fn run() -> Result<Vec<Row>, ScenarioError> {
+pub fn run() -> Result<Vec<Row>, Error> {
     let mut rows = Vec::new();
     for variant in VARIANTS {
         for rtt in RTTS {

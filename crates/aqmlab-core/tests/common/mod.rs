@@ -1,13 +1,19 @@
-//! Helpers shared by the integration tests (each tests/*.rs compiles this module on its own).
-// Each test file uses a subset of these helpers.
-#![allow(dead_code)]
+//! Helpers shared by the integration tests (`mod common;` in each test file).
+#![allow(dead_code)] // each test file uses a subset
 
-use aqmlab_core::{Results, Scenario};
+use aqmlab_core::{run, Results, Scenario};
 
+/// Parses a scenario that must be valid (panics with the error and the text otherwise).
 pub fn scenario(text: &str) -> Scenario {
-    Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"))
+    Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
+/// Runs a valid scenario.
+pub fn simulate(text: &str) -> Results {
+    run(&scenario(text)).unwrap()
+}
+
+/// The error a scenario that must be invalid is rejected with.
 pub fn error_of(text: &str) -> String {
     Scenario::from_toml_str(text)
         .expect_err("scenario should be rejected")

@@ -4,13 +4,14 @@
 //! differ only in loss recovery ([`sender`]); the sink ([`sink`]) sends
 //! cumulative ACKs, optionally delayed, with SACK blocks and ECN echo.
 //!
-//! The `[flows.tcp]` sub-table of a TCP flow, e.g.
-//! `tcp = { variant = "sack", window = 64, delayed_ack = true }`.
-//! Workload: an infinite source (default), one transfer of `packets`, or web
-//! mode: transfers of Pareto-distributed size (`pareto_mean`, `pareto_shape`)
-//! separated by exponential think times (`think_time`) that start when the
-//! previous transfer is fully acknowledged (SRED §7). Each transfer opens a
-//! new connection: cwnd, ssthresh and the RTT estimate start afresh.
+//! A `tcp` flow has TCP options in its `tcp` sub-table, e.g.
+//! `tcp = { variant = "sack", window = 64, delayed_ack = true }`, and a
+//! [`Workload`]: an infinite source (default), one transfer
+//! (`workload = { type = "transfer", packets = 100 }`), or web mode:
+//! transfers of Pareto-distributed size separated by exponential think times
+//! that start when the previous transfer is fully acknowledged (SRED §7),
+//! `workload = { type = "web", pareto_mean = 24, think_time = "1s" }`. Each
+//! transfer opens a new connection: cwnd, ssthresh and the RTT estimate start afresh.
 
 pub mod rto;
 pub mod sack;
@@ -18,13 +19,76 @@ pub mod sender;
 pub mod sink;
 pub mod timer;
 
-use super::Agent;
+use super::{Agent, FlowConfig};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
 use crate::time::Time;
 use crate::units::Seconds;
-use crate::validate::{require_non_negative, require_positive};
-use serde::{Deserialize, Serialize};
+use crate::validate::{error_at, from_tagged_value, require_non_negative, require_positive, take_tag};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A `tcp` flow's settings.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpFlow {
+    #[serde(default, deserialize_with = "options_or_moved")]
+    pub tcp: TcpOptions,
+    #[serde(default)]
+    pub workload: Workload,
+}
+
+impl FlowConfig for TcpFlow {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.tcp.validate(&format!("{path}.tcp"))?;
+        self.workload.validate(&format!("{path}.workload"))
+    }
+
+    /// Elastic: TCP takes what the network leaves it.
+    fn demand_bps(&self) -> Option<f64> {
+        None
+    }
+
+    fn traced(&self) -> bool {
+        self.tcp.trace
+    }
+
+    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        (
+            Box::new(sender::TcpSender::new(&self.tcp, &self.workload, size, stop, rng)),
+            Box::new(sink::TcpSink::new(&self.tcp)),
+        )
+    }
+}
+
+/// The workload keys that `tcp` had before the workload became its own table,
+/// with the workload type each now belongs to.
+const MOVED: [(&str, &str); 4] = [
+    ("packets", "transfer"),
+    ("pareto_mean", "web"),
+    ("pareto_shape", "web"),
+    ("think_time", "web"),
+];
+
+/// Reads `tcp = { ... }`. A workload key written there gets an error that
+/// says what to write instead (scenario files are a user interface).
+fn options_or_moved<'de, D: Deserializer<'de>>(d: D) -> Result<TcpOptions, D::Error> {
+    use serde::de::Error;
+    let value = serde_json::Value::deserialize(d)?;
+    let table = value.as_object();
+    if let Some(&(key, kind)) = MOVED
+        .iter()
+        .find(|(key, _)| table.is_some_and(|t| t.contains_key(*key)))
+    {
+        let settings: String = MOVED
+            .iter()
+            .filter(|(_, k)| *k == kind)
+            .filter_map(|(name, _)| table?.get(*name).map(|v| format!(", {name} = {v}")))
+            .collect();
+        let message = format!(r#"moved: write workload = {{ type = "{kind}"{settings} }} in the flow"#);
+        return Err(D::Error::custom(error_at(key, message)));
+    }
+    from_tagged_value(value).map_err(D::Error::custom)
+}
 
 /// Loss recovery algorithm.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -73,14 +137,6 @@ pub struct TcpOptions {
     pub tiny_window: bool,
     /// Record cwnd, ssthresh and RTO (packets, packets, seconds) when they change.
     pub trace: bool,
-    /// One finite transfer of this many packets.
-    pub packets: Option<u64>,
-    /// Web mode: mean transfer size in packets (Pareto).
-    pub pareto_mean: Option<f64>,
-    /// Web mode: Pareto shape (default 1.2, RED-PD §7.4).
-    pub pareto_shape: Option<f64>,
-    /// Web mode: mean of the exponential think time between transfers.
-    pub think_time: Option<Seconds>,
 }
 
 impl Default for TcpOptions {
@@ -98,22 +154,11 @@ impl Default for TcpOptions {
             ecn: false,
             tiny_window: false,
             trace: false,
-            packets: None,
-            pareto_mean: None,
-            pareto_shape: None,
-            think_time: None,
         }
     }
 }
 
 impl TcpOptions {
-    /// RED-PD §7.4: "pareto with average 24 packets and shape parameter 1.2".
-    pub const DEFAULT_PARETO_SHAPE: f64 = 1.2;
-
-    pub fn is_default(&self) -> bool {
-        *self == TcpOptions::default()
-    }
-
     /// Checks every option; errors name the field under `path` (e.g. `flows[0].tcp.window`).
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         let field = |name: &str| format!("{path}.{name}");
@@ -141,61 +186,94 @@ impl TcpOptions {
         require_non_negative(&field("min_rto"), self.min_rto.0)?;
         require_non_negative(&field("timer_granularity"), self.timer_granularity.0)?;
         require_positive(&field("initial_rto"), self.initial_rto.0)?;
-        if self.packets == Some(0) {
-            return Err(ScenarioError::new(field("packets"), "must be >= 1, got 0"));
-        }
-        match self.pareto_mean {
-            Some(mean) => {
-                if self.packets.is_some() {
-                    return Err(ScenarioError::new(
-                        field("packets"),
-                        "cannot be combined with pareto_mean (web mode): choose one workload",
-                    ));
-                }
-                if !(mean >= 1.0 && mean.is_finite()) {
-                    return Err(ScenarioError::new(
-                        field("pareto_mean"),
-                        format!("must be >= 1 packet, got {mean}"),
-                    ));
-                }
-                if let Some(shape) = self.pareto_shape {
-                    if !(shape > 1.0 && shape.is_finite()) {
-                        return Err(ScenarioError::new(
-                            field("pareto_shape"),
-                            format!("must be > 1 (a finite mean), got {shape}"),
-                        ));
-                    }
-                }
-                let think = self.think_time.ok_or_else(|| {
-                    ScenarioError::new(field("think_time"), "required in web mode (with pareto_mean)")
-                })?;
-                require_non_negative(&field("think_time"), think.0)?;
-            }
-            None => {
-                for (name, set) in [
-                    ("pareto_shape", self.pareto_shape.is_some()),
-                    ("think_time", self.think_time.is_some()),
-                ] {
-                    if set {
-                        return Err(ScenarioError::new(
-                            field(name),
-                            "only used in web mode: set pareto_mean too",
-                        ));
-                    }
-                }
-            }
-        }
         Ok(())
     }
 }
 
-/// Builds a flow's (sender, sink) pair; `size` is the data packet size in bytes,
-/// `stop` the time after which no new data is sent.
-pub fn build(opts: &TcpOptions, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
-    (
-        Box::new(sender::TcpSender::new(opts, size, stop, rng)),
-        Box::new(sink::TcpSink::new(opts)),
-    )
+/// What the application gives TCP to send (`workload = { type = ... }` in a tcp flow).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Workload {
+    /// An infinite backlog (`type = "infinite"`, the default).
+    #[default]
+    Infinite,
+    /// One finite transfer (`type = "transfer"`).
+    Transfer(TransferWorkload),
+    /// Web mode (`type = "web"`).
+    Web(WebWorkload),
+}
+
+/// One transfer of `packets` packets; its completion time is reported in `transfers`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TransferWorkload {
+    pub packets: u64,
+}
+
+/// Transfers of Pareto-distributed size separated by exponential think times.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WebWorkload {
+    /// Mean transfer size in packets.
+    pub pareto_mean: f64,
+    /// Pareto shape; 1.2 (RED-PD §7.4: "pareto with average 24 packets and shape parameter 1.2").
+    #[serde(default = "WebWorkload::default_shape")]
+    pub pareto_shape: f64,
+    /// Mean of the exponential think time between transfers (0: none).
+    pub think_time: Seconds,
+}
+
+impl WebWorkload {
+    fn default_shape() -> f64 {
+        1.2
+    }
+}
+
+/// `type = "infinite"` takes no settings.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Infinite {}
+
+impl<'de> Deserialize<'de> for Workload {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = serde_json::Value::deserialize(d)?;
+        match take_tag(&mut value, &["infinite", "transfer", "web"])
+            .map_err(D::Error::custom)?
+            .as_str()
+        {
+            "infinite" => from_tagged_value::<Infinite>(value).map(|_| Workload::Infinite),
+            "transfer" => from_tagged_value(value).map(Workload::Transfer),
+            _ => from_tagged_value(value).map(Workload::Web),
+        }
+        .map_err(D::Error::custom)
+    }
+}
+
+impl Workload {
+    /// Checks the settings; errors name the field under `path` (e.g. `flows[0].workload.packets`).
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        let field = |name: &str| format!("{path}.{name}");
+        match self {
+            Workload::Infinite => Ok(()),
+            Workload::Transfer(t) if t.packets == 0 => Err(ScenarioError::new(field("packets"), "must be >= 1, got 0")),
+            Workload::Transfer(_) => Ok(()),
+            Workload::Web(w) => {
+                if !(w.pareto_mean >= 1.0 && w.pareto_mean.is_finite()) {
+                    return Err(ScenarioError::new(
+                        field("pareto_mean"),
+                        format!("must be >= 1 packet, got {}", w.pareto_mean),
+                    ));
+                }
+                if !(w.pareto_shape > 1.0 && w.pareto_shape.is_finite()) {
+                    return Err(ScenarioError::new(
+                        field("pareto_shape"),
+                        format!("must be > 1 (a finite mean), got {}", w.pareto_shape),
+                    ));
+                }
+                require_non_negative(&field("think_time"), w.think_time.0)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -211,14 +289,14 @@ mod tests {
     #[test]
     fn defaults_and_variant_names() {
         let o = parse("").unwrap();
-        assert!(o.is_default());
+        assert_eq!(o, TcpOptions::default());
         assert_eq!(o.variant, Variant::NewReno);
         assert_eq!(
             (o.window, o.initial_window, o.initial_rto.0, o.delack_timeout.0),
             (1000, 1, 3.0, 0.1)
         );
         assert_eq!(parse("variant = \"sack\"\nwindow = 64").unwrap().variant, Variant::Sack);
-        assert!(!parse("variant = \"tahoe\"").unwrap().is_default());
+        assert_ne!(parse("variant = \"tahoe\"").unwrap(), TcpOptions::default());
         assert!(parse("variant = \"vegas\"").unwrap_err().contains("unknown variant"));
         assert!(parse("windw = 3").unwrap_err().contains("unknown field"));
     }
@@ -242,31 +320,10 @@ mod tests {
                 "flows[0].tcp.timer_granularity: must be >= 0, got -0.001",
             ),
             ("initial_rto = 0", "flows[0].tcp.initial_rto: must be > 0, got 0"),
-            ("packets = 0", "flows[0].tcp.packets: must be >= 1, got 0"),
-            (
-                "pareto_mean = 24\npackets = 3",
-                "flows[0].tcp.packets: cannot be combined with pareto_mean",
-            ),
-            (
-                "pareto_mean = 0.5\nthink_time = 1",
-                "flows[0].tcp.pareto_mean: must be >= 1 packet, got 0.5",
-            ),
-            (
-                "pareto_mean = 24\npareto_shape = 1\nthink_time = 1",
-                "flows[0].tcp.pareto_shape: must be > 1 (a finite mean), got 1",
-            ),
-            ("pareto_mean = 24", "flows[0].tcp.think_time: required in web mode"),
-            (
-                "pareto_mean = 24\nthink_time = -1",
-                "flows[0].tcp.think_time: must be >= 0, got -1",
-            ),
-            ("think_time = 1", "flows[0].tcp.think_time: only used in web mode"),
-            ("pareto_shape = 1.5", "flows[0].tcp.pareto_shape: only used in web mode"),
         ];
         for (text, expected) in cases {
             let err = parse(text).unwrap_err();
             assert!(err.starts_with(expected), "{text:?}: {err}");
         }
-        assert!(parse("pareto_mean = 24\npareto_shape = 1.5\nthink_time = \"100ms\"").is_ok());
     }
 }

@@ -22,7 +22,7 @@
 use super::rto::RtoEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
-use super::{TcpOptions, Variant};
+use super::{TcpOptions, Variant, Workload};
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
@@ -35,11 +35,11 @@ const TINY_WINDOW: f64 = 10.0;
 const RETRANSMIT: u64 = 0;
 const NEXT_TRANSFER: u64 = 1;
 
-/// What the application gives TCP to send.
-enum Workload {
+/// The [`Workload`] as the sender draws from it.
+enum Application {
     Infinite,
     /// One transfer of this many packets.
-    Packets(u64),
+    Transfer(u64),
     /// Transfers of Pareto size (packets) separated by exponential think times (seconds; None = 0).
     Web {
         size: Pareto<f64>,
@@ -56,7 +56,7 @@ pub struct TcpSender {
     initial_ssthresh: f64,
     tiny_window: bool,
     ecn: bool,
-    workload: Workload,
+    application: Application,
     stop: Time,
     rng: Rng,
 
@@ -93,19 +93,18 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(opts: &TcpOptions, size: u32, stop: Time, rng: Rng) -> Self {
-        let workload = match (opts.packets, opts.pareto_mean) {
-            (Some(n), _) => Workload::Packets(n),
-            (None, Some(mean)) => {
-                let shape = opts.pareto_shape.unwrap_or(TcpOptions::DEFAULT_PARETO_SHAPE);
-                let think = opts.think_time.map_or(0.0, |t| t.0);
-                Workload::Web {
+    pub fn new(opts: &TcpOptions, workload: &Workload, size: u32, stop: Time, rng: Rng) -> Self {
+        let application = match workload {
+            Workload::Infinite => Application::Infinite,
+            Workload::Transfer(t) => Application::Transfer(t.packets),
+            Workload::Web(web) => {
+                let (mean, shape, think) = (web.pareto_mean, web.pareto_shape, web.think_time.0);
+                Application::Web {
                     // A Pareto with mean m and shape a has scale m·(a - 1)/a.
                     size: Pareto::new(mean * (shape - 1.0) / shape, shape).expect("validated: mean >= 1, shape > 1"),
                     think: (think > 0.0).then(|| Exp::new(1.0 / think).expect("validated: think_time > 0")),
                 }
             }
-            (None, None) => Workload::Infinite,
         };
         let initial_ssthresh = opts.initial_ssthresh.unwrap_or(opts.window as f64);
         TcpSender {
@@ -116,7 +115,7 @@ impl TcpSender {
             initial_ssthresh,
             tiny_window: opts.tiny_window,
             ecn: opts.ecn,
-            workload,
+            application,
             stop,
             rng,
             snd_una: 0,
@@ -415,7 +414,7 @@ impl TcpSender {
             return;
         };
         t.end = Some(to_secs(ctx.now));
-        if let Workload::Web { think, .. } = &self.workload {
+        if let Application::Web { think, .. } = &self.application {
             // SRED §7: the think time starts when the last packet is acknowledged.
             let gap = think.map_or(0.0, |d| d.sample(&mut self.rng));
             self.transfer_timer.set(ctx.now + from_secs(gap), ctx);
@@ -424,7 +423,7 @@ impl TcpSender {
 
     /// Starts the next web object: a Pareto number of packets, at least one.
     fn start_web_transfer(&mut self, ctx: &mut AgentCtx) {
-        if let Workload::Web { size, .. } = &self.workload {
+        if let Application::Web { size, .. } = &self.application {
             let packets = (size.sample(&mut self.rng).round() as u64).max(1);
             self.start_transfer(packets, ctx);
         }
@@ -450,13 +449,13 @@ impl TcpSender {
 
 impl Agent for TcpSender {
     fn start(&mut self, ctx: &mut AgentCtx) {
-        match self.workload {
-            Workload::Infinite => {
+        match self.application {
+            Application::Infinite => {
                 self.data_end = u64::MAX;
                 self.send_window(ctx);
             }
-            Workload::Packets(n) => self.start_transfer(n, ctx),
-            Workload::Web { .. } => self.start_web_transfer(ctx),
+            Application::Transfer(n) => self.start_transfer(n, ctx),
+            Application::Web { .. } => self.start_web_transfer(ctx),
         }
         self.trace(ctx);
     }
@@ -520,7 +519,7 @@ mod tests {
     impl Harness {
         fn new(opts: TcpOptions) -> Self {
             let mut h = Harness {
-                tcp: TcpSender::new(&opts, 1000, Time::MAX, stream(1, "t")),
+                tcp: TcpSender::new(&opts, &Workload::Infinite, 1000, Time::MAX, stream(1, "t")),
                 outbox: Vec::new(),
                 timers: Vec::new(),
                 now: 0,

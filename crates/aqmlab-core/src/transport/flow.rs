@@ -1,0 +1,239 @@
+//! The `[[flows]]` schema: what every flow has ([`FlowCommon`]: name, count,
+//! endpoints, start and stop, packet size, ...) and what its `type` selects
+//! ([`FlowKind`]: the config of a TCP, CBR or ON-OFF flow, which lives next
+//! to its agents as the qdisc configs live next to their qdiscs).
+//!
+//! A flow is written as one flat table (`type = "cbr"`, `rate = "5Mbps"`,
+//! `start = 1`). serde's `flatten` would reassemble it from the two parts, but
+//! not together with `deny_unknown_fields`, so [`FlowSpec`]'s `Deserialize`
+//! splits the table itself: the keys [`FlowCommon`] declares go to it, the
+//! rest to the config of the type. Both reject unknown fields and name the
+//! path (`flows[0].rate: unknown field ...` for a rate on a tcp flow).
+
+use super::{tcp, udp, Agent};
+use crate::error::ScenarioError;
+use crate::rng::Rng;
+use crate::time::{from_secs, Time};
+use crate::units::{Bytes, Rate, Seconds};
+use crate::validate::{from_tagged_value, require_non_negative, require_positive, struct_fields, take_tag};
+use rand::Rng as _;
+use serde::Deserialize;
+
+/// What every flow has, whatever its type.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FlowCommon {
+    /// Default `flow<id>`.
+    pub name: Option<String>,
+    /// Expands into this many identical flows (named `name[i]`); default 1.
+    pub count: u32,
+    /// Graph topology: source and destination node names.
+    pub src: Option<String>,
+    pub dst: Option<String>,
+    /// Dumbbell: this flow's access link rate and delays (default: the topology's).
+    pub access_rate: Option<Rate>,
+    pub access_delay: Option<Seconds>,
+    pub sink_delay: Option<Seconds>,
+    /// Parking lot: cross traffic of congested link `hop` only (default: through all links).
+    pub hop: Option<u32>,
+    pub start: Seconds,
+    /// Start uniformly at random in `[start, start + start_jitter)` (RED-PD §7: within 10 s).
+    pub start_jitter: Seconds,
+    /// When the sender stops sending new data (default: the end of the run).
+    pub stop: Option<Seconds>,
+    /// Data packet size on the wire; 1000 B, the papers' packets.
+    pub packet_size: Bytes,
+    /// CSFQ weight (weighted CSFQ §2.3); default 1.
+    pub weight: f64,
+}
+
+impl Default for FlowCommon {
+    fn default() -> Self {
+        FlowCommon {
+            name: None,
+            count: 1,
+            src: None,
+            dst: None,
+            access_rate: None,
+            access_delay: None,
+            sink_delay: None,
+            hop: None,
+            start: Seconds(0.0),
+            start_jitter: Seconds(0.0),
+            stop: None,
+            packet_size: Bytes(1000),
+            weight: 1.0,
+        }
+    }
+}
+
+impl FlowCommon {
+    /// The start time, uniform in `[start, start + start_jitter)`; draws from
+    /// `rng` (the flow's stream) only when there is jitter.
+    pub fn draw_start(&self, rng: &mut Rng) -> Time {
+        let jitter = if self.start_jitter.0 > 0.0 {
+            from_secs(rng.gen_range(0.0..self.start_jitter.0))
+        } else {
+            0
+        };
+        self.start.nanos() + jitter
+    }
+
+    /// `nodes` is the graph's node list (None for a dumbbell or parking lot).
+    fn validate(&self, path: &str, nodes: Option<&[String]>, duration: f64) -> Result<(), ScenarioError> {
+        let field = |name: &str| format!("{path}.{name}");
+        if self.count == 0 {
+            return Err(ScenarioError::new(field("count"), "must be >= 1, got 0"));
+        }
+        match nodes {
+            Some(nodes) => {
+                for (name, value) in [("src", &self.src), ("dst", &self.dst)] {
+                    match value {
+                        None => return Err(ScenarioError::new(field(name), "required in a graph topology")),
+                        Some(n) if !nodes.contains(n) => {
+                            return Err(ScenarioError::new(field(name), format!("unknown node {n:?}")))
+                        }
+                        _ => {}
+                    }
+                }
+                if self.src == self.dst {
+                    return Err(ScenarioError::new(field("dst"), "must differ from src"));
+                }
+            }
+            None => {
+                for (name, value) in [("src", &self.src), ("dst", &self.dst)] {
+                    if value.is_some() {
+                        return Err(ScenarioError::new(field(name), "not used in a dumbbell or parking_lot (each flow has its own source and sink); use a graph topology"));
+                    }
+                }
+            }
+        }
+        if let Some(r) = self.access_rate {
+            require_positive(&field("access_rate"), r.0)?;
+        }
+        for (name, value) in [("access_delay", self.access_delay), ("sink_delay", self.sink_delay)] {
+            if let Some(v) = value {
+                require_non_negative(&field(name), v.0)?;
+            }
+        }
+        require_non_negative(&field("start"), self.start.0)?;
+        require_non_negative(&field("start_jitter"), self.start_jitter.0)?;
+        if self.start.0 >= duration {
+            return Err(ScenarioError::new(
+                field("start"),
+                format!("must be < simulation.duration ({duration}), got {}", self.start.0),
+            ));
+        }
+        if let Some(stop) = self.stop {
+            if stop.0 <= self.start.0 {
+                return Err(ScenarioError::new(
+                    field("stop"),
+                    format!("must be > start ({}), got {}", self.start.0, stop.0),
+                ));
+            }
+        }
+        if self.packet_size.0 < 40 || self.packet_size.0 > 65_535 {
+            return Err(ScenarioError::new(
+                field("packet_size"),
+                format!("must be in [40, 65535] bytes, got {}", self.packet_size.0),
+            ));
+        }
+        require_positive(&field("weight"), self.weight)
+    }
+}
+
+/// The config of one flow type, as read from a scenario file.
+pub trait FlowConfig {
+    /// Checks the parameters; errors name the field under `path` (e.g. `flows[0].rate`).
+    fn validate(&self, path: &str) -> Result<(), ScenarioError>;
+    /// Offered load in bits/s for a rate-driven flow; None for an elastic one (TCP).
+    fn demand_bps(&self) -> Option<f64>;
+    /// Whether the flow records its transport variables (`traces`).
+    fn traced(&self) -> bool {
+        false
+    }
+    /// Builds the (sender, receiver) pair; `size` is the data packet size in
+    /// bytes, `stop` when the sender stops, `rng` the flow's random stream.
+    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>);
+}
+
+macro_rules! registry {
+    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
+        /// What a flow's `type` selects, with the settings of that type.
+        #[derive(Clone, Debug)]
+        pub enum FlowKind {
+            $($variant($config),)*
+        }
+
+        impl FlowKind {
+            /// Names accepted in `type`.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// Reads the config of type `tag` from the flow's own keys.
+            fn from_tagged(tag: &str, value: serde_json::Value) -> Result<Self, String> {
+                match tag {
+                    $($name => from_tagged_value(value).map(FlowKind::$variant),)*
+                    _ => unreachable!("take_tag checked the name"),
+                }
+            }
+            pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+                match self { $(FlowKind::$variant(c) => c.validate(path),)* }
+            }
+            pub fn demand_bps(&self) -> Option<f64> {
+                match self { $(FlowKind::$variant(c) => c.demand_bps(),)* }
+            }
+            pub fn traced(&self) -> bool {
+                match self { $(FlowKind::$variant(c) => c.traced(),)* }
+            }
+            pub fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+                match self { $(FlowKind::$variant(c) => c.build(size, stop, rng),)* }
+            }
+            pub fn type_name(&self) -> &'static str {
+                match self { $(FlowKind::$variant(_) => $name,)* }
+            }
+        }
+    };
+}
+
+registry! {
+    "tcp" => Tcp(tcp::TcpFlow),
+    "cbr" => Cbr(udp::CbrConfig),
+    "onoff" => OnOff(udp::OnOffConfig),
+}
+
+/// One flow (or `count` identical flows) in a scenario file.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub common: FlowCommon,
+    pub kind: FlowKind,
+}
+
+impl<'de> Deserialize<'de> for FlowSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = serde_json::Value::deserialize(d)?;
+        let tag = take_tag(&mut value, FlowKind::NAMES).map_err(D::Error::custom)?;
+        let common_fields = struct_fields::<FlowCommon>();
+        let table = std::mem::take(value.as_object_mut().expect("take_tag checked it is a table"));
+        let (common, own): (serde_json::Map<_, _>, _) = table
+            .into_iter()
+            .partition(|(key, _)| common_fields.contains(&key.as_str()));
+        Ok(FlowSpec {
+            common: from_tagged_value(common.into()).map_err(D::Error::custom)?,
+            kind: FlowKind::from_tagged(&tag, own.into()).map_err(D::Error::custom)?,
+        })
+    }
+}
+
+impl FlowSpec {
+    /// `nodes` is the graph's node list (None for a dumbbell or parking lot).
+    pub fn validate(&self, path: &str, nodes: Option<&[String]>, duration: f64) -> Result<(), ScenarioError> {
+        self.common.validate(path, nodes, duration)?;
+        self.kind.validate(path)
+    }
+
+    /// Builds the (sender, receiver) pair; `stop` is when the sender stops.
+    pub fn build_agents(&self, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        self.kind.build(self.common.packet_size.0 as u32, stop, rng)
+    }
+}

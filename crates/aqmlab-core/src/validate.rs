@@ -144,3 +144,42 @@ mod tests {
         assert!(struct_fields::<u32>().is_empty());
     }
 }
+
+/// Defines a `type`-tagged enum with one config per variant, the shape of
+/// every "pick one by name" table in a scenario (`qdisc = { type = "red", ... }`,
+/// a flow's `type`): the enum, `NAMES`, `from_tagged` (the variant named by a
+/// tag, from the table's other keys, keeping field paths in errors),
+/// `type_name`, and `config()`, the variant's config as `&dyn Trait` for
+/// dispatch. Adding a variant is one line where the enum is declared.
+macro_rules! tagged_registry {
+    ($(#[$meta:meta])* $registry:ident: dyn $config_trait:path { $($name:literal => $variant:ident($config:ty)),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug)]
+        pub enum $registry {
+            $($variant($config),)*
+        }
+
+        impl $registry {
+            /// Names accepted in `type`.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The variant named `tag` (checked by [`take_tag`](crate::validate::take_tag)), read from the table's other keys.
+            pub fn from_tagged(tag: &str, value: serde_json::Value) -> Result<Self, String> {
+                match tag {
+                    $($name => crate::validate::from_tagged_value(value).map($registry::$variant),)*
+                    _ => unreachable!("take_tag checked the name"),
+                }
+            }
+
+            pub fn type_name(&self) -> &'static str {
+                match self { $($registry::$variant(_) => $name,)* }
+            }
+
+            /// The variant's config.
+            pub fn config(&self) -> &dyn $config_trait {
+                match self { $($registry::$variant(config) => config,)* }
+            }
+        }
+    };
+}
+pub(crate) use tagged_registry;

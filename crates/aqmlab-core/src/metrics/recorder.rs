@@ -110,7 +110,7 @@ impl Recorder {
                 .map(|f| FlowLabel {
                     name: f.name.clone(),
                     kind: f.spec.kind.type_name(),
-                    demand_bps: f.spec.kind.demand_bps().unwrap_or(f64::INFINITY),
+                    demand_bps: f.spec.kind.config().demand_bps().unwrap_or(f64::INFINITY),
                 })
                 .collect(),
             flow_stats: flows

@@ -97,7 +97,7 @@ impl<'a> Builder<'a> {
             to,
             rate_bps: rate,
             delay: info.delay,
-            qdisc: qdisc.build(&info, rng),
+            qdisc: qdisc.config().build(&info, rng),
             qdisc_type: qdisc.type_name(),
             monitored,
         });

@@ -24,7 +24,7 @@ use crate::error::ScenarioError;
 use crate::packet::{PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::time::Time;
-use crate::validate::{from_tagged_value, take_tag};
+use crate::validate::{tagged_registry, take_tag};
 use serde::Deserialize;
 use std::collections::VecDeque;
 
@@ -139,52 +139,36 @@ pub trait QdiscConfig {
     fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc>;
 }
 
-macro_rules! registry {
-    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
-        /// Queue discipline selected by `type` in a scenario file.
-        #[derive(Clone, Debug)]
-        pub enum QdiscSpec {
-            $($variant($config),)*
-        }
-
-        impl<'de> Deserialize<'de> for QdiscSpec {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                use serde::de::Error;
-                let mut value = serde_json::Value::deserialize(d)?;
-                let tag = take_tag(&mut value, Self::NAMES).map_err(D::Error::custom)?;
-                match tag.as_str() {
-                    $($name => from_tagged_value(value).map(QdiscSpec::$variant),)*
-                    _ => unreachable!("take_tag checked the name"),
-                }
-                .map_err(D::Error::custom)
-            }
-        }
-
-        impl QdiscSpec {
-            pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-                match self { $(QdiscSpec::$variant(c) => c.validate(path),)* }
-            }
-            pub fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
-                match self { $(QdiscSpec::$variant(c) => c.build(link, rng),)* }
-            }
-            pub fn type_name(&self) -> &'static str {
-                match self { $(QdiscSpec::$variant(_) => $name,)* }
-            }
-            /// Names accepted in `type`.
-            pub const NAMES: &'static [&'static str] = &[$($name),*];
-        }
-    };
+tagged_registry! {
+    /// Queue discipline selected by `type` in a scenario file.
+    QdiscSpec: dyn QdiscConfig {
+        "droptail" => DropTail(droptail::DropTailConfig),
+        "red" => Red(red::RedConfig),
+        "fred" => Fred(fred::FredConfig),
+        "bred" => Bred(bred::BredConfig),
+        "csfq" => Csfq(csfq::CsfqConfig),
+        "drr" => Drr(drr::DrrConfig),
+        // Boxed: its list of scripted drops would enlarge every QdiscSpec.
+        "loss" => Loss(Box<loss::LossConfig>),
+    }
 }
 
-registry! {
-    "droptail" => DropTail(droptail::DropTailConfig),
-    "red" => Red(red::RedConfig),
-    "fred" => Fred(fred::FredConfig),
-    "bred" => Bred(bred::BredConfig),
-    "csfq" => Csfq(csfq::CsfqConfig),
-    "drr" => Drr(drr::DrrConfig),
-    // Boxed: its list of scripted drops would enlarge every QdiscSpec.
-    "loss" => Loss(Box<loss::LossConfig>),
+impl<'de> Deserialize<'de> for QdiscSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = serde_json::Value::deserialize(d)?;
+        let tag = take_tag(&mut value, Self::NAMES).map_err(D::Error::custom)?;
+        Self::from_tagged(&tag, value).map_err(D::Error::custom)
+    }
+}
+
+impl<C: QdiscConfig + ?Sized> QdiscConfig for Box<C> {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        (**self).validate(path)
+    }
+    fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
+        (**self).build(link, rng)
+    }
 }
 
 impl Default for QdiscSpec {

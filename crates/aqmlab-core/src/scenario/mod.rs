@@ -159,7 +159,7 @@ impl HostLinks<'_> {
         require_positive("topology.access_rate", self.rate.0)?;
         require_non_negative("topology.access_delay", self.delay.0)?;
         require_non_negative("topology.sink_delay", self.sink_delay.0)?;
-        self.qdisc.validate("topology.access_qdisc")
+        self.qdisc.config().validate("topology.access_qdisc")
     }
 }
 
@@ -348,6 +348,6 @@ impl Scenario {
 fn validate_link(l: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
     require_positive(&format!("{path}.rate"), l.rate.0)?;
     require_non_negative(&format!("{path}.delay"), l.delay.0)?;
-    l.qdisc.validate(&format!("{path}.qdisc"))?;
-    l.reverse_qdisc.validate(&format!("{path}.reverse_qdisc"))
+    l.qdisc.config().validate(&format!("{path}.qdisc"))?;
+    l.reverse_qdisc.config().validate(&format!("{path}.reverse_qdisc"))
 }

@@ -63,7 +63,7 @@ impl Simulation {
                 sender,
                 receiver,
                 weight: common.weight,
-                traced: f.spec.kind.traced(),
+                traced: f.spec.kind.config().traced(),
             });
         }
         let sample_interval = sim.sample_interval.nanos();

@@ -15,7 +15,9 @@ use crate::error::ScenarioError;
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
 use crate::units::{Bytes, Rate, Seconds};
-use crate::validate::{from_tagged_value, require_non_negative, require_positive, struct_fields, take_tag};
+use crate::validate::{
+    from_tagged_value, require_non_negative, require_positive, struct_fields, tagged_registry, take_tag,
+};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -157,48 +159,13 @@ pub trait FlowConfig {
     fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>);
 }
 
-macro_rules! registry {
-    ($($name:literal => $variant:ident($config:ty)),* $(,)?) => {
-        /// What a flow's `type` selects, with the settings of that type.
-        #[derive(Clone, Debug)]
-        pub enum FlowKind {
-            $($variant($config),)*
-        }
-
-        impl FlowKind {
-            /// Names accepted in `type`.
-            pub const NAMES: &'static [&'static str] = &[$($name),*];
-
-            /// Reads the config of type `tag` from the flow's own keys.
-            fn from_tagged(tag: &str, value: serde_json::Value) -> Result<Self, String> {
-                match tag {
-                    $($name => from_tagged_value(value).map(FlowKind::$variant),)*
-                    _ => unreachable!("take_tag checked the name"),
-                }
-            }
-            pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-                match self { $(FlowKind::$variant(c) => c.validate(path),)* }
-            }
-            pub fn demand_bps(&self) -> Option<f64> {
-                match self { $(FlowKind::$variant(c) => c.demand_bps(),)* }
-            }
-            pub fn traced(&self) -> bool {
-                match self { $(FlowKind::$variant(c) => c.traced(),)* }
-            }
-            pub fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
-                match self { $(FlowKind::$variant(c) => c.build(size, stop, rng),)* }
-            }
-            pub fn type_name(&self) -> &'static str {
-                match self { $(FlowKind::$variant(_) => $name,)* }
-            }
-        }
-    };
-}
-
-registry! {
-    "tcp" => Tcp(tcp::TcpFlow),
-    "cbr" => Cbr(udp::CbrConfig),
-    "onoff" => OnOff(udp::OnOffConfig),
+tagged_registry! {
+    /// What a flow's `type` selects, with the settings of that type.
+    FlowKind: dyn FlowConfig {
+        "tcp" => Tcp(tcp::TcpFlow),
+        "cbr" => Cbr(udp::CbrConfig),
+        "onoff" => OnOff(udp::OnOffConfig),
+    }
 }
 
 /// One flow (or `count` identical flows) in a scenario file.
@@ -229,11 +196,11 @@ impl FlowSpec {
     /// `nodes` is the graph's node list (None for a dumbbell or parking lot).
     pub fn validate(&self, path: &str, nodes: Option<&[String]>, duration: f64) -> Result<(), ScenarioError> {
         self.common.validate(path, nodes, duration)?;
-        self.kind.validate(path)
+        self.kind.config().validate(path)
     }
 
     /// Builds the (sender, receiver) pair; `stop` is when the sender stops.
     pub fn build_agents(&self, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
-        self.kind.build(self.common.packet_size.0 as u32, stop, rng)
+        self.kind.config().build(self.common.packet_size.0 as u32, stop, rng)
     }
 }

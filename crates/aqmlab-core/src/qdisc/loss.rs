@@ -214,7 +214,9 @@ mod tests {
 
     fn spec(text: &str) -> Result<QdiscSpec, String> {
         let q: QdiscSpec = toml::from_str(text).map_err(|e| e.to_string())?;
-        q.validate("topology.bottleneck.qdisc").map_err(|e| e.to_string())?;
+        q.config()
+            .validate("topology.bottleneck.qdisc")
+            .map_err(|e| e.to_string())?;
         Ok(q)
     }
 
@@ -247,7 +249,7 @@ mod tests {
             rate_bps: 1e9,
             delay: 0,
         };
-        QdiscHarness::new(spec(text).unwrap().build(&link, stream(1, "loss")))
+        QdiscHarness::new(spec(text).unwrap().config().build(&link, stream(1, "loss")))
     }
 
     #[test]

@@ -125,26 +125,6 @@ pub fn struct_fields<T: serde::de::DeserializeOwned>() -> &'static [&'static str
     fields
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn struct_fields_lists_the_names_serde_accepts() {
-        #[derive(serde::Deserialize)]
-        #[allow(dead_code)]
-        struct Example {
-            plain: u32,
-            #[serde(rename = "type")]
-            kind: String,
-            #[serde(default)]
-            optional: Option<f64>,
-        }
-        assert_eq!(struct_fields::<Example>(), ["plain", "type", "optional"]);
-        assert!(struct_fields::<u32>().is_empty());
-    }
-}
-
 /// Defines a `type`-tagged enum with one config per variant, the shape of
 /// every "pick one by name" table in a scenario (`qdisc = { type = "red", ... }`,
 /// a flow's `type`): the enum, `NAMES`, `from_tagged` (the variant named by a
@@ -183,3 +163,23 @@ macro_rules! tagged_registry {
     };
 }
 pub(crate) use tagged_registry;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_fields_lists_the_names_serde_accepts() {
+        #[derive(serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Example {
+            plain: u32,
+            #[serde(rename = "type")]
+            kind: String,
+            #[serde(default)]
+            optional: Option<f64>,
+        }
+        assert_eq!(struct_fields::<Example>(), ["plain", "type", "optional"]);
+        assert!(struct_fields::<u32>().is_empty());
+    }
+}

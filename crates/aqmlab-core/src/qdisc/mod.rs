@@ -17,7 +17,7 @@
 //!    (what [`QueueDisc::counters`] reports besides state);
 //! 5. `impl QueueDisc`, then unit tests driven by `testing::QdiscHarness`;
 //!
-//! then add one line to the `registry!` invocation below and the qdisc's row to
+//! then add one line to the `tagged_registry!` invocation below and the qdisc's row to
 //! `docs/scenario.md`.
 
 use crate::error::ScenarioError;

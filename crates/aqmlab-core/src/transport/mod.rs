@@ -4,7 +4,7 @@
 //!
 //! To add a flow type: write its config (implementing [`FlowConfig`]) next to
 //! its agents (as `udp.rs` and `tcp/` do), then add one line to the
-//! `registry!` invocation in [`flow`].
+//! `tagged_registry!` invocation in [`flow`].
 
 pub mod flow;
 pub mod tcp;

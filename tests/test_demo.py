@@ -50,10 +50,11 @@ def test_compare_tables_and_rows_on_a_cbr_stand_in():
     assert per_flow["droptail_norm"].tolist() == pytest.approx(
         (per_flow["droptail_mbps"] / per_flow["fair_share_mbps"]).tolist()
     )
-    udp_row, rest_row = reproduction.rows
+    # One row: the UDP flow's goodput (the TCPs' total is the rest of a full link, not checked).
+    (udp_row,) = reproduction.rows
     assert (udp_row.metric, udp_row.ours, udp_row.passed) == ("UDP goodput, droptail (Mbps)", pytest.approx(udp), True)
-    assert (udp_row.key, rest_row.key) == ("udp.droptail", "tcp_total.droptail")
-    assert rest_row.ours == pytest.approx(others) and rest_row.tolerance == f">= {0.8 * (10 - udp):.3g}"
+    assert udp_row.key == "udp.droptail"
+    assert reproduction.data["mechanisms"].iloc[0]["tcp_total_mbps"] == pytest.approx(others)
     overview = reproduction.data["mechanisms"].iloc[0]
     assert overview["utilisation"] >= 0.99
     assert reproduction.notes == [f"Jain index of goodput / fair share: droptail {overview['jain_index']:.3f}"]

@@ -2,6 +2,7 @@
 and the quick runs reproduce the paper's orderings of RED and FRED."""
 
 import aqmlab
+import pandas as pd
 import pytest
 from aqmlab.experiments import _fred, fred_fragile, fred_many_flows, registry
 
@@ -105,3 +106,56 @@ def test_many_flows_orderings_hold_in_quick_mode(quick_runs):
         assert checked[key].passed, checked[key]
     table = reproduction.data["table5"].set_index("measure")
     assert table.loc["utilisation", "FRED-32"] > 99.5
+
+
+def test_fragile_failing_rows_are_the_known_ones_with_measured_reasons(quick_runs):
+    """Quick mode (one 30-s run per cell): RED's BS=16 rows fail from tail drops, BW%/DROP% and
+    BS=56 loss rows from too few drops for their bands, Table 4 BS=56 from FRED's per-flow cap."""
+    reproduction = quick_runs["fred-fragile"]
+    failing = {r.key for r in reproduction.rows if not r.passed}
+    assert failing == {
+        "t1.red.w16.bs24.bw_drop",
+        "t1.red.w16.bs56.bw_drop",
+        "t1.red.w16.bs16.fragile_loss",
+        "t2.red.w64k.bs16.bw_link",
+        "t2.red.w64k.bs24.bw_drop",
+        "t2.red.w64k.bs48.bw_drop",
+        "t2.red.w64k.bs56.bw_drop",
+        "t2.red.w64k.bs16.fragile_loss",
+        "t2.red.w64k.bs56.fragile_loss",
+        "t4.fred.w64k.bs56.bw_link",
+    }
+    reasons = reproduction.reasons
+    assert "tail-drop queue" in reasons["t1.red.w16.bs16.fragile_loss"]
+    assert "sampling noise" in reasons["t2.red.w64k.bs56.fragile_loss"]
+    assert "per-flow-limit" in reasons["t4.fred.w64k.bs56.bw_link"]
+    assert not any(f.endswith("no reason measured") for f in reproduction.failures())
+
+
+def test_fragile_table4_is_two_sided_with_the_decline_as_an_ordering():
+    rows = {r.key: r for r in fred_fragile._table4_rows(_fred_table(bw_link=[6.9, 19, 20, 20, 24, 25]))}
+    assert rows["t4.fred.w64k.bs24.bw_link"].passed and not rows["t4.fred.w64k.bs48.bw_link"].passed  # 24 > 16·1.25
+    assert not rows["order.t4.fred.w64k.bw_link.bs40_gt_bs56"].passed
+
+
+def _fred_table(**columns) -> pd.DataFrame:
+    base = {"bw_link": [10.0] * 6, "fragile_loss": [0.01] * 6, "robust_loss": [1.0] * 6}
+    return pd.DataFrame({**base, **columns}, index=list(fred_fragile.BUFFERS))
+
+
+def test_many_flows_red32_readings_and_the_known_failure(quick_runs):
+    reproduction = quick_runs["fred-many-flows"]
+    alt = {r.key: r for r in reproduction.rows if not r.graded}
+    # Every row involving RED-32 again with 4/8, informative; under 4/8 RED-32's utilisation fails.
+    assert set(alt) == {
+        "t5.red32.rtos.alt",
+        "t5.red32.utilisation.alt",
+        "order.rtos.fred32_fewest.alt",
+        "order.utilisation.red16_lowest.alt",
+        "order.utilisation.fred32_highest.alt",
+    }
+    assert not alt["t5.red32.utilisation.alt"].passed
+    # Goodput and share rows restated the utilisation: gone.
+    assert not [r.key for r in reproduction.rows if r.key.endswith((".goodput", ".share"))]
+    failing = {r.key for r in reproduction.rows if r.graded and not r.passed}
+    assert failing == {"fred16.long_term.slowest"} and "s.d." in reproduction.reasons["fred16.long_term.slowest"]

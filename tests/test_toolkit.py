@@ -73,3 +73,25 @@ def test_metrics():
     assert jain_index([1, 1, 1, 1]) == 1.0 and jain_index([3, 0, 0]) == pytest.approx(1 / 3)
     # BRED eq. 14: α / (α·n_c + 0.5·β·n_t); §5.1 prints 0.2766 Mb/s for 3 CBR + 7 TCP on 1.5 Mb/s.
     assert bred_cbr_bound(1.3, 0.9, 3, 7) * 1.5 == pytest.approx(0.2766, abs=5e-5)
+
+
+def test_informative_rows_are_shown_but_not_graded():
+    graded = Row.within("RED-32 utilisation (%)", 99.7, 99.6, 3.0, key="t5.red32.utilisation")
+    other = Row.within("RED-32 utilisation (%)", 99.7, 96.3, 3.0, key="t5.red32.utilisation").informative("4/8")
+    assert (other.key, other.metric, other.passed, other.graded) == (
+        "t5.red32.utilisation.alt",
+        "RED-32 utilisation (%) [4/8]",
+        False,
+        False,
+    )
+    reproduction = Reproduction(rows=[graded, other])
+    assert reproduction.passed and reproduction.failures() == []
+    assert reproduction.to_dict()["rows"][1]["graded"] is False and "graded" not in reproduction.to_dict()["rows"][0]
+
+
+def test_failing_rows_carry_their_reason():
+    rows = [Row.at_least("a", 1, 0.5, 1.0, key="a"), Row.at_least("b", 1, 0.5, 1.0, key="b")]
+    reproduction = Reproduction(rows=rows, reasons={"a": "measured 0.5 because of x"})
+    assert not reproduction.passed
+    assert reproduction.failures() == ["FAILS a: measured 0.5 because of x", "FAILS b: no reason measured"]
+    assert [r.get("reason") for r in reproduction.to_dict()["rows"]] == ["measured 0.5 because of x", ""]

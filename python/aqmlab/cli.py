@@ -66,7 +66,8 @@ def _rows_table(rows: list[Any], title: str, reference: str = "paper", ratio: bo
         cells = [row.metric, _fmt(row.paper), _fmt(row.ours)]
         if ratio:
             cells.append(f"{row.ours / row.paper:.3f}")
-        table.add_row(*cells, row.tolerance, "[green]pass[/]" if row.passed else "[red]FAIL[/]")
+        verdict = "[green]pass[/]" if row.passed else "[red]FAIL[/]"
+        table.add_row(*cells, row.tolerance, verdict if row.graded else f"info ({'pass' if row.passed else 'fail'})")
     return table
 
 
@@ -211,6 +212,8 @@ def reproduce(
         for note in reproduction.notes:
             console.print(note)
         console.print(_rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
+        for note in reproduction.failures():
+            console.print(f"[red]{note}[/]")
     console.print(f"wrote {', '.join(str(p) for p in written)}")
     if not reproduction.passed:
         raise typer.Exit(1)

@@ -13,6 +13,13 @@ paper's section:
 - `*_scenario` builds a scenario, `*_metrics` measures a run, `*_rows` checks the measures;
 - the experiment function (at most ~40 lines) runs, measures and assembles. Every row has a
   stable `key`, which tests and scripts select rows by (the metric text is for people).
+- every tolerance is derived from the paper's number and a stated noise or reading argument,
+  written beside it before our value is seen; where the paper gives a number or a trend the
+  band is two-sided (or the trend is an ordering row). Rows that restate utilisation or
+  conservation are left out.
+- a row that fails has its measured reason in `Reproduction.reasons` (by key, computed from
+  the runs: drop reasons, utilisation, sample sizes), printed as the closing note and in the
+  JSON; its test expects the failure by key, so a change either way shows up.
 
     import numpy as np
 
@@ -50,7 +57,9 @@ paper's section:
         return Reproduction(rows=rows, figure=fig3a_figure(worst), notes=["..."])
 
 The toolkit (`_toolkit.py`): `Row.within/between/at_least/at_most` and `Row.ordered` (a
-paper's ordering of groups of values, with its ≪ and ≫), `RunSettings`, `run_seeds`, and
+paper's ordering of groups of values, with its ≪ and ≫), `Row.informative` (a row shown as
+"info" that `Reproduction.passed` ignores: the other reading of a choice made where the paper
+is open, beside the graded row of the reading its text supports; key `<key>.alt`), `RunSettings`, `run_seeds`, and
 `PAPER_NAMES` (the mechanisms as the papers print them). Elsewhere: `Results.link(name)`,
 `Results.warmup`, `plots.pyplot()`, and `aqmlab.metrics` for the papers' closed forms.
 """
@@ -81,20 +90,32 @@ class Reproduction:
     # Names in `data` that the CLI prints as tables, and lines it prints after them.
     show: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Why a row fails, by key, measured from the runs (given for every row that may fail; a
+    # passing row's reason is not shown).
+    reasons: dict[str, str] = field(default_factory=dict)
     id: str = ""
     title: str = ""
 
     @property
     def passed(self) -> bool:
-        return all(r.passed for r in self.rows)
+        """Every graded row passes (informative rows, `graded=False`, do not count)."""
+        return all(r.passed for r in self.rows if r.graded)
+
+    def failures(self) -> list[str]:
+        """The closing note: each failing graded row with its measured reason."""
+        return [
+            f"FAILS {r.key}: {self.reasons.get(r.key, 'no reason measured')}"
+            for r in self.rows
+            if r.graded and not r.passed
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "passed": self.passed,
-            "rows": to_json_value([r.to_dict() for r in self.rows]),
-        }
+        """The rows as JSON; a failing graded row carries its `reason`."""
+        rows = [
+            r.to_dict() | ({"reason": self.reasons.get(r.key, "")} if r.graded and not r.passed else {})
+            for r in self.rows
+        ]
+        return {"id": self.id, "title": self.title, "passed": self.passed, "rows": to_json_value(rows)}
 
     def save(self, out_dir: str | Path) -> list[Path]:
         """Writes `<id>.png`, each data frame as `<name>.csv`, and `rows.json`."""

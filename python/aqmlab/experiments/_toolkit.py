@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -81,7 +81,12 @@ def _shown(member: tuple[str | None, float], digits: int) -> str:
 class Row:
     """One checked result: the paper's value, ours, the accepted tolerance, and whether ours is
     within it. `key` names the row for scripts and tests ("t1.red.w16.bs24.bw_max"); it stays
-    when the metric's wording changes. Rows of the core's validation suites have none."""
+    when the metric's wording changes. Rows of the core's validation suites have none.
+
+    A row with `graded=False` is informative: it is checked and shown (as "info"), but does not
+    count towards `Reproduction.passed`. It holds the other reading of a choice the paper
+    leaves open, shown beside the graded row of the reading the paper's text supports; its key
+    ends in ".alt" (`Row.informative`)."""
 
     metric: str
     paper: Any
@@ -89,6 +94,7 @@ class Row:
     tolerance: str
     passed: bool
     key: str = ""
+    graded: bool = True
 
     @classmethod
     def within(
@@ -156,17 +162,28 @@ class Row:
                 ours += f" {joiner or name} {text}"
         return cls(metric, paper, ours, tolerance, bool(passed), key)
 
+    def informative(self, reading: str, alt: str = "alt") -> Row:
+        """This row as the informative other `reading` of an open choice: not graded, its key
+        `<key>.<alt>` (`alt`, or e.g. "alt_rto3s" where a choice has several readings) and
+        its metric naming the reading."""
+        return replace(self, metric=f"{self.metric} [{reading}]", key=f"{self.key}.{alt}", graded=False)
+
     def to_dict(self, reference: str = "paper") -> dict[str, Any]:
         """The row as JSON: its key (if any), metric, the reference value under `reference`
-        ("paper"; the core's validation rows call it "model"), ours, tolerance, pass."""
+        ("paper"; the core's validation rows call it "model"), ours, tolerance, pass, and
+        `"graded": false` on an informative row."""
         fields = {"key": self.key} if self.key else {}
-        return fields | {
-            "metric": self.metric,
-            reference: _number(self.paper),
-            "ours": _number(self.ours),
-            "tolerance": self.tolerance,
-            "pass": self.passed,
-        }
+        return (
+            fields
+            | {
+                "metric": self.metric,
+                reference: _number(self.paper),
+                "ours": _number(self.ours),
+                "tolerance": self.tolerance,
+                "pass": self.passed,
+            }
+            | ({} if self.graded else {"graded": False})
+        )
 
 
 @dataclass(frozen=True)

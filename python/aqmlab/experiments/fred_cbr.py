@@ -22,9 +22,11 @@ EPOCH = 20.0  # §5: "At the end of each 20 second interval, a new TCP connectio
 TCP_JOINERS = 4  # Fig. 7: five connections over 100 s
 SETTLE = 5.0  # seconds after each join left out of the epoch's mean (reproduction-targets)
 # Tolerances. §3.3 (Fig. 6, RED): "the UDP sender gets 8 mbps almost all the time, whereas
-# the TCP connection can only get the leftover 2 mbps": UDP ≥ 90% of 8, TCP ≤ 2.8 Mbps.
+# the TCP connection can only get the leftover 2 mbps": UDP ≥ 90% of 8; the TCP's "leftover
+# 2" read off one run's plot, ±0.8 Mbps (the 10% of the CBR's 8 that the UDP bound allows,
+# either way): a starved TCP fails as much as one taking the CBR's share.
 FIG6_UDP_MIN = 7.2
-FIG6_TCP_MAX = 2.8
+FIG6_TCP_BAND = (1.2, 2.8)
 # §5 (Fig. 7, FRED): every TCP "to its fair share"; FRED holds the UDP flow to "the average
 # number of buffers used by any of the flows". Read off a figure of one run: UDP within
 # ±35% of the fair share, every TCP at least 60% of it.
@@ -137,11 +139,11 @@ def _fig6_rows(fig6: pd.Series) -> list[Row]:
             FIG6_UDP_MIN,
             key="fig6.red.1tcp.cbr",
         ),
-        Row.at_most(
+        Row.between(
             "Fig. 6 RED, 1 TCP: TCP throughput (Mbps)",
             "the leftover 2",
             fig6["tcp"],
-            FIG6_TCP_MAX,
+            *FIG6_TCP_BAND,
             key="fig6.red.1tcp.tcp",
         ),
         Row.at_most(

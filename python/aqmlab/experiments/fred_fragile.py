@@ -72,7 +72,11 @@ RED_BW_LINK_MAX = 8.0  # Table 2: far below the 20% fair share at every BS
 FRED_BW_MAX_MIN = 90.0  # Table 3: "as if there were no competition"
 FRED_FRAGILE_LOSS_MAX = 0.1  # Table 3: fragile loss ≈ 0 (percent)
 FRED_ROBUST_LOSS_REL = 0.50  # Table 3 robust loss, relative
-FRED_BW_LINK_MIN = 14.0  # Table 4, BS 24–56: "close to the 20% fair share"
+# Table 4, BS 24–56 (20, 16, 15% at BS 40/48/56): the band has to resolve the paper's own
+# decline from BS 40 to 56 (20 → 15, a quarter of the value), so ±25% of each value; the
+# paper's 10-run means of ~10^4 packets each carry a few % of sampling noise, and the
+# packet-vs-cell model difference is what the rest allows. The decline is an ordering row.
+FRED_BW_LINK_REL = 0.25
 STANDALONE_POINTS = 3.0  # the paper's 39% vs 40.2% for a 36 ms RTT
 
 # §3.1: "10 simulations, each for 50 simulated seconds"; the second half is measured.
@@ -128,6 +132,8 @@ def fragile_metrics(results: Results) -> dict[str, float]:
     queue = results.queue
     window = queue[queue["time"] >= results.warmup]
     tail = results.drops[results.drops["reason"].isin(["overflow", "forced"])]
+    # Every flow's drops in the measured window by reason (what decided the run).
+    reasons = results.drops.groupby("reason")["window_count"].sum()
     return {
         "bw_max": pct(goodput[0] / FRAGILE_MAX_BPS),
         "bw_link": pct(goodput[0] / LINK_BPS),
@@ -140,7 +146,12 @@ def fragile_metrics(results: Results) -> dict[str, float]:
         # Drops of the fragile flow at a full buffer (overflow) or above max_th (forced), percent.
         "fragile_tail_drops": pct(tail[tail["flow"] == 0]["window_count"].sum() / drops[0]) if drops[0] > 0 else np.nan,
         "avg_over_min_th": window["average"].mean() / results.scenario.get("topology.bottleneck.qdisc.min_th"),
+        "fragile_drops": drops[0],
+        **{f"drops.{reason}": reasons.get(reason, 0) for reason in DROP_REASONS},
     }
+
+
+DROP_REASONS = ("early", "forced", "overflow", "per_flow_limit")
 
 
 @experiment("fred-fragile", "FRED Tables 1-4: a window-limited 36 ms TCP vs four 6 ms TCPs, RED vs FRED, BS 16-56")
@@ -176,7 +187,8 @@ def fragile(quick: bool) -> Reproduction:
         figure=_fragile_figure(means),
         data={**tables, "runs": runs},
         show=list(tables),
-        notes=_fragile_notes(settings, red16),
+        notes=_fragile_notes(settings, means),
+        reasons=_failure_reasons(settings, means),
     )
 
 
@@ -317,11 +329,12 @@ def _table4_rows(fred64: pd.DataFrame) -> list[Row]:
     for i, bs in enumerate(BUFFERS):
         if bs > 16:
             rows.append(
-                Row.at_least(
+                Row.within(
                     f"T4 FRED w64K BS={bs}: BW/link (%)",
                     TABLE4["bw_link"][i],
                     bw_link[i],
-                    FRED_BW_LINK_MIN,
+                    FRED_BW_LINK_REL,
+                    relative=True,
                     key=f"t4.fred.w64k.bs{bs}.bw_link",
                 )
             )
@@ -345,6 +358,18 @@ def _table4_rows(fred64: pd.DataFrame) -> list[Row]:
             ours=f"{bw_link[0]:.1f} (others ≥ {min(bw_link[1:]):.1f})",
             tolerance="order",
             key="order.t4.fred.w64k.bw_link.lowest_at_bs16",
+        )
+    )
+    # Table 4: the share declines at the largest buffers, 20% at BS=40 to 15% at BS=56.
+    rows.append(
+        Row.ordered(
+            "ordering: T4 FRED w64K BW/link, BS=40 > BS=56 (%)",
+            f"{TABLE4['bw_link'][3]} > {TABLE4['bw_link'][5]}",
+            [bw_link[3], bw_link[5]],
+            relation=">",
+            digits=1,
+            tolerance="order",
+            key="order.t4.fred.w64k.bw_link.bs40_gt_bs56",
         )
     )
     return rows
@@ -402,13 +427,15 @@ def _fred_vs_red_rows(
     return rows
 
 
-def _fragile_notes(settings: RunSettings, red16: pd.DataFrame) -> list[str]:
-    """How the runs were measured, and RED's queue and drops at window 16 (`red16`, by buffer)."""
+def _fragile_notes(settings: RunSettings, means: pd.DataFrame) -> list[str]:
+    """How the runs were measured; RED's queue and drops at window 16, and the drop reasons of
+    FRED at both windows (`means`: our means by mechanism, window, buffer)."""
+    red16 = means.loc[("red", FRAGILE_WINDOW)]
 
-    def by_buffer(measure: str, digits: int) -> str:
-        return ", ".join(f"BS={bs} {red16.loc[bs, measure]:.{digits}f}" for bs in BUFFERS)
+    def by_buffer(cells: pd.DataFrame, measure: str, digits: int) -> str:
+        return ", ".join(f"BS={bs} {cells.loc[bs, measure]:.{digits}f}" for bs in BUFFERS)
 
-    return [
+    notes = [
         f"{len(settings.seeds)} run(s) of {settings.duration:g} s per cell, the second half measured; "
         "ATM cells modelled (636-byte packets).",
         (
@@ -416,11 +443,101 @@ def _fragile_notes(settings: RunSettings, red16: pd.DataFrame) -> list[str]:
             f"= 16·512·8/0.036 s = {FRAGILE_MAX_PAYLOAD_SHARE:.2%} of 45 Mbps in payload (the paper's 4.05%)."
         ),
         "RED average queue / min_th (window 16), §3.1 'varied slightly about min_th': "
-        + by_buffer("avg_over_min_th", 2),
-        "Bottleneck utilisation % (RED, window 16): " + by_buffer("utilisation", 1),
+        + by_buffer(red16, "avg_over_min_th", 2),
+        "Bottleneck utilisation % (RED, window 16): " + by_buffer(red16, "utilisation", 1),
         "Share of the fragile flow's drops that are tail drops (full buffer or avg ≥ max_th), % (RED, window 16): "
-        + by_buffer("fragile_tail_drops", 0),
+        + by_buffer(red16, "fragile_tail_drops", 0),
     ]
+    for window, label in ((FRAGILE_WINDOW, "16"), (WINDOW_64KB, "64K")):
+        cells = means.loc[("fred", window)]
+        mix = ", ".join(f"BS={bs} {_drop_mix(cells.loc[bs])}" for bs in BUFFERS)
+        notes.append(f"FRED w{label}, all flows' drops by reason (%): {mix}.")
+        notes.append(
+            f"FRED w{label}: utilisation % {by_buffer(cells, 'utilisation', 1)}; "
+            f"average queue / min_th {by_buffer(cells, 'avg_over_min_th', 2)}."
+        )
+    return notes
+
+
+def _drop_mix(cell: pd.Series) -> str:
+    """A cell's drops by reason, percent of all its drops (e.g. "per_flow_limit 99, early 1")."""
+    counts = {reason: cell[f"drops.{reason}"] for reason in DROP_REASONS}
+    total = sum(counts.values())
+    return " ".join(f"{reason} {pct(n / total):.0f}" for reason, n in counts.items() if n > 0) if total else "none"
+
+
+def _failure_reasons(settings: RunSettings, means: pd.DataFrame) -> dict[str, str]:
+    """Why each per-buffer row would fail, measured from the runs (shown only for rows that do)."""
+    runs = len(settings.seeds)
+    reasons = {}
+    tables = (("red", FRAGILE_WINDOW, TABLE1, "t1.red.w16"), ("red", WINDOW_64KB, TABLE2, "t2.red.w64k"))
+    tables += (("fred", FRAGILE_WINDOW, TABLE3, "t3.fred.w16"), ("fred", WINDOW_64KB, TABLE4, "t4.fred.w64k"))
+    for mechanism, window, table, key in tables:
+        for i, bs in enumerate(BUFFERS):
+            cell = means.loc[(mechanism, window, bs)]
+            for measure, values in table.items():
+                reasons[f"{key}.bs{bs}.{measure}"] = _cell_reason(mechanism, bs, cell, measure, values[i], runs)
+    reasons["t1.red.w16.bs16.bw_drop_below_1"] = reasons["t1.red.w16.bs16.bw_drop"]
+    fred64 = means.loc[("fred", WINDOW_64KB)]
+    reasons["order.t4.fred.w64k.bw_link.bs40_gt_bs56"] = (
+        f"BW/link {fred64.loc[40, 'bw_link']:.1f}% at BS=40, {fred64.loc[56, 'bw_link']:.1f}% at BS=56; FRED's drops "
+        f"(%) at BS=40: {_drop_mix(fred64.loc[40])}; at BS=56: {_drop_mix(fred64.loc[56])}. "
+        + _per_flow_cap_note(fred64.loc[56])
+    )
+    return reasons
+
+
+def _cell_reason(mechanism: str, bs: int, cell: pd.Series, measure: str, paper: float, runs: int) -> str:
+    """The measured facts of one (mechanism, window, buffer) cell, and which of them explains a
+    row of `measure` missing the paper's value: RED acting as a tail-drop queue, FRED acting
+    only through its per-flow cap, too few drops for the band (a Poisson count of n drops
+    varies by ±2/√n at two sigma), or none of these."""
+    robust = measure == "robust_loss"
+    fragile_drops = cell["fragile_drops"] * runs
+    drops = sum(cell[f"drops.{reason}"] for reason in DROP_REASONS) * runs - fragile_drops if robust else fragile_drops
+    tail = np.nan_to_num(cell["fragile_tail_drops"])
+    noise = 2 / np.sqrt(drops) if drops > 0 else np.inf
+    deviation = cell[measure] / paper - 1 if paper else np.inf
+    facts = (
+        f"ours {cell[measure]:.3g} vs {paper:g} ({deviation:+.0%}); {'robust flows' if robust else 'fragile flow'}: "
+        f"{drops:.0f} drops over {runs} run(s); {tail:.0f}% of the fragile flow's drops at a full buffer or "
+        f"avg ≥ max_th; link {cell['utilisation']:.1f}% utilised; drops (%) {_drop_mix(cell)}. "
+    )
+    if mechanism == "red" and not robust and tail >= 50:
+        when = "as the paper says of BS=16, but more" if bs == 16 else "which the paper says of BS=16 only"
+        return facts + (
+            f"RED works as a tail-drop queue here ({when}): the fragile flow's window-sized bursts meet a full "
+            "queue or avg ≥ max_th, so it loses more, and gets less, than in the paper."
+        )
+    if mechanism == "fred" and cell["drops.per_flow_limit"] >= 0.9 * sum(cell[f"drops.{r}"] for r in DROP_REASONS):
+        return facts + _per_flow_cap_note(cell)
+    if mechanism == "red" and not robust and tail >= 25:
+        return facts + (
+            f"RED works partly as a tail-drop queue here ({tail:.0f}% of the fragile flow's drops; the paper says RED "
+            "does so at BS=16 only), and tail drops take window-sized bursts of the fragile flow."
+        )
+    if abs(deviation) <= noise:
+        return facts + (
+            f"The deviation is within the ±{noise:.0%} sampling noise (2/√n) of {drops:.0f} drops: the band is "
+            "narrower than the noise of so few drops."
+        )
+    return facts + (
+        f"Beyond the ±{noise:.0%} sampling noise of {drops:.0f} drops and not from tail drops: a model difference "
+        "not located (whole packets here, 53-byte cells in the paper's switch)."
+    )
+
+
+def _per_flow_cap_note(cell: pd.Series) -> str:
+    """Whether FRED acted only through its per-flow cap (max_q = min_th, strikes) in this cell."""
+    total = sum(cell[f"drops.{reason}"] for reason in DROP_REASONS)
+    capped = pct(cell["drops.per_flow_limit"] / total) if total else 0.0
+    if capped >= 90:
+        return (
+            f"{capped:.0f}% of FRED's drops are per-flow-limit drops (max_q = min_th = BS/4, strikes) and its average "
+            f"queue stays at {cell['avg_over_min_th']:.2f}·min_th: its random-drop path, to which the paper credits "
+            "the robust flows' losses, hardly acts, so the fragile flow's share follows the cap, not the paper's trend."
+        )
+    return f"Only {capped:.0f}% of FRED's drops are per-flow-limit drops; the cause is not located."
 
 
 def _paper_vs_ours(paper: dict[str, tuple], ours: pd.DataFrame) -> pd.DataFrame:

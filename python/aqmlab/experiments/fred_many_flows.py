@@ -24,7 +24,8 @@ MANY_BIN = 0.14  # Fig. 11: "at constant intervals (140ms)"
 # min_th = 4, max_th = 8. FRED-32 "added 16 packet buffers to the gateway and used the same
 # parameters as before". RED-32's thresholds are unstated; both of the paper's rules give
 # 8/16 for 32 buffers (Fig. 1: BS/4 and BS/2; §4.5: MIN(BS/4, RTT) = MIN(8, 16) and twice
-# that), and we use them. The other reading, FRED-32's 4/8, runs beside it as "RED-32 (4/8)".
+# that), and we grade them. The other reading, FRED-32's 4/8 ("same parameters, more
+# buffers"), runs beside it: its rows are informative (`.alt`).
 TABLE5_RUNS = {
     "RED-16": ("red", 16, 4, 8),
     "RED-32": ("red", 32, 8, 16),
@@ -32,20 +33,22 @@ TABLE5_RUNS = {
     "FRED-32": ("fred-2pkt", 32, 4, 8),
 }
 RED32_ALTERNATIVE = ("RED-32 (4/8)", ("red", 32, 4, 8))
+# Table 5's RTOs and utilisation. Its goodput per flow and per-flow share columns are the
+# utilisation rescaled (×10 Mbps·512/636/16, ÷16), so they are shown, not checked again.
 TABLE5 = {
     "rtos": {"RED-16": 2349, "RED-32": 2006, "FRED-16": 2196, "FRED-32": 20},
     "utilisation": {"RED-16": 95.7, "RED-32": 99.7, "FRED-16": 99.3, "FRED-32": 100.0},
-    "goodput_kbps": {"RED-16": 496, "RED-32": 500, "FRED-16": 499, "FRED-32": 503},
-    "share": {"RED-16": 6.17, "RED-32": 6.23, "FRED-16": 6.21, "FRED-32": 6.25},
 }
 MANY_DURATION = 300.0  # §6: "in a 300 second simulation"
 # Tolerances (reproduction-targets): single runs, RTO counts are sums of thousands of
 # events whose rate depends on timer details (our 1 s RTO floor vs NetBSD's tick-based
 # timers) — ±50%; FRED-32's count must stay ≤ 5% of every other column. Utilisation
-# ±3 points; goodput and share follow from it (±3%, ±3/16 points).
+# ±3 points.
 RTO_REL = 0.5
 FRED32_RTO_FRACTION = 0.05
 UTILISATION_POINTS = 3.0
+# The expected smallest of 16 standard normal draws (order statistics), for the failure reason.
+SLOWEST_OF_16 = 1.766
 # fred-fig8-9: basic FRED's "long term bandwidth distribution is very close to the fair share": ±20%.
 LONG_TERM_REL = 0.2
 # §6: with two buffers per flow "bandwidth allocation discrepancy should be no more than two to one".
@@ -112,6 +115,11 @@ def many_flows_metrics(results: Results) -> dict[str, float]:
         "goodput_kbps": goodput.mean() * PAYLOAD_FRACTION / 1e3,
         "share": pct(goodput.mean() / MANY_LINK_BPS),
         "min_over_fair": goodput.min() / fair,
+        # The flows' spread about the fair share, and the slowest flow's timeouts against the
+        # mean flow's (whole run): what may set the slowest share.
+        "share_sd": float(np.std(goodput / fair, ddof=1)),
+        "slowest_rtos": flows["timeouts"].iloc[goodput.argmin()],
+        "rtos_per_flow": flows["timeouts"].mean(),
         "max_over_fair": goodput.max() / fair,
         # Fig. 11: 140-ms samples of each flow, in units of the fair share.
         "zero_fraction": float(np.mean(bins == 0)),
@@ -137,12 +145,49 @@ def many_flows(quick: bool) -> Reproduction:
     first = {label: results[label][0] for label in TABLE5_RUNS}
     data = {"table5": table.assign(**{RED32_ALTERNATIVE[0]: alternative}).reset_index(names="measure")}
     return Reproduction(
-        rows=_table5_rows(table) + _ordering_rows(table) + _fairness_rows(table),
+        rows=_table5_rows(table)
+        + _ordering_rows(table)
+        + _red32_alternative_rows(table, alternative)
+        + _fairness_rows(table),
         figure=_many_flows_figure(first),
         data=data,
         show=["table5"],
-        notes=_many_flows_notes(settings, table, alternative),
+        notes=_many_flows_notes(settings, table),
+        reasons=_failure_reasons(settings, table),
     )
+
+
+def _red32_alternative_rows(table: pd.DataFrame, alternative: pd.Series) -> list[Row]:
+    """The rows that involve RED-32, again with RED-32 at 4/8, as informative rows."""
+    other = table.assign(**{"RED-32": alternative})
+    graded = {row.key for row in _table5_rows(table) + _ordering_rows(table)}
+    return [
+        row.informative("RED-32 at 4/8")
+        for row in _table5_rows(other) + _ordering_rows(other)
+        if row.key in graded and (row.key.startswith("t5.red32.") or _involves_red32(row.key))
+    ]
+
+
+def _involves_red32(key: str) -> bool:
+    """Whether an ordering row compares RED-32 (all of them but FRED-16 vs RED-16)."""
+    return key.startswith("order.") and key != "order.rtos.fred16_lt_red16"
+
+
+def _failure_reasons(settings: RunSettings, table: pd.DataFrame) -> dict[str, str]:
+    """Why the fairness rows would fail, measured (shown only for rows that do)."""
+    fred16 = table["FRED-16"]
+    expected_slowest = 1 - SLOWEST_OF_16 * fred16["share_sd"]
+    below = (1 - fred16["min_over_fair"]) / fred16["share_sd"]
+    return {
+        "fred16.long_term.slowest": (
+            f"FRED-16's slowest flow gets {fred16['min_over_fair']:.2f} of the fair share, with "
+            f"{fred16['slowest_rtos']:.0f} timeouts against {fred16['rtos_per_flow']:.1f} for the mean flow (so not "
+            f"from timeouts). The 16 flows' shares spread with s.d. {fred16['share_sd']:.3f} over "
+            f"{settings.duration:g} s × {len(settings.seeds)} run(s): ours is {below:.1f} s.d. below 1, the slowest "
+            f"of 16 is expected {SLOWEST_OF_16} s.d. below ({expected_slowest:.2f}); the band's 0.8 edge is inside "
+            "the spread of runs this short (the paper: one 300-s run)."
+        ),
+    }
 
 
 def _key(label: str) -> str:
@@ -182,7 +227,7 @@ def _table5_rows(table: pd.DataFrame) -> list[Row]:
 
 
 def _table5_rate_rows(label: str, ours: pd.Series) -> list[Row]:
-    """Table 5's utilisation, goodput per flow and share of one run label, ±UTILISATION_POINTS."""
+    """Table 5's utilisation of one run label, ±UTILISATION_POINTS."""
     key = f"t5.{_key(label)}"
     return [
         Row.within(
@@ -191,21 +236,6 @@ def _table5_rate_rows(label: str, ours: pd.Series) -> list[Row]:
             ours["utilisation"],
             UTILISATION_POINTS,
             key=f"{key}.utilisation",
-        ),
-        Row.within(
-            f"T5 {label}: TCP goodput per flow (kbps, payload)",
-            TABLE5["goodput_kbps"][label],
-            ours["goodput_kbps"],
-            UTILISATION_POINTS / 100,
-            relative=True,
-            key=f"{key}.goodput",
-        ),
-        Row.within(
-            f"T5 {label}: per-flow throughput / link rate (%)",
-            TABLE5["share"][label],
-            ours["share"],
-            UTILISATION_POINTS / MANY_FLOWS,
-            key=f"{key}.share",
         ),
     ]
 
@@ -300,16 +330,18 @@ def _fairness_rows(table: pd.DataFrame) -> list[Row]:
     ]
 
 
-def _many_flows_notes(settings: RunSettings, table: pd.DataFrame, alternative: pd.Series) -> list[str]:
+def _many_flows_notes(settings: RunSettings, table: pd.DataFrame) -> list[str]:
     largest = ", ".join(f"{k} {v:.1f}" for k, v in table.loc["largest_sample"].items())
     return [
         f"{len(settings.seeds)} run(s) of {settings.duration:g} s per column (the paper: one 300-s run); "
         "RTOs counted over the whole run" + (", scaled to 300 s." if settings.duration != MANY_DURATION else "."),
         "Fig. 11 samples are per-flow goodput at the sink in 140-ms bins (the paper: bandwidth at the bottleneck); "
         f"largest sample / fair share: {largest} (paper: up to about 11 for RED-16, RED-32, FRED-16).",
-        f"{RED32_ALTERNATIVE[0]}, RED-32 with FRED-32's thresholds instead of 8/16 (not in the rows): "
-        f"{alternative['rtos']:.0f} RTOs, utilisation {alternative['utilisation']:.1f}%, "
-        f"{alternative['goodput_kbps']:.0f} kbps per flow (paper's RED-32: 2006, 99.7%, 500).",
+        "Goodput per flow and per-flow share (table5) are the utilisation rescaled: shown, not checked; "
+        f"ours {', '.join(f'{k} {v:.0f}' for k, v in table.loc['goodput_kbps'].items())} kbps "
+        "(paper: RED-16 496, RED-32 500, FRED-16 499, FRED-32 503).",
+        "RED-32's thresholds are unstated: the graded rows use 8/16 (BS/4, BS/2, what both of the paper's rules "
+        "give); the '.alt' rows (info) repeat every row that involves RED-32 with FRED-32's 4/8.",
     ]
 
 

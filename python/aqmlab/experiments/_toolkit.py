@@ -81,7 +81,7 @@ def _shown(member: tuple[str | None, float], digits: int) -> str:
 class Row:
     """One checked result: the paper's value, ours, the accepted tolerance, and whether ours is
     within it. `key` names the row for scripts and tests ("t1.red.w16.bs24.bw_max"); it stays
-    when the metric's wording changes. Rows of the core's validation suites have none."""
+    when the metric's wording changes; the core's validation rows bring theirs ("cycle.reno.p1")."""
 
     metric: str
     paper: Any

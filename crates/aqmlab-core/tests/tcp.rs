@@ -6,39 +6,70 @@ mod common;
 use aqmlab_core::Results;
 use common::{error_of, simulate};
 
-/// Every check passes except the plain square-root law at p = 2 %, where a
-/// real sender's fast-recovery round trip costs ~18 % (see validation/tcp.rs);
-/// those same runs must then fit the law with the recovery round added.
-#[test]
-fn validation_suite_passes_but_for_the_recovery_round_at_high_loss() {
-    let rows = aqmlab_core::validation::tcp::run().unwrap();
-    let table: String = rows
-        .iter()
+/// The validation table, one line per row, for failure messages.
+fn table(rows: &[aqmlab_core::validation::Row]) -> String {
+    rows.iter()
         .map(|r| {
             format!(
-                "{:68} model {:9.3} ours {:9.3} ratio {:6.3} {:12} {}\n",
-                r.metric,
+                "{:48} model {:9.3} ours {:9.3} ratio {:6.3} {:8} {} {}\n",
+                r.key,
                 r.model,
                 r.ours,
                 r.ours / r.model,
                 r.tolerance,
-                if r.pass { "pass" } else { "FAIL" }
+                if r.pass { "pass" } else { "FAIL" },
+                r.note
             )
         })
-        .collect();
-    assert_eq!(rows.len(), 84, "{table}");
-    let plain_law_at_2_percent = |metric: &str| metric.starts_with("square-root law, ") && metric.contains(" p=2% ");
-    let unexpected: Vec<_> = rows
-        .iter()
-        .filter(|r| !r.pass && !plain_law_at_2_percent(&r.metric))
-        .collect();
-    assert!(unexpected.is_empty(), "validation rows failed:\n{table}");
-    assert!(
-        rows.iter()
-            .filter(|r| r.metric.starts_with("square-root law + recovery RTT"))
-            .all(|r| r.pass),
-        "{table}"
-    );
+        .collect()
+}
+
+/// The row that checks the TCP fix of issue 9 item 1 (ssthresh = FlightSize/2
+/// on a timeout during recovery). Until that fix is merged it measures 10,
+/// half the already-halved ssthresh; once merged this test fails on it:
+/// then delete this constant and its branch below, so the row must pass.
+const AWAITING_TCP_FIX: &str = "scripted.newreno.timeout_in_recovery.ssthresh";
+
+#[test]
+fn validation_suite_passes() {
+    let rows = aqmlab_core::validation::tcp::run().unwrap();
+    let table = table(&rows);
+    let keys: std::collections::BTreeSet<_> = rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(keys.len(), rows.len(), "keys are unique:\n{table}");
+    assert!(rows.len() >= 24, "{table}");
+    // Each family of checks is present, for every variant it covers.
+    for variant in ["reno", "newreno", "sack"] {
+        for key in [
+            format!("cycle.{variant}.p0.5"),
+            format!("cycle.{variant}.p1"),
+            format!("cycle.{variant}.p2"),
+            format!("cycle.{variant}.delack.p0.1"),
+            format!("sqrt.{variant}.p0.1"),
+            format!("timeouts.{variant}.p1"),
+            format!("fr_per_loss.{variant}.p1"),
+            format!("droptail.{variant}.b50"),
+        ] {
+            assert!(keys.contains(key.as_str()), "{key} missing:\n{table}");
+        }
+    }
+    for key in [
+        "pftk.reno.p1.seed1",
+        "pftk.reno.p5.seed3",
+        "bernoulli.sack_over_reno.p3",
+        "droptail.newreno.b12",
+        "scripted.reno.two_losses.timeouts",
+        "scripted.newreno.two_losses.timeouts",
+        AWAITING_TCP_FIX,
+    ] {
+        assert!(keys.contains(key), "{key} missing:\n{table}");
+    }
+    for row in &rows {
+        if row.key == AWAITING_TCP_FIX {
+            assert!(!row.pass && row.ours == 10.0 && !row.note.is_empty(), "{table}");
+        } else {
+            assert!(row.pass && row.note.is_empty(), "{} failed:\n{table}", row.key);
+        }
+    }
 }
 
 const RTT: f64 = 0.040;

@@ -81,7 +81,7 @@ def _shown(member: tuple[str | None, float], digits: int) -> str:
 class Row:
     """One checked result: the paper's value, ours, the accepted tolerance, and whether ours is
     within it. `key` names the row for scripts and tests ("t1.red.w16.bs24.bw_max"); it stays
-    when the metric's wording changes. Rows of the core's validation suites have none.
+    when the metric's wording changes; the core's validation rows bring theirs ("cycle.reno.p1").
 
     A row with `graded=False` is informative: it is checked and shown (as "info"), but does not
     count towards `Reproduction.passed`. It holds the other reading of a choice the paper

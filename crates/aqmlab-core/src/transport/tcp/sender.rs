@@ -139,6 +139,9 @@ pub struct TcpSender {
     partial_acked: bool,
     /// `snd_max` at the last window reduction: ECN-echo is honoured once per window (RFC 3168 §6.1.2).
     ecn_recover: u64,
+    /// The last window reduction was for ECN-echo (ns-2 `last_cwnd_action_ == CWND_ACTION_ECN`):
+    /// a loss detected in that window is repaired without halving again.
+    ecn_reduced: bool,
     /// SACK: one past the highest packet retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: u64,
     scoreboard: Scoreboard,
@@ -202,6 +205,7 @@ impl TcpSender {
             recover: None,
             partial_acked: false,
             ecn_recover: 0,
+            ecn_reduced: false,
             high_rxt: 0,
             scoreboard: Scoreboard::default(),
             rtt,
@@ -305,8 +309,24 @@ impl TcpSender {
     /// tiny-window rule are not counted (FRED §11.3).
     fn reduce_ssthresh(&mut self) {
         let window = if self.in_recovery { self.ssthresh } else { self.cwnd };
+        self.halve_ssthresh_of(window);
+    }
+
+    fn halve_ssthresh_of(&mut self, window: f64) {
         self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
         self.ca_acks = 0;
+    }
+
+    /// ssthresh on a retransmission timeout. During recovery the window is no
+    /// longer what was sent: RFC 5681 eq. (4) halves FlightSize, while ns-2
+    /// halved the already-halved cwnd_ (tcp-reno.cc timeout() clears `dupwnd_`
+    /// before TcpAgent::timeout()'s slowdown(CLOSE_SSTHRESH_HALF) of window();
+    /// Sack1's window() is cwnd_, tcp-sack1.cc).
+    fn timeout_ssthresh(&mut self) {
+        match (self.in_recovery, self.profile) {
+            (true, Profile::Rfc) => self.halve_ssthresh_of(self.flight()),
+            _ => self.reduce_ssthresh(),
+        }
     }
 
     /// Slow start: +1 per new ACK. Congestion avoidance: +1 once cwnd ACKs have
@@ -428,6 +448,11 @@ impl TcpSender {
         // RFC 6675 §5: SACK also detects loss once DupThresh packets above the hole are SACKed.
         let loss = u64::from(self.dupacks) >= DUP_THRESH || self.scoreboard.is_lost(self.snd_una);
         if loss && self.recover.is_none_or(|r| self.snd_una > r) {
+            self.reduce_ssthresh();
+            self.fast_retransmit(ctx);
+        } else if loss && self.ecn_reduced {
+            // RFC 3168 §6.1.2: the window was already halved for this window of data; ns-2
+            // dupack_action() with `last_cwnd_action_ == CWND_ACTION_ECN` retransmits without slowdown().
             self.fast_retransmit(ctx);
         } else if !loss && self.tiny_window && self.cwnd.min(self.window as f64) < TINY_WINDOW {
             // FRED §11.3: a new packet for each of the first two duplicate ACKs; if the
@@ -441,10 +466,11 @@ impl TcpSender {
         }
     }
 
+    /// Fast retransmit once ssthresh is set; enters recovery (except Tahoe).
     fn fast_retransmit(&mut self, ctx: &mut AgentCtx) {
         self.stats.fast_retransmits += 1;
         self.rtt.stop_timing();
-        self.reduce_ssthresh();
+        self.ecn_reduced = false;
         self.recover = Some(self.snd_max);
         self.ecn_recover = self.snd_max;
         match self.variant {
@@ -477,7 +503,12 @@ impl TcpSender {
         }
         self.stats.timeouts += 1;
         // RFC 5681 §3.1: ssthresh from eq. (4), cwnd = loss window (1 packet); RFC 6582: recover = highest sent.
-        self.reduce_ssthresh();
+        // Within a window already halved for ECN-echo ssthresh stays (RFC 3168 §6.1.2; ns-2 tcp.cc
+        // timeout(): `highest_ack_ < recover_ && last_cwnd_action_ == CWND_ACTION_ECN`).
+        if !(self.ecn_reduced && self.recover.is_some_and(|r| self.snd_una < r)) {
+            self.timeout_ssthresh();
+        }
+        self.ecn_reduced = false;
         self.cwnd = 1.0;
         self.recover = Some(self.snd_max);
         self.ecn_recover = self.snd_max;
@@ -491,10 +522,14 @@ impl TcpSender {
     }
 
     /// RFC 3168 §6.1.2: halve the window once per window of data on ECN-echo.
+    /// The reduction sets the recovery point, so a loss in the same window
+    /// does not halve again (ns-2 ecn(): `recover_ = maxseq_`).
     fn ecn_reduce(&mut self) {
         self.reduce_ssthresh();
         self.cwnd = self.ssthresh;
         self.ecn_recover = self.snd_max;
+        self.recover = Some(self.snd_max);
+        self.ecn_reduced = true;
     }
 
     /// A new transfer opens a new connection: initial cwnd, ssthresh and RTO (SRED §7).
@@ -507,6 +542,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.in_recovery = false;
         self.recover = None;
+        self.ecn_reduced = false;
         self.stats.transfers.push(Transfer {
             flow: ctx.flow(),
             start: to_secs(ctx.now),
@@ -654,6 +690,108 @@ mod tests {
         fn ack(&mut self, seq: u64) -> Vec<u64> {
             self.ack_with(seq, false)
         }
+
+        /// Lets the retransmission timer expire; returns the sequence numbers sent.
+        fn expire(&mut self) -> Vec<u64> {
+            let before = self.tcp.stats.timeouts;
+            while self.tcp.stats.timeouts == before {
+                let (at, token) = *self.timers.last().expect("a pending timer");
+                self.timers.clear();
+                self.now = self.now.max(at);
+                let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
+                self.tcp.timer(token, &mut ctx);
+            }
+            self.outbox.drain(..).map(|p| p.seq).collect()
+        }
+    }
+
+    /// Packets 0..10 out, packet 0 lost: three duplicate ACKs and four more
+    /// (cwnd 5 + 3 + 4 = 12, so packets 10 and 11 go out); then the
+    /// retransmission of 0 is lost too and the timer expires with 12 outstanding.
+    fn timeout_during_recovery(profile: Profile, variant: Variant) -> TcpSender {
+        let mut h = Harness::new(TcpOptions {
+            profile,
+            variant,
+            initial_window: Some(10),
+            window: Some(100),
+            ..Default::default()
+        });
+        h.outbox.clear();
+        for _ in 0..7 {
+            h.ack(0);
+        }
+        assert_eq!((h.tcp.ssthresh, h.tcp.stats.fast_retransmits), (5.0, 1));
+        assert_eq!(h.tcp.snd_max, if variant == Variant::Sack { 10 } else { 12 });
+        assert_eq!(h.expire(), vec![0]);
+        assert_eq!((h.tcp.cwnd, h.tcp.stats.timeouts), (1.0, 1));
+        h.tcp
+    }
+
+    #[test]
+    fn a_timeout_during_recovery_halves_flight_size_under_rfc_and_cwnd_under_ns2() {
+        // RFC 5681 eq. (4): max(FlightSize / 2, 2) = 12 / 2 (before: floor(ssthresh 5 / 2) = 2).
+        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::NewReno).ssthresh, 6.0);
+        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::Reno).ssthresh, 6.0);
+        // SACK sends no new data with pipe 10 > cwnd 5: FlightSize 10.
+        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::Sack).ssthresh, 5.0);
+        // ns-2 halves cwnd_ = 5 (dupwnd_ cleared first; Sack1's window() is cwnd_): int(5 / 2) = 2.
+        for variant in [Variant::Reno, Variant::NewReno, Variant::Sack] {
+            assert_eq!(
+                timeout_during_recovery(Profile::Ns2, variant).ssthresh,
+                2.0,
+                "{variant:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ecn_then_a_loss_in_the_same_window_halves_once() {
+        let mut h = Harness::new(TcpOptions {
+            ecn: true,
+            initial_window: Some(8),
+            ..Default::default()
+        });
+        h.outbox.clear();
+        h.ack_with(1, true); // packets 1..9 outstanding
+        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        // Packet 1 was lost: the third duplicate ACK retransmits it without a second halving.
+        h.ack(1);
+        h.ack(1);
+        assert_eq!(h.ack(1), vec![1]);
+        assert_eq!(h.tcp.stats.fast_retransmits, 1);
+        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (4.0, 7.0));
+        assert!(h.tcp.in_recovery);
+        h.ack(h.tcp.snd_max); // full ACK ends recovery, ssthresh still the one halving
+        assert_eq!(h.tcp.ssthresh, 4.0);
+        // A timeout within a window halved for ECN keeps ssthresh (RFC 3168 §6.1.2).
+        let mut h = Harness::new(TcpOptions {
+            ecn: true,
+            initial_window: Some(8),
+            ..Default::default()
+        });
+        h.ack_with(1, true);
+        h.expire();
+        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (1.0, 4.0));
+    }
+
+    #[test]
+    fn ns2_congestion_avoidance_adds_one_over_cwnd_per_ack() {
+        let mut h = Harness::new(TcpOptions {
+            profile: Profile::Ns2,
+            initial_window: Some(10),
+            initial_ssthresh: Some(10.0),
+            window: Some(100),
+            ..Default::default()
+        });
+        h.outbox.clear();
+        let mut w: f64 = 10.0;
+        for ack in 1..=10 {
+            h.ack(ack);
+            w += 1.0 / w;
+            assert_eq!(h.tcp.cwnd, w);
+        }
+        // int(cwnd_) = 10 after a full window of ACKs: no extra packet this round (floor(w)/w growth).
+        assert!(h.tcp.cwnd < 11.0 && h.tcp.snd_max == 20);
     }
 
     #[test]

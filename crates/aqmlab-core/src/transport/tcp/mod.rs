@@ -12,7 +12,14 @@
 //! that start when the previous transfer is fully acknowledged (SRED §7),
 //! `workload = { type = "web", pareto_mean = 24, think_time = "1s" }`. Each
 //! transfer opens a new connection: cwnd, ssthresh and the RTT estimate start afresh.
+//!
+//! `profile` picks the TCP being reproduced: `"rfc"` (default) follows today's
+//! RFCs (5681, 6298, 6582, 6675); `"ns2"` reproduces ns-2's one-way agents of
+//! 1997–2001, which every paper here ran (see [`Profile`]). The options a profile
+//! sets have no fixed default: left out, they take the profile's value
+//! ([`TcpOptions::resolve`]); written out, they override it.
 
+pub mod ns2_rtt;
 pub mod rto;
 pub mod sack;
 pub mod sender;
@@ -53,9 +60,10 @@ impl FlowConfig for TcpFlow {
     }
 
     fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        let params = self.tcp.resolve();
         (
-            Box::new(sender::TcpSender::new(&self.tcp, &self.workload, size, stop, rng)),
-            Box::new(sink::TcpSink::new(&self.tcp)),
+            Box::new(sender::TcpSender::new(&params, &self.workload, size, stop, rng)),
+            Box::new(sink::TcpSink::new(&params)),
         )
     }
 }
@@ -105,29 +113,44 @@ pub enum Variant {
     Sack,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+/// Which TCP the agents reproduce; it supplies the defaults of the options
+/// left out and selects the rules that differ (sender.rs, ns2_rtt.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Today's standards: congestion avoidance +1 per window of ACKs (RFC 5681
+    /// §3.1), an RTT sample from every ACK in exact time (RFC 6298), NewReno's
+    /// "Impatient" timer and careful exit (RFC 6582).
+    #[default]
+    Rfc,
+    /// ns-2's one-way agents of 1997–2001, the papers' simulator:
+    /// `cwnd_ += 1/cwnd_` per ACK, one packet timed per RTT on a 100 ms tick,
+    /// NewReno "Slow-but-Steady" with the era's exit and deflation rules.
+    Ns2,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpOptions {
+    pub profile: Profile,
     pub variant: Variant,
-    /// Maximum (receiver) window in packets; the default does not limit typical runs.
-    pub window: u64,
-    /// Initial congestion window in packets (ns-2 windowInit_ = 1).
-    pub initial_window: u64,
+    /// Maximum (receiver) window in packets (profile default).
+    pub window: Option<u64>,
+    /// Initial congestion window in packets (profile default).
+    pub initial_window: Option<u64>,
     /// Initial slow-start threshold in packets (default: `window`, i.e. "arbitrarily high", RFC 5681 §3.1).
     pub initial_ssthresh: Option<f64>,
     /// Acknowledge every second packet, or after `delack_timeout` (RFC 5681 §4.2).
     pub delayed_ack: bool,
     /// ns-2 DelAckSink interval_ = 100 ms.
-    pub delack_timeout: Seconds,
-    /// Lower bound of the RTO: 200 ms, the floor of the papers' ns-2 (two
-    /// 100 ms clock ticks) and of Linux; RFC 6298 recommends 1 s.
-    pub min_rto: Seconds,
-    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298): 10 ms,
-    /// ns-2's later tcpTick_. The papers' ns-2 ticked every 100 ms; "100ms"
-    /// approximates it (our timers and RTT samples stay exact, not in ticks).
-    pub timer_granularity: Seconds,
-    /// RTO before the first RTT sample: 3 s (SRED §7, RFC 2988).
-    pub initial_rto: Seconds,
+    pub delack_timeout: Option<Seconds>,
+    /// Lower bound of the RTO (profile default).
+    pub min_rto: Option<Seconds>,
+    /// Clock granularity (profile default): G of RFC 6298 under `rfc`, the
+    /// tick `tcpTick_` that RTT samples and the RTO are counted in under `ns2`.
+    pub timer_granularity: Option<Seconds>,
+    /// RTO before the first RTT sample (profile default).
+    pub initial_rto: Option<Seconds>,
     /// Send data as ECN-capable and halve the window on ECN-echo, once per window (RFC 3168).
     pub ecn: bool,
     /// FRED §11.3: on each of the first two duplicate ACKs while the window is
@@ -139,38 +162,101 @@ pub struct TcpOptions {
     pub trace: bool,
 }
 
-impl Default for TcpOptions {
-    fn default() -> Self {
-        TcpOptions {
-            variant: Variant::default(),
-            window: 1000,
-            initial_window: 1,
-            initial_ssthresh: None,
-            delayed_ack: false,
-            delack_timeout: Seconds(0.1),
-            min_rto: Seconds(0.2),
-            timer_granularity: Seconds(0.01),
-            initial_rto: Seconds(3.0),
-            ecn: false,
-            tiny_window: false,
-            trace: false,
+/// The options with every default filled in from the profile: what the agents run with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpParams {
+    pub profile: Profile,
+    pub variant: Variant,
+    pub window: u64,
+    pub initial_window: u64,
+    pub initial_ssthresh: f64,
+    pub delayed_ack: bool,
+    pub delack_timeout: Seconds,
+    pub min_rto: Seconds,
+    pub timer_granularity: Seconds,
+    pub initial_rto: Seconds,
+    pub ecn: bool,
+    pub tiny_window: bool,
+    pub trace: bool,
+}
+
+/// The defaults a profile supplies: window, initial window, min RTO, clock granularity, initial RTO.
+struct ProfileDefaults {
+    window: u64,
+    initial_window: u64,
+    min_rto: f64,
+    timer_granularity: f64,
+    initial_rto: f64,
+}
+
+impl Profile {
+    fn defaults(self) -> ProfileDefaults {
+        match self {
+            Profile::Rfc => ProfileDefaults {
+                // Large enough not to limit typical runs.
+                window: 1000,
+                // ns-2 windowInit_ = 1 (RFC 5681 allows up to 4).
+                initial_window: 1,
+                // The floor of the papers' ns-2 (two 100 ms ticks) and of Linux; RFC 6298 recommends 1 s.
+                min_rto: 0.2,
+                // ns-2's later tcpTick_ (10 ms, from 2002); the RTO's G term, samples stay exact.
+                timer_granularity: 0.01,
+                // SRED §7, RFC 2988.
+                initial_rto: 3.0,
+            },
+            // tcl/lib/ns-default.tcl of 1997–2001 (e.g. ns-2.1b6, 2000).
+            Profile::Ns2 => ProfileDefaults {
+                // `Agent/TCP set window_ 20`.
+                window: 20,
+                // `windowInit_ 1` (2 only from 2001-05-26).
+                initial_window: 1,
+                // `minrto_` did not exist before 2001-05 (then 0); rtt_timeout() floors at 2 ticks.
+                min_rto: 0.0,
+                // `tcpTick_ 0.1` (0.01 only from 2002-03-07).
+                timer_granularity: 0.1,
+                // `rtxcur_init_ 6.0` (3 s only from 2006-01-23).
+                initial_rto: 6.0,
+            },
         }
     }
 }
 
 impl TcpOptions {
-    /// Checks every option; errors name the field under `path` (e.g. `flows[0].tcp.window`).
+    /// Fills in what the scenario left out from the profile's defaults.
+    pub fn resolve(&self) -> TcpParams {
+        let d = self.profile.defaults();
+        let window = self.window.unwrap_or(d.window);
+        TcpParams {
+            profile: self.profile,
+            variant: self.variant,
+            window,
+            initial_window: self.initial_window.unwrap_or(d.initial_window),
+            initial_ssthresh: self.initial_ssthresh.unwrap_or(window as f64),
+            delayed_ack: self.delayed_ack,
+            // ns-2 DelAckSink interval_ = 100 ms in both profiles.
+            delack_timeout: self.delack_timeout.unwrap_or(Seconds(0.1)),
+            min_rto: self.min_rto.unwrap_or(Seconds(d.min_rto)),
+            timer_granularity: self.timer_granularity.unwrap_or(Seconds(d.timer_granularity)),
+            initial_rto: self.initial_rto.unwrap_or(Seconds(d.initial_rto)),
+            ecn: self.ecn,
+            tiny_window: self.tiny_window,
+            trace: self.trace,
+        }
+    }
+
+    /// Checks every option as resolved; errors name the field under `path` (e.g. `flows[0].tcp.window`).
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         let field = |name: &str| format!("{path}.{name}");
-        if self.window == 0 {
+        let p = self.resolve();
+        if p.window == 0 {
             return Err(ScenarioError::new(field("window"), "must be >= 1 packet, got 0"));
         }
-        if self.initial_window == 0 || self.initial_window > self.window {
+        if p.initial_window == 0 || p.initial_window > p.window {
             return Err(ScenarioError::new(
                 field("initial_window"),
                 format!(
                     "must be in [1, window = {}] packets, got {}",
-                    self.window, self.initial_window
+                    p.window, p.initial_window
                 ),
             ));
         }
@@ -182,10 +268,14 @@ impl TcpOptions {
                 ));
             }
         }
-        require_positive(&field("delack_timeout"), self.delack_timeout.0)?;
-        require_non_negative(&field("min_rto"), self.min_rto.0)?;
-        require_non_negative(&field("timer_granularity"), self.timer_granularity.0)?;
-        require_positive(&field("initial_rto"), self.initial_rto.0)?;
+        require_positive(&field("delack_timeout"), p.delack_timeout.0)?;
+        require_non_negative(&field("min_rto"), p.min_rto.0)?;
+        match p.profile {
+            Profile::Rfc => require_non_negative(&field("timer_granularity"), p.timer_granularity.0)?,
+            // ns-2 counts RTT samples in ticks: a zero tick has no meaning there.
+            Profile::Ns2 => require_positive(&field("timer_granularity"), p.timer_granularity.0)?,
+        }
+        require_positive(&field("initial_rto"), p.initial_rto.0)?;
         Ok(())
     }
 }
@@ -290,15 +380,50 @@ mod tests {
     fn defaults_and_variant_names() {
         let o = parse("").unwrap();
         assert_eq!(o, TcpOptions::default());
-        assert_eq!(o.variant, Variant::NewReno);
+        assert_eq!((o.profile, o.variant), (Profile::Rfc, Variant::NewReno));
+        let p = o.resolve();
         assert_eq!(
-            (o.window, o.initial_window, o.initial_rto.0, o.delack_timeout.0),
+            (p.window, p.initial_window, p.initial_rto.0, p.delack_timeout.0),
             (1000, 1, 3.0, 0.1)
+        );
+        assert_eq!(
+            (p.min_rto.0, p.timer_granularity.0, p.initial_ssthresh),
+            (0.2, 0.01, 1000.0)
         );
         assert_eq!(parse("variant = \"sack\"\nwindow = 64").unwrap().variant, Variant::Sack);
         assert_ne!(parse("variant = \"tahoe\"").unwrap(), TcpOptions::default());
         assert!(parse("variant = \"vegas\"").unwrap_err().contains("unknown variant"));
         assert!(parse("windw = 3").unwrap_err().contains("unknown field"));
+    }
+
+    #[test]
+    fn the_ns2_profile_supplies_the_era_defaults_and_explicit_fields_win() {
+        let p = parse(r#"profile = "ns2""#).unwrap().resolve();
+        // ns-default.tcl of 1997–2001: window_ 20, windowInit_ 1, rtxcur_init_ 6.0, tcpTick_ 0.1, no minrto_.
+        assert_eq!(
+            (p.profile, p.window, p.initial_window, p.initial_ssthresh),
+            (Profile::Ns2, 20, 1, 20.0)
+        );
+        assert_eq!(
+            (p.initial_rto.0, p.timer_granularity.0, p.min_rto.0, p.delack_timeout.0),
+            (6.0, 0.1, 0.0, 0.1)
+        );
+        let p = parse("profile = \"ns2\"\nwindow = 64\ninitial_rto = \"3s\"\nmin_rto = \"1s\"")
+            .unwrap()
+            .resolve();
+        assert_eq!(
+            (p.window, p.initial_ssthresh, p.initial_rto.0, p.min_rto.0),
+            (64, 64.0, 3.0, 1.0)
+        );
+        assert_eq!(p.timer_granularity.0, 0.1);
+        // The initial window is checked against the profile's window.
+        assert!(parse("profile = \"ns2\"\ninitial_window = 21")
+            .unwrap_err()
+            .contains("initial_window: must be in [1, window = 20] packets, got 21"));
+        assert!(parse("profile = \"ns2\"\ntimer_granularity = 0")
+            .unwrap_err()
+            .contains("timer_granularity: must be > 0"));
+        assert!(parse(r#"profile = "bsd""#).unwrap_err().contains("unknown variant"));
     }
 
     #[test]

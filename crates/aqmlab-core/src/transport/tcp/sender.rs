@@ -18,15 +18,32 @@
 //!
 //! The retransmission timer restarts on every new ACK (RFC 6298 (5.3)) except
 //! NewReno's later partial ACKs (RFC 6582 §4, "Impatient").
+//!
+//! [`Profile::Ns2`] replaces, each rule with ns-2's file and variable (ns-2 of
+//! 1997–2001, ns-default.tcl defaults):
+//! - congestion avoidance `cwnd_ += 1/cwnd_` per new ACK (tcp.cc opencwnd(), `windowOption_ 1`);
+//! - the RTT estimator by [`Ns2Rtt`] (one packet per RTT, 100 ms ticks, integer arithmetic);
+//! - NewReno restarts the timer on every partial ACK ("Slow-but-Steady",
+//!   tcp-newreno.cc partialnewack_helper(), `newreno_changes1_ 0`), drops the
+//!   inflation there (`partial_window_deflation_ 0`: `dupwnd_ = 0`), sends at
+//!   most 2 packets per ACK in recovery (recv(): `send_much(0, 0, 2)`), and
+//!   leaves recovery with cwnd = ssthresh plus one opencwnd() and no burst
+//!   limit (`exit_recovery_fix_ 0`); Reno's exiting ACK opens cwnd too (tcp-reno.cc recv());
+//! - a timeout during Reno/NewReno/SACK recovery halves the halved window:
+//!   RenoTcpAgent::timeout() zeroes `dupwnd_` before TcpAgent::timeout()'s
+//!   slowdown(CLOSE_SSTHRESH_HALF) of window() = cwnd_, and Sack1's window() is
+//!   cwnd_ (tcp-sack1.cc); RFC 5681 eq. (4) halves FlightSize instead.
 
+use super::ns2_rtt::Ns2Rtt;
 use super::rto::RtoEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
-use super::{TcpOptions, Variant, Workload};
+use super::{Profile, TcpParams, Variant, Workload};
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
 use crate::transport::{Agent, AgentCtx, AgentStats, Transfer};
+use rand::Rng as _;
 use rand_distr::{Distribution, Exp, Pareto};
 
 /// FRED §11.3: the tiny-window enhancement applies "with a congestion window smaller than about 10 packets".
@@ -34,6 +51,46 @@ const TINY_WINDOW: f64 = 10.0;
 /// Timer kinds (see [`Timer`]).
 const RETRANSMIT: u64 = 0;
 const NEXT_TRANSFER: u64 = 1;
+/// ns-2 NewReno recv(): `send_much(0, 0, 2)` while in fast recovery (tcp-newreno.cc).
+const NS2_NEWRENO_RECOVERY_BURST: u64 = 2;
+
+/// The RTT estimator and retransmission timeout of the profile.
+enum RttTimer {
+    /// RFC 6298 from every ACK's echoed send time.
+    Rfc6298(RtoEstimator),
+    /// ns-2: one timed packet per RTT, in ticks.
+    Ns2(Ns2Rtt),
+}
+
+impl RttTimer {
+    fn rto(&self) -> f64 {
+        match self {
+            RttTimer::Rfc6298(e) => e.rto(),
+            RttTimer::Ns2(t) => t.rto(),
+        }
+    }
+
+    fn back_off(&mut self) {
+        match self {
+            RttTimer::Rfc6298(e) => e.back_off(),
+            RttTimer::Ns2(t) => t.back_off(),
+        }
+    }
+
+    fn reset(&mut self) {
+        match self {
+            RttTimer::Rfc6298(e) => e.reset(),
+            RttTimer::Ns2(t) => t.reset(),
+        }
+    }
+
+    /// A timeout or fast retransmit (ns-2 reset_rtx_timer(): `rtt_active_ = 0`).
+    fn stop_timing(&mut self) {
+        if let RttTimer::Ns2(t) = self {
+            t.stop_timing();
+        }
+    }
+}
 
 /// The [`Workload`] as the sender draws from it.
 enum Application {
@@ -48,6 +105,7 @@ enum Application {
 }
 
 pub struct TcpSender {
+    profile: Profile,
     variant: Variant,
     size: u32,
     /// Maximum (receiver) window, packets.
@@ -81,10 +139,13 @@ pub struct TcpSender {
     partial_acked: bool,
     /// `snd_max` at the last window reduction: ECN-echo is honoured once per window (RFC 3168 §6.1.2).
     ecn_recover: u64,
+    /// The last window reduction was for ECN-echo (ns-2 `last_cwnd_action_ == CWND_ACTION_ECN`):
+    /// a loss detected in that window is repaired without halving again.
+    ecn_reduced: bool,
     /// SACK: one past the highest packet retransmitted in this recovery (RFC 6675 HighRxt).
     high_rxt: u64,
     scoreboard: Scoreboard,
-    rto: RtoEstimator,
+    rtt: RttTimer,
     retransmit_timer: Timer,
     transfer_timer: Timer,
     stats: AgentStats,
@@ -93,7 +154,7 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(opts: &TcpOptions, workload: &Workload, size: u32, stop: Time, rng: Rng) -> Self {
+    pub fn new(opts: &TcpParams, workload: &Workload, size: u32, stop: Time, mut rng: Rng) -> Self {
         let application = match workload {
             Workload::Infinite => Application::Infinite,
             Workload::Transfer(t) => Application::Transfer(t.packets),
@@ -106,8 +167,22 @@ impl TcpSender {
                 }
             }
         };
-        let initial_ssthresh = opts.initial_ssthresh.unwrap_or(opts.window as f64);
+        let initial_ssthresh = opts.initial_ssthresh;
+        let rtt = match opts.profile {
+            Profile::Rfc => RttTimer::Rfc6298(RtoEstimator::new(
+                opts.initial_rto.0,
+                opts.min_rto.0,
+                opts.timer_granularity.0,
+            )),
+            Profile::Ns2 => {
+                let tick = opts.timer_granularity.nanos().max(1);
+                // tcp.cc reset(): `boot_time_ = Random::uniform(tcp_tick_)`, the phase of the host's clock.
+                let phase = rng.gen_range(0..tick);
+                RttTimer::Ns2(Ns2Rtt::new(tick, phase, opts.initial_rto.0, opts.min_rto.0))
+            }
+        };
         TcpSender {
+            profile: opts.profile,
             variant: opts.variant,
             size,
             window: opts.window,
@@ -130,9 +205,10 @@ impl TcpSender {
             recover: None,
             partial_acked: false,
             ecn_recover: 0,
+            ecn_reduced: false,
             high_rxt: 0,
             scoreboard: Scoreboard::default(),
-            rto: RtoEstimator::new(opts.initial_rto.0, opts.min_rto.0, opts.timer_granularity.0),
+            rtt,
             retransmit_timer: Timer::new(RETRANSMIT),
             transfer_timer: Timer::new(NEXT_TRANSFER),
             stats: AgentStats::default(),
@@ -151,6 +227,9 @@ impl TcpSender {
             self.stats.retransmitted_packets += 1;
         } else {
             self.snd_max = seq + 1;
+            if let RttTimer::Ns2(t) = &mut self.rtt {
+                t.on_new_packet(seq, ctx.now);
+            }
         }
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
         let ecn = if self.ecn && !retransmit { Ecn::Ect } else { Ecn::NotEct };
@@ -169,12 +248,14 @@ impl TcpSender {
     }
 
     fn restart_timer(&mut self, ctx: &mut AgentCtx) {
-        self.retransmit_timer.set(ctx.now + from_secs(self.rto.rto()), ctx);
+        self.retransmit_timer.set(ctx.now + from_secs(self.rtt.rto()), ctx);
     }
 
-    /// Sliding window: send while the next packet is within min(cwnd, window) of the cumulative ACK.
-    fn send_window(&mut self, ctx: &mut AgentCtx) {
+    /// Sliding window: send while the next packet is within min(cwnd, window)
+    /// of the cumulative ACK, at most `burst` packets.
+    fn send_window(&mut self, burst: u64, ctx: &mut AgentCtx) {
         let limit = self.snd_una + (self.cwnd.floor() as u64).clamp(1, self.window);
+        let limit = limit.min(self.snd_nxt.saturating_add(burst));
         while self.snd_nxt < limit && self.has_data(self.snd_nxt, ctx.now) {
             self.send_packet(self.snd_nxt, ctx);
             self.snd_nxt += 1;
@@ -210,10 +291,10 @@ impl TcpSender {
     }
 
     fn send_more(&mut self, ctx: &mut AgentCtx) {
-        if self.in_recovery && self.variant == Variant::Sack {
-            self.send_pipe(ctx);
-        } else {
-            self.send_window(ctx);
+        match (self.in_recovery, self.variant, self.profile) {
+            (true, Variant::Sack, _) => self.send_pipe(ctx),
+            (true, Variant::NewReno, Profile::Ns2) => self.send_window(NS2_NEWRENO_RECOVERY_BURST, ctx),
+            _ => self.send_window(u64::MAX, ctx),
         }
     }
 
@@ -228,8 +309,24 @@ impl TcpSender {
     /// tiny-window rule are not counted (FRED §11.3).
     fn reduce_ssthresh(&mut self) {
         let window = if self.in_recovery { self.ssthresh } else { self.cwnd };
+        self.halve_ssthresh_of(window);
+    }
+
+    fn halve_ssthresh_of(&mut self, window: f64) {
         self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
         self.ca_acks = 0;
+    }
+
+    /// ssthresh on a retransmission timeout. During recovery the window is no
+    /// longer what was sent: RFC 5681 eq. (4) halves FlightSize, while ns-2
+    /// halved the already-halved cwnd_ (tcp-reno.cc timeout() clears `dupwnd_`
+    /// before TcpAgent::timeout()'s slowdown(CLOSE_SSTHRESH_HALF) of window();
+    /// Sack1's window() is cwnd_, tcp-sack1.cc).
+    fn timeout_ssthresh(&mut self) {
+        match (self.in_recovery, self.profile) {
+            (true, Profile::Rfc) => self.halve_ssthresh_of(self.flight()),
+            _ => self.reduce_ssthresh(),
+        }
     }
 
     /// Slow start: +1 per new ACK. Congestion avoidance: +1 once cwnd ACKs have
@@ -240,6 +337,9 @@ impl TcpSender {
     fn open_cwnd(&mut self) {
         if self.cwnd < self.ssthresh {
             self.cwnd += 1.0;
+        } else if self.profile == Profile::Ns2 {
+            // tcp.cc opencwnd(), `windowOption_ 1`, `increase_num_ 1.0`: cwnd_ += 1/cwnd_.
+            self.cwnd += 1.0 / self.cwnd;
         } else {
             self.ca_acks += 1;
             if self.ca_acks as f64 >= self.cwnd {
@@ -257,22 +357,41 @@ impl TcpSender {
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.scoreboard.advance(ack);
-        self.rto.sample(to_secs(ctx.now - p.sent_at), p.retransmit);
+        if let RttTimer::Rfc6298(e) = &mut self.rtt {
+            e.sample(to_secs(ctx.now - p.sent_at), p.retransmit);
+        }
         self.dupacks = 0;
         let mut restart_timer = true;
+        let mut grow = !ece;
+        let mut partial = false;
         if self.in_recovery {
-            if self.recover.is_some_and(|r| ack >= r) {
+            let full = self.recover.is_some_and(|r| ack >= r);
+            if full || matches!(self.variant, Variant::Tahoe | Variant::Reno) {
+                // Reno leaves fast recovery on the first new ACK; further losses need 3 more dup ACKs or a timeout.
                 self.exit_recovery();
+                // ns-2 Reno/NewReno recv(): the exiting ACK goes through recv_newack_helper()'s opencwnd().
+                grow &= self.profile == Profile::Ns2 && self.variant != Variant::Sack;
             } else {
+                grow = false;
+                partial = true;
                 restart_timer = self.partial_ack(acked, ctx);
             }
-        } else if !ece {
+        }
+        if grow {
             self.open_cwnd();
         }
         if self.snd_una == self.snd_max {
             self.retransmit_timer.clear();
         } else if restart_timer {
             self.restart_timer(ctx);
+        }
+        // tcp.cc newack(): newtimer() runs before rtt_update() (`timerfix_` came in 2001-05).
+        if let RttTimer::Ns2(t) = &mut self.rtt {
+            if partial {
+                t.on_partial_ack(ack);
+            } else {
+                t.on_ack(ack, ctx.now);
+            }
         }
         if self.snd_una >= self.data_end {
             self.transfer_done(ctx);
@@ -282,32 +401,38 @@ impl TcpSender {
     /// A full ACK: everything outstanding when loss was detected is acknowledged.
     fn exit_recovery(&mut self) {
         self.in_recovery = false;
-        self.cwnd = match self.variant {
+        self.cwnd = match (self.variant, self.profile) {
             // FRED §11.2 and RFC 6582 §3.2 step 3 (1): no burst when recovery ends.
-            Variant::NewReno => self.ssthresh.min(self.flight().max(1.0) + 1.0),
+            (Variant::NewReno, Profile::Rfc) => self.ssthresh.min(self.flight().max(1.0) + 1.0),
+            // tcp-newreno.cc recv(), `exit_recovery_fix_ 0`: cwnd_ (= ssthresh_) is kept, a burst is allowed.
+            (Variant::NewReno, Profile::Ns2) => self.ssthresh,
             // RFC 5681 §3.2 step 6: deflate the window (SACK recovery already runs at ssthresh).
-            Variant::Tahoe | Variant::Reno | Variant::Sack => self.ssthresh,
+            (Variant::Tahoe | Variant::Reno | Variant::Sack, _) => self.ssthresh,
         };
     }
 
-    /// An ACK in recovery that does not cover `recover`; returns whether to restart the timer.
+    /// A NewReno or SACK ACK in recovery that does not cover `recover`; returns whether to restart the timer.
     fn partial_ack(&mut self, acked: u64, ctx: &mut AgentCtx) -> bool {
-        match self.variant {
-            // Reno leaves fast recovery on the first new ACK; further losses need 3 more dup ACKs or a timeout.
-            Variant::Tahoe | Variant::Reno => {
-                self.exit_recovery();
-                true
-            }
+        match (self.variant, self.profile) {
             // FRED §11.2: "immediately retransmits the packet after the one acknowledged by the
             // partial ACK"; RFC 6582 §3.2 step 5: deflate by the amount acked, add back one.
-            Variant::NewReno => {
+            (Variant::NewReno, Profile::Rfc) => {
                 self.send_packet(self.snd_una, ctx);
                 self.cwnd = (self.cwnd - acked as f64 + 1.0).max(1.0);
                 // RFC 6582 §4 ("Impatient"): only the first partial ACK restarts the timer.
                 !std::mem::replace(&mut self.partial_acked, true)
             }
+            // tcp-newreno.cc partialnewack_helper(): retransmit; `partial_window_deflation_ 0`
+            // drops the inflation (dupwnd_ = 0); `newreno_changes1_ 0` ("Slow-but-Steady")
+            // restarts the timer on every partial ACK.
+            (Variant::NewReno, Profile::Ns2) => {
+                self.send_packet(self.snd_una, ctx);
+                self.cwnd = self.ssthresh;
+                true
+            }
             // The scoreboard and pipe decide what to send (RFC 6675 §5 (C)).
-            Variant::Sack => true,
+            (Variant::Sack, _) => true,
+            (Variant::Tahoe | Variant::Reno, _) => unreachable!("Tahoe and Reno leave recovery on any new ACK"),
         }
     }
 
@@ -323,6 +448,11 @@ impl TcpSender {
         // RFC 6675 §5: SACK also detects loss once DupThresh packets above the hole are SACKed.
         let loss = u64::from(self.dupacks) >= DUP_THRESH || self.scoreboard.is_lost(self.snd_una);
         if loss && self.recover.is_none_or(|r| self.snd_una > r) {
+            self.reduce_ssthresh();
+            self.fast_retransmit(ctx);
+        } else if loss && self.ecn_reduced {
+            // RFC 3168 §6.1.2: the window was already halved for this window of data; ns-2
+            // dupack_action() with `last_cwnd_action_ == CWND_ACTION_ECN` retransmits without slowdown().
             self.fast_retransmit(ctx);
         } else if !loss && self.tiny_window && self.cwnd.min(self.window as f64) < TINY_WINDOW {
             // FRED §11.3: a new packet for each of the first two duplicate ACKs; if the
@@ -336,9 +466,11 @@ impl TcpSender {
         }
     }
 
+    /// Fast retransmit once ssthresh is set; enters recovery (except Tahoe).
     fn fast_retransmit(&mut self, ctx: &mut AgentCtx) {
         self.stats.fast_retransmits += 1;
-        self.reduce_ssthresh();
+        self.rtt.stop_timing();
+        self.ecn_reduced = false;
         self.recover = Some(self.snd_max);
         self.ecn_recover = self.snd_max;
         match self.variant {
@@ -371,7 +503,12 @@ impl TcpSender {
         }
         self.stats.timeouts += 1;
         // RFC 5681 §3.1: ssthresh from eq. (4), cwnd = loss window (1 packet); RFC 6582: recover = highest sent.
-        self.reduce_ssthresh();
+        // Within a window already halved for ECN-echo ssthresh stays (RFC 3168 §6.1.2; ns-2 tcp.cc
+        // timeout(): `highest_ack_ < recover_ && last_cwnd_action_ == CWND_ACTION_ECN`).
+        if !(self.ecn_reduced && self.recover.is_some_and(|r| self.snd_una < r)) {
+            self.timeout_ssthresh();
+        }
+        self.ecn_reduced = false;
         self.cwnd = 1.0;
         self.recover = Some(self.snd_max);
         self.ecn_recover = self.snd_max;
@@ -379,15 +516,20 @@ impl TcpSender {
         self.dupacks = 0;
         self.snd_nxt = self.snd_una;
         self.scoreboard.clear();
-        self.rto.back_off();
-        self.send_window(ctx);
+        self.rtt.stop_timing();
+        self.rtt.back_off();
+        self.send_window(u64::MAX, ctx);
     }
 
     /// RFC 3168 §6.1.2: halve the window once per window of data on ECN-echo.
+    /// The reduction sets the recovery point, so a loss in the same window
+    /// does not halve again (ns-2 ecn(): `recover_ = maxseq_`).
     fn ecn_reduce(&mut self) {
         self.reduce_ssthresh();
         self.cwnd = self.ssthresh;
         self.ecn_recover = self.snd_max;
+        self.recover = Some(self.snd_max);
+        self.ecn_reduced = true;
     }
 
     /// A new transfer opens a new connection: initial cwnd, ssthresh and RTO (SRED §7).
@@ -396,17 +538,18 @@ impl TcpSender {
         self.cwnd = self.initial_window;
         self.ssthresh = self.initial_ssthresh;
         self.ca_acks = 0;
-        self.rto.reset();
+        self.rtt.reset();
         self.dupacks = 0;
         self.in_recovery = false;
         self.recover = None;
+        self.ecn_reduced = false;
         self.stats.transfers.push(Transfer {
             flow: ctx.flow(),
             start: to_secs(ctx.now),
             end: None,
             packets,
         });
-        self.send_window(ctx);
+        self.send_window(u64::MAX, ctx);
     }
 
     fn transfer_done(&mut self, ctx: &mut AgentCtx) {
@@ -433,7 +576,7 @@ impl TcpSender {
         if !ctx.tracing() {
             return;
         }
-        let values = [self.cwnd, self.ssthresh, self.rto.rto()];
+        let values = [self.cwnd, self.ssthresh, self.rtt.rto()];
         for ((name, value), last) in ["cwnd", "ssthresh", "rto"]
             .into_iter()
             .zip(values)
@@ -452,7 +595,7 @@ impl Agent for TcpSender {
         match self.application {
             Application::Infinite => {
                 self.data_end = u64::MAX;
-                self.send_window(ctx);
+                self.send_window(u64::MAX, ctx);
             }
             Application::Transfer(n) => self.start_transfer(n, ctx),
             Application::Web { .. } => self.start_web_transfer(ctx),
@@ -507,6 +650,7 @@ impl Agent for TcpSender {
 mod tests {
     use super::*;
     use crate::rng::stream;
+    use crate::transport::tcp::TcpOptions;
 
     /// A sender driven by hand: `ack(seq)` feeds an ACK and returns the sequence numbers sent in reply.
     struct Harness {
@@ -519,7 +663,7 @@ mod tests {
     impl Harness {
         fn new(opts: TcpOptions) -> Self {
             let mut h = Harness {
-                tcp: TcpSender::new(&opts, &Workload::Infinite, 1000, Time::MAX, stream(1, "t")),
+                tcp: TcpSender::new(&opts.resolve(), &Workload::Infinite, 1000, Time::MAX, stream(1, "t")),
                 outbox: Vec::new(),
                 timers: Vec::new(),
                 now: 0,
@@ -546,6 +690,108 @@ mod tests {
         fn ack(&mut self, seq: u64) -> Vec<u64> {
             self.ack_with(seq, false)
         }
+
+        /// Lets the retransmission timer expire; returns the sequence numbers sent.
+        fn expire(&mut self) -> Vec<u64> {
+            let before = self.tcp.stats.timeouts;
+            while self.tcp.stats.timeouts == before {
+                let (at, token) = *self.timers.last().expect("a pending timer");
+                self.timers.clear();
+                self.now = self.now.max(at);
+                let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
+                self.tcp.timer(token, &mut ctx);
+            }
+            self.outbox.drain(..).map(|p| p.seq).collect()
+        }
+    }
+
+    /// Packets 0..10 out, packet 0 lost: three duplicate ACKs and four more
+    /// (cwnd 5 + 3 + 4 = 12, so packets 10 and 11 go out); then the
+    /// retransmission of 0 is lost too and the timer expires with 12 outstanding.
+    fn timeout_during_recovery(profile: Profile, variant: Variant) -> TcpSender {
+        let mut h = Harness::new(TcpOptions {
+            profile,
+            variant,
+            initial_window: Some(10),
+            window: Some(100),
+            ..Default::default()
+        });
+        h.outbox.clear();
+        for _ in 0..7 {
+            h.ack(0);
+        }
+        assert_eq!((h.tcp.ssthresh, h.tcp.stats.fast_retransmits), (5.0, 1));
+        assert_eq!(h.tcp.snd_max, if variant == Variant::Sack { 10 } else { 12 });
+        assert_eq!(h.expire(), vec![0]);
+        assert_eq!((h.tcp.cwnd, h.tcp.stats.timeouts), (1.0, 1));
+        h.tcp
+    }
+
+    #[test]
+    fn a_timeout_during_recovery_halves_flight_size_under_rfc_and_cwnd_under_ns2() {
+        // RFC 5681 eq. (4): max(FlightSize / 2, 2) = 12 / 2 (before: floor(ssthresh 5 / 2) = 2).
+        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::NewReno).ssthresh, 6.0);
+        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::Reno).ssthresh, 6.0);
+        // SACK sends no new data with pipe 10 > cwnd 5: FlightSize 10.
+        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::Sack).ssthresh, 5.0);
+        // ns-2 halves cwnd_ = 5 (dupwnd_ cleared first; Sack1's window() is cwnd_): int(5 / 2) = 2.
+        for variant in [Variant::Reno, Variant::NewReno, Variant::Sack] {
+            assert_eq!(
+                timeout_during_recovery(Profile::Ns2, variant).ssthresh,
+                2.0,
+                "{variant:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ecn_then_a_loss_in_the_same_window_halves_once() {
+        let mut h = Harness::new(TcpOptions {
+            ecn: true,
+            initial_window: Some(8),
+            ..Default::default()
+        });
+        h.outbox.clear();
+        h.ack_with(1, true); // packets 1..9 outstanding
+        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        // Packet 1 was lost: the third duplicate ACK retransmits it without a second halving.
+        h.ack(1);
+        h.ack(1);
+        assert_eq!(h.ack(1), vec![1]);
+        assert_eq!(h.tcp.stats.fast_retransmits, 1);
+        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (4.0, 7.0));
+        assert!(h.tcp.in_recovery);
+        h.ack(h.tcp.snd_max); // full ACK ends recovery, ssthresh still the one halving
+        assert_eq!(h.tcp.ssthresh, 4.0);
+        // A timeout within a window halved for ECN keeps ssthresh (RFC 3168 §6.1.2).
+        let mut h = Harness::new(TcpOptions {
+            ecn: true,
+            initial_window: Some(8),
+            ..Default::default()
+        });
+        h.ack_with(1, true);
+        h.expire();
+        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (1.0, 4.0));
+    }
+
+    #[test]
+    fn ns2_congestion_avoidance_adds_one_over_cwnd_per_ack() {
+        let mut h = Harness::new(TcpOptions {
+            profile: Profile::Ns2,
+            initial_window: Some(10),
+            initial_ssthresh: Some(10.0),
+            window: Some(100),
+            ..Default::default()
+        });
+        h.outbox.clear();
+        let mut w: f64 = 10.0;
+        for ack in 1..=10 {
+            h.ack(ack);
+            w += 1.0 / w;
+            assert_eq!(h.tcp.cwnd, w);
+        }
+        // int(cwnd_) = 10 after a full window of ACKs: no extra packet this round (floor(w)/w growth).
+        assert!(h.tcp.cwnd < 11.0 && h.tcp.snd_max == 20);
     }
 
     #[test]
@@ -570,7 +816,7 @@ mod tests {
     fn ecn_echo_halves_once_per_window_and_data_is_ect() {
         let mut h = Harness::new(TcpOptions {
             ecn: true,
-            initial_window: 8,
+            initial_window: Some(8),
             ..Default::default()
         });
         assert!(h.outbox.iter().all(|p| p.ecn == Ecn::Ect) && h.outbox.len() == 8);
@@ -590,7 +836,7 @@ mod tests {
     #[test]
     fn newreno_retransmits_on_each_partial_ack() {
         let mut h = Harness::new(TcpOptions {
-            initial_window: 10,
+            initial_window: Some(10),
             ..Default::default()
         });
         h.outbox.clear();
@@ -615,8 +861,8 @@ mod tests {
     #[test]
     fn tiny_window_resends_the_last_packet_when_the_window_is_full() {
         let mut h = Harness::new(TcpOptions {
-            window: 3,
-            initial_window: 3,
+            window: Some(3),
+            initial_window: Some(3),
             tiny_window: true,
             ..Default::default()
         });
@@ -625,8 +871,8 @@ mod tests {
         assert_eq!(h.ack(0), vec![2]);
         assert_eq!(h.ack(0), vec![0]); // third: fast retransmit
         let mut h = Harness::new(TcpOptions {
-            window: 10,
-            initial_window: 3,
+            window: Some(10),
+            initial_window: Some(3),
             tiny_window: true,
             ..Default::default()
         });

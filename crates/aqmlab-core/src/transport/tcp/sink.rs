@@ -7,7 +7,7 @@
 //! and apply Karn's rule.
 
 use super::timer::Timer;
-use super::{TcpOptions, Variant};
+use super::{TcpParams, Variant};
 use crate::packet::{Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::time::Time;
 use crate::transport::{Agent, AgentCtx};
@@ -35,7 +35,7 @@ pub struct TcpSink {
 }
 
 impl TcpSink {
-    pub fn new(opts: &TcpOptions) -> Self {
+    pub fn new(opts: &TcpParams) -> Self {
         TcpSink {
             sack: opts.variant == Variant::Sack,
             delayed_ack: opts.delayed_ack,
@@ -174,6 +174,7 @@ impl Agent for TcpSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::tcp::TcpOptions;
     use crate::transport::TraceSample;
 
     struct Harness {
@@ -186,7 +187,7 @@ mod tests {
     impl Harness {
         fn new(opts: TcpOptions) -> Self {
             Harness {
-                sink: TcpSink::new(&opts),
+                sink: TcpSink::new(&opts.resolve()),
                 outbox: Vec::new(),
                 timers: Vec::new(),
                 delivered: 0,

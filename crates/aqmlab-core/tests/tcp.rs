@@ -24,12 +24,6 @@ fn table(rows: &[aqmlab_core::validation::Row]) -> String {
         .collect()
 }
 
-/// The row that checks the TCP fix of issue 9 item 1 (ssthresh = FlightSize/2
-/// on a timeout during recovery). Until that fix is merged it measures 10,
-/// half the already-halved ssthresh; once merged this test fails on it:
-/// then delete this constant and its branch below, so the row must pass.
-const AWAITING_TCP_FIX: &str = "scripted.newreno.timeout_in_recovery.ssthresh";
-
 #[test]
 fn validation_suite_passes() {
     let rows = aqmlab_core::validation::tcp::run().unwrap();
@@ -59,16 +53,12 @@ fn validation_suite_passes() {
         "droptail.newreno.b12",
         "scripted.reno.two_losses.timeouts",
         "scripted.newreno.two_losses.timeouts",
-        AWAITING_TCP_FIX,
+        "scripted.newreno.timeout_in_recovery.ssthresh",
     ] {
         assert!(keys.contains(key), "{key} missing:\n{table}");
     }
     for row in &rows {
-        if row.key == AWAITING_TCP_FIX {
-            assert!(!row.pass && row.ours == 10.0 && !row.note.is_empty(), "{table}");
-        } else {
-            assert!(row.pass && row.note.is_empty(), "{} failed:\n{table}", row.key);
-        }
+        assert!(row.pass && row.note.is_empty(), "{} failed:\n{table}", row.key);
     }
 }
 

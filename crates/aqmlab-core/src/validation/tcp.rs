@@ -36,7 +36,7 @@
 //!   sawtooth ([`single_flow_utilisation`]), ±3 %.
 //! - `scripted.*`: scripted losses in one window: Reno times out on two,
 //!   NewReno does not; a timeout during NewReno recovery sets
-//!   ssthresh = FlightSize/2 (RFC 5681 eq. 4; needs issue 9 item 1).
+//!   ssthresh = FlightSize/2 (RFC 5681 eq. 4).
 
 use super::Row;
 use crate::error::Error;
@@ -419,18 +419,14 @@ fn scripted_rows(rows: &mut Vec<Row>) -> Result<(), Error> {
             .find(|t| t.var == "ssthresh" && t.time <= at)
             .map(|t| t.value)
     });
-    let row = Row::exact(
+    // RFC 5681 eq. 4: FlightSize/2 (the window caps FlightSize at `window`), not half of the
+    // already-halved ssthresh (TCP review defect #1).
+    rows.push(Row::exact(
         "scripted.newreno.timeout_in_recovery.ssthresh".into(),
         format!("newreno, window {window}, 8 losses in it: ssthresh after the timeout in recovery [packets]"),
         window as f64 / 2.0,
         ssthresh.unwrap_or(f64::NAN),
-    );
-    rows.push(if row.pass {
-        row
-    } else {
-        // Issue 9 item 1 (TCP review defect #1): RFC 5681 eq. 4 halves FlightSize.
-        row.with_note("needs the TCP fix of issue 9 item 1: a timeout in recovery halves the already-halved ssthresh")
-    });
+    ));
     Ok(())
 }
 

@@ -12,11 +12,13 @@ from dataclasses import replace
 
 import pandas as pd
 
+import aqmlab
+
 from ..results import MBPS
 from ..scenario import Scenario
 from . import MUCH, Reproduction, Row, RunSettings, experiment
 from . import _csfq_figures as figures
-from ._csfq import MECHANISMS
+from ._csfq import MECHANISMS, THRESHOLDS
 from ._csfq_figures import LINK_MBPS, curves_figure, flow0_normalised
 
 FULL = replace(figures.FULL, sweep=(1, 2, 3, 4, 5))
@@ -98,8 +100,51 @@ def fig6(quick: bool) -> Reproduction:
         f"(b) unchecked: CSFQ's TCP gets {last['csfq']:.2f} of its share at {int(last['x'])} links, "
         f"DRR's {last['drr']:.2f} (paper: 'DRR and CSFQ prove to be effective', no number).",
     ]
+    collapse = fred1_block_c(settings)
+    data["fred1_block_c"] = collapse
+    notes.append(fred1_note(collapse))
     rows = fig6a_rows(forwarded) + fig6b_rows(normalised)
     return Reproduction(rows=rows, figure=figure, data=data, show=list(data), notes=notes)
+
+
+def fred1_block_c(settings: RunSettings, seed: int = 1) -> pd.DataFrame:
+    """Why FRED-1's TCP collapses from 2 links on (issue 9, item 14). Per number of links
+    (1, 2): the TCP's share and timeouts under FRED-1, and the fraction of queue samples in
+    which FRED's average is at or above max_th on the congested links (mean over them), with
+    the TCP and without it (started at the end of the run). There basic FRED is in block C's
+    drop-tail mode and drops every arrival (FRED §4.5); FRED-2 accepts two packets per flow."""
+    records = []
+    for links in (1, 2):
+        start = 0.0
+        for tcp_present in (True, False):
+            scenario = parking_lot_scenario(f"fred1-k{links}", links, {**TCP0, "start": start}, settings)
+            results = aqmlab.run(scenario.with_qdisc(MECHANISMS["fred-1"]).with_seed(seed))
+            queue = results.queue
+            record = {"links": links, "tcp": tcp_present}
+            record["above_max_th"] = float(
+                (queue["average"] >= THRESHOLDS["max_th"]).groupby(queue["link"]).mean().mean()
+            )
+            if tcp_present:
+                tcp = results.flows.iloc[0]
+                record.update(normalised=float(tcp["normalised_goodput"]), timeouts=int(tcp["timeouts"]))
+                start = results.duration - 0.01
+            records.append(record)
+    return pd.DataFrame(records)
+
+
+def fred1_note(collapse: pd.DataFrame) -> str:
+    """The measured reason for FRED-1's TCP collapse (fred1_block_c)."""
+    at = collapse.set_index(["links", "tcp"])
+    return (
+        f"FRED-1's TCP: {at.loc[(1, True), 'normalised']:.2f} of its share at 1 link, "
+        f"{at.loc[(2, True), 'normalised']:.3f} at 2 ({at.loc[(2, True), 'timeouts']:.0f} timeouts), seed 1. FRED, "
+        "not a setting: ten non-adaptive 2 Mbps flows hold FRED's average at max_th, where basic FRED drops "
+        f"every arrival (block C); without the TCP that is {at.loc[(1, False), 'above_max_th']:.0%} of the time at "
+        f"1 link ({at.loc[(2, False), 'above_max_th']:.0%} per link at 2). A TCP that survives its start "
+        f"(1 link) keeps it at {at.loc[(1, True), 'above_max_th']:.0%}; at 2 links its early retransmissions "
+        f"meet block C at either link, its RTO backs off and the links stay at "
+        f"{at.loc[(2, True), 'above_max_th']:.0%}. FRED-2's two-packet buffer lets those through."
+    )
 
 
 def _links(x: float) -> str:

@@ -26,9 +26,12 @@ def test_table1_onoff_source(quick):
     for mechanism in ("drr", "csfq", "red", "droptail"):
         row = rows[f"{mechanism}.delivered"]
         assert row.passed, (row.metric, row.ours)
-    table = reproduction.data["table1"].set_index("mechanism")
-    # Scaled counts keep the run's own delivered:dropped split of 6758 (less what is still in flight).
-    assert (table["delivered"] + table["dropped"]).between(6758 * 0.97, 6758).all()
+    # Unscaled, every packet the source sent is delivered, dropped, or still in the network at the
+    # end: at most one 64 KB bottleneck buffer of 1000-byte packets (measured: 0 in every run).
+    # A drop counted twice or lost from the table breaks this.
+    runs = reproduction.data["table1_runs"]
+    in_network = runs["sent"] - runs["delivered"] - runs["dropped"]
+    assert in_network.between(0, 64).all(), runs
 
 
 def test_table2_short_transfers(quick):
@@ -44,6 +47,15 @@ def test_table2_short_transfers(quick):
     assert set(runs["mechanism"]) == {"drr", "csfq", "fred-1", "fred-2", "red", "droptail"}
     # Every run moves the same 60 transfers for all mechanisms: same total size per seed.
     assert runs.groupby("seed")["packets"].nunique().eq(1).all()
+    # Issue 9, item 14: FRED-1 and FRED-2 coincide run for run because FRED's average never reaches
+    # max_th (32 KB), the only place FRED-2's two-packet buffer acts (measured quick: peak 19 KB).
+    fred = runs[runs["mechanism"].isin(["fred-1", "fred-2"])].pivot(index="seed", columns="mechanism")
+    assert (fred["mean_ms"]["fred-1"] == fred["mean_ms"]["fred-2"]).all()
+    assert (fred["peak_average_bytes"] < 32_000).all().all()
+    assert any(
+        note.startswith("FRED-1 = FRED-2 in 4 of 4 runs, and not by a configuration slip")
+        for note in reproduction.notes
+    )
 
 
 def test_table3_large_latency(quick):

@@ -144,14 +144,35 @@ fn csfq_labels_a_flow_only_at_its_first_router() {
         [edge_flows("R0->R1"), edge_flows("R1->R2"), edge_flows("R2->R3")],
         [11.0, 10.0, 10.0]
     );
-    // A pure core keeps no per-flow state and still drops: the first router labels for it.
-    let r = results(&parking_lot(r#"{ type = "csfq", role = "core" }"#, 1, "2Mbps"));
-    assert_eq!(counter(&r, "R0->R1", "edge_flows"), 0.0);
-    assert_eq!(
-        r.drops.iter().filter(|d| d.reason == "csfq").count(),
-        0,
-        "unlabelled packets are never dropped early"
+}
+
+#[test]
+fn a_pure_core_drops_by_the_labels_an_upstream_edge_wrote() {
+    // Fig. 8 with R2 -> R3 a pure core: flows 1 and 2 arrive there labelled by R1, flow 3
+    // (whose first CSFQ router is R2) unlabelled. The core keeps no per-flow state, drops
+    // flows 1 and 2 by their labels (a core that ignored labels would not drop them), and
+    // never drops flow 3 early (label 0), which only the buffer limits.
+    let r = results(&FIG8.replace(
+        r#"{ from = "R2", to = "R3", rate = "10Mbps", delay = "1ms", qdisc = { type = "csfq" }"#,
+        r#"{ from = "R2", to = "R3", rate = "10Mbps", delay = "1ms", qdisc = { type = "csfq", role = "core" }"#,
+    ));
+    assert_eq!(counter(&r, "R2->R3", "edge_flows"), 0.0);
+    let link = r.links.iter().find(|l| l.name == "R2->R3").expect("link").id;
+    let drops = |flow: u32, reason: &str| -> u64 {
+        r.drops
+            .iter()
+            .filter(|d| d.link == link && d.flow == flow && d.reason == reason)
+            .map(|d| d.count)
+            .sum()
+    };
+    eprintln!(
+        "core R2->R3 csfq drops by flow: {:?}, flow 3 overflow {}",
+        [drops(0, "csfq"), drops(1, "csfq"), drops(2, "csfq")],
+        drops(2, "overflow")
     );
+    assert!(drops(0, "csfq") > 100 && drops(1, "csfq") > 100);
+    assert_eq!(drops(2, "csfq"), 0);
+    assert!(drops(2, "overflow") > 0);
 }
 
 #[test]

@@ -5,7 +5,11 @@ setup in _csfq_figures.py) and the tables (csfq_table*.py, their setup in _csfq_
 CSFQ §3: "Each output link has a capacity of 10 Mbps, a latency of 1 ms, and a buffer
 of 64 KB. In the RED and FRED cases the first threshold is set to 16 KB, while the
 second one is set to 32 KB. The averaging constants K, K_alpha, and K_c are all set to
-100 ms unless specified otherwise." RED's w_q and max_p are unstated: ns-2 defaults.
+100 ms unless specified otherwise." RED's other settings are unstated. We configure byte
+mode (the thresholds are in KB), w_q = 0.002 and max_p = 0.1 (ns-2's `q_weight_` and
+1/`linterm_`), and keep our RED's defaults for the rest, which are not ns-2's: `wait = false`
+(ns-2: `wait_ = true`) and `mean_pktsize = 1000` bytes for the idle decay and byte scaling
+(ns-2: `mean_pktsize_ = 500`); no `gentle` (ns-2 of 1998 had none).
 "FRED-2 guarantees to each flow a minimum number of buffers": FRED's two-packet-buffer
 extension (FRED §6); FRED-1 is basic FRED. DRR: "when the buffer is full the packet
 from the longest queue is dropped".

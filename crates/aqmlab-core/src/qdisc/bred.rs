@@ -457,6 +457,43 @@ mod tests {
     }
 
     #[test]
+    fn a_new_flows_dropped_first_packet_counts_once_in_n_hat_and_leaves_no_state() {
+        // §3 step 1 ("if qlen == 0, N_active++") counts the arriving flow in its own N̂ sample;
+        // when that packet is dropped (here by overflow) the flow must not stay counted.
+        let mut h = bred(
+            BredConfig {
+                limit: 4,
+                l1: Some(10.0),
+                l2: Some(10.0),
+                w_m: Some(20.0),
+                ..Default::default()
+            },
+            1,
+        );
+        let mut expected = 0.0;
+        // N_active seen by each arrival: flows 0..3 arrive (1, 2, 3, 4), new flow 9 is dropped (5),
+        // then buffered flow 0 (4: a leaked flow 9 would give 5) and new flow 8 (5, not 6).
+        for (flow, n_active, verdict) in [
+            (0, 1.0, Verdict::Enqueued),
+            (1, 2.0, Verdict::Enqueued),
+            (2, 3.0, Verdict::Enqueued),
+            (3, 4.0, Verdict::Enqueued),
+            (9, 5.0, Verdict::Dropped(Overflow)),
+            (0, 4.0, Verdict::Dropped(Overflow)),
+            (8, 5.0, Verdict::Dropped(Overflow)),
+        ] {
+            assert_eq!(h.arrive(0, flow, 500), verdict, "flow {flow}");
+            expected = 0.98 * expected + 0.02 * n_active;
+            assert!(
+                (h.q.n_hat() - expected).abs() < 1e-12,
+                "flow {flow}: {} vs {expected}",
+                h.q.n_hat()
+            );
+        }
+        assert_eq!((h.q.flows.active(), h.q.flows.peak()), (4, 4));
+    }
+
+    #[test]
     fn invalid_parameters_name_the_field() {
         let err = |cfg: BredConfig| cfg.validate("q").unwrap_err().to_string();
         assert_eq!(

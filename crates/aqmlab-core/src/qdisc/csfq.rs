@@ -430,33 +430,29 @@ mod tests {
             "CsfqCore is {} bytes",
             std::mem::size_of::<CsfqCore>()
         );
-        // Behavioural: a pure core seeing a thousand flows keeps no edge state.
-        let cfg = CsfqConfig {
-            role: CsfqRole::Core,
-            ..Default::default()
-        };
+        // Behavioural: an `auto` router fed packets of a thousand flows that an upstream edge
+        // labelled keeps no state for them; only an unlabelled packet makes it an edge.
+        // (A bug that re-estimated every packet, as `role = "edge"` does, gives 1000.)
         let link = LinkInfo {
             rate_bps: 10e6,
             delay: 0,
         };
-        let mut h = QdiscHarness::new(cfg.build(&link, stream(1, "t")));
+        let mut h = QdiscHarness::new(Box::new(Csfq::new(&CsfqConfig::default(), &link, stream(1, "t"))));
         for flow in 0..1000 {
             let now = flow as Time * MS;
-            h.offer(
-                now,
-                Packet {
-                    flow,
-                    size: 1000,
-                    weight: 1.0,
-                    label: 1e6,
-                    ..Default::default()
-                },
-            );
-            if let Some(packet) = h.depart(now) {
-                assert_eq!(packet.label, 1e6, "uncongested core leaves labels");
-            }
+            let labelled = Packet {
+                flow,
+                size: 1000,
+                weight: 1.0,
+                label: 1e6,
+                ..Default::default()
+            };
+            assert_eq!(h.offer(now, labelled).1.label, 1e6, "uncongested core leaves labels");
+            h.depart(now);
         }
         assert_eq!(h.q.counters()[0], ("edge_flows", 0.0));
+        h.arrive(1000 * MS, 7, 1000);
+        assert_eq!(h.q.counters()[0], ("edge_flows", 1.0));
     }
 
     #[test]
@@ -582,13 +578,13 @@ mod tests {
     }
 
     #[test]
-    fn relabelling_never_raises_a_label() {
+    fn relabelling_lowers_labels_to_the_updated_alpha_and_keeps_the_rest() {
         // Random labels (some unlabelled) from 50 flows overloading a 10 Mbps link.
         let link = LinkInfo {
             rate_bps: 10e6,
             delay: 0,
         };
-        let mut h = QdiscHarness::new(CsfqConfig::default().build(&link, stream(5, "q")));
+        let mut h = QdiscHarness::new(Box::new(Csfq::new(&CsfqConfig::default(), &link, stream(5, "q"))));
         let mut rng = stream(6, "labels");
         let (mut checked, mut lowered) = (0, 0);
         let mut next_tx: Time = 0;
@@ -608,8 +604,12 @@ mod tests {
             };
             if let (Verdict::Enqueued, packet) = h.offer(now, packet) {
                 let out = packet.label;
+                // §2.2.3 with the alpha this packet's update left (Fig. 2 relabels after
+                // estimate_alpha): a label above it becomes exactly alpha, any other is kept.
+                let alpha = h.q.core.alpha();
                 if label > 0.0 {
-                    assert!(out <= label, "label raised from {label} to {out}");
+                    let expected = if label > alpha { alpha } else { label };
+                    assert_eq!(out, expected, "label {label}, alpha {alpha}");
                     checked += 1;
                     lowered += (out < label) as u32;
                 } else {
@@ -625,6 +625,240 @@ mod tests {
             checked > 2_000 && lowered > 1_000,
             "checked {checked}, lowered {lowered}"
         );
+    }
+
+    /// A core (labels written by hand) on a 10 Mb/s link whose buffer never fills, K = 100 ms,
+    /// and the half-buffer rule off, so that Â alone decides congestion (the branches of Fig. 2).
+    fn fig2_core(k_c: f64) -> QdiscHarness<Csfq> {
+        let cfg = CsfqConfig {
+            role: CsfqRole::Core,
+            limit_bytes: Some(Bytes(100_000_000)),
+            buffer_threshold: 0.0,
+            k_c: Seconds(k_c),
+            ..Default::default()
+        };
+        let link = LinkInfo {
+            rate_bps: 10e6,
+            delay: 0,
+        };
+        QdiscHarness::new(Box::new(Csfq::new(&cfg, &link, stream(11, "fig2"))))
+    }
+
+    fn labelled(label: f64) -> Packet {
+        Packet {
+            size: 1000,
+            weight: 1.0,
+            label,
+            ..Default::default()
+        }
+    }
+
+    /// Offers labelled packets every `gap` from `*t` on until `stop(core)` holds after one;
+    /// returns that packet's verdict and forwarded label, and the alpha before it.
+    fn offer_until(
+        h: &mut QdiscHarness<Csfq>,
+        t: &mut Time,
+        gap: Time,
+        label: f64,
+        stop: impl Fn(&CsfqCore) -> bool,
+    ) -> (Verdict, Packet, f64) {
+        loop {
+            *t += gap;
+            let before = h.q.core.alpha();
+            let (verdict, packet) = h.offer(*t, labelled(label));
+            if stop(&h.q.core) {
+                return (verdict, packet, before);
+            }
+            assert!(*t < 10 * 1000 * MS, "the branch never came");
+        }
+    }
+
+    #[test]
+    fn fig2_congestion_starts_when_a_reaches_c_and_eq6_updates_alpha_only_after_k_c() {
+        // 20 Mb/s of packets labelled 2 Mb/s (as ten 2 Mb/s flows), 0.4 ms apart.
+        let mut h = fig2_core(0.1);
+        let gap = 400_000;
+        let mut t = 0;
+        // Branch 1 (Â ≥ C, uncongested): congested, window starts now, alpha untouched.
+        // Â of a rate-r input from zero reaches C at K_alpha·ln(r/(r − C)) = 69.3 ms.
+        offer_until(&mut h, &mut t, gap, 2e6, |c| c.congested);
+        assert!(h.q.core.arrival.rate_bps() >= 10e6);
+        assert!((to_secs(t) - 0.1 * 2f64.ln()).abs() < 0.002, "congested at {t}");
+        assert_eq!(h.q.core.window_start, t);
+        assert_eq!(h.q.core.alpha(), f64::INFINITY);
+        let start = t;
+        // Branch 2 (congested, within K_c): nothing changes, up to now = start + K_c inclusive
+        // (Fig. 2 updates when now > start + K_c).
+        while t < start + 100 * MS {
+            t += gap;
+            h.offer(t, labelled(2e6));
+            assert_eq!((h.q.core.alpha(), h.q.core.window_start), (f64::INFINITY, start));
+        }
+        // Branch 3 (congested for more than K_c): Eq. 6, alpha = alpha_old·C/F̂, the first time
+        // from the window's largest label; F̂ counts accepted packets only (all of them so far).
+        t += gap;
+        h.offer(t, labelled(2e6));
+        let f = h.q.core.accepted.rate_bps();
+        assert_eq!(h.q.core.alpha(), 2e6 * 10e6 / f);
+        // F̂ from zero at 169 ms: 20 Mb/s·(1 − e^{−1.69}) = 16.3 Mb/s, so alpha ≈ 2·10/16.3 Mb/s.
+        assert!((h.q.core.alpha() - 1.22e6).abs() < 0.02e6, "alpha {}", h.q.core.alpha());
+        assert_eq!(h.q.core.window_start, t);
+        // Eq. 2 now drops about half; the next updates use alpha itself and F̂ (≠ Â), and every
+        // forwarded label is the alpha left by its own arrival (Fig. 2 relabels after the update).
+        let mut updates = 0;
+        while updates < 3 {
+            let start = h.q.core.window_start;
+            let (verdict, packet, before) = offer_until(&mut h, &mut t, gap, 2e6, |c| c.window_start != start);
+            assert_eq!(
+                t,
+                start + 100 * MS + gap,
+                "an update exactly one K_c and a packet later"
+            );
+            let (alpha, f, a) = (
+                h.q.core.alpha(),
+                h.q.core.accepted.rate_bps(),
+                h.q.core.arrival.rate_bps(),
+            );
+            assert_eq!(alpha, before * 10e6 / f);
+            assert!(a > 1.25 * f, "Â {a} includes the dropped packets, F̂ {f} does not");
+            if verdict == Verdict::Enqueued && alpha != before {
+                assert_eq!(packet.label, alpha);
+                updates += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn fig2_leaving_congestion_resets_tmp_alpha_and_an_uncongested_window_takes_its_largest_label() {
+        let mut h = fig2_core(0.1);
+        let mut t = 0;
+        // Congested with labels of 7 Mb/s until the first Eq. 6 update: alpha ≈ 3.5 Mb/s.
+        offer_until(&mut h, &mut t, 400_000, 7e6, |c| c.alpha().is_finite());
+        let congested_alpha = h.q.core.alpha();
+        // Then one packet per 20 ms: Â decays below C. The packet that switches the link to
+        // uncongested (branch 4) restarts the window and forgets the labels seen so far,
+        // its own (9 Mb/s) included.
+        offer_until(&mut h, &mut t, 20 * MS, 9e6, |c| !c.congested);
+        assert!(h.q.core.arrival.rate_bps() < 10e6);
+        assert_eq!(h.q.core.window_start, t);
+        assert_eq!(h.q.core.alpha(), congested_alpha);
+        // Branch 5: within the window (up to start + K_c inclusive) alpha keeps its value and
+        // tmp_alpha collects the labels; branch 6: the first packet after it sets alpha to
+        // their largest, without its own label (8 Mb/s).
+        for label in [3e6, 5e6, 4e6, 3e6, 6e6] {
+            t += 20 * MS;
+            h.offer(t, labelled(label));
+            assert_eq!(h.q.core.alpha(), congested_alpha);
+        }
+        t += 20 * MS;
+        h.offer(t, labelled(8e6));
+        assert_eq!(h.q.core.alpha(), 6e6);
+        assert_eq!(h.q.core.window_start, t);
+        // A window of unlabelled packets only: alpha = ∞, where Fig. 2 would give tmp_alpha = 0
+        // (and drop every labelled packet for the next K_c). Documented choice (module header).
+        for _ in 0..6 {
+            t += 20 * MS;
+            h.offer(t, labelled(0.0));
+        }
+        assert_eq!(h.q.core.alpha(), f64::INFINITY);
+        assert_eq!(h.q.core.drop_probability(1e9), 0.0);
+    }
+
+    #[test]
+    fn eq2_at_a_fixed_alpha_drops_one_minus_alpha_over_r_and_forwards_min_r_alpha() {
+        // K_c of a day: no window update moves alpha; departures keep the buffer empty.
+        let mut h = fig2_core(86_400.0);
+        let alpha = 1e6;
+        h.q.core.set_alpha(alpha);
+        let n = 40_000;
+        for (i, ratio) in [0.5, 1.0, 1.25, 2.0, 4.0].into_iter().enumerate() {
+            let r = ratio * alpha;
+            let before = h.drops(DropReason::Csfq);
+            for k in 0..n {
+                let t = (i * n + k) as Time * 100_000;
+                if let (Verdict::Enqueued, packet) = h.offer(t, labelled(r)) {
+                    assert_eq!(packet.label, r.min(alpha));
+                }
+                h.depart(t);
+            }
+            assert_eq!(h.q.core.alpha(), alpha);
+            let drops = (h.drops(DropReason::Csfq) - before) as f64;
+            let p = (1.0 - alpha / r).max(0.0);
+            let sigma = (n as f64 * p * (1.0 - p)).sqrt();
+            assert!(
+                (drops - n as f64 * p).abs() <= 3.0 * sigma,
+                "r = {ratio}·alpha: {drops} drops of {n}, expected {} ± {}",
+                n as f64 * p,
+                3.0 * sigma
+            );
+            // The forwarded rate r·(1 − p) is min(r, alpha).
+            let forwarded = r * (n as f64 - drops) / n as f64;
+            assert!((forwarded - r.min(alpha)).abs() <= 3.0 * r * sigma / n as f64);
+        }
+    }
+
+    #[test]
+    fn footnote_6_does_not_hold_for_this_estimator_overflow_precedes_detection() {
+        // Fn. 6: an idle link suddenly loaded by identical UDPs "will not experience buffer
+        // overflow before the algorithm detects the congestion, as long as the aggregate
+        // arrival rate is less than 10 times the link capacity" (the proof is in [22]). Here:
+        // ten CBR flows at a·C in total from t = 0 into an idle 10 Mb/s, 64 KB CSFQ link,
+        // served at C. The queue (64 packets) overflows at 64 KB·8/((a − 1)·C); Â reaches C only
+        // at K_alpha·ln(a/(a − 1)) (congested from then on, the buffer being over half full), and
+        // the first Eq. 6 update, hence the first CSFQ drop, comes a K_c later.
+        let tx = 800_000; // 1000 bytes at 10 Mb/s
+        for (a, overflow_ms, detected_ms) in [(2.0, 51.2, 69.3), (5.0, 12.8, 22.3), (9.5, 6.0, 11.1)] {
+            let link = LinkInfo {
+                rate_bps: 10e6,
+                delay: 0,
+            };
+            let mut h = QdiscHarness::new(Box::new(Csfq::new(&CsfqConfig::default(), &link, stream(2, "fn6"))));
+            let gap = from_secs(8000.0 / (a * 10e6));
+            let (mut overflow, mut detected, mut first_drop) = (None, None, None);
+            let mut link_free: Time = 0;
+            for i in 0u64.. {
+                let t = i * gap;
+                while h.q.len_packets() > 0 && link_free <= t {
+                    h.depart(link_free);
+                    link_free += tx;
+                }
+                let packet = Packet {
+                    flow: (i % 10) as u32,
+                    size: 1000,
+                    weight: 1.0,
+                    ..Default::default()
+                };
+                let verdict = h.offer(t, packet).0;
+                if link_free <= t && h.depart(t).is_some() {
+                    link_free = t + tx;
+                }
+                match verdict {
+                    Verdict::Dropped(DropReason::Overflow) => overflow = overflow.or(Some(t)),
+                    Verdict::Dropped(DropReason::Csfq) => first_drop = first_drop.or(Some(t)),
+                    _ => {}
+                }
+                if h.q.core.congested {
+                    detected = detected.or(Some(t));
+                }
+                if first_drop.is_some() {
+                    break;
+                }
+                assert!(t < 1000 * MS, "{a}·C: no CSFQ drop in a second");
+            }
+            let ms = |t: Option<Time>| to_secs(t.expect("happened")) * 1e3;
+            let (overflow, detected, first_drop) = (ms(overflow), ms(detected), ms(first_drop));
+            eprintln!("fn 6, {a}·C: overflow {overflow:.1} ms, congested {detected:.1} ms, first CSFQ drop {first_drop:.1} ms");
+            assert!((overflow - overflow_ms).abs() < 1.0, "{a}·C: overflow at {overflow} ms");
+            assert!(
+                (detected - detected_ms).abs() < 1.0,
+                "{a}·C: congested at {detected} ms"
+            );
+            assert!(
+                first_drop > detected + 100.0 && first_drop < detected + 110.0,
+                "{a}·C: first drop {first_drop} ms"
+            );
+            assert!(overflow < detected, "{a}·C: the footnote would hold");
+        }
     }
 
     #[test]

@@ -15,6 +15,19 @@
 //! Reading of the garbled pseudocode (see the paper's §4.5): "max_q = min_th"
 //! always, then block A "if (avg >= max_th) max_q = 2"; line B is the
 //! `qlen > 2·avgcq` condition; block C is the drop-tail clause.
+//!
+//! Where FRED and [`super::red`] differ, and why:
+//! - Idle period. RED (F–J, ns-2 red.cc) starts it when a dequeue finds nothing
+//!   to send, i.e. after the last transmission. FRED §4.5 starts it at the
+//!   departure that leaves the queue empty ("if q == 0 && packet departed:
+//!   q_time = time"), i.e. when the last packet is dequeued for transmission;
+//!   we follow the paper. Arrivals during that last transmission therefore see
+//!   an idle decay, not an EWMA sample of q = 0 (negligible at w_q = 0.002).
+//! - `count` on a buffer overflow. §4.5 does not say what a full buffer does;
+//!   its `count` is "number of packets since last drop", so an
+//!   overflow restarts it as in RED (ns-2 red.cc: `count = 0`), unless below
+//!   min_th (−1 kept). Non-adaptive (strike) drops leave `count` alone, as §4.5
+//!   returns before touching it.
 
 use super::active_flows::{flow_key, ActiveFlows, FlowKey};
 use super::red::{uniformized, DropCurve, RedAverage, Region};
@@ -325,6 +338,10 @@ impl QueueDisc for Fred {
             decision => decision,
         };
         if let Some(reason) = reason {
+            if reason == DropReason::Overflow {
+                // A drop restarts count (module header), as in RED.
+                self.count = self.count.min(0.0);
+            }
             if empty {
                 // The queue stays empty, idle from now on: §4.5's "q_time = time", which "original RED missed".
                 self.average.on_idle(ctx.now);
@@ -633,6 +650,61 @@ mod tests {
         h.set_average(320.0);
         assert_eq!(h.arrive(8 * MS + 4 * from_secs(0.0008), 2, 1000), Dropped(Forced));
         assert!((h.q.average.value() - 20.0).abs() < 1e-9, "{}", h.q.average.value());
+    }
+
+    #[test]
+    fn a_departure_refreshes_avgcq_before_the_flow_leaves() {
+        // §4.5 "for each departing packet: calculate average queue length; if (qlen_i == 0)
+        // Nactive--": the flow that empties still counts in avgcq until the next event.
+        let mut h = fred(rules(0.0));
+        for flow in [1, 2, 2, 2] {
+            assert_eq!(h.arrive(0, flow, 1000), Enqueued);
+        }
+        h.set_average(12.0);
+        assert_eq!(h.q.avgcq, 6.0);
+        assert_eq!(h.depart_flow(MS), 1);
+        assert_eq!(h.q.flows.active(), 1);
+        // avg/2, not avg/1: a bug that removed the flow first would give 12.
+        assert!(
+            (h.q.avgcq - h.q.average.value() / 2.0).abs() < 1e-12,
+            "avgcq {}",
+            h.q.avgcq
+        );
+        assert!((h.q.avgcq - 6.0).abs() < 1e-6);
+        // The next arrival refreshes it with one active flow... and itself: 2 flows again.
+        assert_eq!(h.arrive(2 * MS, 3, 1000), Enqueued);
+        assert!((h.q.avgcq - h.q.average.value() / 2.0).abs() < 1e-12);
+        // A departure that leaves the flow buffered keeps Nactive: avg/2.
+        assert_eq!(h.depart_flow(3 * MS), 2);
+        assert_eq!(h.q.flows.active(), 2);
+    }
+
+    #[test]
+    fn count_counts_early_region_arrivals_and_restarts_at_queue_drops_not_at_strikes() {
+        // max_p = 0: the early region never drops at random, so count moves by the rules alone.
+        let mut h = fred(FredConfig {
+            limit: Some(12),
+            ..rules(0.0)
+        });
+        for flow in [1, 1, 1, 1, 1, 1, 1, 1, 2, 3] {
+            assert_eq!(h.arrive(0, flow, 1000), Enqueued);
+        }
+        assert_eq!(h.q.count, -1.0); // avg < min_th
+        h.set_average(12.0); // early region
+        assert_eq!(h.arrive(0, 4, 1000), Enqueued);
+        assert_eq!(h.arrive(0, 5, 1000), Enqueued); // 12 packets: the buffer is full
+        assert_eq!(h.q.count, 1.0); // incremented for every early-region arrival
+                                    // A strike drop returns before count (§4.5): still 1.
+        assert_eq!(h.arrive(0, 1, 1000), Dropped(PerFlowLimit));
+        assert_eq!(h.q.count, 1.0);
+        // An arrival the rules accept but the buffer cannot hold: counted, then restarted by
+        // the drop (as RED; a bug that ignored overflows leaves 2).
+        assert_eq!(h.arrive(0, 6, 1000), Dropped(Overflow));
+        assert_eq!(h.q.count, 0.0);
+        // Below min_th an overflow keeps count at −1 (a bug resetting to 0 would not).
+        h.set_average(2.0);
+        assert_eq!(h.arrive(0, 6, 1000), Dropped(Overflow));
+        assert_eq!(h.q.count, -1.0);
     }
 
     #[test]

@@ -29,8 +29,9 @@ order of magnitude better than FIFO and RED": CSFQ at most 0.2 x our RED.
 Failing rows: the FIFO mean (full and quick) misses the paper's ±50 %: its reason, measured
 (timeouts of the transfers, spread of the per-seed means), is printed with the rows. The RED
 mean failed in quick mode too (949 ms) until issue 9's TCP fix (a timeout in recovery sets
-ssthresh = max(FlightSize/2, 2), RFC 5681 eq. 4); it is 798 ms since, inside 592 ms ±50 %. Under FIFO and RED most of the time is spent waiting for the
-initial RTO of transfers whose first packet was dropped, so those means scale with it.
+ssthresh = max(FlightSize/2, 2), RFC 5681 eq. 4); it is 798 ms since, inside 592 ms ±50 %.
+Under FIFO and RED most of the time is spent waiting for the initial RTO of transfers whose
+first packet was dropped, so those means scale with it.
 
 Setup and the choices where the paper is silent: `_csfq_tables.py`.
 """

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from aqmlab.experiments import Row, csfq_table4, registry
-from aqmlab.experiments._csfq_tables import ORDERING, paper_groups
+from aqmlab.experiments._csfq_tables import ORDERING, PACKET_BYTES, paper_groups
 from aqmlab.experiments.csfq_table2 import web_flows
 from aqmlab.experiments.csfq_table4 import relabel_scenario
 
@@ -38,10 +38,12 @@ def test_table2_short_transfers(quick):
     reproduction = quick["csfq-table2"]
     ordering = next(row for row in reproduction.rows if row.key == "order.mean_time")
     assert ordering.passed, ordering.ours  # FRED < CSFQ ≪ RED < FIFO
-    # The paper's RED 592 and FIFO 840 ms fail (±50%), graded with the 0.05 s inter-arrival
-    # reading and ns-2's 6 s initial RTO; the reason names the transfers' timeouts.
+    # The paper's FIFO 840 ms fails (±50%), graded with the 0.05 s inter-arrival reading and
+    # ns-2's 6 s initial RTO; the reason names the transfers' timeouts. RED (592 ms) failed too
+    # until issue 9's TCP fix (a timeout in recovery sets ssthresh = max(FlightSize/2, 2), RFC
+    # 5681 eq. 4): quick 949 -> 798 ms, now inside [296, 888]; FIFO stays at 2238 ms.
     failing = {r.key for r in reproduction.rows if r.graded and not r.passed}
-    assert failing == {"red.mean_time", "droptail.mean_time"}
+    assert failing == {"droptail.mean_time"}
     assert all("retransmission timeout" in reproduction.reasons[key] for key in failing)
     runs = reproduction.data["table2_runs"]
     assert set(runs["mechanism"]) == {"drr", "csfq", "fred-1", "fred-2", "red", "droptail"}
@@ -63,15 +65,30 @@ def test_table3_large_latency(quick):
     failed = [(row.metric, row.ours) for row in reproduction.rows if not row.passed]
     assert not failed  # ordering exact, DRR/CSFQ/FRED within their bands, RED and FIFO starved
     table = reproduction.data["table3"].set_index("mechanism")
-    # Fair allocation: DRR leaves the UDP flow its 0.5 Mbps share, FIFO lets it take nearly all.
-    assert table.loc["DRR", "udp_mbps"] == pytest.approx(0.5, abs=0.05)
+    # Fair allocation: DRR gives the always-backlogged UDP flow at least its max-min share, 10 Mbps
+    # / 20 flows = 0.5 Mbps (DRR's deviation is one quantum + one packet per round, nothing over
+    # 30 s; 0.49 allows for the packets in flight at the window's edges), and more only from the
+    # share TCPs leave unused while their queues are empty (work conservation: at most 10 Mbps
+    # minus the TCPs' goodput). This replaces `approx(0.5, abs=0.05)`, whose ±0.05 had no stated
+    # basis: since issue 9's TCP fix (a timeout in recovery sets ssthresh = max(FlightSize/2, 2),
+    # RFC 5681 eq. 4) the TCPs under DRR take 2-11 timeouts each in quick mode (mean 6233 -> 6064
+    # packets per 100 s, std 60 -> 397) and the UDP flow gets 0.50 -> 0.58 Mbps of what they leave.
+    tcp_unused_mbps = 19 * (6250 - table.loc["DRR", "mean"]) * 8 * PACKET_BYTES / 100 / 1e6
+    assert 0.49 <= table.loc["DRR", "udp_mbps"] <= 0.5 + tcp_unused_mbps, (table.loc["DRR"], tcp_unused_mbps)
     assert table.loc["FIFO", "udp_mbps"] > 9
 
 
 def test_table4_relabelling(quick):
     reproduction = quick["csfq-table4"]
-    failed = [(row.metric, row.ours) for row in reproduction.rows if not row.passed]
-    assert not failed  # all six flows near 3.33 Mbps, and the derived no-relabel split 2.5 / 2.5 / 5
+    # Every flow near 3.33 Mbps and the derived no-relabel split 2.5 / 2.5 / 5, except TCP flow 1
+    # (paper 3.43 ± 0.5), which fails since issue 9's TCP fix (a timeout in recovery sets
+    # ssthresh = max(FlightSize/2, 2), RFC 5681 eq. 4): 3.18 -> 2.78 Mbps over seeds 1-2 (per
+    # seed 2.59, 2.97). The reason measures it: flow 1 takes 19/12 timeouts against 9-11 of the
+    # others and is dropped at both links, link 1 although it is only ~65 % utilised.
+    failing = {row.key for row in reproduction.rows if not row.passed}
+    assert failing == {"tcp.flow1.link2"}, failing
+    reason = reproduction.reasons["tcp.flow1.link2"]
+    assert "timeouts" in reason and "drops at link 1" in reason, reason
     assert len(reproduction.rows) == 9
 
 

@@ -73,7 +73,13 @@ def test_fragile_orderings_hold_in_quick_mode(quick_runs):
     # FRED beats RED for the fragile flow at each of the six buffer sizes, for both windows.
     assert sum(k.endswith(".fred_gt_red.bw_max") for k in ordering) == 6
     assert sum(k.endswith(".fred_gt_red.bw_link") for k in ordering) == 6
-    assert all(r.passed for r in ordering.values()), [r for r in ordering.values() if not r.passed]
+    # All hold but Table 4's decline from BS=40 to BS=56 (paper 20 > 15 % of the link), which
+    # fails since issue 9's TCP fix (a timeout in recovery sets ssthresh = max(FlightSize/2, 2),
+    # RFC 5681 eq. 4): 24.2 > 21.5 -> 19.6 > 23.0 in quick mode. Its reason measures FRED acting
+    # only through its per-flow cap (98-100 % per-flow-limit drops).
+    failing = {k for k, r in ordering.items() if not r.passed}
+    assert failing == {"order.t4.fred.w64k.bw_link.bs40_gt_bs56"}, failing
+    assert "per-flow-limit" in reproduction.reasons["order.t4.fred.w64k.bw_link.bs40_gt_bs56"]
     # Table 3: under FRED the window-limited flow runs at >= 90% of its maximum at every BS.
     table3 = rows(reproduction, "t3.fred.w16.")
     assert sum(k.endswith(".bw_max") for k in table3) == sum(k.endswith(".fragile_loss") for k in table3) == 6
@@ -109,26 +115,43 @@ def test_many_flows_orderings_hold_in_quick_mode(quick_runs):
 
 
 def test_fragile_failing_rows_are_the_known_ones_with_measured_reasons(quick_runs):
-    """Quick mode (one 30-s run per cell): RED's BS=16 rows fail from tail drops, BW%/DROP% and
-    BS=56 loss rows from too few drops for their bands, Table 4 BS=56 from FRED's per-flow cap."""
+    """Quick mode (one 30-s run per cell): RED's BS=16 rows and T1 BS=24 BW/MAX fail from tail
+    drops, BW%/DROP% and loss rows from too few drops for their bands, Table 4 BS=32-56 and its
+    BS=40 > BS=56 ordering from FRED's per-flow cap."""
     reproduction = quick_runs["fred-fragile"]
     failing = {r.key for r in reproduction.rows if not r.passed}
+    # Issue 9's TCP fix (a timeout in recovery sets ssthresh = max(FlightSize/2, 2), RFC 5681
+    # eq. 4) moved this set, quick values old -> new (paper, band):
+    #   newly failing: t1.red.w16.bs24.bw_max 60.1 -> 52.0 (67 ± 10), t1.red.w16.bs32.bw_drop
+    #   0.99 -> 0.79 and bs40 0.94 -> 1.21 ([0.8, 1.2]), t2.red.w64k.bs40.bw_drop 0.99 -> 1.29
+    #   ([0.8, 1.2]), t2.red.w64k.bs24.fragile_loss 0.53 -> 0.29 (0.51 ± 40 %) and bs40 0.32 ->
+    #   0.25 (0.46 ± 40 %), t4.fred.w64k.bs32.bw_link 20.9 -> 26.1 (20 ± 25 %) and bs48 19.0 ->
+    #   20.3 (16 ± 25 %), order.t4.fred.w64k.bw_link.bs40_gt_bs56 24.2 > 21.5 -> 19.6 > 23.0;
+    #   now passing: t2.red.w64k.bs48.bw_drop 0.78 -> 0.99, bs56 1.21 -> 0.80, and
+    #   t2.red.w64k.bs56.fragile_loss 0.21 -> 0.34 (0.39 ± 40 %).
     assert failing == {
+        "t1.red.w16.bs24.bw_max",
         "t1.red.w16.bs24.bw_drop",
+        "t1.red.w16.bs32.bw_drop",
+        "t1.red.w16.bs40.bw_drop",
         "t1.red.w16.bs56.bw_drop",
         "t1.red.w16.bs16.fragile_loss",
         "t2.red.w64k.bs16.bw_link",
         "t2.red.w64k.bs24.bw_drop",
-        "t2.red.w64k.bs48.bw_drop",
-        "t2.red.w64k.bs56.bw_drop",
+        "t2.red.w64k.bs40.bw_drop",
         "t2.red.w64k.bs16.fragile_loss",
-        "t2.red.w64k.bs56.fragile_loss",
+        "t2.red.w64k.bs24.fragile_loss",
+        "t2.red.w64k.bs40.fragile_loss",
+        "t4.fred.w64k.bs32.bw_link",
+        "t4.fred.w64k.bs48.bw_link",
         "t4.fred.w64k.bs56.bw_link",
+        "order.t4.fred.w64k.bw_link.bs40_gt_bs56",
     }
     reasons = reproduction.reasons
     assert "tail-drop queue" in reasons["t1.red.w16.bs16.fragile_loss"]
-    assert "sampling noise" in reasons["t2.red.w64k.bs56.fragile_loss"]
-    assert "per-flow-limit" in reasons["t4.fred.w64k.bs56.bw_link"]
+    assert "tail-drop queue" in reasons["t1.red.w16.bs24.bw_max"]
+    assert "sampling noise" in reasons["t2.red.w64k.bs40.fragile_loss"]
+    assert all("per-flow-limit" in reasons[f"t4.fred.w64k.bs{bs}.bw_link"] for bs in (32, 48, 56))
     assert not any(f.endswith("no reason measured") for f in reproduction.failures())
 
 

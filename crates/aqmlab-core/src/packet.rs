@@ -59,46 +59,81 @@ pub struct Packet {
     pub hop: u16,
 }
 
-/// Slab of packets with a free list.
+/// Slab of packets with a free list. Each slot knows whether it holds a live
+/// packet, so a packet freed twice is refused rather than put on the free list
+/// twice (which would give two later packets the same slot).
 #[derive(Default)]
 pub struct PacketArena {
-    slots: Vec<Packet>,
+    slots: Vec<Slot>,
     free: Vec<PacketId>,
-    live: usize,
 }
 
+/// The live bit sits beside the packet: freeing reads and writes the cache
+/// line it already touches.
+struct Slot {
+    packet: Packet,
+    live: bool,
+}
+
+/// A packet was freed when its slot was already free: a bug in whoever freed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DoubleFree(pub PacketId);
+
 impl PacketArena {
-    pub fn alloc(&mut self, p: Packet) -> PacketId {
-        self.live += 1;
+    pub fn alloc(&mut self, packet: Packet) -> PacketId {
+        let slot = Slot { packet, live: true };
         if let Some(id) = self.free.pop() {
-            self.slots[id as usize] = p;
+            self.slots[id as usize] = slot;
             id
         } else {
-            self.slots.push(p);
+            self.slots.push(slot);
             (self.slots.len() - 1) as PacketId
         }
     }
 
-    pub fn free(&mut self, id: PacketId) {
-        self.live -= 1;
+    /// Returns the slot of `id` to the free list, unless it is already free.
+    pub fn free(&mut self, id: PacketId) -> Result<(), DoubleFree> {
+        let slot = &mut self.slots[id as usize];
+        if !slot.live {
+            return Err(DoubleFree(id));
+        }
+        slot.live = false;
         self.free.push(id);
+        Ok(())
     }
 
-    /// Packets allocated and not yet freed (in queues or on links).
-    pub fn live(&self) -> usize {
-        self.live
+    /// Whether `id` holds a packet that was allocated and not yet freed.
+    pub fn is_live(&self, id: PacketId) -> bool {
+        self.slots[id as usize].live
     }
 }
 
 impl std::ops::Index<PacketId> for PacketArena {
     type Output = Packet;
     fn index(&self, id: PacketId) -> &Packet {
-        &self.slots[id as usize]
+        &self.slots[id as usize].packet
     }
 }
 
 impl std::ops::IndexMut<PacketId> for PacketArena {
     fn index_mut(&mut self, id: PacketId) -> &mut Packet {
-        &mut self.slots[id as usize]
+        &mut self.slots[id as usize].packet
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_freed_twice_is_refused_and_not_handed_out_twice() {
+        let mut arena = PacketArena::default();
+        let a = arena.alloc(Packet::default());
+        assert_eq!(arena.free(a), Ok(()));
+        assert!(!arena.is_live(a));
+        assert_eq!(arena.free(a), Err(DoubleFree(a)));
+        let (b, c) = (arena.alloc(Packet::default()), arena.alloc(Packet::default()));
+        assert_ne!(b, c);
+        assert!(arena.is_live(b) && arena.is_live(c));
     }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 pub use bounds::bred_cbr_bound;
 pub use fairness::{jain_index, max_min_shares};
-pub use recorder::Recorder;
+pub use recorder::{InFlight, Recorder};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Results {

@@ -66,6 +66,22 @@ struct DropTally {
     in_window: u64,
 }
 
+/// The packets still in the network at the end, each counted where it is
+/// (not from the allocation counters that sending and freeing move).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InFlight {
+    /// In the links' queues (the qdiscs' own counts).
+    pub queued: u64,
+    /// On a link: serializing or propagating.
+    pub on_links: u64,
+}
+
+impl InFlight {
+    pub fn total(&self) -> u64 {
+        self.queued + self.on_links
+    }
+}
+
 /// Packets of every kind over the whole run.
 #[derive(Default)]
 struct Totals {
@@ -220,15 +236,15 @@ impl Recorder {
         }
     }
 
-    /// Every packet sent was delivered, dropped, or is still in flight.
-    fn check_conservation(&self, in_flight: u64) -> Result<(), InternalError> {
+    /// Every packet sent was delivered, dropped, or is still in the network.
+    fn check_conservation(&self, in_flight: InFlight) -> Result<(), InternalError> {
         let t = &self.totals;
-        if t.sent == t.delivered + t.dropped + in_flight {
+        if t.sent == t.delivered + t.dropped + in_flight.total() {
             return Ok(());
         }
         Err(InternalError(format!(
-            "packet conservation violated: sent {} != delivered {} + dropped {} + in flight {}",
-            t.sent, t.delivered, t.dropped, in_flight
+            "packet conservation violated: sent {} != delivered {} + dropped {} + queued {} + on links {}",
+            t.sent, t.delivered, t.dropped, in_flight.queued, in_flight.on_links
         )))
     }
 
@@ -239,7 +255,7 @@ impl Recorder {
         &self,
         net: &Network,
         senders: Vec<AgentStats>,
-        in_flight: u64,
+        in_flight: InFlight,
         events: u64,
     ) -> Result<Results, InternalError> {
         self.check_conservation(in_flight)?;
@@ -313,7 +329,7 @@ impl Recorder {
             packets_sent: self.totals.sent,
             packets_delivered: self.totals.delivered,
             packets_dropped: self.totals.dropped,
-            packets_in_flight: in_flight,
+            packets_in_flight: in_flight.total(),
             jain_index: jain_index(&normalised),
             utilisation: links
                 .iter()
@@ -387,11 +403,14 @@ rate = "100kbps"
         let net = Network::build(&scenario).unwrap();
         let mut recorder = Recorder::new(&scenario, &scenario.expanded_flows(), net.links.len());
         recorder.on_sent(&Packet::default(), 0);
-        assert!(recorder.finish(&net, vec![AgentStats::default()], 1, 0).is_ok());
-        let err = recorder.finish(&net, vec![AgentStats::default()], 0, 0).unwrap_err();
+        let on_link = InFlight { queued: 0, on_links: 1 };
+        assert!(recorder.finish(&net, vec![AgentStats::default()], on_link, 0).is_ok());
+        let err = recorder
+            .finish(&net, vec![AgentStats::default()], InFlight::default(), 0)
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "internal error: packet conservation violated: sent 1 != delivered 0 + dropped 0 + in flight 0"
+            "internal error: packet conservation violated: sent 1 != delivered 0 + dropped 0 + queued 0 + on links 0"
         );
         assert!(matches!(Error::from(err), Error::Internal(_)));
     }

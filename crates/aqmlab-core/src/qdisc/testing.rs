@@ -1,6 +1,7 @@
 //! A qdisc driven by hand, as the engine drives it: the shared harness of the qdisc unit tests.
 
-use super::{DropReason, QdiscCtx, QueueDisc, Verdict};
+use super::droptail::DropTail;
+use super::{DropReason, Limit, QdiscCtx, QueueDisc, Verdict};
 use crate::packet::{FlowId, Packet, PacketArena, PacketId};
 use crate::time::Time;
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
             .enqueue(id, &mut QdiscCtx::new(t, &mut self.arena, &mut self.pushed_out));
         let packet = self.arena[id];
         if let Verdict::Dropped(reason) = verdict {
-            self.arena.free(id);
+            self.arena.free(id).expect("the harness frees each packet once");
             *self.drops.entry(reason).or_default() += 1;
         }
         self.flush_pushed_out();
@@ -61,7 +62,7 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
         self.flush_pushed_out();
         let id = id?;
         let packet = self.arena[id];
-        self.arena.free(id);
+        self.arena.free(id).expect("the harness frees each packet once");
         Some(packet)
     }
 
@@ -78,8 +79,60 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
     fn flush_pushed_out(&mut self) {
         for (id, reason) in self.pushed_out.drain(..) {
             self.dropped.push((self.arena[id], reason));
-            self.arena.free(id);
+            self.arena.free(id).expect("the harness frees each packet once");
             *self.drops.entry(reason).or_default() += 1;
         }
+    }
+}
+
+/// The one bug a [`Broken`] qdisc has, at its `n`th arrival.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Breakage {
+    /// Accepts the arrival and forgets it: never sent, never dropped.
+    ForgetsArrival(u64),
+    /// Drops the arrival twice: as its verdict and again through `drop_packet`.
+    DropsTwice(u64),
+}
+
+/// A drop-tail FIFO with one deliberate bug, to show that the engine's checks catch it.
+pub(crate) struct Broken {
+    fifo: DropTail,
+    breakage: Breakage,
+    arrivals: u64,
+}
+
+impl Broken {
+    pub fn new(breakage: Breakage) -> Self {
+        Broken {
+            fifo: DropTail::new(Limit::new(Some(1000), None)),
+            breakage,
+            arrivals: 0,
+        }
+    }
+}
+
+impl QueueDisc for Broken {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        self.arrivals += 1;
+        match self.breakage {
+            Breakage::ForgetsArrival(n) if n == self.arrivals => Verdict::Enqueued,
+            Breakage::DropsTwice(n) if n == self.arrivals => {
+                ctx.drop_packet(id, DropReason::Overflow);
+                Verdict::Dropped(DropReason::Overflow)
+            }
+            _ => self.fifo.enqueue(id, ctx),
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        self.fifo.dequeue(ctx)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.fifo.len_packets()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.len_bytes()
     }
 }

@@ -137,6 +137,11 @@ impl EventQueue {
     pub fn processed(&self) -> u64 {
         self.processed
     }
+
+    /// How many pending events `is` picks out: a scan, for end-of-run checks only.
+    pub fn count_pending(&self, is: impl Fn(&Event) -> bool) -> u64 {
+        self.heap.iter().filter(|e| is(&e.event)).count() as u64
+    }
 }
 
 #[cfg(test)]

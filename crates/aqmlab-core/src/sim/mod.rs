@@ -6,9 +6,9 @@
 pub mod events;
 
 use crate::error::{InternalError, ScenarioError};
-use crate::metrics::{Recorder, Results};
+use crate::metrics::{InFlight, Recorder, Results};
 use crate::net::Network;
-use crate::packet::{Packet, PacketArena, PacketId};
+use crate::packet::{DoubleFree, Packet, PacketArena, PacketId};
 use crate::qdisc::{DropReason, QdiscCtx, Verdict};
 use crate::rng;
 use crate::scenario::Scenario;
@@ -39,6 +39,9 @@ pub struct Simulation {
     outbox: Vec<Packet>,
     timers: Vec<(Time, u64)>,
     qdisc_drops: Vec<(PacketId, DropReason)>,
+    /// The first broken invariant seen while running (a double free, a freed
+    /// packet dequeued); [`Simulation::results`] reports it.
+    fault: Option<InternalError>,
 }
 
 impl Simulation {
@@ -83,6 +86,7 @@ impl Simulation {
             outbox: Vec::new(),
             timers: Vec::new(),
             qdisc_drops: Vec::new(),
+            fault: None,
         })
     }
 
@@ -162,7 +166,9 @@ impl Simulation {
         let node = self.net.links[link as usize].to;
         let p = self.packets[id];
         if p.dst == node {
-            self.packets.free(id);
+            if let Err(DoubleFree(id)) = self.packets.free(id) {
+                return self.fault(link, format!("packet {id} delivered after it was freed"));
+            }
             self.recorder.on_delivered(&p);
             self.call_agent(AgentId::addressee(&p), |a, ctx| a.receive(&p, ctx));
         } else {
@@ -190,6 +196,9 @@ impl Simulation {
         let next = self.net.links[link as usize].qdisc.dequeue(&mut ctx);
         self.flush_qdisc_drops(link);
         let Some(id) = next else { return };
+        if !self.packets.is_live(id) {
+            return self.fault(link, format!("the qdisc dequeued packet {id}, which was already freed"));
+        }
         let l = &self.net.links[link as usize];
         let done = self.now + tx_time(self.packets[id].size, l.rate_bps);
         self.events.schedule(done, Event::TxDone { link });
@@ -208,16 +217,108 @@ impl Simulation {
     /// Frees a dropped packet and records the drop.
     fn discard(&mut self, link: u32, id: PacketId, reason: DropReason) {
         let p = self.packets[id];
-        self.packets.free(id);
-        self.recorder.on_drop(&p, link, reason, self.now);
+        match self.packets.free(id) {
+            Ok(()) => self.recorder.on_drop(&p, link, reason, self.now),
+            Err(DoubleFree(id)) => self.fault(
+                link,
+                format!("packet {id} dropped ({}) after it was freed", reason.as_str()),
+            ),
+        }
+    }
+
+    /// Keeps the first broken invariant, with where and when it broke.
+    #[cold]
+    fn fault(&mut self, link: u32, what: String) {
+        let name = &self.net.links[link as usize].name;
+        let at = crate::time::to_secs(self.now);
+        self.fault
+            .get_or_insert_with(|| InternalError(format!("link {link} ({name}) at {at} s: {what}")));
+    }
+
+    /// Where the packets still in the network are, counted where they are:
+    /// in a link's queue, or on a link (serializing or propagating: its
+    /// `Arrive` is pending). Agents hold none: what they send goes from their
+    /// outbox into a queue within the same event.
+    fn in_flight(&self) -> InFlight {
+        InFlight {
+            queued: self.net.links.iter().map(|l| l.qdisc.len_packets() as u64).sum(),
+            on_links: self.events.count_pending(|e| matches!(e, Event::Arrive { .. })),
+        }
     }
 
     /// The results so far (rates over the configured window); an internal error
-    /// if packets were not conserved (sent = delivered + dropped + in flight).
+    /// if an invariant broke while running, or if packets were not conserved
+    /// (sent = delivered + dropped + queued + on links).
     pub fn results(&self) -> Result<Results, InternalError> {
+        if let Some(fault) = &self.fault {
+            return Err(fault.clone());
+        }
         let senders = self.flows.iter().map(|f| f.sender.stats()).collect();
-        let in_flight = self.packets.live() as u64;
         self.recorder
-            .finish(&self.net, senders, in_flight, self.events.processed())
+            .finish(&self.net, senders, self.in_flight(), self.events.processed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testing::{Breakage, Broken};
+
+    /// 15 Mb/s offered to a 10 Mb/s drop-tail of 50 packets: at the end the
+    /// queue is full and every link on the path carries packets.
+    const OVERLOAD: &str = r#"
+[simulation]
+duration = "2s"
+[topology]
+type = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "5ms", qdisc = { type = "droptail", limit = 50 } }
+[[flows]]
+type = "cbr"
+rate = "15Mbps"
+"#;
+
+    /// Runs `OVERLOAD` with `qdisc` on the bottleneck (its own drop-tail when `None`).
+    fn run_with(qdisc: Option<Box<dyn crate::qdisc::QueueDisc>>) -> Result<Results, InternalError> {
+        let scenario = Scenario::from_toml_str(OVERLOAD).unwrap();
+        let mut sim = Simulation::build(&scenario).unwrap();
+        if let Some(q) = qdisc {
+            let bottleneck = sim.net.links.iter().position(|l| l.name == "L->R").unwrap();
+            sim.net.links[bottleneck].qdisc = q;
+        }
+        sim.run_to_end();
+        sim.results()
+    }
+
+    #[test]
+    fn a_sound_run_conserves_packets_counted_where_they_are() {
+        let r = run_with(None).unwrap();
+        let s = &r.summary;
+        assert!(s.packets_dropped > 0);
+        // 50 queued at the bottleneck, plus those on the access and bottleneck links.
+        assert!(s.packets_in_flight > 50, "in flight {}", s.packets_in_flight);
+        assert_eq!(
+            s.packets_sent,
+            s.packets_delivered + s.packets_dropped + s.packets_in_flight
+        );
+    }
+
+    #[test]
+    fn a_qdisc_that_forgets_a_packet_breaks_conservation() {
+        let err = run_with(Some(Box::new(Broken::new(Breakage::ForgetsArrival(100))))).unwrap_err();
+        // One short: the packet the qdisc forgot is in no queue, on no link, and was never freed.
+        assert_eq!(
+            err.to_string(),
+            "internal error: packet conservation violated: sent 3751 != delivered 2491 + dropped 249 + queued 999 + on links 11"
+        );
+    }
+
+    #[test]
+    fn a_packet_dropped_twice_is_caught() {
+        let err = run_with(Some(Box::new(Broken::new(Breakage::DropsTwice(100))))).unwrap_err();
+        // The first drop freed packet 8 and counted it; the second is refused, not counted twice.
+        assert_eq!(
+            err.to_string(),
+            "internal error: link 0 (L->R) at 0.053879967 s: packet 8 dropped (overflow) after it was freed"
+        );
     }
 }

@@ -114,7 +114,7 @@ impl Simulation {
 }
 
 /// Runs the TCP validation suite (closed-form checks) and returns its rows as JSON text:
-/// a list of {metric, model, ours, tolerance, pass}.
+/// a list of {key, metric, model, ours, tolerance, pass, note}.
 #[pyfunction]
 fn validate_tcp(py: Python<'_>) -> PyResult<String> {
     py.allow_threads(aqmlab_core::validation::tcp::run)

@@ -38,6 +38,12 @@ def test_fig3a_orders_mechanisms_and_keeps_csfq_in_the_band(quick):
     # Quick runs keep the paper's 10-s window, so the CSFQ band is checked as in full runs.
     fairness = reproduction.data["fairness"].set_index("mechanism")
     assert -0.20 <= fairness.loc["csfq", "lowest_vs_fair"] and fairness.loc["csfq", "highest_vs_fair"] <= 0.15
+    # "DRR is extremely effective" (every flow within 5 % of its share) fails since the
+    # per-flow-name random streams (issue 9 item 4): DRR's largest |deviation| 0.045 -> 0.058,
+    # flow 0 (offered exactly its share) losing 21 packets to pushout. Every other row passes.
+    failing = {r.key for r in reproduction.rows if not r.passed}
+    assert failing == {"drr.largest_deviation"}, failing
+    assert "pushout" in reproduction.reasons["drr.largest_deviation"]
     per_flow = reproduction.data["per_flow"]
     assert per_flow["offered_mbps"].tolist() == pytest.approx([(i + 1) * 0.3125 for i in range(32)])
     assert per_flow["proportional_mbps"].sum() == pytest.approx(10.0)
@@ -57,6 +63,9 @@ def test_fig3b_is_the_demo_plus_the_better_fred(quick):
     assert udp["fred-2"] > udp["fred-1"] + 0.5
     assert rows(reproduction)["order.udp"].passed
     assert udp["csfq"] < 0.6 and udp["drr"] < 0.6 and udp["droptail"] > 7
+    # CSFQ's UDP row (0.361 Mbps ±25 %) passes since the per-flow-name random streams (issue 9
+    # item 4): 0.452 -> 0.440 Mbps, as in the demo; every row passes.
+    assert reproduction.passed, reproduction.failures()
 
 
 def test_fig4_drr_fails_only_for_many_flows_and_csfq_keeps_up_with_fred(quick):

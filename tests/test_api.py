@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import math
 
 import aqmlab
 import pandas as pd
@@ -13,7 +14,12 @@ from conftest import dumbbell, write_scenario
 def test_cbr_below_link_rate_is_delivered_at_its_rate(cbr_scenario):
     results = aqmlab.run(cbr_scenario)
     goodput = results.flows.loc[0, "goodput_bps"]
-    assert abs(goodput - 5e6) / 5e6 <= 0.01, goodput
+    # Gaps U[0.5, 1.5)·mean have CV² = 1/12, so the renewal count of the N packets
+    # due in the 2 s window (5 Mb/s / 1000 B = 1250) has σ ≈ sqrt(N/12) ≈ 10.2
+    # packets: the band is 3σ ≈ 2.4 %. (Was a flat 1 %; the per-flow-name streams of
+    # issue 9 item 4 measure 4.948 Mb/s = 1237 packets, 1.3σ low.)
+    due = 5e6 * 2.0 / (1000 * 8)
+    assert abs(goodput - 5e6) / 5e6 <= 3 * math.sqrt(due / 12) / due, goodput
     assert results.flows.loc[0, "dropped_packets"] == 0
     # Below the link rate the flow's fair share is its own demand.
     assert results.flows.loc[0, "fair_share_bps"] == pytest.approx(5e6)

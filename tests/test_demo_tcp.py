@@ -14,14 +14,12 @@ def test_demo_udp_takes_over_7_mbps(tmp_path):
     for mechanism in ("droptail", "red"):
         udp = rows[f"UDP goodput, {mechanism} (Mbps)"]["ours"]
         assert udp > 7.0, (mechanism, udp)
-    # The paper's CSFQ UDP row (0.361 Mbps ±25 %) fails since issue 9's TCP fix (a timeout in
-    # recovery sets ssthresh = max(FlightSize/2, 2), RFC 5681 eq. 4): 0.422 -> 0.452 Mbps (full
-    # and quick). It was already +9-23 % above the paper over 8 seeds (CSFQ review §4.3); the
-    # reason measures CSFQ's α above the TCPs' mean and their timeouts. Every other row passes.
+    # The paper's CSFQ UDP row (0.361 Mbps ±25 %, so at most 0.451) failed after issue 9's TCP
+    # fix at 0.452 Mbps, 0.2 % over its bound; with per-flow-name random streams (issue 9 item 4)
+    # it reads 0.452 -> 0.440 Mbps (quick) and passes, as does every other row.
     failing = {r["key"] for r in report["rows"] if not r["pass"]}
-    assert failing == {"udp.csfq"}, failing
-    assert "fair-share estimate α" in rows["UDP goodput, csfq (Mbps)"]["reason"]
-    assert not report["passed"] and done.returncode == 1
+    assert failing == set(), failing
+    assert report["passed"] and done.returncode == 0
     assert (tmp_path / "demo.png").stat().st_size > 10_000
 
 

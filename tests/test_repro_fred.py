@@ -116,42 +116,36 @@ def test_many_flows_orderings_hold_in_quick_mode(quick_runs):
 
 def test_fragile_failing_rows_are_the_known_ones_with_measured_reasons(quick_runs):
     """Quick mode (one 30-s run per cell): RED's BS=16 rows and T1 BS=24 BW/MAX fail from tail
-    drops, BW%/DROP% and loss rows from too few drops for their bands, Table 4 BS=32-56 and its
-    BS=40 > BS=56 ordering from FRED's per-flow cap."""
+    drops, BW%/DROP% rows from too few drops for their bands (or partial tail drops), Table 4
+    BS=56 and its BS=40 > BS=56 ordering from FRED's per-flow cap."""
     reproduction = quick_runs["fred-fragile"]
     failing = {r.key for r in reproduction.rows if not r.passed}
-    # Issue 9's TCP fix (a timeout in recovery sets ssthresh = max(FlightSize/2, 2), RFC 5681
-    # eq. 4) moved this set, quick values old -> new (paper, band):
-    #   newly failing: t1.red.w16.bs24.bw_max 60.1 -> 52.0 (67 ± 10), t1.red.w16.bs32.bw_drop
-    #   0.99 -> 0.79 and bs40 0.94 -> 1.21 ([0.8, 1.2]), t2.red.w64k.bs40.bw_drop 0.99 -> 1.29
-    #   ([0.8, 1.2]), t2.red.w64k.bs24.fragile_loss 0.53 -> 0.29 (0.51 ± 40 %) and bs40 0.32 ->
-    #   0.25 (0.46 ± 40 %), t4.fred.w64k.bs32.bw_link 20.9 -> 26.1 (20 ± 25 %) and bs48 19.0 ->
-    #   20.3 (16 ± 25 %), order.t4.fred.w64k.bw_link.bs40_gt_bs56 24.2 > 21.5 -> 19.6 > 23.0;
-    #   now passing: t2.red.w64k.bs48.bw_drop 0.78 -> 0.99, bs56 1.21 -> 0.80, and
-    #   t2.red.w64k.bs56.fragile_loss 0.21 -> 0.34 (0.39 ± 40 %).
+    # The per-flow-name random streams (issue 9 item 4) re-drew every run and moved this set,
+    # quick values old -> new (paper, band):
+    #   newly failing: t2.red.w64k.bs48.bw_drop 0.99 -> 1.25 (0.995, [0.8, 1.2]) and bs56 0.80 ->
+    #   0.74 (0.907, [0.8, 1.2]);
+    #   now passing: t1.red.w16.bs32.bw_drop 0.79 -> 1.11 and bs56 0.64 -> 0.86, t2.red.w64k.bs40.bw_drop
+    #   1.29 -> 1.07, t2.red.w64k.bs24.fragile_loss 0.29 -> 0.53 (0.51 ± 40 %) and bs40 0.25 ->
+    #   0.31 (0.46 ± 40 %), t4.fred.w64k.bs32.bw_link 26.1 -> 22.0 (20 ± 25 %) and bs48 20.3 ->
+    #   18.6 (16 ± 25 %). Still failing: the ordering 19.6 > 23.0 -> 18.2 > 21.9.
     assert failing == {
         "t1.red.w16.bs24.bw_max",
         "t1.red.w16.bs24.bw_drop",
-        "t1.red.w16.bs32.bw_drop",
         "t1.red.w16.bs40.bw_drop",
-        "t1.red.w16.bs56.bw_drop",
         "t1.red.w16.bs16.fragile_loss",
         "t2.red.w64k.bs16.bw_link",
         "t2.red.w64k.bs24.bw_drop",
-        "t2.red.w64k.bs40.bw_drop",
+        "t2.red.w64k.bs48.bw_drop",
+        "t2.red.w64k.bs56.bw_drop",
         "t2.red.w64k.bs16.fragile_loss",
-        "t2.red.w64k.bs24.fragile_loss",
-        "t2.red.w64k.bs40.fragile_loss",
-        "t4.fred.w64k.bs32.bw_link",
-        "t4.fred.w64k.bs48.bw_link",
         "t4.fred.w64k.bs56.bw_link",
         "order.t4.fred.w64k.bw_link.bs40_gt_bs56",
-    }
+    }, failing
     reasons = reproduction.reasons
     assert "tail-drop queue" in reasons["t1.red.w16.bs16.fragile_loss"]
     assert "tail-drop queue" in reasons["t1.red.w16.bs24.bw_max"]
-    assert "sampling noise" in reasons["t2.red.w64k.bs40.fragile_loss"]
-    assert all("per-flow-limit" in reasons[f"t4.fred.w64k.bs{bs}.bw_link"] for bs in (32, 48, 56))
+    assert "sampling noise" in reasons["t2.red.w64k.bs48.bw_drop"]
+    assert "per-flow-limit" in reasons["t4.fred.w64k.bs56.bw_link"]
     assert not any(f.endswith("no reason measured") for f in reproduction.failures())
 
 
@@ -180,5 +174,9 @@ def test_many_flows_red32_readings_and_the_known_failure(quick_runs):
     assert not alt["t5.red32.utilisation.alt"].passed
     # Goodput and share rows restated the utilisation: gone.
     assert not [r.key for r in reproduction.rows if r.key.endswith((".goodput", ".share"))]
+    # The per-flow-name random streams (issue 9 item 4) re-drew the quick run: FRED-16's slowest
+    # flow / fair share 0.71 -> 0.79 still fails [0.8, 1.2]; its fastest 1.12 -> 1.24 now fails
+    # too (2.3 s.d. of the 16 flows' spread above 1, where the fastest of 16 is expected 1.8).
     failing = {r.key for r in reproduction.rows if r.graded and not r.passed}
-    assert failing == {"fred16.long_term.slowest"} and "s.d." in reproduction.reasons["fred16.long_term.slowest"]
+    assert failing == {"fred16.long_term.slowest", "fred16.long_term.fastest"}, failing
+    assert all("s.d." in reproduction.reasons[key] for key in failing)

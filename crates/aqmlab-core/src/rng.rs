@@ -1,6 +1,16 @@
 //! Seeded random streams. Every random component (a source, a qdisc, a loss
-//! model) draws from its own stream derived from the master seed and a stable
-//! name, so adding a flow does not change any other component's randomness.
+//! model) draws from its own stream derived from the master seed and a name
+//! that does not depend on what else the scenario holds:
+//! - a flow: `flow/<name>`, its name as in the results (`web[2]`, `probe`);
+//! - a link's qdisc: `link/<from>-><to>/qdisc`, routers by their own names and
+//!   a flow's hosts as `<flow name>/src` and `<flow name>/dst`.
+//!
+//! Names are unique (validation rejects a duplicate), so adding, removing or
+//! reordering flows, or changing another group's `count`, leaves a named
+//! flow's randomness, and its access links', exactly as it was. An unnamed flow
+//! is called `flow<id>` after its position among the expanded flows: it keeps
+//! its streams only while the flows before it stay as they are, so give flows
+//! names when runs are compared across scenario variants.
 
 use rand::SeedableRng;
 
@@ -14,7 +24,7 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// A stream for component `name` (e.g. `"flow/3"`, `"link/0/qdisc"`) under `master_seed`.
+/// A stream for component `name` (e.g. `"flow/web[2]"`, `"link/L->R/qdisc"`) under `master_seed`.
 pub fn stream(master_seed: u64, name: &str) -> Rng {
     // FNV-1a over the name, then mixed with the seed: stable across platforms and releases.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -4,7 +4,7 @@ mod common;
 
 use aqmlab_core::scenario::Scenario;
 use aqmlab_core::{run, Results};
-use common::{error_of, scenario};
+use common::{error_of, scenario, simulate};
 
 fn dumbbell(qdisc: &str, flows: &str) -> String {
     format!(
@@ -185,6 +185,17 @@ fn bad_scenarios_name_the_field() {
             .unwrap(),
         "flows[0].src"
     );
+    // A flow's name keys its random streams, so two flows may not share one, even a generated one.
+    let two = format!("{ok}[[flows]]\nname = \"x\"\ntype = \"cbr\"\nrate = \"1Mbps\"\n");
+    assert!(Scenario::from_toml_str(&two).is_ok());
+    assert_eq!(
+        error_of(&two.replace("name = \"x\"", "name = \"flow0\"")),
+        "flows[1].name: flow name \"flow0\" is already used by flows[0]; each flow needs its own name (it keys the flow's random streams)"
+    );
+    assert_eq!(
+        error_of(&two.replace("name = \"x\"", "name = \"x\"\ncount = 2").replace("[[flows]]\ntype", "[[flows]]\nname = \"x[1]\"\ntype")),
+        "flows[1].name: flow name \"x[1]\" is already used by flows[0]; each flow needs its own name (it keys the flow's random streams)"
+    );
     let graph = r#"
 [simulation]
 duration = 1
@@ -270,4 +281,67 @@ fn flow_types_take_only_their_own_settings() {
         error_of(&onoff.replace("off_time = 1", "off_time = 1\njitter = true")),
         "flows[0].jitter: unknown field `jitter`, expected one of `rate`, `on_time`, `off_time`"
     );
+}
+
+/// A flow's random stream, and the streams of its access links' qdiscs, are
+/// keyed by the flow's name: inserting a flow before it, or growing an earlier
+/// group, leaves its start jitter, CBR jitter, ON-OFF periods and access-link
+/// losses as they were. The link is fast and lightly loaded, so flows do not
+/// interact and every difference would come from a reshuffled stream.
+#[test]
+fn inserting_a_flow_leaves_other_named_flows_randomness_alone() {
+    let before = r#"
+[simulation]
+duration = "20s"
+seed = 3
+throughput_bin = "0.1s"
+[topology]
+type = "dumbbell"
+bottleneck = { rate = "1Gbps", delay = "5ms" }
+access_qdisc = { type = "loss", model = "bernoulli", p = 0.05 }
+[[flows]]
+name = "group"
+type = "cbr"
+rate = "1Mbps"
+jitter = true
+start_jitter = "1s"
+count = 2
+[[flows]]
+name = "probe"
+type = "onoff"
+rate = "2Mbps"
+on_time = "0.3s"
+off_time = "0.3s"
+start_jitter = "1s"
+"#;
+    let inserted =
+        "[[flows]]\nname = \"inserted\"\ntype = \"cbr\"\nrate = \"1Mbps\"\njitter = true\nstart_jitter = \"1s\"\n";
+    let after = before.replace("count = 2", "count = 3").replace(
+        "[[flows]]\nname = \"probe\"",
+        &format!("{inserted}[[flows]]\nname = \"probe\""),
+    );
+    let (a, b) = (simulate(before), simulate(&after));
+    let names = |r: &Results| r.flows.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&a), ["group[0]", "group[1]", "probe"]);
+    assert_eq!(names(&b), ["group[0]", "group[1]", "group[2]", "inserted", "probe"]);
+    // What a flow's own randomness decides: how much it sends, what its access link drops,
+    // and when its packets arrive (goodput per 0.1 s bin).
+    let row = |r: &Results, name: &str| {
+        let f = r.flows.iter().find(|f| f.name == name).unwrap();
+        let bins: Vec<f64> = r.throughput.iter().filter(|t| t.flow == f.id).map(|t| t.bps).collect();
+        (
+            f.sent_packets,
+            f.delivered_packets,
+            f.dropped_packets,
+            f.goodput_bps,
+            bins,
+        )
+    };
+    for name in ["group[0]", "group[1]", "probe"] {
+        let (sent, _, dropped, _, _) = row(&a, name);
+        assert!(sent > 1000 && dropped > 0, "{name}: {sent} sent, {dropped} dropped");
+        assert_eq!(row(&a, name), row(&b, name), "{name}");
+    }
+    // The inserted flows draw from their own streams: not copies of a neighbour's.
+    assert_ne!(row(&b, "inserted").4, row(&b, "group[2]").4);
 }

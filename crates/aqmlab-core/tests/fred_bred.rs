@@ -113,21 +113,22 @@ fn fred_spares_flows_below_their_share_and_holds_a_heavy_cbr_to_its_share() {
 /// BRED §5.1 Fig. 5a's link and buffer (1.5 Mb/s, 150 packets of 500 bytes) with three
 /// heavy CBRs at 1.5, 1 and 0.5 Mb/s and seven CBRs at 0.1 Mb/s, below the 0.15 Mb/s fair
 /// share. Max-min: 0.1 Mb/s for each light flow, (1.5 − 0.7)/3 = 0.267 Mb/s for each heavy one.
+// Names are unique (they key the flows' random streams); `named` matches the prefix.
 const BRED_MIX: &str = r#"
 [[flows]]
-name = "heavy"
+name = "heavy-1.5"
 type = "cbr"
 rate = "1.5Mbps"
 jitter = true
 packet_size = 500
 [[flows]]
-name = "heavy"
+name = "heavy-1"
 type = "cbr"
 rate = "1Mbps"
 jitter = true
 packet_size = 500
 [[flows]]
-name = "heavy"
+name = "heavy-0.5"
 type = "cbr"
 rate = "0.5Mbps"
 jitter = true

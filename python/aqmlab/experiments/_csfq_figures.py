@@ -101,3 +101,22 @@ def curves_figure(panels: list[tuple[pd.DataFrame, str, str, str]], columns: Ite
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def tcp_losses(scenario: Scenario, seed: int, names: tuple[str, ...]) -> str:
+    """The TCP's (flow 0's) losses under each of `names` in one scenario (one seed), measured:
+    the reason for a failing row that compares their TCP shares."""
+    facts = []
+    for name in names:
+        results = aqmlab.run(scenario.with_qdisc(MECHANISMS[name]).with_seed(seed))
+        tcp = results.flows.iloc[0]
+        drops = results.drops[results.drops["flow"] == 0].groupby("reason")["window_count"].sum()
+        mix = ", ".join(f"{reason} {n}" for reason, n in drops.items() if n > 0) or "none"
+        facts.append(
+            f"{PAPER_NAMES[name]} {tcp['normalised_goodput']:.3f} of its share, loss {tcp['loss_rate']:.1%} "
+            f"(drops {mix}), {tcp['timeouts']} timeouts, {tcp['fast_retransmits']} fast retransmits"
+        )
+    return (
+        f"seed {seed}, the TCP: " + "; ".join(facts) + ". The shares follow the timeouts (each idles the TCP for at "
+        "least one RTO of a 10-s or, quick, 4-s measurement)."
+    )

@@ -60,10 +60,8 @@ def fig3a(quick: bool) -> Reproduction:
         for i in range(FIG3A_FLOWS)
     ]
     scenario = demo_scenario("csfq-fig3a", flows, settings)
-    goodput = {
-        name: aqmlab.run(scenario.with_qdisc(qdisc)).flows["goodput_bps"].to_numpy() / MBPS
-        for name, qdisc in MECHANISMS.items()
-    }
+    runs = {name: aqmlab.run(scenario.with_qdisc(qdisc)) for name, qdisc in MECHANISMS.items()}
+    goodput = {name: results.flows["goodput_bps"].to_numpy() / MBPS for name, results in runs.items()}
     offered = np.array([f["rate"] for f in flows]) / MBPS
     # Shares proportional to the offered rates: flow i gets (i+1) x 10/528 Mbps.
     proportional = offered * LINK_MBPS / offered.sum()
@@ -82,12 +80,35 @@ def fig3a(quick: bool) -> Reproduction:
         "Allocation nearer to (RMS distance over the 32 flows): proportional shares (i+1) x 10/528 Mbps, "
         "or the fair share 0.3125 Mbps."
     ]
+    rows = fig3a_rows(fairness.set_index("mechanism"))
+    drr_fails = not next(row for row in rows if row.key == "drr.largest_deviation").passed
     return Reproduction(
-        rows=fig3a_rows(fairness.set_index("mechanism")),
+        rows=rows,
         figure=_fig3a_figure(per_flow["flow"], goodput),
         data={"per_flow": per_flow, "fairness": fairness},
         show=["fairness"],
         notes=notes,
+        reasons={"drr.largest_deviation": _drr_deviation_reason(runs["drr"])} if drr_fails else {},
+    )
+
+
+def _drr_deviation_reason(results: aqmlab.Results) -> str:
+    """What the DRR flow farthest from its fair share sent and lost in the window, measured."""
+    flows = results.flows
+    deviation = flows["goodput_bps"] / (FIG3A_FAIR_MBPS * MBPS) - 1
+    worst = int(deviation.abs().idxmax())
+    flow = flows.loc[worst]
+    drops = results.drops[results.drops["flow"] == worst].groupby("reason")["window_count"].sum()
+    mix = ", ".join(f"{reason} {n}" for reason, n in drops.items() if n > 0) or "none"
+    window = results.duration - results.warmup
+    offered = (worst + 1) * FIG3A_FAIR_MBPS
+    due = offered * MBPS * window / (8 * flow["sent_bytes"] / flow["sent_packets"])
+    return (
+        f"DRR's flow {worst} (offered {offered:.4g} Mbps, {worst + 1}x its fair share) gets {deviation[worst]:+.1%}: "
+        f"it sent {flow['window_sent_packets']} packets in the {window:g}-s window ({due:.1f} due at its rate) and "
+        f"DRR dropped {flow['window_dropped_packets']} of them (drops {mix}). Pushout drops from the longest queue: "
+        "a flow offering exactly its share keeps a critically loaded queue, which the jitter makes the longest at "
+        "times."
     )
 
 

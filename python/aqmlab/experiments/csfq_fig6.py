@@ -16,10 +16,10 @@ import aqmlab
 
 from ..results import MBPS
 from ..scenario import Scenario
-from . import MUCH, PAPER_NAMES, Reproduction, Row, RunSettings, experiment
+from . import MUCH, Reproduction, Row, RunSettings, experiment
 from . import _csfq_figures as figures
 from ._csfq import MECHANISMS, THRESHOLDS
-from ._csfq_figures import LINK_MBPS, curves_figure, flow0_normalised
+from ._csfq_figures import LINK_MBPS, curves_figure, flow0_normalised, tcp_losses
 
 FULL = replace(figures.FULL, sweep=(1, 2, 3, 4, 5))
 QUICK = replace(figures.QUICK, sweep=(1, 3, 5))
@@ -109,7 +109,7 @@ def fig6(quick: bool) -> Reproduction:
     rows = fig6a_rows(forwarded) + fig6b_rows(normalised)
     failing = {row.key for row in rows if not row.passed}
     reasons = {
-        key: _tcp_losses(tcp[k], settings.seeds[0], names)
+        key: tcp_losses(tcp[k], settings.seeds[0], names)
         for k in settings.sweep
         for key, names in ((f"fig6b.csfq_vs_drr.k{k}", ("csfq", "drr")), (f"order.fig6b.k{k}", FIG6B_ORDER))
         if key in failing
@@ -119,24 +119,6 @@ def fig6(quick: bool) -> Reproduction:
 
 # The mechanisms whose TCP losses explain a failing Fig. 6(b) ordering row.
 FIG6B_ORDER = ("csfq", "fred-1", "fred-2", "red", "droptail")
-
-
-def _tcp_losses(scenario: Scenario, seed: int, names: tuple[str, ...]) -> str:
-    """The TCP's losses under each of `names` at one number of links (one seed), measured."""
-    facts = []
-    for name in names:
-        results = aqmlab.run(scenario.with_qdisc(MECHANISMS[name]).with_seed(seed))
-        tcp = results.flows.iloc[0]
-        drops = results.drops[results.drops["flow"] == 0].groupby("reason")["window_count"].sum()
-        mix = ", ".join(f"{reason} {n}" for reason, n in drops.items() if n > 0) or "none"
-        facts.append(
-            f"{PAPER_NAMES[name]} {tcp['normalised_goodput']:.3f} of its share, loss {tcp['loss_rate']:.1%} "
-            f"(drops {mix}), {tcp['timeouts']} timeouts, {tcp['fast_retransmits']} fast retransmits"
-        )
-    return (
-        f"seed {seed}, the TCP: " + "; ".join(facts) + ". The shares follow the timeouts (each idles the TCP for at "
-        "least one RTO of a 10-s or, quick, 4-s measurement)."
-    )
 
 
 def fred1_block_c(settings: RunSettings, seed: int = 1) -> pd.DataFrame:

@@ -71,6 +71,10 @@ impl<'s> From<&'s LinkSpec> for Duplex<'s> {
 
 struct Builder<'a> {
     nodes: Vec<String>,
+    /// Per node, the name that keys the random streams of its links' qdiscs:
+    /// a router's own name; for a host, its flow's name (`web[2]/src`), which
+    /// does not change when flows are inserted before it, unlike `src<id>`.
+    stream_keys: Vec<String>,
     index: HashMap<String, NodeId>,
     links: Vec<Link>,
     scenario: &'a Scenario,
@@ -78,9 +82,14 @@ struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn node(&mut self, name: String) -> NodeId {
+        self.keyed_node(name.clone(), name)
+    }
+
+    fn keyed_node(&mut self, name: String, stream_key: String) -> NodeId {
         let id = self.nodes.len() as NodeId;
         self.index.insert(name.clone(), id);
         self.nodes.push(name);
+        self.stream_keys.push(stream_key);
         id
     }
 
@@ -90,7 +99,8 @@ impl<'a> Builder<'a> {
             rate_bps: rate,
             delay: from_secs(delay),
         };
-        let rng = stream(self.scenario.simulation.seed, &format!("link/{name}/qdisc"));
+        let key = format!("{}->{}", self.stream_keys[from as usize], self.stream_keys[to as usize]);
+        let rng = stream(self.scenario.simulation.seed, &format!("link/{key}/qdisc"));
         self.links.push(Link {
             name,
             from,
@@ -118,8 +128,8 @@ impl<'a> Builder<'a> {
         last: NodeId,
     ) -> (NodeId, NodeId, String) {
         let common = &f.spec.common;
-        let src = self.node(format!("src{}", f.id));
-        let dst = self.node(format!("dst{}", f.id));
+        let src = self.keyed_node(format!("src{}", f.id), format!("{}/src", f.name));
+        let dst = self.keyed_node(format!("dst{}", f.id), format!("{}/dst", f.name));
         let access = |delay: Seconds| Duplex {
             rate: common.access_rate.unwrap_or(hosts.rate),
             delay,
@@ -165,6 +175,7 @@ impl Network {
     pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
         let mut b = Builder {
             nodes: Vec::new(),
+            stream_keys: Vec::new(),
             index: HashMap::new(),
             links: Vec::new(),
             scenario,

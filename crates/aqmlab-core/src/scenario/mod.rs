@@ -10,6 +10,7 @@ use crate::transport::FlowSpec;
 use crate::units::{Rate, Seconds};
 use crate::validate::{from_tagged_value, join_nested, require_non_negative, require_positive, take_tag};
 use serde::Deserialize;
+use std::collections::HashMap;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -204,7 +205,8 @@ pub struct ExpandedFlow<'a> {
 
 impl Scenario {
     /// Flows with `count` expanded; flow `i` of a spec named `web` is `web[i]`
-    /// (or `flow<id>` when unnamed).
+    /// (or `flow<id>` when unnamed). The name is the flow's identity: it keys the
+    /// flow's random streams (see [`crate::rng`]), so names are unique.
     pub fn expanded_flows(&self) -> Vec<ExpandedFlow<'_>> {
         let mut out = Vec::new();
         for (i, spec) in self.flows.iter().enumerate() {
@@ -340,6 +342,24 @@ impl Scenario {
                 }
                 _ => {}
             }
+        }
+        self.validate_unique_names()
+    }
+
+    /// Every expanded flow has its own name, since the name keys its random streams.
+    fn validate_unique_names(&self) -> Result<(), ScenarioError> {
+        let mut seen: HashMap<String, String> = HashMap::new();
+        for f in self.expanded_flows() {
+            if let Some(first) = seen.get(&f.name) {
+                return Err(ScenarioError::new(
+                    format!("{}.name", f.path),
+                    format!(
+                        "flow name {:?} is already used by {first}; each flow needs its own name (it keys the flow's random streams)",
+                        f.name
+                    ),
+                ));
+            }
+            seen.insert(f.name, f.path);
         }
         Ok(())
     }

@@ -54,7 +54,7 @@ impl Simulation {
         let mut flows = Vec::with_capacity(expanded.len());
         for f in &expanded {
             let common = &f.spec.common;
-            let mut rng = rng::stream(sim.seed, &format!("flow/{}", f.id));
+            let mut rng = rng::stream(sim.seed, &format!("flow/{}", f.name));
             let start = common.draw_start(&mut rng);
             let stop = common.stop.map_or(end, |s| s.nanos());
             let (sender, receiver) = f.spec.build_agents(stop, rng);

@@ -437,18 +437,20 @@ mod tests {
         assert_eq!((p1_only.p1, p1_only.l2), (0.05, 7.5));
     }
 
+    /// A 4-packet buffer whose per-flow bands never act, so every drop is an overflow.
+    fn four_packet_buffer() -> BredConfig {
+        BredConfig {
+            limit: 4,
+            l1: Some(10.0),
+            l2: Some(10.0),
+            w_m: Some(20.0),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn the_buffer_limit_is_an_overflow_drop() {
-        let mut h = bred(
-            BredConfig {
-                limit: 4,
-                l1: Some(10.0),
-                l2: Some(10.0),
-                w_m: Some(20.0),
-                ..Default::default()
-            },
-            1,
-        );
+        let mut h = bred(four_packet_buffer(), 1);
         for flow in 0..4 {
             assert_eq!(h.arrive(0, flow, 500), Verdict::Enqueued);
         }
@@ -460,16 +462,7 @@ mod tests {
     fn a_new_flows_dropped_first_packet_counts_once_in_n_hat_and_leaves_no_state() {
         // §3 step 1 ("if qlen == 0, N_active++") counts the arriving flow in its own N̂ sample;
         // when that packet is dropped (here by overflow) the flow must not stay counted.
-        let mut h = bred(
-            BredConfig {
-                limit: 4,
-                l1: Some(10.0),
-                l2: Some(10.0),
-                w_m: Some(20.0),
-                ..Default::default()
-            },
-            1,
-        );
+        let mut h = bred(four_packet_buffer(), 1);
         let mut expected = 0.0;
         // N_active seen by each arrival: flows 0..3 arrive (1, 2, 3, 4), new flow 9 is dropped (5),
         // then buffered flow 0 (4: a leaked flow 9 would give 5) and new flow 8 (5, not 6).

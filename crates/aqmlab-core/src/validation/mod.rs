@@ -51,14 +51,6 @@ impl Row {
         }
     }
 
-    /// Adds the reason the model and the measurement may differ.
-    pub fn with_note(self, note: &str) -> Row {
-        Row {
-            note: note.into(),
-            ..self
-        }
-    }
-
     fn new(key: String, metric: String, model: f64, ours: f64) -> Row {
         Row {
             key,

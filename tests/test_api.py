@@ -110,6 +110,17 @@ def test_scenario_helpers_return_changed_copies(cbr_scenario):
         base.with_qdisc("droptail", link="A->B")
 
 
+def test_with_tcp_sets_every_tcp_flow_and_keeps_its_workload():
+    demo = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml")
+    web = demo.with_({"flows[1].workload": {"type": "transfer", "packets": 5}})
+    changed = web.with_tcp({"profile": "rfc", "variant": "sack"})
+    assert changed.get("flows[1].tcp") == {"profile": "rfc", "variant": "sack"}
+    assert changed.get("flows[1].workload") == {"type": "transfer", "packets": 5}
+    assert changed.get_or("flows[0].tcp") is None  # the CBR flow gets no tcp table
+    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[1\]\.tcp\.congestion_avoidance: unknown variant `bsd`"):
+        demo.with_tcp({"congestion_avoidance": "bsd"}).validate()
+
+
 def test_graph_link_qdisc_by_direction():
     scenario = aqmlab.load(aqmlab.scenarios_dir() / "parking-lot.toml")
     changed = scenario.with_qdisc("droptail", link="C->B", limit=7)

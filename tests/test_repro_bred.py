@@ -109,9 +109,11 @@ def test_fig7_tcps_gain_with_the_buffer_and_red_shuts_them_out(quick):
     reproduction = quick["bred-buffer"]
     # The orderings; the magnitudes (x1.3 from 50 to 100 ms, flat beyond) are reported, not asserted.
     assert_pass(rows(reproduction, "bred.50ms.tcp_total", "red.50ms.tcp_total", "order.bred.tcp_total.50ms_lt_100ms"))
-    # The magnitudes fail (no knee at 100 ms), with N̂ and l2 measured in the reason.
+    # The gain from 50 to 100 ms fails (no knee at 100 ms), with N̂ and l2 measured in the reason;
+    # with ns-2's Tahoe (issue 9 item 3) the gain from 100 to 200 ms, 1.235 -> 1.191, is inside
+    # "no dramatic change" [0.8, 1.2] and passes.
     failing = {r.key for r in reproduction.rows if not r.passed}
-    assert failing == {"bred.gain_50_100ms", "bred.gain_100_200ms"}
+    assert failing == {"bred.gain_50_100ms"}
     assert all("N̂" in reproduction.reasons[key] for key in failing)
 
 

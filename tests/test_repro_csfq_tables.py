@@ -15,6 +15,10 @@ def quick():
     return {id: experiments[id].run(quick=True) for id in ("csfq-table1", "csfq-table2", "csfq-table3", "csfq-table4")}
 
 
+# Table 1's CSFQ row: the paper's 1680 delivered packets, +40 %.
+TABLE1_CSFQ_UPPER = 1680 * 1.4
+
+
 def test_table1_onoff_source(quick):
     reproduction = quick["csfq-table1"]
     rows = {row.key: row for row in reproduction.rows}
@@ -22,10 +26,13 @@ def test_table1_onoff_source(quick):
     assert ordering.passed, ordering.ours  # DRR < CSFQ ≪ RED ≈ FIFO
     fred = rows["fred.delivered"]
     assert fred.passed, fred.ours
-    # Headline counts: DRR and CSFQ within ±40 % of the paper, RED and FIFO pass >= 70 % of what was sent.
-    for mechanism in ("drr", "csfq", "red", "droptail"):
-        row = rows[f"{mechanism}.delivered"]
-        assert row.passed, (row.metric, row.ours)
+    # Headline counts: DRR within ±40 % of the paper, RED and FIFO pass >= 70 % of what was sent.
+    # CSFQ's (1680 ±40 %) passed with the RFC TCP (1755) and fails with the paper's ns-2 TCP
+    # (issue 9 item 3: 2381): the TCPs' timeouts keep CSFQ's α above their rate (the reason).
+    failing = {r.key for r in reproduction.rows if not r.passed}
+    assert failing == {"csfq.delivered"}, failing
+    assert rows["csfq.delivered"].ours > TABLE1_CSFQ_UPPER
+    assert "timeouts" in reproduction.reasons["csfq.delivered"]
     # Unscaled, every packet the source sent is delivered, dropped, or still in the network at the
     # end: at most one 64 KB bottleneck buffer of 1000-byte packets (measured: 0 in every run).
     # A drop counted twice or lost from the table breaks this.
@@ -62,8 +69,12 @@ def test_table2_short_transfers(quick):
 
 def test_table3_large_latency(quick):
     reproduction = quick["csfq-table3"]
-    failed = [(row.metric, row.ours) for row in reproduction.rows if not row.passed]
+    failed = [(row.metric, row.ours) for row in reproduction.rows if row.graded and not row.passed]
     assert not failed  # ordering exact, DRR/CSFQ/FRED within their bands, RED and FIFO starved
+    # Today's RFC TCP (informative rows): its exact RTT samples and 10 ms granularity let CSFQ's
+    # queue swings (0-205 ms) cause spurious timeouts; CSFQ falls out of its band and below FRED.
+    rfc_failing = {r.key for r in reproduction.rows if not r.graded and not r.passed}
+    assert rfc_failing == {"csfq.tcp_packets.alt_rfc", "order.tcp_packets.alt_rfc"}, rfc_failing
     table = reproduction.data["table3"].set_index("mechanism")
     # Fair allocation: DRR gives the always-backlogged UDP flow at least its max-min share, 10 Mbps
     # / 20 flows = 0.5 Mbps (DRR's deviation is one quantum + one packet per round, nothing over
@@ -80,15 +91,10 @@ def test_table3_large_latency(quick):
 
 def test_table4_relabelling(quick):
     reproduction = quick["csfq-table4"]
-    # Every flow near 3.33 Mbps and the derived no-relabel split 2.5 / 2.5 / 5, except TCP flow 1
-    # (paper 3.43 ± 0.5), which fails since issue 9's TCP fix (a timeout in recovery sets
-    # ssthresh = max(FlightSize/2, 2), RFC 5681 eq. 4): 3.18 -> 2.78 Mbps over seeds 1-2 (per
-    # seed 2.59, 2.97). The reason measures it: flow 1 takes 19/12 timeouts against 9-11 of the
-    # others and is dropped at both links, link 1 although it is only ~65 % utilised.
-    failing = {row.key for row in reproduction.rows if not row.passed}
-    assert failing == {"tcp.flow1.link2"}, failing
-    reason = reproduction.reasons["tcp.flow1.link2"]
-    assert "timeouts" in reason and "drops at link 1" in reason, reason
+    # Every flow near 3.33 Mbps and the derived no-relabel split 2.5 / 2.5 / 5. TCP flow 1 (paper
+    # 3.43 ± 0.5) failed with the RFC TCP after issue 9's timeout-in-recovery fix (2.78 Mbps over
+    # seeds 1-2); with the paper's ns-2 TCP (issue 9 item 3) it gets 3.24 and every row passes.
+    assert reproduction.passed, reproduction.failures()
     assert len(reproduction.rows) == 9
 
 

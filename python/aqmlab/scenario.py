@@ -158,6 +158,12 @@ class Scenario:
         table = {"type": qdisc, **params} if isinstance(qdisc, str) else {**qdisc, **params}
         return self.with_({self._qdisc_path(link): table})
 
+    def with_tcp(self, tcp: Mapping[str, Any]) -> Scenario:
+        """A copy in which every TCP flow's `tcp` table is `tcp`, e.g. to compare profiles:
+        `s.with_tcp({"profile": "ns2", "variant": "reno"})`. Its workload is kept."""
+        flows = self._data.get("flows", [])
+        return self.with_({f"flows[{i}].tcp": dict(tcp) for i, flow in enumerate(flows) if flow.get("type") == "tcp"})
+
     def qdisc(self, link: str | None = None) -> dict[str, Any]:
         """The queue discipline table of a link (see `with_qdisc` for `link`); `{}` when defaulted."""
         path = self._qdisc_path(link)

@@ -27,9 +27,12 @@ Values the paper leaves unstated, and our choices:
 - Propagation delays: the backbone and each sink's link 1 ms one way, each source's
   feeder link the rest of its RTT (RTT/2 − 2 ms). The CBR sources' RTT: 40 ms (it does
   not matter to a CBR source). Fig. 8's delays are stated and used as given.
-- TCP: receiver window unlimited (§5.1.2 says so for Fig. 9; the other figures'
-  windows are "varied" and unstated), no delayed ACKs (ns-2's default sink; the
-  analysis of §4 ignores them), ns-2-like RTO (200 ms floor).
+- TCP (`TCP`, every experiment): ns-2's Tahoe agent of the paper's time (`profile =
+  "ns2"`: `cwnd_ += 1/cwnd_`, one packet timed per RTT on the 100 ms `tcpTick_`, RTO at
+  least 2 ticks, initial RTO 6 s), receiver window unlimited (1000 packets: §5.1.2 says
+  so for Fig. 9; the other figures' windows are "varied" and unstated, and §4's model has
+  the network, not the receiver, limit the window), no delayed ACKs (ns-2's default sink;
+  the analysis of §4 ignores them).
 - Trials differ by seed: the sources start at random within the first second (the
   paper gives no start times except in Fig. 6), and BRED's and RED's random drops.
 - CBR sources send evenly spaced packets (ns-2's CBR without `random_`).
@@ -55,6 +58,8 @@ import pandas as pd
 from ..metrics import bred_cbr_bound, jain_index
 from ..results import MBPS, Results
 
+# §5: "congestion control algorithm equivalent to that of TCP tahoe", ns-2's agent (module docstring).
+TCP = {"profile": "ns2", "variant": "tahoe", "window": 1000}
 # §5.1: the ten sources of Fig. 4 in the paper's numbering, and each TCP's RTT (s).
 SOURCES = ["tcp1", "tcp2", "tcp3", "cbr4", "cbr5", "tcp6", "tcp7", "tcp8", "tcp9", "cbr10"]
 TCP_RTT = {"tcp1": 0.04, "tcp2": 0.1, "tcp3": 0.06, "tcp6": 0.04, "tcp7": 0.1, "tcp8": 0.06, "tcp9": 0.04}
@@ -149,9 +154,7 @@ def ten_sources_scenario(
             "packet_size": PACKET_SIZE,
             "access_delay": rtt / 2 - BACKBONE_DELAY - SINK_DELAY,
         }
-        flow.update(
-            {"type": "tcp", "tcp": {"variant": "tahoe"}} if name in TCP_RTT else {"type": "cbr", "rate": rates[name]}
-        )
+        flow.update({"type": "tcp", "tcp": TCP} if name in TCP_RTT else {"type": "cbr", "rate": rates[name]})
         if schedule is None:
             flow["start_jitter"] = 1.0
         else:

@@ -13,12 +13,26 @@ mode (the thresholds are in KB), w_q = 0.002 and max_p = 0.1 (ns-2's `q_weight_`
 "FRED-2 guarantees to each flow a minimum number of buffers": FRED's two-packet-buffer
 extension (FRED §6); FRED-1 is basic FRED. DRR: "when the buffer is full the packet
 from the longest queue is dropped".
+
+TCP, one setup for every §3 experiment (`TCP`): the paper ran ns-2 (§3: "All algorithms
+used in the simulation, except CSFQ and FRED, were part of the standard ns-2
+distribution") and names no TCP variant or setting, so its TCPs were ns-2's of 1998 with
+the defaults of the day: `profile = "ns2"` (`cwnd_ += 1/cwnd_`, one packet timed per RTT
+on the 100 ms `tcpTick_`, `rtxcur_init_` 6 s, `window_` 20; see docs/scenario.md).
+Variant: NewReno, kept from before the profile existed (unstated; ns-2's plain
+`Agent/TCP` would be Tahoe). The demo (Fig. 3(b)) and Table 3 also run today's RFC TCP
+(`TCP_RFC`, the `rfc` profile that the figures used before) as informative rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..results import MBPS, Results
+
+# The paper's simulator's TCP (module docstring), and today's RFC TCP for the informative rows.
+TCP = {"profile": "ns2", "variant": "newreno"}
+TCP_RFC = {"profile": "rfc", "variant": "newreno"}
 BUFFER = "64KB"
 THRESHOLDS = {"min_th": 16000, "max_th": 32000}
 K = "100ms"
@@ -51,3 +65,22 @@ def better_fred(values: Mapping[str, float], lower_is_better: bool) -> str:
     `values` by mechanism; the better of "fred-1" and "fred-2" is the lower or the higher."""
     pick = min if lower_is_better else max
     return pick(("fred-1", "fred-2"), key=lambda m: values[m])
+
+
+def flow0_share_reason(results: Results, paper: str) -> str:
+    """Why CSFQ lets flow 0 (the UDP or ON-OFF source of a dumbbell, bottleneck "L->R") have
+    more than the paper's `paper`, measured: CSFQ drops flow 0 down to its fair-share
+    estimate α, and α sits above what the TCPs (every other flow) achieve, because the TCPs
+    lose packets to CSFQ's drops and wait in retransmission timeouts."""
+    flows = results.flows
+    tcp = flows[flows["id"] != 0]
+    alpha = results.link("L->R")["qdisc.alpha_bps"] / MBPS
+    flow0 = flows.loc[flows["id"] == 0, "goodput_bps"].sum() / MBPS
+    loss = tcp["window_dropped_packets"].sum() / tcp["window_sent_packets"].sum()
+    return (
+        f"CSFQ gives flow 0 its fair-share estimate α = {alpha:.3f} Mbps at the end "
+        f"(flow 0 {flow0:.3f} Mbps), above the TCPs' mean {tcp['goodput_bps'].mean() / MBPS:.3f} Mbps: "
+        f"the TCPs lose {loss:.1%} of their packets and take {tcp['timeouts'].sum()} timeouts "
+        f"against {tcp['fast_retransmits'].sum()} fast retransmits; CSFQ lets flow 0 send at α, "
+        f"which the TCPs' losses keep above the paper's {paper}"
+    )

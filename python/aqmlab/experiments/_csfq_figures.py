@@ -26,8 +26,8 @@ Choices the paper leaves open:
   100 Mbps, 1 ms host links so that each source offers its full jittered rate);
   the parking lot uses the topology's defaults (100 Mbps, 1 ms host links).
 - UDP sources are the paper's footnote-4 CBR: interarrival times uniform in
-  [0.5, 1.5) × the mean; 1000-byte packets. TCP is NewReno, as in the demo (the paper
-  names no variant).
+  [0.5, 1.5) × the mean; 1000-byte packets. TCP: `_csfq.TCP` (ns-2's of 1998, NewReno),
+  as every §3 experiment.
 - Seeds: Figs. 4 and 6 plot one flow's 10-s throughput, which varies by ±0.1 of the
   fair share from seed to seed for a TCP (e.g. CSFQ at N = 32: 0.68 and 0.75 for
   seeds 1 and 2); full runs average seeds 1, 2, 3 so that an ordering check does not

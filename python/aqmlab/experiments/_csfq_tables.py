@@ -9,16 +9,13 @@ link. Packets are 1000 bytes ("1 packet = 1 KB", §3.4). UDP sources have intera
 times uniform in [0.5, 1.5) x the mean (footnote 4).
 
 Choices for values the paper leaves unstated:
-- TCP: NewReno (variant unstated, as in the demo) with the timers of the paper's 1998
-  ns-2, whose defaults changed later (ns-2 test suites keep the old ones with "Agent/TCP
-  set rtxcur_init_ 6.0 ; # Default changed on 2006/01/21" and "Agent/TCP set tcpTick_
-  0.1"): `initial_rto = 6s` and `timer_granularity = 100ms`. The granularity keeps the
-  RTO at least 100 ms above the smoothed RTT; with our default 10 ms, the 100 ms-latency
-  run of Table 3 under CSFQ had about 43 timeouts per TCP flow for 9 drops (CSFQ's queue
-  there swings between empty and 256 KB, 0 to 205 ms, faster than RTTVAR follows) and
-  the spurious timeouts cut the TCPs' mean from 6011 to 4898 packets per 100 s. The
-  initial RTO matters only in Table 2, where a short transfer whose first packet is lost
-  waits for it (see csfq_table2.py).
+- TCP: `_csfq.TCP`, ns-2's TCP of 1998 (`profile = "ns2"`), as every §3 experiment. Its
+  100 ms `tcpTick_` keeps the RTO well above the smoothed RTT: with the `rfc` profile's exact
+  samples and 10 ms granularity, the 100 ms-latency run of Table 3 under CSFQ had about 43
+  timeouts per TCP flow for 9 drops (CSFQ's queue there swings between empty and 256 KB,
+  0 to 205 ms, faster than RTTVAR follows); Table 3 shows that reading as informative
+  rows. The initial RTO (6 s, `rtxcur_init_` until 2006) matters only in Table 2, where a
+  short transfer whose first packet is lost waits for it (see csfq_table2.py).
 - TCP flows start uniformly in the first second (unstated; as the demo).
 - "FRED" of the tables: the paper ran FRED-1 (basic) and FRED-2 (two-packet buffer) and
   reports the better; we run both, show both, and check the better one (named in each
@@ -41,8 +38,6 @@ from . import PAPER_NAMES, _csfq
 
 # §3.4: "1 packet = 1 KB".
 PACKET_BYTES = 1000
-# See the module docstring: the TCP timers of the paper's 1998 ns-2.
-TCP = {"variant": "newreno", "initial_rto": "6s", "timer_granularity": "100ms"}
 # The mechanisms in the tables' row order.
 TABLE_ORDER = ("drr", "csfq", "fred-1", "fred-2", "red", "droptail")
 # The tolerance of the tables' ordering rows (Row.ordered with sort=True).

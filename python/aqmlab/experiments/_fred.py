@@ -30,11 +30,16 @@ This module holds their common setup. What we chose where the paper is silent:
   fast timer). BSD's coarse timers: 500 ms clock, 1 s minimum RTO (§3.2's "one-second
   retransmission time-out"). Receivers consume data at once (unlimited receiver buffer);
   "unlimited" windows are 64 KB = 128 packets of 512 bytes (§3.1: "up to 64 KB").
-  Congestion avoidance grows the window by one packet per window of ACKs (half a packet
-  per RTT with delayed ACKs), without 4.4BSD's extra maxseg/8 per ACK: we tried that term
-  and with it the 6 ms flows' windows grow ~6% per RTT, RED's loss rates rise 3–10×, the
-  link utilisation falls to 75–85% and Table 4's 20% share to 3–11%, far from the paper,
-  so its TCP cannot have had the term in effect.
+  Congestion avoidance grows the window by 1/cwnd per ACK (`congestion_avoidance =
+  "per_ack"`), NetBSD 1.2's rule: its tcp_input.c (rev. 1.23.4.2 on the netbsd-1-2 branch,
+  1996-12-11, as PSC's SACK patch of it ships it; mainline rev. 1.27.8.5 of 1997 alike)
+  computes `incr = incr * incr / cw`, while its comment still describes 4.4BSD-Lite's
+  extra "constant fraction of a packet (maxseg/8)", which the code had dropped. The
+  4.4BSD-Lite reading (`"bsd44"`, +1/cwnd + 1/8 per ACK) runs beside it in `fred-fragile`
+  as informative rows (`.alt_bsd44`): with it the 6 ms flows' windows grow ~6% per RTT.
+  (Before this was established the runs used `"per_window"`, +1 per window of ACKs, after
+  trying the maxseg/8 term and finding it far from the paper: a choice made after seeing
+  results, now replaced by the source's rule.)
 - The tiny-window enhancement (§11.3) is on only in `fred-many-flows`: §11.3 describes
   it as "the TCP enhancement used in the simulations at the end of Section 6", and
   Table 5's caption says all four of its runs used it.
@@ -75,7 +80,10 @@ NETBSD_TCP: dict[str, Any] = {
     "min_rto": "1s",
     "timer_granularity": "500ms",
     "window": WINDOW_64KB,
+    "congestion_avoidance": "per_ack",
 }
+# The other reading of the BSD stack (informative rows): 4.4BSD-Lite's extra maxseg/8 per ACK.
+BSD44_TCP: dict[str, Any] = {**NETBSD_TCP, "congestion_avoidance": "bsd44"}
 
 # §3, §4.5: the constants of every RED and FRED gateway in the paper.
 W_Q = 0.002
@@ -100,9 +108,10 @@ def gateway(mechanism: str, buffer: int, min_th: float, max_th: float) -> dict[s
     raise ValueError(f"mechanism: expected red, fred or fred-2pkt, got {mechanism!r}")
 
 
-def tcp_flow(**options: Any) -> dict[str, Any]:
-    """A flow table's TCP part: 636-byte packets, NETBSD_TCP with `options` on top."""
-    return {"type": "tcp", "packet_size": WIRE_BYTES, "tcp": {**NETBSD_TCP, **options}}
+def tcp_flow(tcp: dict[str, Any] = NETBSD_TCP, **options: Any) -> dict[str, Any]:
+    """A flow table's TCP part: 636-byte packets, `tcp` (the graded NETBSD_TCP or the
+    informative BSD44_TCP) with `options` on top."""
+    return {"type": "tcp", "packet_size": WIRE_BYTES, "tcp": {**tcp, **options}}
 
 
 def pct(x: float) -> float:

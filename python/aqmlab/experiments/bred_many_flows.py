@@ -20,7 +20,7 @@ import aqmlab
 from ..plots import pyplot
 from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment
-from ._bred import DURATION, FEEDER_RATE, PACKET_SIZE, QUICK_DURATION, bred_qdisc, buffer_packets, fairness
+from ._bred import DURATION, FEEDER_RATE, PACKET_SIZE, QUICK_DURATION, TCP, bred_qdisc, buffer_packets, fairness
 
 FIG9_LINK = 1.5e6
 FIG9_FLOWS = [20, 50, 100]
@@ -50,7 +50,7 @@ def many_flows_scenario(
         if i % 4 == 3:
             flow.update(type="cbr", rate=cbr_total_bps / (n // 4))
         else:
-            flow.update(type="tcp", tcp={"variant": "tahoe"}, start_jitter=1.0)
+            flow.update(type="tcp", tcp=TCP, start_jitter=1.0)
         flows.append(flow)
     return {
         "name": f"bred-fig8-{n}",

@@ -15,7 +15,7 @@ import pandas as pd
 from ..results import MBPS
 from . import Reproduction, Row, experiment
 from . import _csfq_figures as figures
-from ._csfq import MECHANISMS
+from ._csfq import MECHANISMS, TCP
 from ._csfq_figures import LINK_MBPS, curves_figure, demo_scenario, flow0_normalised, tcp_losses
 
 # N = 2...32; quick runs a few N on both sides of the paper's DRR/CSFQ crossover.
@@ -35,7 +35,7 @@ FIG4_BASELINE_MAX = 0.5
 def fig4_flows(n: int) -> list[dict]:
     """One TCP (flow 0) and n-1 UDPs, each at twice its fair share 10/n Mbps."""
     return [
-        {"name": "tcp", "type": "tcp", "tcp": {"variant": "newreno"}},
+        {"name": "tcp", "type": "tcp", "tcp": TCP},
         {"name": "udp", "type": "cbr", "rate": 2 * LINK_MBPS * MBPS / n, "jitter": True, "count": n - 1},
     ]
 

@@ -18,7 +18,7 @@ from ..results import MBPS
 from ..scenario import Scenario
 from . import MUCH, Reproduction, Row, RunSettings, experiment
 from . import _csfq_figures as figures
-from ._csfq import MECHANISMS, THRESHOLDS
+from ._csfq import MECHANISMS, TCP, THRESHOLDS
 from ._csfq_figures import LINK_MBPS, curves_figure, flow0_normalised, tcp_losses
 
 FULL = replace(figures.FULL, sweep=(1, 2, 3, 4, 5))
@@ -45,7 +45,7 @@ FIG6B_READING = 0.05
 FIG6B_CSFQ_VS_DRR = 0.2
 
 UDP0 = {"name": "udp0", "type": "cbr", "rate": FIG6_UDP0_BPS, "jitter": True}
-TCP0 = {"name": "tcp0", "type": "tcp", "tcp": {"variant": "newreno"}}
+TCP0 = {"name": "tcp0", "type": "tcp", "tcp": TCP}
 
 
 def parking_lot_scenario(name: str, links: int, through_flow: dict, settings: RunSettings) -> Scenario:

@@ -17,8 +17,8 @@ import pandas as pd
 
 from ..results import MBPS, Results
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
-from ._csfq import better_fred
-from ._csfq_tables import ORDERING, PACKET_BYTES, TCP, bar_figure, mechanisms, paper_groups, single_link_scenario
+from ._csfq import TCP, TCP_RFC, better_fred
+from ._csfq_tables import ORDERING, PACKET_BYTES, bar_figure, mechanisms, paper_groups, single_link_scenario
 
 # Table 3: mean and std of the packets a TCP flow gets per 100 s.
 TABLE3 = {"drr": (6080, 64), "csfq": (5761, 220), "fred": (4974, 190), "red": (628, 80), "droptail": (378, 69)}
@@ -34,10 +34,13 @@ TABLE3_STARVED = 1500
 FULL = RunSettings(seeds=(1, 2, 3), duration=20.0 + 100.0, warmup=20.0)
 QUICK = RunSettings(seeds=(1,), duration=10.0 + 30.0, warmup=10.0)
 
-FLOWS = [
-    {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True},
-    {"name": "tcp", "type": "tcp", "count": 19, "start_jitter": "1s", "tcp": TCP},
-]
+
+def flows(tcp: dict) -> list[dict]:
+    """The UDP flow at 10 Mbps and 19 TCP flows with TCP settings `tcp`."""
+    return [
+        {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True},
+        {"name": "tcp", "type": "tcp", "count": 19, "start_jitter": "1s", "tcp": tcp},
+    ]
 
 
 def latency_metrics(results: Results) -> dict[str, float]:
@@ -50,18 +53,18 @@ def latency_metrics(results: Results) -> dict[str, float]:
 @experiment("csfq-table3", "CSFQ Table 3: 19 TCPs and a 10 Mbps UDP over a 100 ms link")
 def table3(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
-    runs = latency_runs(settings)
-    mean = runs.groupby("mechanism", sort=False)[["mean", "std", "udp_mbps"]].mean()
-    means = mean["mean"].to_dict()
-    fred = better_fred(means, lower_is_better=False)
-    means["fred"] = means[fred]
-    table = _table3_frame(mean)
+    runs = latency_runs(settings, TCP)
+    table, means, fred = _table3(runs)
+    rfc_runs = latency_runs(settings, TCP_RFC)
+    rfc_table, rfc_means, rfc_fred = _table3(rfc_runs)
     window = settings.duration - settings.warmup
     notes = [
         f"Mean over {len(settings.seeds)} seed(s) of the per-run mean and std over the 19 TCP flows; {window:.0f} s "
         f"measured after {settings.warmup:.0f} s, scaled to 100 s. Fair share: 6250 packets per 100 s.",
         f"FRED: FRED-1 {means['fred-1']:.0f}, FRED-2 {means['fred-2']:.0f} packets; "
         f"the better ({PAPER_NAMES[fred]}) is checked.",
+        "Informative rows (info, '.alt_rfc'): the same runs with today's RFC TCP (`rfc` profile) instead of the "
+        "paper's ns-2 TCP (`ns2` profile); table table3_rfc.",
     ]
     figure = bar_figure(
         "CSFQ Table 3: TCP packets per 100 s (mean ± std over 19 flows), 100 ms link",
@@ -71,16 +74,29 @@ def table3(quick: bool) -> Reproduction:
         "paper_mean",
         err="std",
     )
-    data = {"table3": table, "table3_runs": runs}
-    return Reproduction(rows=table3_rows(means, fred), figure=figure, data=data, show=["table3"], notes=notes)
+    data = {"table3": table, "table3_runs": runs, "table3_rfc": rfc_table, "table3_rfc_runs": rfc_runs}
+    rows = table3_rows(means, fred) + [
+        row.informative("RFC TCP", "alt_rfc") for row in table3_rows(rfc_means, rfc_fred)
+    ]
+    return Reproduction(rows=rows, figure=figure, data=data, show=["table3", "table3_rfc"], notes=notes)
 
 
-def latency_runs(settings: RunSettings) -> pd.DataFrame:
-    """One row per seed and mechanism (seed by seed): latency_metrics."""
+def _table3(runs: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, float], str]:
+    """From latency_runs: Table 3's layout, the mean TCP packets per mechanism with "fred" the
+    better FRED version, and that version."""
+    mean = runs.groupby("mechanism", sort=False)[["mean", "std", "udp_mbps"]].mean()
+    means = mean["mean"].to_dict()
+    fred = better_fred(means, lower_is_better=False)
+    means["fred"] = means[fred]
+    return _table3_frame(mean), means, fred
+
+
+def latency_runs(settings: RunSettings, tcp: dict) -> pd.DataFrame:
+    """One row per seed and mechanism (seed by seed): latency_metrics, TCP settings `tcp`."""
     by_mechanism = {
         name: run_seeds(
             single_link_scenario(
-                qdisc, FLOWS, settings.duration, warmup=settings.warmup, delay="100ms", buffer=LATENCY_BUFFER
+                qdisc, flows(tcp), settings.duration, warmup=settings.warmup, delay="100ms", buffer=LATENCY_BUFFER
             ),
             settings.seeds,
         )

@@ -23,7 +23,7 @@ from ..plots import pyplot
 from ..results import MBPS, Results
 from ..scenario import Scenario
 from . import Reproduction, Row, RunSettings, experiment, run_seeds
-from ._csfq_tables import TCP
+from ._csfq import TCP
 
 # Table 4 (Mbps on link 2, averaged over 10 s).
 TABLE4 = {"udp": (3.36, 3.32, 3.28), "tcp": (3.43, 3.13, 3.43)}

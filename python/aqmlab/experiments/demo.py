@@ -1,6 +1,10 @@
 """The demo: CSFQ paper §3.1, Figure 3(b) — one UDP flow at 10 Mbps against 31 TCP
 flows on a 10 Mbps link, under each queue management mechanism.
 
+TCP: `_csfq.TCP` (ns-2's TCP of 1998, the paper's simulator) is graded; the same runs
+with today's RFC TCP (`_csfq.TCP_RFC`) are shown beside them as informative rows
+(`.alt_rfc`).
+
 A mechanism joins the comparison with one entry in `MECHANISMS` (its qdisc table)
 and, if the paper reports the UDP flow's throughput under it, one in `UDP_TARGETS`.
 """
@@ -45,10 +49,21 @@ QUICK = RunSettings(duration="6s", warmup="2s")
 @experiment("demo", "CSFQ Fig. 3(b): 1 UDP at 10 Mbps vs 31 TCPs on a 10 Mbps link, per mechanism")
 def demo(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
-    scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml")
+    scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml").with_tcp(_csfq.TCP)
     if settings.duration is not None:
         scenario = scenario.with_duration(settings.duration, warmup=settings.warmup)
-    return compare(scenario, MECHANISMS)
+    reproduction = compare(scenario, MECHANISMS)
+    return with_reading(reproduction, compare(scenario.with_tcp(_csfq.TCP_RFC), MECHANISMS), "RFC TCP", "alt_rfc")
+
+
+def with_reading(graded: Reproduction, other: Reproduction, reading: str, alt: str) -> Reproduction:
+    """`graded` with the rows of `other` (the same comparison under another `reading` of an
+    open choice) appended as informative rows (keys `.<alt>`), its tables as `<name>_<alt>`."""
+    graded.rows += [row.informative(reading, alt) for row in other.rows]
+    graded.data.update({f"{name}_{alt}": table for name, table in other.data.items()})
+    graded.show.append(f"mechanisms_{alt}")
+    graded.notes += [f"[{reading}] {note}" for note in other.notes]
+    return graded
 
 
 def compare(scenario: Scenario, mechanisms: Mapping[str, Mapping]) -> Reproduction:
@@ -72,25 +87,7 @@ def compare(scenario: Scenario, mechanisms: Mapping[str, Mapping]) -> Reproducti
         data={"per_flow": goodput_table(runs), "mechanisms": overview},
         show=["per_flow", "mechanisms"],
         notes=[f"Jain index of goodput / fair share: {jain}"],
-        reasons={"udp.csfq": csfq_udp_reason(runs["csfq"])} if "csfq" in runs else {},
-    )
-
-
-def csfq_udp_reason(results: Results) -> str:
-    """Why CSFQ's UDP flow gets more than the paper's 0.361 Mbps, measured: CSFQ drops the UDP
-    flow down to its fair-share estimate α, and α sits above what the TCPs achieve, because the
-    TCPs lose packets to CSFQ's drops and wait in retransmission timeouts."""
-    flows = results.flows
-    tcp = flows[flows["id"] != 0]
-    alpha = results.link("L->R")["qdisc.alpha_bps"] / MBPS
-    udp = flows.loc[flows["id"] == 0, "goodput_bps"].sum() / MBPS
-    loss = tcp["window_dropped_packets"].sum() / tcp["window_sent_packets"].sum()
-    return (
-        f"CSFQ gives the UDP flow its fair-share estimate α = {alpha:.3f} Mbps at the end "
-        f"(UDP {udp:.3f} Mbps), above the TCPs' mean {tcp['goodput_bps'].mean() / MBPS:.3f} Mbps: "
-        f"the TCPs lose {loss:.1%} of their packets and take {tcp['timeouts'].sum()} timeouts "
-        f"against {tcp['fast_retransmits'].sum()} fast retransmits; CSFQ lets the UDP flow send at α, "
-        "which the TCPs' losses keep above the paper's 0.361"
+        reasons={"udp.csfq": _csfq.flow0_share_reason(runs["csfq"], "0.361 Mbps")} if "csfq" in runs else {},
     )
 
 

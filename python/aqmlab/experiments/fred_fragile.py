@@ -1,6 +1,10 @@
 """FRED §3.1 and §5, Fig. 1, Tables 1–4: a window-limited 36 ms-RTT TCP (the "fragile"
 flow) against four 6 ms-RTT TCPs on 45 Mbps, buffer 16…56 packets, RED vs FRED.
 
+Graded with NetBSD 1.2's congestion avoidance (`_fred.NETBSD_TCP`); every row is repeated
+with 4.4BSD-Lite's extra maxseg/8 per ACK (`_fred.BSD44_TCP`) as an informative
+`.alt_bsd44` row.
+
 Setup and the choices where the paper is silent: `_fred.py`.
 """
 
@@ -17,7 +21,7 @@ import aqmlab
 from ..plots import pyplot
 from ..results import Results
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
-from ._fred import PAYLOAD_BYTES, WINDOW_64KB, WIRE_BYTES, gateway, pct, tcp_flow
+from ._fred import BSD44_TCP, NETBSD_TCP, PAYLOAD_BYTES, WINDOW_64KB, WIRE_BYTES, gateway, pct, tcp_flow
 
 BUFFERS = (16, 24, 32, 40, 48, 56)
 LINK_BPS = 45e6
@@ -84,11 +88,18 @@ FULL = RunSettings(seeds=range(1, 11), duration=50.0)
 QUICK = RunSettings(seeds=(1,), duration=30.0)
 
 
-def fragile_scenario(mechanism: str, buffer: int, window: int, seed: int = 1, duration: float = 50.0) -> dict[str, Any]:
+def fragile_scenario(
+    mechanism: str,
+    buffer: int,
+    window: int,
+    seed: int = 1,
+    duration: float = 50.0,
+    tcp: dict[str, Any] = NETBSD_TCP,
+) -> dict[str, Any]:
     """Fig. 1: the fragile TCP (flow 0, RTT 36 ms, `window` packets) and four robust TCPs
     (RTT 6 ms, 64 KB windows) through a RED or FRED gateway of `buffer` packets with
-    min_th = BS/4, max_th = BS/2. §3.1: every TCP starts at a random time in the first 5 s;
-    only the second half of the run is measured."""
+    min_th = BS/4, max_th = BS/2, all TCPs with settings `tcp`. §3.1: every TCP starts at a
+    random time in the first 5 s; only the second half of the run is measured."""
     return {
         "name": f"fred-fig1-{mechanism}-bs{buffer}-w{window}",
         "simulation": {"duration": duration, "warmup": duration / 2, "seed": seed, "sample_interval": 0.01},
@@ -106,19 +117,19 @@ def fragile_scenario(mechanism: str, buffer: int, window: int, seed: int = 1, du
         "flows": [
             {
                 "name": "fragile",
-                **tcp_flow(window=window),
+                **tcp_flow(tcp, window=window),
                 "access_rate": LINK_BPS,
                 "access_delay": "16ms",
                 "start_jitter": "5s",
             },
-            {"name": "robust", **tcp_flow(), "count": 4, "start_jitter": "5s"},
+            {"name": "robust", **tcp_flow(tcp), "count": 4, "start_jitter": "5s"},
         ],
     }
 
 
-def standalone_scenario(duration: float = 20.0) -> dict[str, Any]:
+def standalone_scenario(duration: float = 20.0, tcp: dict[str, Any] = NETBSD_TCP) -> dict[str, Any]:
     """§3.1: the 64 KB-window long-delay connection alone (no competing traffic)."""
-    scenario = fragile_scenario("red", 56, WINDOW_64KB, seed=1, duration=duration)
+    scenario = fragile_scenario("red", 56, WINDOW_64KB, seed=1, duration=duration, tcp=tcp)
     scenario["flows"] = scenario["flows"][:1]
     scenario["flows"][0]["start_jitter"] = 0
     return scenario
@@ -157,9 +168,41 @@ DROP_REASONS = ("early", "forced", "overflow", "per_flow_limit")
 @experiment("fred-fragile", "FRED Tables 1-4: a window-limited 36 ms TCP vs four 6 ms TCPs, RED vs FRED, BS 16-56")
 def fragile(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
-    runs = fragile_runs(settings)
+    runs, means, rows = _reading(settings, NETBSD_TCP)
+    bsd44_runs, bsd44_means, bsd44_rows = _reading(settings, BSD44_TCP)
+    rows += [row.informative("4.4BSD maxseg/8", "alt_bsd44") for row in bsd44_rows]
+    red16, red64 = means.loc[("red", FRAGILE_WINDOW)], means.loc[("red", WINDOW_64KB)]
+    fred16, fred64 = means.loc[("fred", FRAGILE_WINDOW)], means.loc[("fred", WINDOW_64KB)]
+    tables = {
+        "table1_red_w16": _paper_vs_ours(TABLE1, red16),
+        "table2_red_w64k": _paper_vs_ours(TABLE2, red64),
+        "table3_fred_w16": _paper_vs_ours(TABLE3, fred16),
+        "table4_fred_w64k": _paper_vs_ours(TABLE4, fred64),
+    }
+    bsd44_tables = {
+        "table1_red_w16_bsd44": _paper_vs_ours(TABLE1, bsd44_means.loc[("red", FRAGILE_WINDOW)]),
+        "table4_fred_w64k_bsd44": _paper_vs_ours(TABLE4, bsd44_means.loc[("fred", WINDOW_64KB)]),
+    }
+    notes = _fragile_notes(settings, means) + [
+        "Informative rows (info, '.alt_bsd44'): every row again with 4.4BSD-Lite's extra maxseg/8 per ACK in "
+        "congestion avoidance; tables table1_red_w16_bsd44, table4_fred_w64k_bsd44 (all cells in runs_bsd44)."
+    ]
+    return Reproduction(
+        rows=rows,
+        figure=_fragile_figure(means),
+        data={**tables, **bsd44_tables, "runs": runs, "runs_bsd44": bsd44_runs},
+        show=list(tables) + list(bsd44_tables),
+        notes=notes,
+        reasons=_failure_reasons(settings, means),
+    )
+
+
+def _reading(settings: RunSettings, tcp: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, list[Row]]:
+    """Every run with TCP settings `tcp`: the runs (fragile_runs), their means by mechanism,
+    window and buffer, and the rows of Tables 1–4 and §3.1's standalone run."""
+    runs = fragile_runs(settings, tcp)
     means = runs.groupby(["mechanism", "window", "buffer"]).mean(numeric_only=True).drop(columns="seed")
-    standalone = pct(aqmlab.run(standalone_scenario()).flows["goodput_bps"].iloc[0] / LINK_BPS)
+    standalone = pct(aqmlab.run(standalone_scenario(tcp=tcp)).flows["goodput_bps"].iloc[0] / LINK_BPS)
     red16, red64 = means.loc[("red", FRAGILE_WINDOW)], means.loc[("red", WINDOW_64KB)]
     fred16, fred64 = means.loc[("fred", FRAGILE_WINDOW)], means.loc[("fred", WINDOW_64KB)]
     rows = [
@@ -176,27 +219,14 @@ def fragile(quick: bool) -> Reproduction:
         *_table4_rows(fred64),
         *_fred_vs_red_rows(red16, fred16, red64, fred64),
     ]
-    tables = {
-        "table1_red_w16": _paper_vs_ours(TABLE1, red16),
-        "table2_red_w64k": _paper_vs_ours(TABLE2, red64),
-        "table3_fred_w16": _paper_vs_ours(TABLE3, fred16),
-        "table4_fred_w64k": _paper_vs_ours(TABLE4, fred64),
-    }
-    return Reproduction(
-        rows=rows,
-        figure=_fragile_figure(means),
-        data={**tables, "runs": runs},
-        show=list(tables),
-        notes=_fragile_notes(settings, means),
-        reasons=_failure_reasons(settings, means),
-    )
+    return runs, means, rows
 
 
-def fragile_runs(settings: RunSettings) -> pd.DataFrame:
-    """One row per run: mechanism, window, buffer, seed and `fragile_metrics`."""
+def fragile_runs(settings: RunSettings, tcp: dict[str, Any] = NETBSD_TCP) -> pd.DataFrame:
+    """One row per run: mechanism, window, buffer, seed and `fragile_metrics`, TCP settings `tcp`."""
     records = []
     for mechanism, window, buffer in itertools.product(("red", "fred"), (FRAGILE_WINDOW, WINDOW_64KB), BUFFERS):
-        scenario = fragile_scenario(mechanism, buffer, window, duration=settings.duration)
+        scenario = fragile_scenario(mechanism, buffer, window, duration=settings.duration, tcp=tcp)
         for seed, results in zip(settings.seeds, run_seeds(scenario, settings.seeds), strict=True):
             labels = {"mechanism": mechanism, "window": window, "buffer": buffer, "seed": seed}
             records.append({**labels, **fragile_metrics(results)})

@@ -113,6 +113,20 @@ pub enum Variant {
     Sack,
 }
 
+/// How congestion avoidance grows cwnd per new ACK (slow start is +1 per ACK in all three).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionAvoidance {
+    /// +1 once cwnd ACKs have arrived: one packet per RTT (RFC 5681 §3.1; Linux's snd_cwnd_cnt).
+    PerWindow,
+    /// +1/cwnd per ACK: RFC 5681 eq. (3); ns-2 tcp.cc opencwnd() with `windowOption_ 1`;
+    /// BSD's `incr = maxseg*maxseg/cw` (NetBSD 1.2 tcp_input.c).
+    PerAck,
+    /// 4.4BSD-Lite tcp_input.c: `incr = maxseg*maxseg/cw + maxseg/8` per ACK, i.e.
+    /// +1/cwnd + 1/8 packet ("to help larger windows open quickly enough").
+    Bsd44,
+}
+
 /// Which TCP the agents reproduce; it supplies the defaults of the options
 /// left out and selects the rules that differ (sender.rs, ns2_rtt.rs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -138,6 +152,8 @@ pub struct TcpOptions {
     pub window: Option<u64>,
     /// Initial congestion window in packets (profile default).
     pub initial_window: Option<u64>,
+    /// Congestion-avoidance growth rule (profile default: rfc `per_window`, ns2 `per_ack`).
+    pub congestion_avoidance: Option<CongestionAvoidance>,
     /// Initial slow-start threshold in packets (default: `window`, i.e. "arbitrarily high", RFC 5681 §3.1).
     pub initial_ssthresh: Option<f64>,
     /// Acknowledge every second packet, or after `delack_timeout` (RFC 5681 §4.2).
@@ -169,6 +185,7 @@ pub struct TcpParams {
     pub variant: Variant,
     pub window: u64,
     pub initial_window: u64,
+    pub congestion_avoidance: CongestionAvoidance,
     pub initial_ssthresh: f64,
     pub delayed_ack: bool,
     pub delack_timeout: Seconds,
@@ -184,6 +201,7 @@ pub struct TcpParams {
 struct ProfileDefaults {
     window: u64,
     initial_window: u64,
+    congestion_avoidance: CongestionAvoidance,
     min_rto: f64,
     timer_granularity: f64,
     initial_rto: f64,
@@ -197,6 +215,8 @@ impl Profile {
                 window: 1000,
                 // ns-2 windowInit_ = 1 (RFC 5681 allows up to 4).
                 initial_window: 1,
+                // RFC 5681 §3.1: about one packet per RTT.
+                congestion_avoidance: CongestionAvoidance::PerWindow,
                 // The floor of the papers' ns-2 (two 100 ms ticks) and of Linux; RFC 6298 recommends 1 s.
                 min_rto: 0.2,
                 // ns-2's later tcpTick_ (10 ms, from 2002); the RTO's G term, samples stay exact.
@@ -210,6 +230,8 @@ impl Profile {
                 window: 20,
                 // `windowInit_ 1` (2 only from 2001-05-26).
                 initial_window: 1,
+                // `windowOption_ 1`.
+                congestion_avoidance: CongestionAvoidance::PerAck,
                 // `minrto_` did not exist before 2001-05 (then 0); rtt_timeout() floors at 2 ticks.
                 min_rto: 0.0,
                 // `tcpTick_ 0.1` (0.01 only from 2002-03-07).
@@ -231,6 +253,7 @@ impl TcpOptions {
             variant: self.variant,
             window,
             initial_window: self.initial_window.unwrap_or(d.initial_window),
+            congestion_avoidance: self.congestion_avoidance.unwrap_or(d.congestion_avoidance),
             initial_ssthresh: self.initial_ssthresh.unwrap_or(window as f64),
             delayed_ack: self.delayed_ack,
             // ns-2 DelAckSink interval_ = 100 ms in both profiles.

@@ -21,7 +21,8 @@
 //!
 //! [`Profile::Ns2`] replaces, each rule with ns-2's file and variable (ns-2 of
 //! 1997–2001, ns-default.tcl defaults):
-//! - congestion avoidance `cwnd_ += 1/cwnd_` per new ACK (tcp.cc opencwnd(), `windowOption_ 1`);
+//! - congestion avoidance `cwnd_ += 1/cwnd_` per new ACK (tcp.cc opencwnd(), `windowOption_ 1`;
+//!   [`CongestionAvoidance`], which a scenario may also set on its own);
 //! - the RTT estimator by [`Ns2Rtt`] (one packet per RTT, 100 ms ticks, integer arithmetic);
 //! - NewReno restarts the timer on every partial ACK ("Slow-but-Steady",
 //!   tcp-newreno.cc partialnewack_helper(), `newreno_changes1_ 0`), drops the
@@ -38,7 +39,7 @@ use super::ns2_rtt::Ns2Rtt;
 use super::rto::RtoEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
-use super::{Profile, TcpParams, Variant, Workload};
+use super::{CongestionAvoidance, Profile, TcpParams, Variant, Workload};
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
@@ -48,6 +49,8 @@ use rand_distr::{Distribution, Exp, Pareto};
 
 /// FRED §11.3: the tiny-window enhancement applies "with a congestion window smaller than about 10 packets".
 const TINY_WINDOW: f64 = 10.0;
+/// 4.4BSD-Lite tcp_input.c's "constant fraction of a packet (maxseg/8)" per ACK in congestion avoidance.
+const BSD44_EXTRA_INCREMENT: f64 = 1.0 / 8.0;
 /// Timer kinds (see [`Timer`]).
 const RETRANSMIT: u64 = 0;
 const NEXT_TRANSFER: u64 = 1;
@@ -107,6 +110,7 @@ enum Application {
 pub struct TcpSender {
     profile: Profile,
     variant: Variant,
+    congestion_avoidance: CongestionAvoidance,
     size: u32,
     /// Maximum (receiver) window, packets.
     window: u64,
@@ -184,6 +188,7 @@ impl TcpSender {
         TcpSender {
             profile: opts.profile,
             variant: opts.variant,
+            congestion_avoidance: opts.congestion_avoidance,
             size,
             window: opts.window,
             initial_window: opts.initial_window as f64,
@@ -329,22 +334,27 @@ impl TcpSender {
         }
     }
 
-    /// Slow start: +1 per new ACK. Congestion avoidance: +1 once cwnd ACKs have
-    /// arrived, i.e. one packet per RTT as RFC 5681 §3.1 intends (ns-2's
-    /// wnd_option_ 0, Linux 2.4's snd_cwnd_cnt). With delayed ACKs the growth
-    /// halves, the b = 2 of the throughput models. RFC 5681 eq. (3), +1/cwnd
-    /// per ACK, grows only floor(cwnd)/cwnd per RTT when the window in packets is floor(cwnd).
+    /// Slow start: +1 per new ACK. Congestion avoidance by [`CongestionAvoidance`]:
+    /// `per_window` +1 once cwnd ACKs have arrived, i.e. one packet per RTT as RFC 5681
+    /// §3.1 intends; with delayed ACKs the growth halves, the b = 2 of the throughput
+    /// models. RFC 5681 eq. (3), +1/cwnd per ACK (`per_ack`), grows only floor(cwnd)/cwnd
+    /// per RTT when the window in packets is floor(cwnd).
     fn open_cwnd(&mut self) {
         if self.cwnd < self.ssthresh {
             self.cwnd += 1.0;
-        } else if self.profile == Profile::Ns2 {
-            // tcp.cc opencwnd(), `windowOption_ 1`, `increase_num_ 1.0`: cwnd_ += 1/cwnd_.
-            self.cwnd += 1.0 / self.cwnd;
         } else {
-            self.ca_acks += 1;
-            if self.ca_acks as f64 >= self.cwnd {
-                self.ca_acks = 0;
-                self.cwnd += 1.0;
+            match self.congestion_avoidance {
+                // tcp.cc opencwnd(), `windowOption_ 1`, `increase_num_ 1.0`: cwnd_ += 1/cwnd_.
+                CongestionAvoidance::PerAck => self.cwnd += 1.0 / self.cwnd,
+                // 4.4BSD-Lite tcp_input.c: incr = maxseg*maxseg/cw + maxseg/8, in packets.
+                CongestionAvoidance::Bsd44 => self.cwnd += 1.0 / self.cwnd + BSD44_EXTRA_INCREMENT,
+                CongestionAvoidance::PerWindow => {
+                    self.ca_acks += 1;
+                    if self.ca_acks as f64 >= self.cwnd {
+                        self.ca_acks = 0;
+                        self.cwnd += 1.0;
+                    }
+                }
             }
         }
         // Growth beyond the receiver window could never be used.
@@ -792,6 +802,25 @@ mod tests {
         }
         // int(cwnd_) = 10 after a full window of ACKs: no extra packet this round (floor(w)/w growth).
         assert!(h.tcp.cwnd < 11.0 && h.tcp.snd_max == 20);
+    }
+
+    #[test]
+    fn bsd44_congestion_avoidance_adds_an_eighth_more_per_ack() {
+        let mut h = Harness::new(TcpOptions {
+            congestion_avoidance: Some(CongestionAvoidance::Bsd44),
+            initial_window: Some(16),
+            initial_ssthresh: Some(16.0),
+            window: Some(100),
+            ..Default::default()
+        });
+        let mut w: f64 = 16.0;
+        for ack in 1..=16 {
+            h.ack(ack);
+            w += 1.0 / w + 0.125;
+        }
+        assert_eq!(h.tcp.cwnd, w);
+        // One window of 16 ACKs: Σ 1/w ≈ 0.92 plus 16/8 = 2, against +1 under `per_window`.
+        assert!((h.tcp.cwnd - 18.92).abs() < 0.01, "cwnd {}", h.tcp.cwnd);
     }
 
     #[test]

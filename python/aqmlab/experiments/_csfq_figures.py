@@ -51,7 +51,7 @@ import aqmlab
 from ..plots import pyplot
 from ..scenario import Scenario
 from . import PAPER_NAMES, RunSettings, run_seeds
-from ._csfq import MECHANISMS, better_fred
+from ._csfq import MECHANISMS, PACKET_BYTES, WINDOW, better_fred
 
 LINK_MBPS = 10.0
 # The 10-s average of a 20 s run (full), or of the last 4 s of 6 s on seed 1 (quick); full runs
@@ -104,19 +104,33 @@ def curves_figure(panels: list[tuple[pd.DataFrame, str, str, str]], columns: Ite
 
 
 def tcp_losses(scenario: Scenario, seed: int, names: tuple[str, ...]) -> str:
-    """The TCP's (flow 0's) losses under each of `names` in one scenario (one seed), measured:
-    the reason for a failing row that compares their TCP shares."""
+    """The TCP's (flow 0's) losses and window bound under each of `names` in one scenario (one
+    seed), measured: the reason for a failing row that compares their TCP shares."""
     facts = []
     for name in names:
         results = aqmlab.run(scenario.with_qdisc(MECHANISMS[name]).with_seed(seed))
         tcp = results.flows.iloc[0]
         drops = results.drops[results.drops["flow"] == 0].groupby("reason")["window_count"].sum()
         mix = ", ".join(f"{reason} {n}" for reason, n in drops.items() if n > 0) or "none"
+        bound = window_bound(results)
         facts.append(
             f"{PAPER_NAMES[name]} {tcp['normalised_goodput']:.3f} of its share, loss {tcp['loss_rate']:.1%} "
-            f"(drops {mix}), {tcp['timeouts']} timeouts, {tcp['fast_retransmits']} fast retransmits"
+            f"(drops {mix}), {tcp['timeouts']} timeouts, {tcp['fast_retransmits']} fast retransmits, "
+            f"window bound {bound:.2f} of its share ({tcp['normalised_goodput'] / bound:.0%} of it used)"
         )
     return (
         f"seed {seed}, the TCP: " + "; ".join(facts) + ". The shares follow the timeouts (each idles the TCP for at "
-        "least one RTO of a 10-s or, quick, 4-s measurement)."
+        f"least one RTO of a 10-s or, quick, 4-s measurement) or the window: {WINDOW} packets per RTT (ns-2's "
+        "window_), over the base RTT plus the mean queueing delay of the congested links the mechanism keeps."
     )
+
+
+def window_bound(results: aqmlab.Results) -> float:
+    """Flow 0's largest rate with a WINDOW-packet window, as a fraction of its fair share: WINDOW
+    packets per base RTT plus the mean queueing delay (measured window) of the monitored links,
+    which flow 0 crosses in every topology here (the congested ones)."""
+    flow = results.flows.iloc[0]
+    queue = results.queue[results.queue["time"] >= results.warmup]
+    rates = results.links.set_index("id")["rate_bps"]
+    queueing = sum(bytes_ * 8 / rates[link] for link, bytes_ in queue.groupby("link")["bytes"].mean().items())
+    return WINDOW * PACKET_BYTES * 8 / (flow["base_rtt"] + queueing) / flow["fair_share_bps"]

@@ -36,8 +36,6 @@ from ..plots import pyplot
 from ..scenario import Scenario
 from . import PAPER_NAMES, _csfq
 
-# §3.4: "1 packet = 1 KB".
-PACKET_BYTES = 1000
 # The mechanisms in the tables' row order.
 TABLE_ORDER = ("drr", "csfq", "fred-1", "fred-2", "red", "droptail")
 # The tolerance of the tables' ordering rows (Row.ordered with sort=True).

@@ -17,8 +17,8 @@ import pandas as pd
 
 from ..results import MBPS, Results
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
-from ._csfq import TCP, TCP_RFC, better_fred
-from ._csfq_tables import ORDERING, PACKET_BYTES, bar_figure, mechanisms, paper_groups, single_link_scenario
+from ._csfq import PACKET_BYTES, TCP, TCP_RFC, better_fred
+from ._csfq_tables import ORDERING, bar_figure, mechanisms, paper_groups, single_link_scenario
 
 # Table 3: mean and std of the packets a TCP flow gets per 100 s.
 TABLE3 = {"drr": (6080, 64), "csfq": (5761, 220), "fred": (4974, 190), "red": (628, 80), "droptail": (378, 69)}

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
@@ -157,6 +158,18 @@ class Results:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {t: getattr(self, t) for t in TABLES}
+
+    def active_sources(self, step: float = 0.1) -> pd.Series:
+        """How many flows are in a transfer at each multiple of `step` seconds (SRED §VII:
+        "active" = sending a file whose last byte is not yet acknowledged), from `transfers`;
+        a transfer still open at the end counts until the end. E.g.
+        `results.active_sources(1.0).median()`."""
+        times = np.arange(0.0, self.duration, step)
+        starts = np.sort(self.transfers["start"].to_numpy())
+        ends = np.sort(self.transfers["end"].fillna(np.inf).to_numpy())
+        started = np.searchsorted(starts, times, side="right")
+        ended = np.searchsorted(ends, times, side="right")
+        return pd.Series(started - ended, index=pd.Index(times, name="time"), name="active")
 
     def summary(self, wall_time: bool = True) -> dict[str, Any]:
         """Per-flow goodput and drops, Jain index, utilisation of monitored links, events;

@@ -399,11 +399,11 @@ fn workload_errors_name_the_field() {
         ),
         (
             r#"workload = { type = "ftp" }"#,
-            "flows[0].workload.type: unknown type `ftp`, expected one of infinite, transfer, web",
+            "flows[0].workload.type: unknown type `ftp`, expected one of infinite, transfer, web, neidhardt",
         ),
         (
             r#"workload = { packets = 3 }"#,
-            "flows[0].workload: missing field `type` (one of infinite, transfer, web)",
+            "flows[0].workload: missing field `type` (one of infinite, transfer, web, neidhardt)",
         ),
     ];
     for (settings, expected) in cases {

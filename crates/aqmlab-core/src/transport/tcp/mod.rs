@@ -25,12 +25,13 @@ pub mod sack;
 pub mod sender;
 pub mod sink;
 pub mod timer;
+pub mod web;
 
 use super::{Agent, FlowConfig};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
 use crate::time::Time;
-use crate::units::Seconds;
+use crate::units::{Bytes, Seconds};
 use crate::validate::{error_at, from_tagged_value, require_non_negative, require_positive, take_tag};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -313,6 +314,8 @@ pub enum Workload {
     Transfer(TransferWorkload),
     /// Web mode (`type = "web"`).
     Web(WebWorkload),
+    /// SRED §VII's web-like source (`type = "neidhardt"`).
+    Neidhardt(NeidhardtWorkload),
 }
 
 /// One transfer of `packets` packets; its completion time is reported in `transfers`.
@@ -341,6 +344,147 @@ impl WebWorkload {
     }
 }
 
+/// SRED §VII's web-like source: files of eq. 7.1's size in bytes, each a new connection,
+/// then a think time of eq. 7.2 that starts when the file's last packet is acknowledged.
+/// Every setting defaults to the paper's.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct NeidhardtWorkload {
+    /// Median file size μ of eq. 7.1 ("μ = 2190" bytes).
+    pub median: Bytes,
+    /// α of eq. 7.1 ("α = 1.15066": finite mean, 14954 bytes, infinite variance).
+    pub shape: f64,
+    /// File bytes per packet: SRED §VI's MSS of 536 bytes.
+    pub segment: Bytes,
+    /// Eq. 7.2's mixture components (weights sum to 1).
+    pub think: Vec<ThinkComponent>,
+    /// Think times below this are drawn again ("if the think-time came out below 50 msec we re-sampled").
+    pub think_min: Seconds,
+}
+
+/// One component of SRED eq. 7.2: with probability `weight`, a think time with
+/// P{T > t} = (1 + (t/median)^shape)^−1.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ThinkComponent {
+    pub weight: f64,
+    pub median: Seconds,
+    pub shape: f64,
+}
+
+impl Default for NeidhardtWorkload {
+    fn default() -> Self {
+        NeidhardtWorkload {
+            median: Bytes(2190),
+            shape: 1.15066,
+            segment: Bytes(536),
+            // SRED §VII: "p_h = .4953916, p_l = .5046084, μ_h = 1.0, α_h = 1.243437, μ_l = .0245032,
+            // α_l = 3.252665" (Neidhardt's think times divided by 10, as the paper does).
+            think: vec![
+                ThinkComponent {
+                    weight: 0.4953916,
+                    median: Seconds(1.0),
+                    shape: 1.243437,
+                },
+                ThinkComponent {
+                    weight: 0.5046084,
+                    median: Seconds(0.0245032),
+                    shape: 3.252665,
+                },
+            ],
+            think_min: Seconds(0.05),
+        }
+    }
+}
+
+impl NeidhardtWorkload {
+    pub fn file_size(&self) -> web::FileSize {
+        web::FileSize::Bytes {
+            law: web::LogLogistic {
+                median: self.median.0 as f64,
+                shape: self.shape,
+            },
+            segment: self.segment.0 as f64,
+        }
+    }
+
+    pub fn think_time(&self) -> web::ThinkTime {
+        let components = self
+            .think
+            .iter()
+            .map(|c| {
+                let law = web::LogLogistic {
+                    median: c.median.0,
+                    shape: c.shape,
+                };
+                (c.weight, law)
+            })
+            .collect();
+        web::ThinkTime::Mixture {
+            components,
+            min: self.think_min.0,
+        }
+    }
+
+    fn validate(&self, field: impl Fn(&str) -> String) -> Result<(), ScenarioError> {
+        require_positive(&field("median"), self.median.0 as f64)?;
+        require_positive(&field("segment"), self.segment.0 as f64)?;
+        if !(self.shape > 1.0 && self.shape.is_finite()) {
+            return Err(ScenarioError::new(
+                field("shape"),
+                format!("must be > 1 (a finite mean), got {}", self.shape),
+            ));
+        }
+        if self.think.is_empty() {
+            return Err(ScenarioError::new(field("think"), "must have at least one component"));
+        }
+        for (i, c) in self.think.iter().enumerate() {
+            let at = |name: &str| field(&format!("think[{i}].{name}"));
+            if !(c.weight > 0.0 && c.weight <= 1.0) {
+                return Err(ScenarioError::new(
+                    at("weight"),
+                    format!("must be in (0, 1], got {}", c.weight),
+                ));
+            }
+            require_positive(&at("median"), c.median.0)?;
+            require_positive(&at("shape"), c.shape)?;
+        }
+        let total: f64 = self.think.iter().map(|c| c.weight).sum();
+        if (total - 1.0).abs() > 1e-6 {
+            return Err(ScenarioError::new(
+                field("think"),
+                format!("weights must sum to 1, got {total}"),
+            ));
+        }
+        // A minimum most draws miss would make the re-drawing loop spin.
+        let p_min: f64 = self.think_time_survival(self.think_min.0);
+        if !(self.think_min.0 >= 0.0 && p_min >= 0.01) {
+            return Err(ScenarioError::new(
+                field("think_min"),
+                format!(
+                    "must be >= 0 and leave at least 1 % of think times above it, got {} s ({:.2e} above)",
+                    self.think_min.0, p_min
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// P{T > t} of the think-time mixture before re-drawing.
+    fn think_time_survival(&self, t: f64) -> f64 {
+        self.think
+            .iter()
+            .map(|c| {
+                let law = web::LogLogistic {
+                    median: c.median.0,
+                    shape: c.shape,
+                };
+                c.weight * law.survival(t)
+            })
+            .sum()
+    }
+}
+
 /// `type = "infinite"` takes no settings.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -350,13 +494,14 @@ impl<'de> Deserialize<'de> for Workload {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut value = serde_json::Value::deserialize(d)?;
-        match take_tag(&mut value, &["infinite", "transfer", "web"])
+        match take_tag(&mut value, &["infinite", "transfer", "web", "neidhardt"])
             .map_err(D::Error::custom)?
             .as_str()
         {
             "infinite" => from_tagged_value::<Infinite>(value).map(|_| Workload::Infinite),
             "transfer" => from_tagged_value(value).map(Workload::Transfer),
-            _ => from_tagged_value(value).map(Workload::Web),
+            "web" => from_tagged_value(value).map(Workload::Web),
+            _ => from_tagged_value(value).map(Workload::Neidhardt),
         }
         .map_err(D::Error::custom)
     }
@@ -385,6 +530,7 @@ impl Workload {
                 }
                 require_non_negative(&field("think_time"), w.think_time.0)
             }
+            Workload::Neidhardt(n) => n.validate(field),
         }
     }
 }

@@ -39,13 +39,13 @@ use super::ns2_rtt::Ns2Rtt;
 use super::rto::RtoEstimator;
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
+use super::web::{FileSize, ThinkTime};
 use super::{CongestionAvoidance, Profile, TcpParams, Variant, Workload};
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
 use crate::transport::{Agent, AgentCtx, AgentStats, Transfer};
 use rand::Rng as _;
-use rand_distr::{Distribution, Exp, Pareto};
 
 /// FRED §11.3: the tiny-window enhancement applies "with a congestion window smaller than about 10 packets".
 const TINY_WINDOW: f64 = 10.0;
@@ -100,10 +100,10 @@ enum Application {
     Infinite,
     /// One transfer of this many packets.
     Transfer(u64),
-    /// Transfers of Pareto size (packets) separated by exponential think times (seconds; None = 0).
+    /// Transfers of random size separated by random think times (web.rs).
     Web {
-        size: Pareto<f64>,
-        think: Option<Exp<f64>>,
+        size: FileSize,
+        think: ThinkTime,
     },
 }
 
@@ -162,14 +162,14 @@ impl TcpSender {
         let application = match workload {
             Workload::Infinite => Application::Infinite,
             Workload::Transfer(t) => Application::Transfer(t.packets),
-            Workload::Web(web) => {
-                let (mean, shape, think) = (web.pareto_mean, web.pareto_shape, web.think_time.0);
-                Application::Web {
-                    // A Pareto with mean m and shape a has scale m·(a - 1)/a.
-                    size: Pareto::new(mean * (shape - 1.0) / shape, shape).expect("validated: mean >= 1, shape > 1"),
-                    think: (think > 0.0).then(|| Exp::new(1.0 / think).expect("validated: think_time > 0")),
-                }
-            }
+            Workload::Web(web) => Application::Web {
+                size: FileSize::pareto(web.pareto_mean, web.pareto_shape),
+                think: ThinkTime::exponential(web.think_time.0),
+            },
+            Workload::Neidhardt(n) => Application::Web {
+                size: n.file_size(),
+                think: n.think_time(),
+            },
         };
         let initial_ssthresh = opts.initial_ssthresh;
         let rtt = match opts.profile {
@@ -569,15 +569,15 @@ impl TcpSender {
         t.end = Some(to_secs(ctx.now));
         if let Application::Web { think, .. } = &self.application {
             // SRED §7: the think time starts when the last packet is acknowledged.
-            let gap = think.map_or(0.0, |d| d.sample(&mut self.rng));
+            let gap = think.sample(&mut self.rng);
             self.transfer_timer.set(ctx.now + from_secs(gap), ctx);
         }
     }
 
-    /// Starts the next web object: a Pareto number of packets, at least one.
+    /// Starts the next web object: a random number of packets, at least one.
     fn start_web_transfer(&mut self, ctx: &mut AgentCtx) {
         if let Application::Web { size, .. } = &self.application {
-            let packets = (size.sample(&mut self.rng).round() as u64).max(1);
+            let packets = size.packets(&mut self.rng);
             self.start_transfer(packets, ctx);
         }
     }

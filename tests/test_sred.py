@@ -1,6 +1,7 @@
 """SRED through the whole stack: its drops, P(t) in the queue samples, and the §VIII per-flow table."""
 
 import aqmlab
+import pandas as pd
 import pytest
 from conftest import dumbbell
 
@@ -52,6 +53,20 @@ def test_hit_frequency_is_sampled_and_estimates_the_sum_of_squared_shares(result
     # constants, σ of its mean ≈ 1.5 % of P; TCP's bursts add a bias of a few % (§VIII).
     assert window["hit_frequency"].mean() == pytest.approx((shares**2).sum(), rel=0.1)
     assert window["hit_frequency"].between(0, 1).all()
+
+
+def test_the_queue_figure_plots_p_of_t_beside_the_queue_in_bytes(results):
+    from aqmlab.plots import queue_figure
+
+    fig = queue_figure(results)
+    queue_axis, right = fig.axes
+    assert queue_axis.get_ylabel() == "queue (bytes)"
+    assert [line.get_label() for line in right.get_lines()] == ["P(t)"]
+
+
+def test_the_per_flow_table_is_saved_and_reads_back(results, tmp_path):
+    results.save(tmp_path)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "qdisc_flows.parquet"), results.qdisc_flows)
 
 
 def test_other_disciplines_have_no_hit_frequency_or_per_flow_rows():

@@ -122,6 +122,9 @@ def _counters_frame(rows: list[dict[str, Any]], schema: dict[str, str], prefix: 
 # Tables whose counters become columns, and the prefix of those columns.
 COUNTER_PREFIX = {"links": "qdisc.", "qdisc_flows": ""}
 
+# Tables `save()` writes only when they have rows (only some disciplines fill them).
+SAVED_IF_FILLED = ("qdisc_flows",)
+
 
 class Results:
     """What one run produced: DataFrames (`flows`, `links`, `drops`, `throughput`,
@@ -190,14 +193,17 @@ class Results:
         return out
 
     def save(self, out_dir: str | Path, format: str = "parquet") -> list[Path]:
-        """Writes every table (`<table>.parquet` or `.csv`), `summary.json` (without wall
-        time) and, when known, `scenario.json`. Same scenario + seed = identical bytes."""
+        """Writes every table (`<table>.parquet` or `.csv`; `qdisc_flows` only when it has
+        rows), `summary.json` (without wall time) and, when known, `scenario.json`.
+        Same scenario + seed = identical bytes."""
         if format not in ("parquet", "csv"):
             raise ValueError(f"format: must be parquet or csv, got {format!r}")
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name, frame in self.tables().items():
+            if name in SAVED_IF_FILLED and frame.empty:
+                continue
             path = out / f"{name}.{format}"
             if format == "parquet":
                 frame.to_parquet(path, index=False)

@@ -310,15 +310,35 @@ pub struct ZapCurve {
     pub flow_scale: f64,
 }
 
+/// The three levels of eq. 4.3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Band {
+    /// q < B/6: no drops.
+    Low,
+    /// B/6 ≤ q < B/3: p_max/4.
+    Middle,
+    /// q ≥ B/3: p_max.
+    Upper,
+}
+
 impl ZapCurve {
+    /// Eq. 4.3's band of an occupancy of `q` bytes.
+    pub fn band(&self, q: f64) -> Band {
+        if q < self.buffer / 6.0 {
+            Band::Low
+        } else if q < self.buffer / 3.0 {
+            Band::Middle
+        } else {
+            Band::Upper
+        }
+    }
+
     /// Eq. 4.3: 0 below B/6, p_max/4 from B/6, p_max from B/3, for `q` bytes buffered.
     pub fn p_sred(&self, q: f64) -> f64 {
-        if q < self.buffer / 6.0 {
-            0.0
-        } else if q < self.buffer / 3.0 {
-            self.p_max / 4.0
-        } else {
-            self.p_max
+        match self.band(q) {
+            Band::Low => 0.0,
+            Band::Middle => self.p_max / 4.0,
+            Band::Upper => self.p_max,
         }
     }
 
@@ -356,6 +376,15 @@ struct FlowTally {
     hitting_arrivals: u64,
 }
 
+/// What SRED counts beyond the engine's drop table: which band its `sred` drops came from.
+#[derive(Default)]
+struct Stats {
+    /// `sred` drops at B/6 ≤ q < B/3 (p_sred = p_max/4).
+    middle_band_drops: u64,
+    /// `sred` drops at q ≥ B/3 (p_sred = p_max).
+    upper_band_drops: u64,
+}
+
 /// Hits above the link's rate, in standard deviations, that make a flow a candidate.
 const CANDIDATE_SIGMA: f64 = 3.0;
 
@@ -367,6 +396,7 @@ pub struct Sred {
     rng: Rng,
     /// §VIII candidate statistics per flow (measurement; the decision never reads them).
     flows: HashMap<FlowKey, FlowTally, BuildHasherDefault<KeyHasher>>,
+    stats: Stats,
 }
 
 impl Sred {
@@ -384,6 +414,7 @@ impl Sred {
             hit_frequency: HitFrequency::new(config.alpha(), config.batch),
             rng,
             flows: HashMap::default(),
+            stats: Stats::default(),
         }
     }
 
@@ -422,6 +453,12 @@ impl QueueDisc for Sred {
         }
         let p = self.zap_probability(seen.hit, hit_frequency);
         if p > 0.0 && self.rng.gen::<f64>() < p {
+            // p > 0 only from B/6 up: the band is Middle or Upper.
+            if self.params.curve.band(self.fifo.bytes() as f64) == Band::Middle {
+                self.stats.middle_band_drops += 1;
+            } else {
+                self.stats.upper_band_drops += 1;
+            }
             return Verdict::Dropped(DropReason::Sred);
         }
         if !self.params.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
@@ -448,7 +485,11 @@ impl QueueDisc for Sred {
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("hit_frequency", self.hit_frequency.value())]
+        vec![
+            ("hit_frequency", self.hit_frequency.value()),
+            ("middle_band_drops", self.stats.middle_band_drops as f64),
+            ("upper_band_drops", self.stats.upper_band_drops as f64),
+        ]
     }
 
     fn flow_counters(&self) -> Vec<FlowCounters> {
@@ -689,10 +730,11 @@ mod tests {
             }
         }
         let relative = worst / (sum / samples as f64);
-        // Per batch, eq. 3.8 departs from L steps of eq. 3.2 by O(L²α²/2)·P and the
-        // EWMA contracts by L·α each batch, so the gap stays about (L − 1)·α/2 ≈ 0.5 %
-        // of P plus the hits' spread inside a batch; "a few %" (targets 2.B): 2 %.
-        assert!(relative < 0.02, "worst batch vs per-packet gap {relative:.4} of P");
+        // Per batch, eq. 3.8 departs from L steps of eq. 3.2 by two O(L²α²/2)·P terms of
+        // opposite sign (the decay (1 − α)^L vs 1 − Lα, and the hits' own decay inside the
+        // batch), which cancel on average; what is left is the spread of the hits inside a
+        // batch, a fraction of a percent. "A few %" (targets 2.B): allowed 1 %.
+        assert!(relative < 0.01, "worst batch vs per-packet gap {relative:.4} of P");
     }
 
     #[test]
@@ -801,7 +843,11 @@ mod tests {
             };
             let mut h = sred(config, LINK, 9);
             hold(&mut h, 150_000);
-            drops_per_flow(&mut h, &mix, n, 9)
+            let per_flow = drops_per_flow(&mut h, &mix, n, 9);
+            // q = 150 000 of B = 600 000: every drop is a middle-band one.
+            let drops: u64 = per_flow.iter().map(|f| f.1).sum();
+            assert_eq!((h.q.stats.middle_band_drops, h.q.stats.upper_band_drops), (drops, 0));
+            per_flow
         };
         // Simple: every flow at p_sred; 3σ of each flow's binomial drop count.
         for (flow, (arrivals, drops)) in rates(SredVariant::Simple).into_iter().enumerate() {
@@ -871,6 +917,10 @@ mod tests {
         assert_eq!(h.q.len_bytes(), 60_000);
         let (zapped, overflow) = (h.drops(DropReason::Sred), h.drops(DropReason::Overflow));
         assert_eq!(zapped + overflow, n as u64 - 50);
+        // Only the ~10 arrivals that found 10 000 ≤ q < 20 000 bytes could be middle-band drops.
+        let (middle, upper) = (h.q.stats.middle_band_drops, h.q.stats.upper_band_drops);
+        assert_eq!(middle + upper, zapped);
+        assert!(middle <= 10, "{middle} middle-band drops");
         // Binomial around p_max of the arrivals that found the buffer at B/3 or above (all but
         // ~50). 4σ (≈ 200): this seed's count sits 3.3σ high; over 20 seeds the mean is 3003.
         let sigma = (n as f64 * 0.15 * 0.85).sqrt();

@@ -497,9 +497,10 @@ impl QueueDisc for Sred {
             .flows
             .values()
             .fold((0, 0), |(a, h), t| (a + t.arrivals, h + t.hits));
-        // Hits per packet on the link: Σπ_j² (eq. 3.4), what an average packet scores.
+        // Hits per comparison on the link: Σπ_j² (eq. 3.4), what an average packet scores.
+        let per_arrival = self.zombies.comparisons as f64;
         let link_rate = if arrivals > 0 {
-            hits as f64 / arrivals as f64
+            hits as f64 / (arrivals as f64 * per_arrival)
         } else {
             0.0
         };
@@ -508,7 +509,7 @@ impl QueueDisc for Sred {
         keys.into_iter()
             .map(|key| {
                 let t = self.flows[&key];
-                let expected = t.arrivals as f64 * link_rate;
+                let expected = t.arrivals as f64 * per_arrival * link_rate;
                 let sigma = (expected * (1.0 - link_rate)).sqrt();
                 let excess = if sigma > 0.0 {
                     (t.hits as f64 - expected) / sigma
@@ -604,9 +605,19 @@ mod tests {
 
     /// Mean of P(t) over `n` arrivals drawn by `draw`, after a burn-in of 20·M/p
     /// arrivals (the list's memory M/p, and 5/α for the EWMA to forget its start).
-    fn mean_hit_frequency(n: usize, seed: u64, mut draw: impl FnMut(&mut Rng) -> FlowKey) -> f64 {
+    fn mean_hit_frequency(n: usize, seed: u64, draw: impl FnMut(&mut Rng) -> FlowKey) -> f64 {
+        mean_hit_frequency_with(1, n, seed, draw)
+    }
+
+    /// [`mean_hit_frequency`] with K = `comparisons` zombies compared per arrival.
+    fn mean_hit_frequency_with(
+        comparisons: usize,
+        n: usize,
+        seed: u64,
+        mut draw: impl FnMut(&mut Rng) -> FlowKey,
+    ) -> f64 {
         let mut rng = stream(seed, "sred-test");
-        let mut list = ZombieList::new(M, 1, P);
+        let mut list = ZombieList::new(M, comparisons, P);
         let mut estimate = HitFrequency::new(ALPHA, 1);
         let burn_in = 20 * (M as f64 / P) as usize;
         let mut sum = 0.0;
@@ -755,6 +766,11 @@ mod tests {
         // not give (targets 2.B, a paper inconsistency): we test 1/3.
         let mean = mean_hit_frequency(1_000_000, 4, |rng| rng.gen::<u64>().trailing_zeros() as FlowKey);
         assert!((mean * 3.0 - 1.0).abs() < 0.05, "geometric shares: mean P(t) {mean:.4}");
+        // §I's "J out of K": with K = 4 distinct zombies, Hit(t) = J/K keeps E[Hit] = Σπ²
+        // (K = 4 compares 4x as often: 3σ ≈ 2 % here).
+        let mix = Mix::equal(100);
+        let mean = mean_hit_frequency_with(4, 1_000_000, 6, |rng| mix.draw(rng));
+        assert!((mean * 100.0 - 1.0).abs() < 0.05, "K = 4: mean P(t) {mean:.5}");
     }
 
     #[test]

@@ -75,9 +75,15 @@ def test_other_disciplines_have_no_hit_frequency_or_per_flow_rows():
     assert results.qdisc_flows.empty
 
 
-def test_an_invalid_sred_parameter_is_named():
-    scenario = dumbbell(*FLOWS, qdisc={**SRED, "overwrite_p": 0})
-    with pytest.raises(
-        aqmlab.ScenarioError, match=r"^topology\.bottleneck\.qdisc\.overwrite_p: must be in \(0, 1\], got 0$"
-    ):
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("overwrite_p", 0, r"overwrite_p: must be in \(0, 1\], got 0"),
+        ("zombies", 0, r"zombies: must be > 0, got 0"),
+        ("variant", "fast", r"variant: unknown variant `fast`, expected `simple` or `full`"),
+    ],
+)
+def test_an_invalid_sred_parameter_is_named(field, value, message):
+    scenario = dumbbell(*FLOWS, qdisc={**SRED, field: value})
+    with pytest.raises(aqmlab.ScenarioError, match=rf"^topology\.bottleneck\.qdisc\.{message}$"):
         aqmlab.Scenario.from_dict(scenario).validate()

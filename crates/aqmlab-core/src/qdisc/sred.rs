@@ -886,6 +886,22 @@ mod tests {
     }
 
     #[test]
+    fn full_sred_caps_p_zap_at_one_and_leaves_misses_at_simple_sreds() {
+        let mut h = sred(SredConfig::default(), LINK, 1);
+        hold(&mut h, 200_000);
+        // Top band, P = 0.01: p_zap = 0.15/6.5536 (eq. 4.4); a hit multiplies by 1 + 1/0.01 = 101.
+        let simple = 0.15 / 6.5536;
+        assert!((h.q.zap_probability(0.0, 0.01) / simple - 1.0).abs() < 1e-12);
+        assert_eq!(h.q.zap_probability(1.0, 0.01), 1.0);
+        // P = 0.1: 0.15/655.36·(1 + 1/0.1) = 0.002518…, below the cap.
+        let expected = 0.15 / 655.36 * 11.0;
+        assert!((h.q.zap_probability(1.0, 0.1) / expected - 1.0).abs() < 1e-12);
+        // A batch-mode P still at 0 when a hit comes: floored at α, so 1 + 1000, capped.
+        assert_eq!(h.q.zap_probability(1.0, 0.0), 1.0);
+        assert_eq!(h.q.zap_probability(0.0, 0.0), 0.15);
+    }
+
+    #[test]
     fn with_rare_hits_simple_sred_drops_at_p_sred() {
         // Eq. 4.7–4.8: 10⁵ equal flows keep P(t) ≤ α·(a few) < 1/256, so p_zap = p_sred = p_max
         // in the top band (q = 200 000 of B = 500 000 ≥ B/3).

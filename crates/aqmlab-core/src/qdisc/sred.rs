@@ -33,7 +33,8 @@
 //! when its hits exceed by 3σ what the link's hits per packet predict for its
 //! arrivals: a packet of flow i hits with probability π_i against Σπ_j² for the
 //! average packet, and §III calls flows above that share "taking more than their
-//! fair share".
+//! fair share". This measurement costs a table of the flows seen and, per packet,
+//! an O(1) update of the Total Occurrence kept for the (at most M) flows in the list.
 
 use super::active_flows::{flow_key, flow_of, FlowKey, KeyHasher};
 use super::{DropReason, Fifo, FlowCounters, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};

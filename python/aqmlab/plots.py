@@ -68,7 +68,8 @@ def _goodput_bars(ax: Any, runs: Mapping[str, Results], fair: Any) -> None:
 
 def queue_figure(results: Results, title: str = "") -> Figure | None:
     """Queue length over time for each monitored link: instantaneous (packets) and the
-    qdisc's average (RED's avg) where it has one. None if nothing was sampled."""
+    qdisc's average (RED's avg) where it has one, and SRED's P(t) on a right-hand axis.
+    None if nothing was sampled."""
     queue = results.queue
     if queue.empty:
         return None
@@ -79,10 +80,16 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
         samples = queue[queue["link"] == link]
         name = links.loc[link, "name"]
         qdisc = _qdisc_table(results, name)
-        unit = "bytes" if qdisc.get("bytes") else "packets"
+        # SRED's drop bands (eq. 4.3) are in bytes.
+        unit = "bytes" if qdisc.get("bytes") or qdisc.get("type") == "sred" else "packets"
         ax.plot(samples["time"], samples[unit], linewidth=0.8, label=f"instantaneous ({unit})")
         if samples["average"].notna().any():
             ax.plot(samples["time"], samples["average"], linewidth=1.2, label=f"average ({unit})")
+        if "hit_frequency" in samples and samples["hit_frequency"].notna().any():
+            right = ax.twinx()
+            right.plot(samples["time"], samples["hit_frequency"], color="tab:red", linewidth=0.8, label="P(t)")
+            right.set_ylabel("SRED hit frequency P(t)")
+            right.legend(fontsize=8, loc="upper left")
         for threshold in ("min_th", "max_th"):
             if isinstance(qdisc.get(threshold), (int, float)):
                 ax.axhline(qdisc[threshold], color="gray", linestyle="--", linewidth=0.8)

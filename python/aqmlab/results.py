@@ -58,11 +58,15 @@ SCHEMA: dict[str, dict[str, str]] = {
     "drops": {"flow": "int64", "link": "int64", "reason": "string", "count": "int64", "window_count": "int64"},
     "throughput": {"time": "float64", "flow": "int64", "bps": "float64"},
     # `average` is the qdisc's averaged queue (RED's avg) in its own unit; NaN when it has none.
+    # SRED adds `hit_frequency` (its P(t)) when a sampled link runs it.
     "queue": {"time": "float64", "link": "int64", "packets": "int64", "bytes": "int64", "average": "float64"},
     "drop_log": {"time": "float64", "flow": "int64", "link": "int64", "reason": "string"},
     "traces": {"time": "float64", "flow": "int64", "var": "string", "value": "float64"},
     # `end` is NaN for a transfer that did not complete.
     "transfers": {"flow": "int64", "start": "float64", "end": "float64", "packets": "int64"},
+    # Per-flow measurement of a link's qdisc (SRED's §VIII candidate statistics); its counters
+    # follow as columns named after them.
+    "qdisc_flows": {"link": "int64", "flow": "int64", "direction": "string"},
 }
 
 TABLES = tuple(SCHEMA)
@@ -97,25 +101,35 @@ FLOW_SUMMARY_KEYS = (
 
 
 def _frame(rows: list[dict[str, Any]], schema: dict[str, str]) -> pd.DataFrame:
-    columns = list(schema) + [k for k in (rows[0] if rows else {}) if k not in schema]
+    # Fields beyond the schema come in any row's order of first appearance (some rows may lack them).
+    extra = dict.fromkeys(k for r in rows for k in r if k not in schema)
+    columns = list(schema) + list(extra)
     frame = pd.DataFrame({c: [r.get(c) for r in rows] for c in columns}, columns=columns)
     return frame.astype({c: t for c, t in schema.items()})
 
 
-def _links_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _counters_frame(rows: list[dict[str, Any]], schema: dict[str, str], prefix: str) -> pd.DataFrame:
+    """A table whose rows carry `counters` (name, value) pairs: one float column `<prefix><name>` per counter."""
     counters: dict[str, list[float]] = {}
     for i, row in enumerate(rows):
         for name, value in row.get("counters", []):
-            counters.setdefault(f"qdisc.{name}", [float("nan")] * len(rows))[i] = value
-    frame = _frame([{k: v for k, v in r.items() if k != "counters"} for r in rows], SCHEMA["links"])
+            counters.setdefault(f"{prefix}{name}", [float("nan")] * len(rows))[i] = value
+    frame = _frame([{k: v for k, v in r.items() if k != "counters"} for r in rows], schema)
     for column, values in counters.items():
         frame[column] = pd.Series(values, dtype="float64")
     return frame
 
 
+# Tables whose counters become columns, and the prefix of those columns.
+COUNTER_PREFIX = {"links": "qdisc.", "qdisc_flows": ""}
+
+# Tables `save()` writes only when they have rows (only some disciplines fill them).
+SAVED_IF_FILLED = ("qdisc_flows",)
+
+
 class Results:
     """What one run produced: DataFrames (`flows`, `links`, `drops`, `throughput`,
-    `queue`, `drop_log`, `traces`, `transfers`), `summary()`, and `save()`."""
+    `queue`, `drop_log`, `traces`, `transfers`, `qdisc_flows`), `summary()`, and `save()`."""
 
     flows: pd.DataFrame
     links: pd.DataFrame
@@ -125,6 +139,7 @@ class Results:
     drop_log: pd.DataFrame
     traces: pd.DataFrame
     transfers: pd.DataFrame
+    qdisc_flows: pd.DataFrame
 
     def __init__(self, raw: dict[str, Any], scenario: Scenario | None = None, wall_time: float | None = None):
         self.raw = raw
@@ -132,7 +147,10 @@ class Results:
         self.wall_time = wall_time
         for table in TABLES:
             rows = raw.get(table, [])
-            setattr(self, table, _links_frame(rows) if table == "links" else _frame(rows, SCHEMA[table]))
+            if table in COUNTER_PREFIX:
+                setattr(self, table, _counters_frame(rows, SCHEMA[table], COUNTER_PREFIX[table]))
+            else:
+                setattr(self, table, _frame(rows, SCHEMA[table]))
 
     @classmethod
     def from_json(cls, text: str, scenario: Scenario | None = None, wall_time: float | None = None) -> Results:
@@ -188,14 +206,17 @@ class Results:
         return out
 
     def save(self, out_dir: str | Path, format: str = "parquet") -> list[Path]:
-        """Writes every table (`<table>.parquet` or `.csv`), `summary.json` (without wall
-        time) and, when known, `scenario.json`. Same scenario + seed = identical bytes."""
+        """Writes every table (`<table>.parquet` or `.csv`; `qdisc_flows` only when it has
+        rows), `summary.json` (without wall time) and, when known, `scenario.json`.
+        Same scenario + seed = identical bytes."""
         if format not in ("parquet", "csv"):
             raise ValueError(f"format: must be parquet or csv, got {format!r}")
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name, frame in self.tables().items():
+            if name in SAVED_IF_FILLED and frame.empty:
+                continue
             path = out / f"{name}.{format}"
             if format == "parquet":
                 frame.to_parquet(path, index=False)

@@ -30,6 +30,8 @@ pub struct Results {
     pub traces: Vec<TraceSample>,
     /// Finite transfers (web objects) with their completion times.
     pub transfers: Vec<Transfer>,
+    /// Per-flow measurement kept by a link's qdisc (SRED's §VIII candidate statistics).
+    pub qdisc_flows: Vec<QdiscFlowResult>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -94,6 +96,16 @@ pub struct LinkResult {
     pub counters: Vec<(String, f64)>,
 }
 
+/// One flow direction's qdisc counters on one link.
+#[derive(Clone, Debug, Serialize)]
+pub struct QdiscFlowResult {
+    pub link: u32,
+    pub flow: u32,
+    /// `"data"` or `"ack"`: a router tells a flow's two directions apart.
+    pub direction: &'static str,
+    pub counters: Vec<(String, f64)>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct DropCount {
     pub flow: u32,
@@ -117,6 +129,9 @@ pub struct QueueSample {
     pub packets: u64,
     pub bytes: u64,
     pub average: Option<f64>,
+    /// SRED's hit frequency P(t); absent for other disciplines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hit_frequency: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]

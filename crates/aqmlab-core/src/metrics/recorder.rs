@@ -9,8 +9,8 @@
 //! tables. "In the window" means at or after `simulation.warmup`.
 
 use super::{
-    jain_index, max_min_shares, DropCount, DropEvent, FlowResult, LinkResult, QueueSample, Results, Summary,
-    ThroughputBin,
+    jain_index, max_min_shares, DropCount, DropEvent, FlowResult, LinkResult, QdiscFlowResult, QueueSample, Results,
+    Summary, ThroughputBin,
 };
 use crate::error::InternalError;
 use crate::net::{Link, Network};
@@ -232,6 +232,7 @@ impl Recorder {
                 packets: l.qdisc.len_packets() as u64,
                 bytes: l.qdisc.len_bytes(),
                 average: l.qdisc.average(),
+                hit_frequency: l.qdisc.hit_frequency(),
             });
         }
     }
@@ -358,7 +359,25 @@ impl Recorder {
             drop_log: self.drop_log.clone(),
             traces: self.traces.clone(),
             transfers,
+            qdisc_flows: Self::qdisc_flows(net),
         })
+    }
+
+    /// The per-flow counters of every link's qdisc, link by link.
+    fn qdisc_flows(net: &Network) -> Vec<QdiscFlowResult> {
+        let mut rows = Vec::new();
+        for (link, l) in net.links.iter().enumerate() {
+            rows.extend(l.qdisc.flow_counters().into_iter().map(|f| QdiscFlowResult {
+                link: link as u32,
+                flow: f.flow,
+                direction: match f.kind {
+                    PacketKind::Data => "data",
+                    PacketKind::Ack => "ack",
+                },
+                counters: f.counters.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            }));
+        }
+        rows
     }
 
     /// Goodput per flow and bin; the last bin may be partial.

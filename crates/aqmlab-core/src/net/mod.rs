@@ -98,6 +98,7 @@ impl<'a> Builder<'a> {
         let info = LinkInfo {
             rate_bps: rate,
             delay: from_secs(delay),
+            measure_from: from_secs(self.scenario.simulation.warmup.0),
         };
         let key = format!("{}->{}", self.stream_keys[from as usize], self.stream_keys[to as usize]);
         let rng = stream(self.scenario.simulation.seed, &format!("link/{key}/qdisc"));

@@ -4,7 +4,7 @@
 //! the table never holds more entries than the buffer holds packets, however
 //! many flows have crossed the queue.
 
-use crate::packet::{Packet, PacketKind};
+use crate::packet::{FlowId, Packet, PacketKind};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -15,6 +15,16 @@ pub type FlowKey = u64;
 
 pub fn flow_key(packet: &Packet) -> FlowKey {
     ((packet.flow as u64) << 1) | (packet.kind == PacketKind::Ack) as u64
+}
+
+/// The flow and direction a [`FlowKey`] stands for.
+pub fn flow_of(key: FlowKey) -> (FlowId, PacketKind) {
+    let kind = if key & 1 == 1 {
+        PacketKind::Ack
+    } else {
+        PacketKind::Data
+    };
+    ((key >> 1) as FlowId, kind)
 }
 
 /// One active flow: its buffered amount (packets or bytes, as the qdisc counts)
@@ -144,6 +154,8 @@ mod tests {
             ..Default::default()
         };
         assert_ne!(flow_key(&data), flow_key(&ack));
+        assert_eq!(flow_of(flow_key(&ack)), (3, PacketKind::Ack));
+        assert_eq!(flow_of(flow_key(&data)), (3, PacketKind::Data));
         assert_ne!(
             flow_key(&data),
             flow_key(&Packet {

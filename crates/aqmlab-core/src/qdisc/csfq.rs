@@ -436,6 +436,7 @@ mod tests {
         let link = LinkInfo {
             rate_bps: 10e6,
             delay: 0,
+            measure_from: 0,
         };
         let mut h = QdiscHarness::new(Box::new(Csfq::new(&CsfqConfig::default(), &link, stream(1, "t"))));
         for flow in 0..1000 {
@@ -583,6 +584,7 @@ mod tests {
         let link = LinkInfo {
             rate_bps: 10e6,
             delay: 0,
+            measure_from: 0,
         };
         let mut h = QdiscHarness::new(Box::new(Csfq::new(&CsfqConfig::default(), &link, stream(5, "q"))));
         let mut rng = stream(6, "labels");
@@ -640,6 +642,7 @@ mod tests {
         let link = LinkInfo {
             rate_bps: 10e6,
             delay: 0,
+            measure_from: 0,
         };
         QdiscHarness::new(Box::new(Csfq::new(&cfg, &link, stream(11, "fig2"))))
     }
@@ -811,6 +814,7 @@ mod tests {
             let link = LinkInfo {
                 rate_bps: 10e6,
                 delay: 0,
+                measure_from: 0,
             };
             let mut h = QdiscHarness::new(Box::new(Csfq::new(&CsfqConfig::default(), &link, stream(2, "fn6"))));
             let gap = from_secs(8000.0 / (a * 10e6));

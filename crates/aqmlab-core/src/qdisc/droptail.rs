@@ -94,6 +94,7 @@ mod tests {
         let link = LinkInfo {
             rate_bps: 1e6,
             delay: 0,
+            measure_from: 0,
         };
         let mut h = QdiscHarness::new(cfg.build(&link, stream(1, "t")));
         let packet = |seq| Packet {

@@ -406,6 +406,7 @@ mod tests {
     const LINK: LinkInfo = LinkInfo {
         rate_bps: 10e6,
         delay: 0,
+        measure_from: 0,
     };
     const MS: Time = 1_000_000;
 

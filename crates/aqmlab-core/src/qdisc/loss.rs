@@ -248,6 +248,7 @@ mod tests {
         let link = LinkInfo {
             rate_bps: 1e9,
             delay: 0,
+            measure_from: 0,
         };
         QdiscHarness::new(spec(text).unwrap().config().build(&link, stream(1, "loss")))
     }

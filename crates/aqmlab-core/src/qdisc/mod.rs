@@ -21,7 +21,7 @@
 //! `docs/scenario.md`.
 
 use crate::error::ScenarioError;
-use crate::packet::{PacketArena, PacketId};
+use crate::packet::{FlowId, PacketArena, PacketId, PacketKind};
 use crate::rng::Rng;
 use crate::time::Time;
 use crate::validate::{tagged_registry, take_tag};
@@ -36,6 +36,7 @@ pub mod drr;
 pub mod fred;
 pub mod loss;
 pub mod red;
+pub mod sred;
 #[cfg(test)]
 pub(crate) mod testing;
 
@@ -56,6 +57,8 @@ pub enum DropReason {
     Pushout,
     /// Configured loss model (Bernoulli, periodic or scripted): not congestion.
     Loss,
+    /// SRED's probabilistic drop p_zap (eq. 4.4 / 5.1).
+    Sred,
 }
 
 impl DropReason {
@@ -68,6 +71,7 @@ impl DropReason {
             DropReason::Csfq => "csfq",
             DropReason::Pushout => "pushout",
             DropReason::Loss => "loss",
+            DropReason::Sred => "sred",
         }
     }
 }
@@ -122,6 +126,23 @@ pub trait QueueDisc: Send {
     fn counters(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// SRED's hit frequency P(t) (eq. 3.2), sampled with the queue.
+    fn hit_frequency(&self) -> Option<f64> {
+        None
+    }
+    /// Per-flow measurement a discipline keeps besides its decision (SRED's §VIII
+    /// candidate statistics), reported at the end of a run.
+    fn flow_counters(&self) -> Vec<FlowCounters> {
+        Vec::new()
+    }
+}
+
+/// One flow's (one direction's) measurement-only counters at a qdisc.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowCounters {
+    pub flow: FlowId,
+    pub kind: PacketKind,
+    pub counters: Vec<(&'static str, f64)>,
 }
 
 /// What a qdisc is told about the link it serves.
@@ -129,6 +150,8 @@ pub trait QueueDisc: Send {
 pub struct LinkInfo {
     pub rate_bps: f64,
     pub delay: Time,
+    /// Start of the measurement window (`simulation.warmup`), for measurement-only statistics.
+    pub measure_from: Time,
 }
 
 /// A qdisc's configuration, as read from a scenario file.
@@ -148,6 +171,7 @@ tagged_registry! {
         "bred" => Bred(bred::BredConfig),
         "csfq" => Csfq(csfq::CsfqConfig),
         "drr" => Drr(drr::DrrConfig),
+        "sred" => Sred(sred::SredConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }

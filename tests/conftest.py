@@ -62,9 +62,10 @@ def write_scenario(path: Path, data: dict) -> Path:
     return path
 
 
-def aqmlab_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Runs `python -m aqmlab ARGS` and returns the finished process (stdout and stderr as text)."""
-    env = {**os.environ, "MPLBACKEND": "Agg", "COLUMNS": "120"}
+def aqmlab_cli(*args: str, cwd: Path | None = None, columns: int = 120) -> subprocess.CompletedProcess:
+    """Runs `python -m aqmlab ARGS` in a terminal `columns` wide and returns the finished
+    process (stdout and stderr as text)."""
+    env = {**os.environ, "MPLBACKEND": "Agg", "COLUMNS": str(columns)}
     return subprocess.run(
         [sys.executable, "-m", "aqmlab", *map(str, args)],
         capture_output=True,

@@ -75,3 +75,16 @@ def test_validate_tcp_json_rows_and_exit_status():
 def test_validate_unknown_suite_is_an_error():
     done = aqmlab_cli("validate", "udp")
     assert done.returncode == 2 and "unknown suite 'udp' (known: tcp)" in done.stderr
+
+
+def test_tables_fit_80_columns_without_cutting_a_cell(tmp_path):
+    # Issue 14 item 4: the demo's 32-flow x 16-column table used to print one character per cell.
+    for args in (("reproduce", "demo", "--quick", "--out", tmp_path), ("run", "scenarios/csfq-fig3b.toml")):
+        done = aqmlab_cli(*args, columns=80)
+        lines = done.stderr.splitlines()
+        assert "…" not in done.stderr, [line for line in lines if "…" in line]
+        assert max(len(line) for line in lines) <= 80
+        # Summarised by flow group: the 31 TCPs in one mean row and one min-max row.
+        assert "tcp[0-30]" in done.stderr and "31 rows" in done.stderr
+    wide = aqmlab_cli("run", "scenarios/csfq-fig3b.toml", "--wide", columns=80)
+    assert "tcp[30]" in wide.stderr and "…" not in wide.stderr

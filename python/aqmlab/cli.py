@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from enum import Enum
 from pathlib import Path
@@ -13,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from . import __version__, reporting, scenarios_dir
+from . import __version__, reporting, scenarios_dir, terminal
 from ._core import ScenarioError
 from .progress import RunProgress, job_progress
 from .results import to_json_value
@@ -49,14 +48,6 @@ def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(to_json_value(data)) + "\n")
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:,.0f}" if math.isfinite(value) and abs(value) >= 1e4 else f"{value:.4g}"
-    return str(value)
-
-
 def _rows_table(
     rows: list[Any], title: str, reference: str = "paper", ratio: bool = False, notes: list[str] | None = None
 ) -> Table:
@@ -66,7 +57,7 @@ def _rows_table(
     columns = ["metric", reference, "ours", *(["ratio"] if ratio else []), "tolerance", "pass"]
     table = Table(*columns, *(["note"] if notes is not None else []), title=title, title_justify="left")
     for index, row in enumerate(rows):
-        cells = [row.metric, _fmt(row.paper), _fmt(row.ours)]
+        cells = [row.metric, terminal.fmt(row.paper), terminal.fmt(row.ours)]
         if ratio:
             cells.append(f"{row.ours / row.paper:.3f}" if row.paper else "-")
         verdict = "[green]pass[/]" if row.passed else "[red]FAIL[/]"
@@ -75,15 +66,10 @@ def _rows_table(
     return table
 
 
-def _table(frame: Any, title: str = "") -> Table:
-    table = Table(title=title or None, title_justify="left")
-    for column in frame.columns:
-        table.add_column(
-            str(column).replace("_", " "), justify="right" if frame[column].dtype.kind in "iuf" else "left"
-        )
-    for row in frame.itertuples(index=False):
-        table.add_row(*(_fmt(v.item() if hasattr(v, "item") else v) for v in row))
-    return table
+def _print_tables(frame: Any, title: str, wide: bool) -> None:
+    """`frame` fitted to the terminal (terminal.tables): no cell cut, long tables summarised unless `wide`."""
+    for table in terminal.tables(frame, title, console.width, wide):
+        console.print(table)
 
 
 @app.command(
@@ -106,6 +92,9 @@ def run(
     json_output: Annotated[
         bool,
         typer.Option("--json", help="Print the summary as one JSON object on stdout (nothing else goes to stdout)."),
+    ] = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
 ) -> None:
     from . import load
@@ -131,12 +120,12 @@ def run(
     if json_output:
         _print_json(summary)
     else:
-        _print_run(results, summary)
+        _print_run(results, summary, wide)
     if written:
         console.print(f"wrote {len(written)} files to {out}")
 
 
-def _print_run(results: Any, summary: dict) -> None:
+def _print_run(results: Any, summary: dict, wide: bool) -> None:
     flows = results.flows
     frame = flows[["id", "name", "type"]].copy()
     frame["goodput"] = flows["goodput_bps"] / 1e6
@@ -145,11 +134,8 @@ def _print_run(results: Any, summary: dict) -> None:
     frame["drops"] = flows["dropped_packets"]
     frame["loss"] = flows["loss_rate"]
     window = summary["duration"] - summary["warmup"]
-    console.print(
-        _table(
-            frame, title=f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"
-        )
-    )
+    title = f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"
+    _print_tables(frame, title, wide)
     utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
     drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
     console.print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
@@ -176,6 +162,9 @@ def reproduce(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")
     ] = None,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
+    ] = False,
 ) -> None:
     from .experiments import get, not_reproduced_list, registry
 
@@ -212,7 +201,7 @@ def reproduce(
         _print_json(reproduction.to_dict())
     else:
         for name in reproduction.show:
-            console.print(_table(reproduction.data[name], title=name))
+            _print_tables(reproduction.data[name], name, wide)
         for note in reproduction.notes:
             console.print(note)
         console.print(_rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))

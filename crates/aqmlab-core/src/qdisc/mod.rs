@@ -30,6 +30,7 @@ use std::collections::VecDeque;
 
 pub mod active_flows;
 pub mod bred;
+pub mod codel;
 pub mod csfq;
 pub mod droptail;
 pub mod drr;
@@ -59,6 +60,8 @@ pub enum DropReason {
     Loss,
     /// SRED's probabilistic drop p_zap (eq. 4.4 / 5.1).
     Sred,
+    /// CoDel's head drop in the dropping state (RFC 8289).
+    Codel,
 }
 
 impl DropReason {
@@ -72,6 +75,7 @@ impl DropReason {
             DropReason::Pushout => "pushout",
             DropReason::Loss => "loss",
             DropReason::Sred => "sred",
+            DropReason::Codel => "codel",
         }
     }
 }
@@ -172,6 +176,7 @@ tagged_registry! {
         "csfq" => Csfq(csfq::CsfqConfig),
         "drr" => Drr(drr::DrrConfig),
         "sred" => Sred(sred::SredConfig),
+        "codel" => Codel(codel::CodelConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }

@@ -40,6 +40,8 @@ SCHEMA: dict[str, dict[str, str]] = {
         "goodput_bps": "float64",
         "fair_share_bps": "float64",
         "normalised_goodput": "float64",
+        "mean_delay": "float64",
+        "max_delay": "float64",
         "timeouts": "int64",
         "fast_retransmits": "int64",
         "retransmitted_packets": "int64",

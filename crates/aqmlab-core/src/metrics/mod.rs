@@ -76,6 +76,10 @@ pub struct FlowResult {
     /// Max-min fair share over the flow's route (water-filling on link rates and flow demands).
     pub fair_share_bps: f64,
     pub normalised_goodput: f64,
+    /// One-way delay (sent to delivered, queueing included) of the data packets delivered in
+    /// the window: mean and largest, seconds (0 when none was).
+    pub mean_delay: f64,
+    pub max_delay: f64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
     pub retransmitted_packets: u64,

@@ -39,6 +39,10 @@ struct FlowStats {
     window_sent_packets: u64,
     window_dropped_packets: u64,
     window_goodput_bytes: u64,
+    /// Data packets delivered in the window, and their summed and largest one-way delay.
+    window_delivered: u64,
+    window_delay_sum: Time,
+    window_delay_max: Time,
     /// Goodput bytes per throughput bin.
     bins: Vec<u64>,
 }
@@ -167,10 +171,18 @@ impl Recorder {
     }
 
     /// `packet` reached its destination node.
-    pub fn on_delivered(&mut self, packet: &Packet) {
+    pub fn on_delivered(&mut self, packet: &Packet, now: Time) {
         self.totals.delivered += 1;
         if packet.kind == PacketKind::Data {
-            self.flow_stats[packet.flow as usize].delivered_packets += 1;
+            let in_window = self.in_window(now);
+            let s = &mut self.flow_stats[packet.flow as usize];
+            s.delivered_packets += 1;
+            if in_window {
+                let delay = now - packet.sent_at;
+                s.window_delivered += 1;
+                s.window_delay_sum += delay;
+                s.window_delay_max = s.window_delay_max.max(delay);
+            }
         }
     }
 
@@ -293,6 +305,12 @@ impl Recorder {
                 goodput_bps: goodput,
                 fair_share_bps: shares[id],
                 normalised_goodput: if shares[id] > 0.0 { goodput / shares[id] } else { 0.0 },
+                mean_delay: if s.window_delivered > 0 {
+                    to_secs(s.window_delay_sum) / s.window_delivered as f64
+                } else {
+                    0.0
+                },
+                max_delay: to_secs(s.window_delay_max),
                 timeouts: sender.timeouts,
                 fast_retransmits: sender.fast_retransmits,
                 retransmitted_packets: sender.retransmitted_packets,

@@ -34,6 +34,7 @@ pub mod codel;
 pub mod csfq;
 pub mod droptail;
 pub mod drr;
+pub mod fq_codel;
 pub mod fred;
 pub mod loss;
 pub mod red;
@@ -177,6 +178,7 @@ tagged_registry! {
         "drr" => Drr(drr::DrrConfig),
         "sred" => Sred(sred::SredConfig),
         "codel" => Codel(codel::CodelConfig),
+        "fq_codel" => FqCodel(fq_codel::FqCodelConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }

@@ -169,7 +169,7 @@ impl Simulation {
             if let Err(DoubleFree(id)) = self.packets.free(id) {
                 return self.fault(link, format!("packet {id} delivered after it was freed"));
             }
-            self.recorder.on_delivered(&p);
+            self.recorder.on_delivered(&p, self.now);
             self.call_agent(AgentId::addressee(&p), |a, ctx| a.receive(&p, ctx));
         } else {
             let next = self.net.routes[p.flow as usize].links(p.kind)[p.hop as usize];

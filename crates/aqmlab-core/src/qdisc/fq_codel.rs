@@ -1,0 +1,370 @@
+//! FQ-CoDel, "Flow Queue CoDel" (Hoeiland-Joergensen et al., RFC 8290; Linux
+//! `net/sched/sch_fq_codel.c` for the overflow rule).
+//!
+//! Packets are hashed by flow into `flows` queues (RFC 8290 §4.1.1), each with its own
+//! CoDel state ([`CodelVars`], §4.2) and a deficit-round-robin credit of `quantum` bytes
+//! (§4.2). Queues that become active join the *new* list and are served before the *old*
+//! list (sparse-flow priority, §4.1.2–4.1.3): a queue whose credit runs out moves to the
+//! tail of the old list with `quantum` more; a new queue found empty moves to the old list
+//! (so it cannot stay new forever, §4.2), an old queue found empty leaves the lists. When the
+//! packet count exceeds `limit` or the bytes exceed `memory_limit`, packets are dropped from
+//! the head of the queue with the most bytes: up to `drop_batch` packets, stopping once half
+//! of its bytes are gone (§4.1.1; Linux fq_codel_drop()).
+
+use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars};
+use super::{DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use crate::error::ScenarioError;
+use crate::packet::{PacketId, PacketKind};
+use crate::rng::Rng;
+use crate::units::{Bytes, Seconds};
+use crate::validate::require_positive;
+use rand::Rng as _;
+use serde::Deserialize;
+use std::collections::VecDeque;
+
+/// `type = "fq_codel"`; every field optional (defaults: RFC 8290 §5.1 and Linux tc).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FqCodelConfig {
+    /// Number of flow queues: 1024 (RFC 8290 §5.1.1 "flows").
+    pub flows: u32,
+    /// Packets in all queues together: 10240 (§5.1.1 "limit").
+    pub limit: u64,
+    /// Bytes in all queues together: 32 MB (Linux `memory_limit`).
+    pub memory_limit: Bytes,
+    /// DRR credit per round: 1514 bytes, one Ethernet MTU (§5.1.1 "quantum").
+    pub quantum: Bytes,
+    /// Packets dropped at most per overflow: 64 (Linux `drop_batch`).
+    pub drop_batch: u32,
+    /// CoDel's target, interval, MTU and ECN in each queue (codel.rs; §5.1.1: 5 ms, 100 ms, on).
+    pub target: Seconds,
+    pub interval: Seconds,
+    pub mtu: Bytes,
+    pub ecn: bool,
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        let codel = CodelConfig::default();
+        FqCodelConfig {
+            flows: 1024,
+            limit: 10240,
+            memory_limit: Bytes(32 << 20),
+            quantum: Bytes(1514),
+            drop_batch: 64,
+            target: codel.target,
+            interval: codel.interval,
+            mtu: codel.mtu,
+            // RFC 8290 §5.1.1: "ECN is enabled by default".
+            ecn: true,
+        }
+    }
+}
+
+impl FqCodelConfig {
+    fn codel(&self) -> CodelConfig {
+        CodelConfig {
+            target: self.target,
+            interval: self.interval,
+            mtu: self.mtu,
+            ecn: self.ecn,
+            ..CodelConfig::default()
+        }
+    }
+}
+
+impl QdiscConfig for FqCodelConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        let field = |name: &str| format!("{path}.{name}");
+        for (name, value) in [
+            ("flows", self.flows as f64),
+            ("limit", self.limit as f64),
+            ("memory_limit", self.memory_limit.0 as f64),
+            ("quantum", self.quantum.0 as f64),
+            ("drop_batch", self.drop_batch as f64),
+        ] {
+            require_positive(&field(name), value)?;
+        }
+        self.codel().validate_at(field)
+    }
+
+    fn build(&self, _link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {
+        Box::new(FqCodel {
+            codel: self.codel().params(),
+            flows: self.flows,
+            limit: self.limit,
+            memory_limit: self.memory_limit.0,
+            quantum: self.quantum.0 as i64,
+            drop_batch: self.drop_batch,
+            // Linux draws its hash perturbation at setup; ours comes from the qdisc's own stream.
+            perturbation: rng.gen(),
+            queues: (0..self.flows).map(|_| FlowQueue::default()).collect(),
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            packets: 0,
+            bytes: 0,
+            stats: FqCodelStats::default(),
+        })
+    }
+}
+
+/// Where a queue is in the scheduler (RFC 8290 §4.1.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum List {
+    #[default]
+    Inactive,
+    New,
+    Old,
+}
+
+#[derive(Default)]
+struct FlowQueue {
+    fifo: Fifo,
+    codel: CodelVars,
+    deficit: i64,
+    list: List,
+}
+
+#[derive(Default)]
+struct FqCodelStats {
+    codel: CodelStats,
+    /// Queues that joined the new list (Linux `new_flow_count`).
+    new_flows: u64,
+    /// Arrivals that found the queues over their limit (Linux `drop_overlimit`).
+    overlimit: u64,
+}
+
+pub struct FqCodel {
+    codel: CodelParams,
+    flows: u32,
+    limit: u64,
+    memory_limit: u64,
+    quantum: i64,
+    drop_batch: u32,
+    perturbation: u64,
+    queues: Vec<FlowQueue>,
+    new_flows: VecDeque<u32>,
+    old_flows: VecDeque<u32>,
+    packets: u64,
+    bytes: u64,
+    stats: FqCodelStats,
+}
+
+impl FqCodel {
+    /// §4.1.1: the queue of a flow (one direction of it), by a perturbed hash.
+    fn classify(&self, flow: u32, kind: PacketKind) -> u32 {
+        let key = ((flow as u64) << 1 | (kind == PacketKind::Ack) as u64) ^ self.perturbation;
+        // SplitMix64's finaliser: every input bit affects every output bit.
+        let mut z = key.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % self.flows as u64) as u32
+    }
+
+    /// Linux fq_codel_drop(): from the head of the queue holding the most bytes, up to
+    /// `drop_batch` packets, until half its bytes are gone.
+    fn drop_from_fattest(&mut self, ctx: &mut QdiscCtx) {
+        let fattest = (0..self.queues.len())
+            .max_by_key(|&i| self.queues[i].fifo.bytes())
+            .expect("at least one queue");
+        let queue = &mut self.queues[fattest];
+        let threshold = queue.fifo.bytes() / 2;
+        let mut dropped_bytes = 0;
+        for _ in 0..self.drop_batch {
+            let Some(id) = queue.fifo.pop(ctx.packets) else { break };
+            let size = ctx.packets[id].size as u64;
+            dropped_bytes += size;
+            self.packets -= 1;
+            self.bytes -= size;
+            ctx.drop_packet(id, DropReason::Overflow);
+            if dropped_bytes >= threshold {
+                break;
+            }
+        }
+    }
+}
+
+impl QueueDisc for FqCodel {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        let p = ctx.packets[id];
+        let index = self.classify(p.flow, p.kind);
+        let queue = &mut self.queues[index as usize];
+        queue.fifo.push(id, ctx.packets);
+        self.packets += 1;
+        self.bytes += p.size as u64;
+        if queue.list == List::Inactive {
+            // §4.1.2: a queue that becomes active joins the new list with a full quantum.
+            queue.list = List::New;
+            queue.deficit = self.quantum;
+            self.new_flows.push_back(index);
+            self.stats.new_flows += 1;
+        }
+        if self.packets > self.limit || self.bytes > self.memory_limit {
+            self.stats.overlimit += 1;
+            self.drop_from_fattest(ctx);
+        }
+        // The arrival may itself have been dropped from the fattest queue: the engine
+        // counts that drop through ctx.drop_packet, so the arrival is reported enqueued.
+        Verdict::Enqueued
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        loop {
+            // §4.2: new queues first, then old ones.
+            let (index, from_new) = match (self.new_flows.front(), self.old_flows.front()) {
+                (Some(&i), _) => (i, true),
+                (None, Some(&i)) => (i, false),
+                (None, None) => return None,
+            };
+            let queue = &mut self.queues[index as usize];
+            let list = if from_new {
+                &mut self.new_flows
+            } else {
+                &mut self.old_flows
+            };
+            if queue.deficit <= 0 {
+                // Credit spent: more credit, to the tail of the old list.
+                queue.deficit += self.quantum;
+                list.pop_front();
+                queue.list = List::Old;
+                self.old_flows.push_back(index);
+                continue;
+            }
+            let bytes_before = queue.fifo.bytes();
+            let packets_before = queue.fifo.len();
+            let next = queue
+                .codel
+                .dequeue(&self.codel, &mut queue.fifo, ctx, &mut self.stats.codel);
+            // CoDel's drops and the packet it returns leave the totals.
+            self.packets -= (packets_before - queue.fifo.len()) as u64;
+            self.bytes -= bytes_before - queue.fifo.bytes();
+            let Some(id) = next else {
+                list.pop_front();
+                if from_new && !self.old_flows.is_empty() {
+                    // §4.2: an emptied new queue goes to the old list, not straight out.
+                    queue.list = List::Old;
+                    self.old_flows.push_back(index);
+                } else {
+                    queue.list = List::Inactive;
+                }
+                continue;
+            };
+            queue.deficit -= ctx.packets[id].size as i64;
+            return Some(id);
+        }
+    }
+
+    fn len_packets(&self) -> usize {
+        self.packets as usize
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn counters(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("ecn_marks", self.stats.codel.ecn_marks as f64),
+            ("dropping_entries", self.stats.codel.dropping_entries as f64),
+            ("new_flows", self.stats.new_flows as f64),
+            ("overlimit", self.stats.overlimit as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Packet;
+    use crate::qdisc::testing::QdiscHarness;
+    use crate::rng::stream;
+    use crate::time::Time;
+
+    const MS: Time = 1_000_000;
+    const LINK: LinkInfo = LinkInfo {
+        rate_bps: 10e6,
+        delay: 0,
+        measure_from: 0,
+    };
+
+    fn fq(config: FqCodelConfig) -> QdiscHarness<dyn QueueDisc> {
+        QdiscHarness::new(config.build(&LINK, stream(1, "fq_codel")))
+    }
+
+    fn packet(flow: u32, size: u32, t: Time) -> Packet {
+        Packet {
+            flow,
+            size,
+            enqueued_at: t,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_sparse_flow_is_served_before_a_backlogged_one() {
+        let mut h = fq(FqCodelConfig::default());
+        for _ in 0..100 {
+            h.offer(0, packet(1, 1500, 0));
+        }
+        // The bulk queue has been served for a while and sits on the old list.
+        for ms in 1..=10 {
+            assert_eq!(h.depart_flow(ms * MS), 1);
+        }
+        h.offer(11 * MS, packet(2, 100, 11 * MS));
+        assert_eq!(h.depart_flow(11 * MS), 2, "the new queue goes first");
+        assert_eq!(h.depart_flow(12 * MS), 1);
+    }
+
+    #[test]
+    fn backlogged_queues_share_bytes_equally_whatever_their_packet_sizes() {
+        let mut h = fq(FqCodelConfig::default());
+        for i in 0..3000 {
+            // Flow 1 sends 1500-byte packets, flow 2 300-byte ones; both always backlogged.
+            h.offer(i * MS / 10, packet(1, 1500, i * MS / 10));
+            for _ in 0..5 {
+                h.offer(i * MS / 10, packet(2, 300, i * MS / 10));
+            }
+        }
+        let mut bytes = [0u64; 3];
+        // Serve 1 MB within a few ms of arrival (no CoDel drops: sojourns stay small).
+        for k in 0..1200 {
+            let p = h.depart(k * MS / 100).expect("backlogged");
+            bytes[p.flow as usize] += p.size as u64;
+        }
+        let share = bytes[1] as f64 / (bytes[1] + bytes[2]) as f64;
+        // DRR with a 1514-byte quantum: each round gives each queue one quantum, ± one packet.
+        assert!((share - 0.5).abs() < 0.01, "{bytes:?}");
+    }
+
+    #[test]
+    fn overflow_drops_from_the_fattest_queue() {
+        let mut h = fq(FqCodelConfig {
+            limit: 100,
+            ..Default::default()
+        });
+        for _ in 0..90 {
+            h.offer(0, packet(1, 1000, 0));
+        }
+        for _ in 0..10 {
+            h.offer(0, packet(2, 1000, 0));
+        }
+        assert_eq!(h.drops(DropReason::Overflow), 0);
+        h.offer(0, packet(2, 1000, 0));
+        // 101 > 100 packets: half of flow 1's 90 000 bytes at most, capped at 64 packets.
+        assert_eq!(h.drops(DropReason::Overflow), 45);
+        assert!(h.dropped.iter().all(|(p, _)| p.flow == 1));
+        assert_eq!(h.q.len_packets(), 101 - 45);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let err = FqCodelConfig {
+            quantum: Bytes(0),
+            ..Default::default()
+        }
+        .validate("q")
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("q.quantum: must be > 0"), "{err}");
+    }
+}

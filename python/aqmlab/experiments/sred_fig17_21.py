@@ -163,8 +163,9 @@ def _reasons(rows: list[Row], m: dict[str, float], results: Results) -> dict[str
         "band.top": (
             f"{m['top_band']:.1%} of the 10 ms samples at or above B/3 against {m['middle_band']:.1%} in the p_max/4 "
             f"band: the middle band's drops hold the queue below B/3 (mean "
-            f"{bottleneck_queue(results)['bytes'].mean() / 1000:.0f} KB); median 1/P(t) {m['inverse_p_median']:.0f} "
-            f"< 256, so p_zap = p_sred there (eq. 4.7); SRED drops over the run: "
+            f"{bottleneck_queue(results)['bytes'].mean() / 1000:.0f} KB); median 1/P(t) {m['inverse_p_median']:.0f}, "
+            f"so p_zap = {min(1.0, (m['inverse_p_median'] / 256) ** 2):.2f}·p_sred(q) (eq. 4.4); SRED drops over "
+            "the run: "
             f"{link['qdisc.middle_band_drops']:.0f} in the p_max/4 band, {link['qdisc.upper_band_drops']:.0f} in the "
             f"p_max band"
         ),

@@ -2,10 +2,12 @@
 quick mode (30 s runs): the setup is the paper's network, and the rows that hold pass; the
 rows that fail, fail by key with their measured reason."""
 
+import aqmlab
 import pytest
 from aqmlab.experiments import Reproduction, registry
 from aqmlab.experiments import _sred as s
 from aqmlab.experiments.sred_table2 import paper_total_occurrence
+from conftest import ROOT
 
 IDS = [
     "sred-fig2-8",
@@ -128,3 +130,10 @@ def test_tables_1_2_the_udp_source_hits_more(quick):
 
 def test_pmax_has_no_significant_impact(quick):
     assert failing(quick["sred-pmax"]) == set()
+
+
+@pytest.mark.parametrize("sources", [2000, 3500])
+def test_benchmark_scenario_files_are_the_experiments_runs(sources):
+    # scenarios/sred-web-*.toml (BENCHMARKS.md) must stay the scenario sred-fig17-21 / fig22-24 run.
+    path = ROOT / "scenarios" / f"sred-web-{sources}.toml"
+    assert aqmlab.load(path) == aqmlab.Scenario.from_dict(s.web_scenario(sources, s.sred_qdisc(), s.DURATION))

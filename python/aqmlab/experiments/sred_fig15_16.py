@@ -14,6 +14,11 @@ throughput falling with RTT (the shortest-RTT fifth of the flows above the longe
 under both; the two means of occupancy within ±20 % of each other (the band of sred-fig2-8's
 "independent of N"); the Full/Simple CoV² ratio smaller with 20 connections than with 100.
 
+Where we differ (full run): CoV² Simple 0.078 and Full 0.043 (paper .1039, .0522), ratio
+0.55 (paper 0.50); with 20 connections the ratio is 0.71, not smaller than with 100, so the
+last row fails. It is the ratio of two CoV² of 20 throughputs from one run each (the 30 s
+quick runs give 0.23): the paper's remark gives no N and no number to weigh it against.
+
 Setup: `_sred.py` (`host_delays`).
 """
 

@@ -9,7 +9,14 @@ Rows (reproduction-targets, sred-fig22-24, ordering only): at 2000 and at 3500 s
 fraction of 10 ms samples after 10 s with the buffer nearly empty is higher under RED than
 under SRED. "Nearly empty": below 1 % of B (5000 bytes, about 9 packets or 0.9 ms of the
 link), so that a buffer that touches empty between two samples still counts. The
-informative `.alt_below_b6` rows read "near empty" as below B/6 (where both stop dropping).
+informative `.alt_below_b6` rows read "near empty" as below B/6 (where both stop dropping);
+they were added after seeing that at 3500 sources neither buffer comes below 5 KB, so the
+graded rows keep the reading chosen before.
+
+Where we differ: with 3500 sources the link is saturated under both (about 1760 sources
+active at once) and neither buffer falls below 5 KB after 10 s, so the graded ordering fails;
+RED's is below B/6 in 0.6 % of the samples, SRED's never. At 2000 sources RED's buffer is
+below 5 KB in 1.6 % of the samples and SRED's never, as the paper says.
 
 Setup: `_sred.py`; the 2000-source SRED run is sred-fig17-21's.
 """

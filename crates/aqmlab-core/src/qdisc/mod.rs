@@ -36,6 +36,7 @@ pub mod drr;
 pub mod fred;
 pub mod loss;
 pub mod red;
+pub mod red_pd;
 #[cfg(test)]
 pub(crate) mod testing;
 
@@ -56,6 +57,8 @@ pub enum DropReason {
     Pushout,
     /// Configured loss model (Bernoulli, periodic or scripted): not congestion.
     Loss,
+    /// RED-PD's pre-filter: a monitored flow's preferential drop.
+    PreFilter,
 }
 
 impl DropReason {
@@ -68,6 +71,7 @@ impl DropReason {
             DropReason::Csfq => "csfq",
             DropReason::Pushout => "pushout",
             DropReason::Loss => "loss",
+            DropReason::PreFilter => "pre_filter",
         }
     }
 }
@@ -144,6 +148,7 @@ tagged_registry! {
     QdiscSpec: dyn QdiscConfig {
         "droptail" => DropTail(droptail::DropTailConfig),
         "red" => Red(red::RedConfig),
+        "red_pd" => RedPd(red_pd::RedPdConfig),
         "fred" => Fred(fred::FredConfig),
         "bred" => Bred(bred::BredConfig),
         "csfq" => Csfq(csfq::CsfqConfig),

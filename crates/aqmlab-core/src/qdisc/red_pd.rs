@@ -903,4 +903,123 @@ mod tests {
         let seconds = to_secs(released - start);
         assert!((seconds - 10.58).abs() < 0.005, "released after {seconds} s");
     }
+
+    #[test]
+    fn prefilter_drops_only_above_min_th_with_more_than_one_packet_queued() {
+        // w_q = 1: RED's average is the queue the last arrival found; min_th = 5.
+        let mut h = red_pd(RedPdConfig {
+            red: RedConfig {
+                w_q: 1.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        monitor(&mut h, 1, 1.0, 0);
+        for _ in 0..3 {
+            h.arrive(0, 2, 1000);
+        }
+        // Average 2 < min_th: flow 1 passes its pre-filter (probability 1) untouched.
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Enqueued);
+        for _ in 0..4 {
+            h.arrive(0, 2, 1000);
+        }
+        assert!(h.q.average().unwrap() >= 5.0);
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Dropped(DropReason::PreFilter));
+        // The average stays (it moves on arrivals) but one packet is left: no pre-filter drop.
+        while h.q.len_packets() > 1 {
+            h.depart(0);
+        }
+        assert!(h.q.average().unwrap() >= 5.0);
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Enqueued);
+        // An unresponsive flow is dropped whatever the queue (ns-2's noidle_ off): average now 1.
+        h.q.monitored.get_mut(&1).unwrap().unresponsive = true;
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Dropped(DropReason::PreFilter));
+        // Pre-filter drops are counted as such and kept off the drop list (§5.1).
+        assert_eq!(h.drops(DropReason::PreFilter), 2);
+        assert!(!h.q.current.contains_key(&1));
+        let m = &h.q.monitored[&1];
+        assert_eq!((m.arrivals, m.drops), (4.0, 2.0));
+    }
+
+    /// A history of (arrival rate, drop rate) records, oldest first.
+    fn history(records: &[(f64, f64)]) -> VecDeque<(f64, f64)> {
+        records.iter().copied().collect()
+    }
+
+    #[test]
+    fn unresponsive_test_declares_a_flow_whose_rate_does_not_fall_as_the_root_of_its_drop_rate() {
+        // A CBR flow: its drop rate doubles twice, its arrival rate stays. Three pairs, all bad.
+        assert!(unresponsive(&history(&[(500.0, 0.05), (500.0, 0.10), (500.0, 0.20)])));
+        // Two records are one pair: not enough to judge.
+        assert!(!unresponsive(&history(&[(500.0, 0.05), (500.0, 0.20)])));
+        // A conformant flow (eq. 1): the drop rate quadruples, the arrival rate halves (√4).
+        // Binary fractions keep x and √x exact: the pairs sit on the √x line, which is good.
+        let conformant = [(400.0, 1.0 / 64.0), (200.0, 4.0 / 64.0), (100.0, 16.0 / 64.0)];
+        assert!(!unresponsive(&history(&conformant)));
+        // One that falls by only the fourth root of x each time: bad pairs.
+        assert!(unresponsive(&history(&[
+            (400.0, 1.0 / 64.0),
+            (400.0 / 2f64.sqrt(), 4.0 / 64.0),
+            (200.0, 16.0 / 64.0),
+            (200.0 / 2f64.sqrt(), 64.0 / 64.0),
+        ])));
+    }
+
+    #[test]
+    fn an_unresponsive_flow_is_declared_responsive_once_its_latest_records_behave() {
+        let mut m = Monitored {
+            probability: 0.1,
+            unresponsive: false,
+            last_change: 0,
+            arrivals: 0.0,
+            drops: 0.0,
+            period_start: 0,
+            history: VecDeque::new(),
+        };
+        // Each period lasts 1 s: `rate` arrivals, `rate·p` drops.
+        let mut verdicts = Vec::new();
+        let mut now = 0;
+        let cbr = [(512.0, 1.0 / 4096.0), (512.0, 2.0 / 4096.0), (512.0, 4.0 / 4096.0)];
+        let conformant = (0..5).map(|i| (256.0 / 2f64.powi(i), 16.0 * 4f64.powi(i) / 4096.0));
+        for (rate, p) in cbr.into_iter().chain(conformant) {
+            m.arrivals = rate;
+            m.drops = rate * p;
+            now += NANOS_PER_SEC;
+            record_period(&mut m, now, 5);
+            verdicts.push(unresponsive(&m.history));
+        }
+        // The third record makes three bad pairs (good 0, bad 3): declared. The fourth adds one
+        // good pair (4 → 16: x = 1/4, rate halved) and one bad (2 → 16: x = 1/8, rate halved, not
+        // ÷2.8): good 1, bad 4, still declared. The fifth adds a second good pair (16 → 64):
+        // good 2, bad 4 < 4·good: responsive again, and so on as the CBR records age out.
+        assert_eq!(verdicts, [false, false, true, true, false, false, false, false]);
+    }
+
+    #[test]
+    fn a_cbr_flow_above_the_reference_tcp_is_monitored_and_declared_unresponsive() {
+        // Ambient p = 5 %: f(R, p) = √1.5/(0.04·√0.05) = 137 packets/s. Flow 1 sends 500/s
+        // (3.7·f), flow 2 sends 50/s (0.37·f).
+        let mut h = red_pd(fixed(0.05));
+        let (mut t, mut passed) = (0, 0);
+        while t < 20 * NANOS_PER_SEC {
+            let verdict = h.arrive(t, 1, 1000);
+            passed += (t >= 10 * NANOS_PER_SEC && verdict != Verdict::Dropped(DropReason::PreFilter)) as u32;
+            if t % (20 * MS) == 0 {
+                h.arrive(t, 2, 1000);
+            }
+            // The link sends everything: only RED's fixed_p and the pre-filter drop.
+            while h.depart(t).is_some() {}
+            t += 2 * MS;
+        }
+        let heavy = &h.q.monitored[&1];
+        assert!(heavy.unresponsive, "{heavy:?}");
+        assert!(h.q.monitored.get(&2).is_none_or(|m| !m.unresponsive));
+        assert_eq!(h.q.stats.unresponsive_declarations, 1);
+        // Over the last 10 s the pre-filter holds flow 1's arrivals at the output queue to at most
+        // f(R, p), RED-PD's target rate (§5), without starving it. Eq. 4 identifies flows below f
+        // too, and an unresponsive flow's larger increases overshoot, so the rate sits below f.
+        let f = 1.5f64.sqrt() / (0.040 * 0.05f64.sqrt());
+        let rate = passed as f64 / 10.0;
+        assert!(rate <= f && rate >= 0.1 * f, "{rate} packets/s into RED, f(R, p) = {f}");
+    }
 }

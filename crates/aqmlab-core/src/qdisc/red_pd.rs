@@ -41,8 +41,8 @@
 //!   "small initial dropping probability"); a probability that would pass 1
 //!   keeps half its complement instead;
 //! - unresponsive flows: increases × `unresponsive_increase` (2: `3·P` or
-//!   `P + 2·quantum`), and their pre-filter acts whatever the queue (`noidle_`
-//!   off); the pairwise test and its verdict thresholds are `check-unresponsive`'s.
+//!   `P + 2·quantum`), and their pre-filter acts whatever the queue (`noidle`
+//!   off, as ns-2's `noidle_`) or while more than one packet is queued; the pairwise test and its verdict thresholds are `check-unresponsive`'s.
 //!
 //! Where we differ from ns-2, and why: the pre-filter drops independently with
 //! probability P (ns-2 spaces them by RED's `p/(1 − count·p)`, which nearly
@@ -113,6 +113,9 @@ pub struct RedPdConfig {
     pub unresponsive_increase: f64,
     /// Records (arrival rate, drop rate) kept per monitored flow for §6.2: 5 (ns-2 `Hist_Max_`).
     pub history: u32,
+    /// Pre-filter an unresponsive flow only while more than one packet is queued; off: whatever
+    /// the queue (ns-2 red-pd.cc `noidle_`, default false).
+    pub noidle: bool,
 }
 
 impl Default for RedPdConfig {
@@ -137,6 +140,7 @@ impl Default for RedPdConfig {
             unresponsive_decrease_wait: 5,
             unresponsive_increase: 2.0,
             history: 5,
+            noidle: false,
         }
     }
 }
@@ -167,6 +171,7 @@ impl RedPdConfig {
             unresponsive_test: self.unresponsive_test,
             unresponsive_increase: self.unresponsive_increase,
             history: self.history as usize,
+            noidle: self.noidle,
             min_th: self.red.min_th(),
             fixed_p: self.red.fixed_p,
             bytes: self.red.bytes,
@@ -283,6 +288,7 @@ struct Params {
     unresponsive_test: bool,
     unresponsive_increase: f64,
     history: usize,
+    noidle: bool,
     /// RED's min_th, the pre-filter's gate (§1.2).
     min_th: f64,
     fixed_p: Option<f64>,
@@ -521,9 +527,10 @@ impl RedPd {
 
     /// Whether the pre-filter may drop from `m` now (§1.2; ns-2 red-pd.cc).
     fn prefilter_active(&self, m: &Monitored) -> bool {
+        let queued = self.red.len_packets() > 1;
         self.params.fixed_p.is_some()
-            || m.unresponsive
-            || (self.red.average().unwrap_or(0.0) >= self.params.min_th && self.red.len_packets() > 1)
+            || (m.unresponsive && (queued || !self.params.noidle))
+            || (self.red.average().unwrap_or(0.0) >= self.params.min_th && queued)
     }
 }
 
@@ -934,11 +941,15 @@ mod tests {
         // An unresponsive flow is dropped whatever the queue (ns-2's noidle_ off): average now 1.
         h.q.monitored.get_mut(&1).unwrap().unresponsive = true;
         assert_eq!(h.arrive(0, 1, 1000), Verdict::Dropped(DropReason::PreFilter));
+        // ... unless `noidle`, which spares it while at most one packet is queued.
+        h.depart(0);
+        h.q.params.noidle = true;
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Enqueued);
         // Pre-filter drops are counted as such and kept off the drop list (§5.1).
         assert_eq!(h.drops(DropReason::PreFilter), 2);
         assert!(!h.q.current.contains_key(&1));
         let m = &h.q.monitored[&1];
-        assert_eq!((m.arrivals, m.drops), (4.0, 2.0));
+        assert_eq!((m.arrivals, m.drops), (5.0, 2.0));
     }
 
     /// A history of (arrival rate, drop rate) records, oldest first.

@@ -37,11 +37,11 @@ jitter = true
 }
 
 /// The ns-2 RED-PD validation suite's RED (test-suite-red-pd.tcl: limit 100, thresholds 5/15, gentle).
-const RED: &str = r#"{ limit = 100, gentle = true }"#;
+const RED: &str = "limit = 100, gentle = true";
 
 #[test]
 fn a_cbr_at_four_times_its_share_is_held_near_the_share() {
-    let r = mix(&format!(r#"{{ type = "red_pd", red = {RED} }}"#));
+    let r = mix(&format!(r#"{{ type = "red_pd", red = {{ {RED} }} }}"#));
     let cbr = &r.flows[0];
     let share = cbr.fair_share_bps;
     assert_eq!(share, 1e6);
@@ -62,7 +62,7 @@ fn a_cbr_at_four_times_its_share_is_held_near_the_share() {
     assert!(counter(&r, "L->R", "unresponsive_declarations") >= 1.0);
 
     // RED alone drops from everyone alike: the CBR keeps most of its 4 Mb/s.
-    let red = mix(&format!(r#"{{ type = "red", limit = 100, gentle = true }}"#));
+    let red = mix(&format!(r#"{{ type = "red", {RED} }}"#));
     assert!(
         red.flows[0].goodput_bps > 2.5 * share,
         "RED: {}",

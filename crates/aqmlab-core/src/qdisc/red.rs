@@ -7,7 +7,7 @@
 //! ([`DropCurve`]), spreads drops evenly with `p_a = p_b / (1 − count·p_b)`
 //! ([`uniformized`]) and drops (or ECN-marks) the arrival with probability `p_a`.
 //! The three pieces are public so that the RED family can reuse them (FRED
-//! does; RED-PD and SRED are planned).
+//! does; RED-PD runs a whole [`Red`] as its output queue; SRED is planned).
 //!
 //! Where the count-based spacing leads, in closed form (F–J Fig. 2 as written:
 //! `count` is 0 after a drop and incremented before `p_a` is computed, so the

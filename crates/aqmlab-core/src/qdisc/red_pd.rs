@@ -709,8 +709,8 @@ mod tests {
     fn drop_list_interval_is_eq3_at_the_averaged_drop_rate() {
         let params = RedPdConfig::default().params();
         // Targets 1.B (redpd-eq3), K/M = 3/5, R = 40 ms: 0.196 s at p = 1 %, 0.088 s at 5 %.
-        for (p, derived) in [(0.01, 0.196), (0.05, 0.088)] {
-            let eq3 = 0.6 * 0.040 / (1.5 * p as f64).sqrt();
+        for (p, derived) in [(0.01f64, 0.196), (0.05, 0.088)] {
+            let eq3 = 0.6 * 0.040 / (1.5 * p).sqrt();
             assert_eq!(params.interval(p), eq3);
             assert!((eq3 - derived).abs() < 5e-4, "{eq3}");
         }

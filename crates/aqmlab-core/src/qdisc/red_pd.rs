@@ -37,7 +37,7 @@
 //!   (`calculateB` under `P_testFRp_`);
 //! - intervals are kept within [2R, 10R] (`Mintime_`, `Maxtime_`): eq. 3 is
 //!   infinite at p = 0;
-//! - a first identification starts monitoring at `min(quantum, 2p)` (§4.4's
+//! - a first identification starts monitoring at `min(quantum, 2p, 0.5)` (§4.4's
 //!   "small initial dropping probability"); a probability that would pass 1
 //!   keeps half its complement instead;
 //! - unresponsive flows: increases × `unresponsive_increase` (2: `3·P` or
@@ -70,6 +70,9 @@ use crate::validate::{require_in, require_positive};
 use rand::{Rng as _, SeedableRng};
 use serde::Deserialize;
 use std::collections::{BTreeMap, VecDeque};
+
+/// The most a first identification starts a flow at (ns-2 monitoring.tcl: `newTarget` ≥ 0.5).
+const MAX_INITIAL_PROBABILITY: f64 = 0.5;
 
 /// RED-PD's parameters; the output queue's are RED's, in `red`.
 #[derive(Clone, Debug, Deserialize)]
@@ -465,7 +468,7 @@ impl RedPd {
                     self.monitored.insert(
                         flow,
                         Monitored {
-                            probability: quantum.min(2.0 * p),
+                            probability: quantum.min(2.0 * p).min(MAX_INITIAL_PROBABILITY),
                             unresponsive: false,
                             last_change: now,
                             arrivals: 0.0,
@@ -780,6 +783,22 @@ mod tests {
             h.arrive(i * interval + 10 * MS, 3, 1000);
         }
         assert!(!h.q.monitored.contains_key(&1));
+    }
+
+    #[test]
+    fn byte_mode_counts_drops_in_bytes() {
+        // §6.4: with RED in byte mode, eq. 5 counts bytes. Flow 1 sends four 500-byte packets,
+        // flow 2 two 1000-byte ones: the same bytes, twice the packets; RED drops them all.
+        for (bytes, expected) in [(false, [(1, 4.0), (2, 2.0)]), (true, [(1, 2000.0), (2, 2000.0)])] {
+            let mut cfg = fixed(1.0);
+            cfg.red.bytes = bytes;
+            let mut h = red_pd(cfg);
+            (0..4).for_each(|_| _ = h.arrive(0, 1, 500));
+            (0..2).for_each(|_| _ = h.arrive(0, 2, 1000));
+            assert_eq!(h.q.current, BTreeMap::from(expected), "bytes = {bytes}");
+            let total = expected[0].1 + expected[1].1;
+            assert_eq!((h.q.interval_arrivals, h.q.interval_drops), (total, total));
+        }
     }
 
     /// Puts five closed lists of `length` each, `drops` per flow in every one.

@@ -528,12 +528,15 @@ impl RedPd {
         });
     }
 
-    /// Whether the pre-filter may drop from `m` now (§1.2; ns-2 red-pd.cc).
-    fn prefilter_active(&self, m: &Monitored) -> bool {
+    /// Whether the pre-filter may drop now: (from a responsive flow, from an unresponsive one)
+    /// (§1.2; ns-2 red-pd.cc).
+    fn prefilter_active(&self) -> (bool, bool) {
         let queued = self.red.len_packets() > 1;
-        self.params.fixed_p.is_some()
-            || (m.unresponsive && (queued || !self.params.noidle))
-            || (self.red.average().unwrap_or(0.0) >= self.params.min_th && queued)
+        let fixed = self.params.fixed_p.is_some();
+        (
+            fixed || (self.red.average().unwrap_or(0.0) >= self.params.min_th && queued),
+            fixed || queued || !self.params.noidle,
+        )
     }
 }
 
@@ -592,9 +595,14 @@ impl QueueDisc for RedPd {
         self.advance(ctx.now);
         let packet = ctx.packets[id];
         let amount = if self.params.bytes { packet.size as f64 } else { 1.0 };
-        if let Some(m) = self.monitored.get(&packet.flow) {
-            let drop = self.prefilter_active(m) && self.rng.gen::<f64>() < m.probability;
-            let m = self.monitored.get_mut(&packet.flow).expect("looked up above");
+        let (responsive_active, unresponsive_active) = self.prefilter_active();
+        if let Some(m) = self.monitored.get_mut(&packet.flow) {
+            let active = if m.unresponsive {
+                unresponsive_active
+            } else {
+                responsive_active
+            };
+            let drop = active && self.rng.gen::<f64>() < m.probability;
             m.arrivals += amount;
             if drop {
                 m.drops += amount;

@@ -99,5 +99,9 @@ fn scenario_errors_name_the_red_pd_field() {
         err(r#"{ type = "red_pd", min_interval = "1s" }"#),
         format!("{path}.max_interval: must be >= min_interval (1), got 0.4")
     );
+    assert_eq!(
+        err(r#"{ type = "red_pd", unresponsive_min_probability = 0 }"#),
+        format!("{path}.unresponsive_min_probability: must be in (0, 1], got 0")
+    );
     assert!(err(r#"{ type = "red_pd", K = 3 }"#).contains("unknown field `K`"));
 }

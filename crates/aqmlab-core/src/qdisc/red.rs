@@ -285,7 +285,7 @@ impl RedConfig {
 }
 
 /// `path: must be in (0, 1], got value` unless it is.
-fn require_probability(path: String, value: f64) -> Result<(), ScenarioError> {
+pub(super) fn require_probability(path: String, value: f64) -> Result<(), ScenarioError> {
     if value > 0.0 && value <= 1.0 {
         Ok(())
     } else {

@@ -17,8 +17,9 @@
 //!   queue), at most once per M − 1 intervals (§5.2). A monitored flow in none
 //!   of the last M lists has its probability cut to `max(P/β, P − p_d)` (§5.1,
 //!   §5.2: whichever reduces less) at most once per `l` intervals, and is
-//!   unmonitored once it falls below `P_minThresh`. The pre-filter acts only while
-//!   RED's average is at least min_th and more than one packet is queued (§1.2).
+//!   unmonitored once it falls below `P_minThresh`. A responsive flow's pre-filter
+//!   acts only while RED's average is at least min_th and more than one packet is
+//!   queued (§1.2).
 //! - Unresponsive flows (§6.2): each time a monitored flow's probability is
 //!   raised, its arrival rate and drop rate (pre-filter + RED) since the last
 //!   raise are recorded. For each pair of records whose drop rates differ by a
@@ -39,10 +40,11 @@
 //!   infinite at p = 0;
 //! - a first identification starts monitoring at `min(quantum, 2p, 0.5)` (§4.4's
 //!   "small initial dropping probability"); a probability that would pass 1
-//!   keeps half its complement instead;
+//!   keeps 1/(1 + f) of its complement instead (f = 1, or `unresponsive_increase`);
 //! - unresponsive flows: increases × `unresponsive_increase` (2: `3·P` or
 //!   `P + 2·quantum`), and their pre-filter acts whatever the queue (`noidle`
-//!   off, as ns-2's `noidle_`) or while more than one packet is queued; the pairwise test and its verdict thresholds are `check-unresponsive`'s.
+//!   off, as ns-2's `noidle_`) or while more than one packet is queued; the
+//!   pairwise test and its verdict thresholds are `check-unresponsive`'s.
 //!
 //! Where we differ from ns-2, and why: the pre-filter drops independently with
 //! probability P (ns-2 spaces them by RED's `p/(1 − count·p)`, which nearly
@@ -57,16 +59,16 @@
 //!
 //! Cost: an unmonitored flow's arrival costs one map lookup; drop lists hold
 //! only flows that had RED drops (state bounded by drops, not by flows), and
-//! the identification work at each interval's end is linear in the drops listed.
+//! the work at each interval's end is linear in the flows listed and monitored.
 
-use super::red::{Red, RedConfig};
+use super::red::{require_probability, Red, RedConfig};
 use super::{DropReason, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, FlowId, PacketId};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
 use crate::units::Seconds;
-use crate::validate::{require_in, require_positive};
+use crate::validate::require_positive;
 use rand::{Rng as _, SeedableRng};
 use serde::Deserialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -208,12 +210,7 @@ impl QdiscConfig for RedPdConfig {
                 ),
             ));
         }
-        if !(self.drop_rate_weight > 0.0 && self.drop_rate_weight <= 1.0) {
-            return Err(ScenarioError::new(
-                field("drop_rate_weight"),
-                format!("must be in (0, 1], got {}", self.drop_rate_weight),
-            ));
-        }
+        require_probability(field("drop_rate_weight"), self.drop_rate_weight)?;
         for (prefix, release) in [("", params.responsive), ("unresponsive_", params.unresponsive)] {
             if release.beta.is_nan() || release.beta <= 1.0 {
                 return Err(ScenarioError::new(
@@ -221,15 +218,8 @@ impl QdiscConfig for RedPdConfig {
                     format!("must be > 1, got {}", release.beta),
                 ));
             }
-            require_in(&field(&format!("{prefix}max_decrease")), release.max_decrease, 0.0, 1.0)?;
-            require_positive(&field(&format!("{prefix}max_decrease")), release.max_decrease)?;
-            require_in(
-                &field(&format!("{prefix}min_probability")),
-                release.min_probability,
-                0.0,
-                1.0,
-            )?;
-            require_positive(&field(&format!("{prefix}min_probability")), release.min_probability)?;
+            require_probability(field(&format!("{prefix}max_decrease")), release.max_decrease)?;
+            require_probability(field(&format!("{prefix}min_probability")), release.min_probability)?;
             if release.wait == 0 {
                 return Err(ScenarioError::new(
                     field(&format!("{prefix}decrease_wait")),

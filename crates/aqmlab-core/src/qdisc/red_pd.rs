@@ -46,10 +46,10 @@
 //!   off, as ns-2's `noidle_`) or while more than one packet is queued; the
 //!   pairwise test and its verdict thresholds are `check-unresponsive`'s.
 //!
-//! Where we differ from ns-2, and why: the pre-filter drops independently with
-//! probability P (ns-2 spaces them by RED's `p/(1 − count·p)`, which nearly
-//! doubles the fraction dropped at small P; the paper's analysis, §5.2, takes P
-//! as the fraction); a flow is unmonitored in the decrease that takes P below
+//! Where we differ from ns-2, and why: by default the pre-filter drops
+//! independently with probability P (ns-2 spaces them by RED's `p/(1 − count·p)`,
+//! option `uniformize`, which nearly doubles the fraction dropped at small P; the
+//! paper's analysis, §5.2, takes P as the fraction); a flow is unmonitored in the decrease that takes P below
 //! P_minThresh (eq. 7 counts rounds so; ns-2 needs one round more); a flow's
 //! history is recorded over the whole period between raises (§6.2's "successive
 //! periods") and only while it is monitored (ns-2 records the last interval of
@@ -61,7 +61,7 @@
 //! only flows that had RED drops (state bounded by drops, not by flows), and
 //! the work at each interval's end is linear in the flows listed and monitored.
 
-use super::red::{require_probability, Red, RedConfig};
+use super::red::{require_probability, uniformized, Red, RedConfig};
 use super::{DropReason, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, FlowId, PacketId};
@@ -121,6 +121,10 @@ pub struct RedPdConfig {
     /// Pre-filter an unresponsive flow only while more than one packet is queued; off: whatever
     /// the queue (ns-2 red-pd.cc `noidle_`, default false).
     pub noidle: bool,
+    /// Space pre-filter drops as RED spaces its own, `P/(1 − count·P)` with `count` the flow's
+    /// arrivals since its last pre-filter drop (ns-2 red-pd.cc `modify_p`); off: each arrival is
+    /// dropped independently with probability P, the fraction §5.2's analysis assumes.
+    pub uniformize: bool,
 }
 
 impl Default for RedPdConfig {
@@ -146,6 +150,7 @@ impl Default for RedPdConfig {
             unresponsive_increase: 2.0,
             history: 5,
             noidle: false,
+            uniformize: false,
         }
     }
 }
@@ -177,6 +182,7 @@ impl RedPdConfig {
             unresponsive_increase: self.unresponsive_increase,
             history: self.history as usize,
             noidle: self.noidle,
+            uniformize: self.uniformize,
             min_th: self.red.min_th(),
             fixed_p: self.red.fixed_p,
             bytes: self.red.bytes,
@@ -282,6 +288,7 @@ struct Params {
     unresponsive_increase: f64,
     history: usize,
     noidle: bool,
+    uniformize: bool,
     /// RED's min_th, the pre-filter's gate (§1.2).
     min_th: f64,
     fixed_p: Option<f64>,
@@ -320,6 +327,8 @@ struct Monitored {
     period_start: Time,
     /// §6.2: (arrival rate, drop rate) of the latest periods, oldest first.
     history: VecDeque<(f64, f64)>,
+    /// Arrivals since the flow's last pre-filter drop (`uniformize`; ns-2's `count`).
+    since_drop: f64,
 }
 
 /// What RED-PD counts beyond the engine's drop table (pre-filter drops are its `pre_filter` reason).
@@ -465,6 +474,7 @@ impl RedPd {
                             drops: 0.0,
                             period_start: now,
                             history: VecDeque::new(),
+                            since_drop: 0.0,
                         },
                     );
                     self.stats.monitor_starts += 1;
@@ -592,12 +602,19 @@ impl QueueDisc for RedPd {
             } else {
                 responsive_active
             };
-            let drop = active && self.rng.gen::<f64>() < m.probability;
+            let probability = if self.params.uniformize {
+                uniformized(m.probability, m.since_drop, false)
+            } else {
+                m.probability
+            };
+            let drop = active && self.rng.gen::<f64>() < probability;
             m.arrivals += amount;
             if drop {
                 m.drops += amount;
+                m.since_drop = 0.0;
                 return Verdict::Dropped(DropReason::PreFilter);
             }
+            m.since_drop += 1.0;
         }
         self.interval_arrivals += amount;
         let verdict = self.red.enqueue(id, ctx);
@@ -690,6 +707,7 @@ mod tests {
                 drops: 0.0,
                 period_start: now,
                 history: VecDeque::new(),
+                since_drop: 0.0,
             },
         );
     }
@@ -1003,6 +1021,7 @@ mod tests {
             drops: 0.0,
             period_start: 0,
             history: VecDeque::new(),
+            since_drop: 0.0,
         };
         // Each period lasts 1 s: `rate` arrivals, `rate·p` drops.
         let mut verdicts = Vec::new();
@@ -1049,5 +1068,33 @@ mod tests {
         let f = 1.5f64.sqrt() / (0.040 * 0.05f64.sqrt());
         let rate = passed as f64 / 10.0;
         assert!(rate <= f && rate >= 0.1 * f, "{rate} packets/s into RED, f(R, p) = {f}");
+    }
+
+    #[test]
+    fn uniformize_spaces_prefilter_drops_as_red_does() {
+        // At P = 1/4 the k-th arrival after a drop is dropped with probability P/(1 − (k−1)·P):
+        // gaps uniform on {1, …, 4}, mean 2.5, so 40 % of arrivals go (independent drops: 25 %).
+        // The gaps' variance is (4² − 1)/12 = 1.25; renewal theory gives the count's σ.
+        let n = 40_000;
+        for (uniformize, fraction, sigma) in [
+            (false, 0.25, (n as f64 * 0.25 * 0.75).sqrt()),
+            (true, 0.4, (n as f64 * 1.25 / 2.5f64.powi(3)).sqrt()),
+        ] {
+            // RED drops nothing (fixed_p = 0); fixed_p also keeps the pre-filter gate open.
+            let mut h = red_pd(RedPdConfig {
+                uniformize,
+                ..fixed(0.0)
+            });
+            monitor(&mut h, 1, 0.25, 0);
+            for i in 0..n {
+                h.arrive(i, 1, 1000);
+                h.depart(i);
+            }
+            let drops = h.drops(DropReason::PreFilter) as f64;
+            assert!(
+                (drops - fraction * n as f64).abs() < 3.0 * sigma,
+                "uniformize {uniformize}: {drops} of {n}"
+            );
+        }
     }
 }

@@ -35,7 +35,8 @@
 //!   no weight; `insertNCalDropRate` uses 0.5, as §7.3's Fig. 16 plots); eq. 3
 //!   uses the average, eq. 5 the smaller of it and the last interval's rate
 //!   (`do_detect`'s `usableDropRate`); with RED's `fixed_p`, eq. 3 uses `fixed_p`
-//!   (`calculateB` under `P_testFRp_`);
+//!   (`calculateB` under `P_testFRp_`) and the pre-filter acts whatever the queue
+//!   (red-pd.cc in that mode);
 //! - intervals are kept within [2R, 10R] (`Mintime_`, `Maxtime_`): eq. 3 is
 //!   infinite at p = 0;
 //! - a first identification starts monitoring at `min(quantum, 2p, 0.5)` (§4.4's

@@ -168,3 +168,16 @@ def test_bench_reports_events_per_second_of_a_run(cbr_scenario):
     assert row["events"] == aqmlab.run(cbr_scenario).summary()["events"] > 0
     assert row["events_per_second"] == pytest.approx(row["events"] / row["wall_time_s"])
     assert row["simulated_s"] == 3.0 and row["utilisation"]["L->R"] == pytest.approx(0.5, abs=0.01)
+
+
+def test_red_pd_prefilter_drops_and_monitoring_state_reach_the_tables():
+    # One 15 Mb/s CBR on 10 Mb/s: RED drops a third of its packets, so it is in every drop
+    # list and RED-PD monitors it; the pre-filter then takes over part of the dropping.
+    qdisc = {"type": "red_pd", "red": {"limit": 100, "gentle": True}}
+    results = aqmlab.run(dumbbell({"type": "cbr", "rate": "15Mbps"}, qdisc=qdisc, duration="10s"))
+    reasons = results.drops.groupby("reason")["count"].sum()
+    assert reasons["pre_filter"] > 0 and reasons.drop("pre_filter").sum() > 0, reasons
+    bottleneck = results.link("L->R")
+    assert bottleneck["qdisc.monitored_flows"] == 1
+    # RED's own drop rate falls as the pre-filter takes its share of the third that must go.
+    assert 0 < bottleneck["qdisc.ambient_drop_rate"] < 1 / 3

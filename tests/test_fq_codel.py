@@ -2,9 +2,8 @@
 bulk TCPs and an unresponsive 10 Mbps UDP share a 10 Mbps link, and each of those gets its
 max-min fair share (RFC 8290 §1: flow isolation and sparse-flow priority)."""
 
-import pytest
-
 import aqmlab
+import pytest
 
 
 def mixed(qdisc: dict) -> aqmlab.Results:

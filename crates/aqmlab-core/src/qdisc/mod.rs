@@ -38,6 +38,7 @@ pub mod fq_codel;
 pub mod fred;
 pub mod loss;
 pub mod red;
+pub mod red_pd;
 pub mod sred;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -63,6 +64,8 @@ pub enum DropReason {
     Sred,
     /// CoDel's head drop in the dropping state (RFC 8289).
     Codel,
+    /// RED-PD's pre-filter: a monitored flow's preferential drop.
+    PreFilter,
 }
 
 impl DropReason {
@@ -77,6 +80,7 @@ impl DropReason {
             DropReason::Loss => "loss",
             DropReason::Sred => "sred",
             DropReason::Codel => "codel",
+            DropReason::PreFilter => "pre_filter",
         }
     }
 }
@@ -172,6 +176,7 @@ tagged_registry! {
     QdiscSpec: dyn QdiscConfig {
         "droptail" => DropTail(droptail::DropTailConfig),
         "red" => Red(red::RedConfig),
+        "red_pd" => RedPd(red_pd::RedPdConfig),
         "fred" => Fred(fred::FredConfig),
         "bred" => Bred(bred::BredConfig),
         "csfq" => Csfq(csfq::CsfqConfig),

@@ -7,7 +7,7 @@
 //! ([`DropCurve`]), spreads drops evenly with `p_a = p_b / (1 − count·p_b)`
 //! ([`uniformized`]) and drops (or ECN-marks) the arrival with probability `p_a`.
 //! The three pieces are public so that the RED family can reuse them (FRED
-//! does; RED-PD is planned; SRED has neither an average nor this curve).
+//! does; RED-PD runs a whole [`Red`] as its output queue; SRED has neither an average nor this curve).
 //!
 //! Where the count-based spacing leads, in closed form (F–J Fig. 2 as written:
 //! `count` is 0 after a drop and incremented before `p_a` is computed, so the
@@ -285,7 +285,7 @@ impl RedConfig {
 }
 
 /// `path: must be in (0, 1], got value` unless it is.
-fn require_probability(path: String, value: f64) -> Result<(), ScenarioError> {
+pub(super) fn require_probability(path: String, value: f64) -> Result<(), ScenarioError> {
     if value > 0.0 && value <= 1.0 {
         Ok(())
     } else {

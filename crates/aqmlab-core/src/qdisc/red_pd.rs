@@ -1,0 +1,1102 @@
+//! RED-PD, RED with Preferential Dropping (R. Mahajan, S. Floyd, "Controlling
+//! High-Bandwidth Flows at the Congested Router", ACIRI, Nov. 2000; § and
+//! equation numbers below are the paper's), on top of [`super::red`].
+//!
+//! A pre-filter in front of a RED queue drops the packets of *monitored* flows,
+//! each with its own probability; other flows go straight to RED (Fig. 10).
+//! - Identification (§4.2): time is cut into drop-list intervals of
+//!   `(K/M)·R/√(1.5p)` (eq. 3: K/M of the congestion epoch of a TCP with the
+//!   target RTT R at the ambient drop rate p). Each interval's list holds the
+//!   flows RED dropped (or marked) packets of, with their counts; pre-filter
+//!   drops are not listed (§5.1). A flow in at least K of the last M lists is
+//!   identified. The single-list scheme (§4.3) instead identifies a flow with
+//!   at least K drops in the last K·CL seconds (the same M lists, summed).
+//! - Preferential dropping (§5.1): an identified flow's probability rises by
+//!   eq. 5's quantum `(drop_flow / avg_drop_count)·p`, or doubles instead when
+//!   the quantum exceeds the flow's existing drop rate (pre-filter + output
+//!   queue), at most once per M − 1 intervals (§5.2). A monitored flow in none
+//!   of the last M lists has its probability cut to `max(P/β, P − p_d)` (§5.1,
+//!   §5.2: whichever reduces less) at most once per `l` intervals, and is
+//!   unmonitored once it falls below `P_minThresh`. A responsive flow's pre-filter
+//!   acts only while RED's average is at least min_th and more than one packet is
+//!   queued (§1.2).
+//! - Unresponsive flows (§6.2): each time a monitored flow's probability is
+//!   raised, its arrival rate and drop rate (pre-filter + RED) since the last
+//!   raise are recorded. For each pair of records whose drop rates differ by a
+//!   factor 1/x (0.1 < x < 1), the arrival rate should have fallen to about √x
+//!   of its value (eq. 1); a flow with too many pairs that did not is declared
+//!   unresponsive and gets larger increases and the slower release set.
+//!
+//! The paper leaves open what ns-2's RED-PD (ns-2.35 `queue/red-pd.cc`, the
+//! pre-filter; `tcl/ex/red-pd/monitoring.tcl` and `helper.tcl`, the
+//! identification engine, both by the paper's authors) settles; we follow it:
+//! - the ambient p is RED's drops over RED's arrivals in the interval just
+//!   closed, exponentially averaged over intervals with weight 0.5 (§4.2 gives
+//!   no weight; `insertNCalDropRate` uses 0.5, as §7.3's Fig. 16 plots); eq. 3
+//!   uses the average, eq. 5 the smaller of it and the last interval's rate
+//!   (`do_detect`'s `usableDropRate`); with RED's `fixed_p`, eq. 3 uses `fixed_p`
+//!   (`calculateB` under `P_testFRp_`) and the pre-filter acts whatever the queue
+//!   (red-pd.cc in that mode);
+//! - intervals are kept within [2R, 10R] (`Mintime_`, `Maxtime_`): eq. 3 is
+//!   infinite at p = 0;
+//! - a first identification starts monitoring at `min(quantum, 2p, 0.5)` (§4.4's
+//!   "small initial dropping probability"); a probability that would pass 1
+//!   keeps 1/(1 + f) of its complement instead (f = 1, or `unresponsive_increase`);
+//! - unresponsive flows: increases × `unresponsive_increase` (2: `3·P` or
+//!   `P + 2·quantum`), and their pre-filter acts whatever the queue (`noidle`
+//!   off, as ns-2's `noidle_`) or while more than one packet is queued; the
+//!   pairwise test and its verdict thresholds are `check-unresponsive`'s.
+//!
+//! Where we differ from ns-2, and why: by default the pre-filter drops
+//! independently with probability P (ns-2 spaces them by RED's `p/(1 − count·p)`,
+//! option `uniformize`, which nearly doubles the fraction dropped at small P; the
+//! paper's analysis, §5.2, takes P as the fraction); a flow is unmonitored in the decrease that takes P below
+//! P_minThresh (eq. 7 counts rounds so; ns-2 needs one round more); a flow's
+//! history is recorded over the whole period between raises (§6.2's "successive
+//! periods") and only while it is monitored (ns-2 records the last interval of
+//! every flow); an unresponsive flow is declared responsive again when the same
+//! test over its latest records clears it, besides being forgotten when it is
+//! unmonitored (§6.2).
+//!
+//! Cost: an unmonitored flow's arrival costs one map lookup; drop lists hold
+//! only flows that had RED drops (state bounded by drops, not by flows), and
+//! the work at each interval's end is linear in the flows listed and monitored.
+
+use super::red::{require_probability, uniformized, Red, RedConfig};
+use super::{DropReason, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use crate::error::ScenarioError;
+use crate::packet::{Ecn, FlowId, PacketId};
+use crate::rng::Rng;
+use crate::time::{from_secs, to_secs, Time};
+use crate::units::Seconds;
+use crate::validate::require_positive;
+use rand::{Rng as _, SeedableRng};
+use serde::Deserialize;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The most a first identification starts a flow at (ns-2 monitoring.tcl: `newTarget` ≥ 0.5).
+const MAX_INITIAL_PROBABILITY: f64 = 0.5;
+
+/// RED-PD's parameters; the output queue's are RED's, in `red`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedPdConfig {
+    /// The output queue (RED's defaults; §7.2 gives none).
+    pub red: RedConfig,
+    /// Target RTT R of the reference TCP: 40 ms (§7.2 "Unless otherwise specified").
+    pub target_rtt: Seconds,
+    /// K, congestion epochs per identification period and lists a flow must be in: 3 (§4.2).
+    pub k: u32,
+    /// M, drop lists kept: 5 (§4.2 "a value of M = 5 has worked well").
+    pub m: u32,
+    /// Single-list identification (§4.3): ≥ K drops in the last K·CL seconds.
+    pub single_list: bool,
+    /// Shortest drop-list interval: 2R (ns-2 helper.tcl `Mintime_`).
+    pub min_interval: Option<Seconds>,
+    /// Longest drop-list interval, the length at p = 0: 10R (ns-2 helper.tcl `Maxtime_`).
+    pub max_interval: Option<Seconds>,
+    /// Weight of the last interval in the ambient drop-rate average: 0.5 (ns-2 monitoring.tcl).
+    pub drop_rate_weight: f64,
+    /// β, responsive flows: 2 (§5.2).
+    pub beta: f64,
+    /// p_d, the largest decrease in one step, responsive flows: 0.05 (§5.2).
+    pub max_decrease: f64,
+    /// P_minThresh, below which a responsive flow is unmonitored: 0.005 (§5.2).
+    pub min_probability: f64,
+    /// l, intervals between decreases, responsive flows: 3 (§5.2).
+    pub decrease_wait: u32,
+    /// The §6.2 test for unresponsive flows: on (ns-2 red-pd.tcl `unresponsive_test_ 1`).
+    pub unresponsive_test: bool,
+    /// β for unresponsive flows: 1.5 (§5.2).
+    pub unresponsive_beta: f64,
+    /// p_d for unresponsive flows: 0.05 (§5.2).
+    pub unresponsive_max_decrease: f64,
+    /// P_minThresh for unresponsive flows: 0.0025 (§5.2).
+    pub unresponsive_min_probability: f64,
+    /// l for unresponsive flows: 5 (§5.2).
+    pub unresponsive_decrease_wait: u32,
+    /// Factor on an unresponsive flow's increase: 2 (ns-2 monitoring.tcl; §6.2 says only "bigger quanta").
+    pub unresponsive_increase: f64,
+    /// Records (arrival rate, drop rate) kept per monitored flow for §6.2: 5 (ns-2 `Hist_Max_`).
+    pub history: u32,
+    /// Pre-filter an unresponsive flow only while more than one packet is queued; off: whatever
+    /// the queue (ns-2 red-pd.cc `noidle_`, default false).
+    pub noidle: bool,
+    /// Space pre-filter drops as RED spaces its own, `P/(1 − count·P)` with `count` the flow's
+    /// arrivals since its last pre-filter drop (ns-2 red-pd.cc `modify_p`); off: each arrival is
+    /// dropped independently with probability P, the fraction §5.2's analysis assumes.
+    pub uniformize: bool,
+}
+
+impl Default for RedPdConfig {
+    fn default() -> Self {
+        RedPdConfig {
+            red: RedConfig::default(),
+            target_rtt: Seconds(0.040),
+            k: 3,
+            m: 5,
+            single_list: false,
+            min_interval: None,
+            max_interval: None,
+            drop_rate_weight: 0.5,
+            beta: 2.0,
+            max_decrease: 0.05,
+            min_probability: 0.005,
+            decrease_wait: 3,
+            unresponsive_test: true,
+            unresponsive_beta: 1.5,
+            unresponsive_max_decrease: 0.05,
+            unresponsive_min_probability: 0.0025,
+            unresponsive_decrease_wait: 5,
+            unresponsive_increase: 2.0,
+            history: 5,
+            noidle: false,
+            uniformize: false,
+        }
+    }
+}
+
+impl RedPdConfig {
+    fn params(&self) -> Params {
+        let r = self.target_rtt.0;
+        Params {
+            target_rtt: r,
+            k: self.k as usize,
+            m: self.m as usize,
+            single_list: self.single_list,
+            min_interval: self.min_interval.map_or(2.0 * r, |s| s.0),
+            max_interval: self.max_interval.map_or(10.0 * r, |s| s.0),
+            drop_rate_weight: self.drop_rate_weight,
+            responsive: Release {
+                beta: self.beta,
+                max_decrease: self.max_decrease,
+                min_probability: self.min_probability,
+                wait: self.decrease_wait as usize,
+            },
+            unresponsive: Release {
+                beta: self.unresponsive_beta,
+                max_decrease: self.unresponsive_max_decrease,
+                min_probability: self.unresponsive_min_probability,
+                wait: self.unresponsive_decrease_wait as usize,
+            },
+            unresponsive_test: self.unresponsive_test,
+            unresponsive_increase: self.unresponsive_increase,
+            history: self.history as usize,
+            noidle: self.noidle,
+            uniformize: self.uniformize,
+            min_th: self.red.min_th(),
+            fixed_p: self.red.fixed_p,
+            bytes: self.red.bytes,
+            mean_pktsize: self.red.mean_pktsize.0 as f64,
+        }
+    }
+}
+
+impl QdiscConfig for RedPdConfig {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        self.red.validate(&format!("{path}.red"))?;
+        let field = |name: &str| format!("{path}.{name}");
+        require_positive(&field("target_rtt"), self.target_rtt.0)?;
+        if self.k == 0 {
+            return Err(ScenarioError::new(field("k"), "must be >= 1, got 0"));
+        }
+        if self.m < self.k {
+            return Err(ScenarioError::new(
+                field("m"),
+                format!("must be >= k ({}), got {}", self.k, self.m),
+            ));
+        }
+        let params = self.params();
+        require_positive(&field("min_interval"), params.min_interval)?;
+        if params.max_interval.is_nan() || params.max_interval < params.min_interval {
+            return Err(ScenarioError::new(
+                field("max_interval"),
+                format!(
+                    "must be >= min_interval ({}), got {}",
+                    params.min_interval, params.max_interval
+                ),
+            ));
+        }
+        require_probability(field("drop_rate_weight"), self.drop_rate_weight)?;
+        for (prefix, release) in [("", params.responsive), ("unresponsive_", params.unresponsive)] {
+            if release.beta.is_nan() || release.beta <= 1.0 {
+                return Err(ScenarioError::new(
+                    field(&format!("{prefix}beta")),
+                    format!("must be > 1, got {}", release.beta),
+                ));
+            }
+            require_probability(field(&format!("{prefix}max_decrease")), release.max_decrease)?;
+            require_probability(field(&format!("{prefix}min_probability")), release.min_probability)?;
+            if release.wait == 0 {
+                return Err(ScenarioError::new(
+                    field(&format!("{prefix}decrease_wait")),
+                    "must be >= 1, got 0",
+                ));
+            }
+        }
+        if self.unresponsive_increase.is_nan() || self.unresponsive_increase < 1.0 {
+            return Err(ScenarioError::new(
+                field("unresponsive_increase"),
+                format!("must be >= 1, got {}", self.unresponsive_increase),
+            ));
+        }
+        if self.history < 2 {
+            return Err(ScenarioError::new(
+                field("history"),
+                format!("must be >= 2 (the test compares records), got {}", self.history),
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(&self, link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {
+        // RED draws from a stream of its own, seeded from this qdisc's.
+        let red = Red::new(&self.red, link, Rng::from_rng(&mut rng).expect("PCG seeds from PCG"));
+        Box::new(RedPd::new(self, red, rng))
+    }
+}
+
+/// (β, p_d, P_minThresh, l) of §5.2: how a monitored flow is released.
+#[derive(Clone, Copy, Debug)]
+struct Release {
+    beta: f64,
+    max_decrease: f64,
+    min_probability: f64,
+    /// l, in drop-list intervals.
+    wait: usize,
+}
+
+impl Release {
+    /// §5.1–5.2: divide by β or subtract p_d, whichever reduces less.
+    fn decrease(&self, p: f64) -> f64 {
+        (p / self.beta).max(p - self.max_decrease)
+    }
+}
+
+/// The parameters in effect; times in seconds.
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    target_rtt: f64,
+    k: usize,
+    m: usize,
+    single_list: bool,
+    min_interval: f64,
+    max_interval: f64,
+    drop_rate_weight: f64,
+    responsive: Release,
+    unresponsive: Release,
+    unresponsive_test: bool,
+    unresponsive_increase: f64,
+    history: usize,
+    noidle: bool,
+    uniformize: bool,
+    /// RED's min_th, the pre-filter's gate (§1.2).
+    min_th: f64,
+    fixed_p: Option<f64>,
+    /// Count arrivals and drops in bytes (§6.4), as RED's byte mode does.
+    bytes: bool,
+    /// RED's mean packet size, bytes: §4.3's K drops in byte mode.
+    mean_pktsize: f64,
+}
+
+impl Params {
+    /// Eq. 3's drop-list interval `(K/M)·R/√(1.5p)`, within [min_interval, max_interval], in seconds.
+    fn interval(&self, p: f64) -> f64 {
+        let eq3 = self.k as f64 / self.m as f64 * self.target_rtt / (1.5 * p).sqrt();
+        eq3.clamp(self.min_interval, self.max_interval)
+    }
+}
+
+/// One (closed) drop-list interval: the flows RED dropped from, with their drops.
+#[derive(Clone, Debug, Default)]
+struct DropList {
+    length: Time,
+    drops: BTreeMap<FlowId, f64>,
+}
+
+/// A monitored flow (§5.1).
+#[derive(Clone, Debug)]
+struct Monitored {
+    /// Pre-filter drop probability.
+    probability: f64,
+    unresponsive: bool,
+    /// When the probability last changed (set, raised or cut).
+    last_change: Time,
+    /// §6.2: arrivals and drops (pre-filter + RED) since `period_start`.
+    arrivals: f64,
+    drops: f64,
+    period_start: Time,
+    /// §6.2: (arrival rate, drop rate) of the latest periods, oldest first.
+    history: VecDeque<(f64, f64)>,
+    /// Arrivals since the flow's last pre-filter drop (`uniformize`; ns-2's `count`).
+    since_drop: f64,
+}
+
+/// What RED-PD counts beyond the engine's drop table (pre-filter drops are its `pre_filter` reason).
+#[derive(Default)]
+struct Stats {
+    /// Identifications that started monitoring a flow.
+    monitor_starts: u64,
+    /// Times a monitored flow was declared unresponsive.
+    unresponsive_declarations: u64,
+    peak_monitored_flows: usize,
+}
+
+pub struct RedPd {
+    params: Params,
+    /// The output queue.
+    red: Red,
+    rng: Rng,
+    /// The open interval: when it started and ends; RED's arrivals, drops and drop list so far.
+    interval_start: Time,
+    interval_end: Time,
+    interval_arrivals: f64,
+    interval_drops: f64,
+    current: BTreeMap<FlowId, f64>,
+    /// The last M closed lists, oldest first.
+    lists: VecDeque<DropList>,
+    /// Exponentially averaged ambient drop rate; None before the first interval closes.
+    ambient: Option<f64>,
+    monitored: BTreeMap<FlowId, Monitored>,
+    stats: Stats,
+}
+
+impl RedPd {
+    fn new(cfg: &RedPdConfig, red: Red, rng: Rng) -> Self {
+        let params = cfg.params();
+        // The first interval: p unknown, eq. 3 at the configured fixed_p or p = 0.
+        let first = from_secs(params.interval(params.fixed_p.unwrap_or(0.0)));
+        RedPd {
+            params,
+            red,
+            rng,
+            interval_start: 0,
+            interval_end: first,
+            interval_arrivals: 0.0,
+            interval_drops: 0.0,
+            current: BTreeMap::new(),
+            lists: VecDeque::new(),
+            ambient: None,
+            monitored: BTreeMap::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Closes every interval that ended by `now`.
+    fn advance(&mut self, now: Time) {
+        while now >= self.interval_end {
+            self.close_interval();
+        }
+    }
+
+    /// Ends the open interval at `interval_end`: §4.2's drop rate and list, then
+    /// identification, increases and releases as of that instant.
+    fn close_interval(&mut self) {
+        let end = self.interval_end;
+        let last = if self.interval_arrivals > 0.0 {
+            self.interval_drops / self.interval_arrivals
+        } else {
+            0.0
+        };
+        let w = self.params.drop_rate_weight;
+        let ambient = self.ambient.map_or(last, |a| w * last + (1.0 - w) * a);
+        self.ambient = Some(ambient);
+        self.lists.push_back(DropList {
+            length: end - self.interval_start,
+            drops: std::mem::take(&mut self.current),
+        });
+        if self.lists.len() > self.params.m {
+            self.lists.pop_front();
+        }
+        self.identify(end, last.min(ambient));
+        self.release(end);
+        self.interval_start = end;
+        self.interval_end = end + from_secs(self.params.interval(self.params.fixed_p.unwrap_or(ambient))).max(1);
+        self.interval_arrivals = 0.0;
+        self.interval_drops = 0.0;
+    }
+
+    /// The length of the last `n` intervals: a wait of n intervals (ns-2 `minLastChange`).
+    fn last_intervals(&self, n: usize) -> Time {
+        self.lists.iter().rev().take(n).map(|l| l.length).sum()
+    }
+
+    /// Flows identified in the last M lists (§4.2, or §4.3's single list), with their drops there.
+    fn identified(&self) -> Vec<(FlowId, f64)> {
+        let mut seen: BTreeMap<FlowId, (usize, f64)> = BTreeMap::new();
+        for list in &self.lists {
+            for (&flow, &drops) in &list.drops {
+                let entry = seen.entry(flow).or_default();
+                entry.0 += 1;
+                entry.1 += drops;
+            }
+        }
+        let k = self.params.k;
+        // Packets, or bytes of mean-size packets in byte mode, for §4.3's "K or more drops".
+        let k_drops = k as f64
+            * if self.params.bytes {
+                self.params.mean_pktsize
+            } else {
+                1.0
+            };
+        seen.into_iter()
+            .filter(|&(_, (lists, drops))| {
+                if self.params.single_list {
+                    drops >= k_drops
+                } else {
+                    lists >= k
+                }
+            })
+            .map(|(flow, (_, drops))| (flow, drops))
+            .collect()
+    }
+
+    /// §5.1: raise the probability of each identified flow, or start monitoring it;
+    /// `p` is the ambient drop rate for eq. 5.
+    fn identify(&mut self, now: Time, p: f64) {
+        let identified = self.identified();
+        if identified.is_empty() {
+            return;
+        }
+        let avg_drop_count = identified.iter().map(|&(_, d)| d).sum::<f64>() / identified.len() as f64;
+        let increase_wait = self.last_intervals(self.params.m - 1);
+        for (flow, drops) in identified {
+            // Eq. 5.
+            let quantum = drops / avg_drop_count * p;
+            match self.monitored.get_mut(&flow) {
+                None => {
+                    self.monitored.insert(
+                        flow,
+                        Monitored {
+                            probability: quantum.min(2.0 * p).min(MAX_INITIAL_PROBABILITY),
+                            unresponsive: false,
+                            last_change: now,
+                            arrivals: 0.0,
+                            drops: 0.0,
+                            period_start: now,
+                            history: VecDeque::new(),
+                            since_drop: 0.0,
+                        },
+                    );
+                    self.stats.monitor_starts += 1;
+                    self.stats.peak_monitored_flows = self.stats.peak_monitored_flows.max(self.monitored.len());
+                }
+                // §5.2: after an increase, wait M − 1 intervals.
+                Some(m) if now - m.last_change >= increase_wait => {
+                    if self.params.unresponsive_test {
+                        let was = m.unresponsive;
+                        record_period(m, now, self.params.history);
+                        m.unresponsive = unresponsive(&m.history);
+                        self.stats.unresponsive_declarations += (m.unresponsive && !was) as u64;
+                    }
+                    m.probability = raised(
+                        m.probability,
+                        quantum,
+                        p,
+                        m.unresponsive,
+                        self.params.unresponsive_increase,
+                    );
+                    m.last_change = now;
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// §5.1–5.2: cut the probability of monitored flows in none of the last M lists.
+    fn release(&mut self, now: Time) {
+        let waits = [
+            self.last_intervals(self.params.responsive.wait),
+            self.last_intervals(self.params.unresponsive.wait),
+        ];
+        let lists = &self.lists;
+        let params = &self.params;
+        self.monitored.retain(|flow, m| {
+            if lists.iter().any(|l| l.drops.contains_key(flow)) {
+                return true;
+            }
+            let (release, wait) = if m.unresponsive {
+                (params.unresponsive, waits[1])
+            } else {
+                (params.responsive, waits[0])
+            };
+            if now - m.last_change < wait {
+                return true;
+            }
+            m.probability = release.decrease(m.probability);
+            m.last_change = now;
+            m.probability >= release.min_probability
+        });
+    }
+
+    /// Whether the pre-filter may drop now: (from a responsive flow, from an unresponsive one)
+    /// (§1.2; ns-2 red-pd.cc).
+    fn prefilter_active(&self) -> (bool, bool) {
+        let queued = self.red.len_packets() > 1;
+        let fixed = self.params.fixed_p.is_some();
+        (
+            fixed || (self.red.average().unwrap_or(0.0) >= self.params.min_th && queued),
+            fixed || queued || !self.params.noidle,
+        )
+    }
+}
+
+/// §6.2: closes `m`'s current period into its history (the last `keep` periods).
+fn record_period(m: &mut Monitored, now: Time, keep: usize) {
+    let seconds = to_secs(now - m.period_start);
+    if m.arrivals > 0.0 && seconds > 0.0 {
+        m.history.push_back((m.arrivals / seconds, m.drops / m.arrivals));
+        if m.history.len() > keep {
+            m.history.pop_front();
+        }
+    }
+    m.arrivals = 0.0;
+    m.drops = 0.0;
+    m.period_start = now;
+}
+
+/// §6.2's test over (arrival rate, drop rate) records: for each pair whose drop
+/// rate rose from p1 to p2 with 0.1 < x = p1/p2 < 1, a conformant flow's arrival
+/// rate should fall to about √x of its value (eq. 1); a pair in which it stayed
+/// above is "bad". The verdict thresholds are ns-2's `check-unresponsive`.
+fn unresponsive(history: &VecDeque<(f64, f64)>) -> bool {
+    let (mut good, mut bad) = (0u32, 0u32);
+    for &(rate1, p1) in history {
+        for &(rate2, p2) in history {
+            if p1 < p2 && p1 / p2 > 0.1 {
+                if rate2 / rate1 > (p1 / p2).sqrt() {
+                    bad += 1;
+                } else {
+                    good += 1;
+                }
+            }
+        }
+    }
+    (good == 0 && bad >= 3) || (good == 1 && bad >= 4) || (good >= 2 && bad >= 4 * good)
+}
+
+/// §5.1: the probability after an increase by eq. 5's `quantum` at ambient drop rate `p`.
+fn raised(probability: f64, quantum: f64, p: f64, unresponsive: bool, unresponsive_increase: f64) -> f64 {
+    // The flow's existing drop rate: the pre-filter's, then the output queue's on what passes.
+    let existing = probability + (1.0 - probability) * p;
+    // "If this increase quantum is more than the flow's existing drop rate, then we just double".
+    let step = if quantum > existing { probability } else { quantum };
+    let factor = if unresponsive { unresponsive_increase } else { 1.0 };
+    let next = probability + factor * step;
+    if next < 1.0 {
+        next
+    } else {
+        // ns-2: a flow past 1 keeps 1/(1 + factor) of what it passed.
+        1.0 - (1.0 - probability) / (1.0 + factor)
+    }
+}
+
+impl QueueDisc for RedPd {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        self.advance(ctx.now);
+        let packet = ctx.packets[id];
+        let amount = if self.params.bytes { packet.size as f64 } else { 1.0 };
+        let (responsive_active, unresponsive_active) = self.prefilter_active();
+        if let Some(m) = self.monitored.get_mut(&packet.flow) {
+            let active = if m.unresponsive {
+                unresponsive_active
+            } else {
+                responsive_active
+            };
+            let probability = if self.params.uniformize {
+                uniformized(m.probability, m.since_drop, false)
+            } else {
+                m.probability
+            };
+            let drop = active && self.rng.gen::<f64>() < probability;
+            m.arrivals += amount;
+            if drop {
+                m.drops += amount;
+                m.since_drop = 0.0;
+                return Verdict::Dropped(DropReason::PreFilter);
+            }
+            m.since_drop += 1.0;
+        }
+        self.interval_arrivals += amount;
+        let verdict = self.red.enqueue(id, ctx);
+        // §4.2: "a separate list of the dropped or marked packets".
+        let marked = packet.ecn != Ecn::Ce && ctx.packets[id].ecn == Ecn::Ce;
+        if matches!(verdict, Verdict::Dropped(_)) || marked {
+            self.interval_drops += amount;
+            *self.current.entry(packet.flow).or_default() += amount;
+            if let Some(m) = self.monitored.get_mut(&packet.flow) {
+                m.drops += amount;
+            }
+        }
+        verdict
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        self.advance(ctx.now);
+        self.red.dequeue(ctx)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.red.len_packets()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.red.len_bytes()
+    }
+
+    fn average(&self) -> Option<f64> {
+        self.red.average()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, f64)> {
+        let mut counters = self.red.counters();
+        counters.extend([
+            ("monitored_flows", self.monitored.len() as f64),
+            ("peak_monitored_flows", self.stats.peak_monitored_flows as f64),
+            ("monitor_starts", self.stats.monitor_starts as f64),
+            (
+                "unresponsive_flows",
+                self.monitored.values().filter(|m| m.unresponsive).count() as f64,
+            ),
+            ("unresponsive_declarations", self.stats.unresponsive_declarations as f64),
+            ("ambient_drop_rate", self.ambient.unwrap_or(0.0)),
+            ("drop_list_interval", to_secs(self.interval_end - self.interval_start)),
+        ]);
+        counters
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testing::QdiscHarness;
+    use crate::rng::stream;
+    use crate::time::NANOS_PER_SEC;
+
+    /// A 1000-byte packet takes exactly 1 ms at 8 Mb/s.
+    const LINK: LinkInfo = LinkInfo {
+        rate_bps: 8e6,
+        delay: 0,
+        measure_from: 0,
+    };
+    const MS: Time = 1_000_000;
+
+    fn red_pd(cfg: RedPdConfig) -> QdiscHarness<RedPd> {
+        cfg.validate("q").unwrap();
+        let red = Red::new(&cfg.red, &LINK, stream(7, "red-pd-test/red"));
+        QdiscHarness::new(Box::new(RedPd::new(&cfg, red, stream(7, "red-pd-test"))))
+    }
+
+    /// RED-PD over a RED queue that drops every arrival with probability `p` (§7.1's controlled queue).
+    fn fixed(p: f64) -> RedPdConfig {
+        RedPdConfig {
+            red: RedConfig {
+                fixed_p: Some(p),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn monitor(h: &mut QdiscHarness<RedPd>, flow: FlowId, probability: f64, now: Time) {
+        h.q.monitored.insert(
+            flow,
+            Monitored {
+                probability,
+                unresponsive: false,
+                last_change: now,
+                arrivals: 0.0,
+                drops: 0.0,
+                period_start: now,
+                history: VecDeque::new(),
+                since_drop: 0.0,
+            },
+        );
+    }
+
+    fn probability(h: &QdiscHarness<RedPd>, flow: FlowId) -> Option<f64> {
+        h.q.monitored.get(&flow).map(|m| m.probability)
+    }
+
+    /// Closes the open interval with RED's `drops` of `arrivals`, as the flows in `listed` suffered them.
+    fn close_with(h: &mut QdiscHarness<RedPd>, arrivals: f64, listed: &[(FlowId, f64)]) {
+        h.q.interval_arrivals = arrivals;
+        h.q.interval_drops = listed.iter().map(|&(_, d)| d).sum();
+        h.q.current = listed.iter().copied().collect();
+        h.q.close_interval();
+    }
+
+    #[test]
+    fn drop_list_interval_is_eq3_at_the_averaged_drop_rate() {
+        let params = RedPdConfig::default().params();
+        // Targets 1.B (redpd-eq3), K/M = 3/5, R = 40 ms: 0.196 s at p = 1 %, 0.088 s at 5 %.
+        for (p, derived) in [(0.01f64, 0.196), (0.05, 0.088)] {
+            let eq3 = 0.6 * 0.040 / (1.5 * p).sqrt();
+            assert_eq!(params.interval(p), eq3);
+            assert!((eq3 - derived).abs() < 5e-4, "{eq3}");
+        }
+        // 0.062 s at 10 % is below ns-2's 2R floor, which min_interval = 0 lifts; p = 0 gets the 10R ceiling.
+        assert_eq!(params.interval(0.10), 0.080);
+        let unclamped = RedPdConfig {
+            min_interval: Some(Seconds(1e-9)),
+            ..Default::default()
+        };
+        assert!((unclamped.params().interval(0.10) - 0.062).abs() < 5e-4);
+        assert_eq!(params.interval(0.0), 0.400);
+
+        // The interval in use: 1 % in the first interval, then EWMA 0.5 of 1 % and 5 % = 3 %.
+        let mut h = red_pd(RedPdConfig::default());
+        assert_eq!(h.q.interval_end, 400 * MS);
+        close_with(&mut h, 1000.0, &[(1, 10.0)]);
+        assert_eq!(
+            h.q.interval_end - h.q.interval_start,
+            from_secs(0.6 * 0.040 / 0.015f64.sqrt())
+        );
+        close_with(&mut h, 1000.0, &[(1, 50.0)]);
+        assert!((h.q.ambient.unwrap() - 0.03).abs() < 1e-15);
+        let length = h.q.interval_end - h.q.interval_start;
+        assert!(
+            length.abs_diff(from_secs(0.6 * 0.040 / 0.045f64.sqrt())) <= 1,
+            "{length}"
+        );
+    }
+
+    #[test]
+    fn a_flow_is_identified_in_k_of_the_last_m_lists_not_in_k_minus_1() {
+        // Every arrival is dropped by RED: a packet puts its flow on the interval's list.
+        // Intervals are 2R = 80 ms (eq. 3 at p = 1 is below the floor).
+        let mut h = red_pd(fixed(1.0));
+        let interval = 80 * MS;
+        // Flow 1 in lists 0 and 1 (K − 1 = 2 of them); flow 2 in lists 0, 2 and 4 (K = 3).
+        for (i, flows) in [vec![1, 2], vec![1], vec![2], vec![], vec![2]].into_iter().enumerate() {
+            for flow in flows {
+                h.arrive(i as Time * interval + 10 * MS, flow, 1000);
+            }
+            assert!(h.q.monitored.is_empty(), "identified before the 5th list closed");
+        }
+        // The next arrival (flow 3, 5th interval) closes list 4.
+        h.arrive(5 * interval + 10 * MS, 3, 1000);
+        assert_eq!(h.q.monitored.keys().copied().collect::<Vec<_>>(), vec![2]);
+        assert_eq!(h.q.stats.monitor_starts, 1);
+
+        // Single list (§4.3): three drops in one list identify; three lists with one drop each do too.
+        let mut h = red_pd(RedPdConfig {
+            single_list: true,
+            ..fixed(1.0)
+        });
+        for _ in 0..3 {
+            h.arrive(10 * MS, 1, 1000);
+        }
+        for _ in 0..2 {
+            h.arrive(10 * MS, 2, 1000);
+        }
+        h.arrive(interval + 10 * MS, 3, 1000);
+        assert_eq!(h.q.monitored.keys().copied().collect::<Vec<_>>(), vec![1]);
+        // ... while the multiple-list scheme ignores flow 1's three drops in a single list.
+        let mut h = red_pd(fixed(1.0));
+        for _ in 0..3 {
+            h.arrive(10 * MS, 1, 1000);
+        }
+        for i in 1..=5 {
+            h.arrive(i * interval + 10 * MS, 3, 1000);
+        }
+        assert!(!h.q.monitored.contains_key(&1));
+    }
+
+    #[test]
+    fn byte_mode_counts_drops_in_bytes() {
+        // §6.4: with RED in byte mode, eq. 5 counts bytes. Flow 1 sends four 500-byte packets,
+        // flow 2 two 1000-byte ones: the same bytes, twice the packets; RED drops them all.
+        for (bytes, expected) in [(false, [(1, 4.0), (2, 2.0)]), (true, [(1, 2000.0), (2, 2000.0)])] {
+            let mut cfg = fixed(1.0);
+            cfg.red.bytes = bytes;
+            let mut h = red_pd(cfg);
+            (0..4).for_each(|_| _ = h.arrive(0, 1, 500));
+            (0..2).for_each(|_| _ = h.arrive(0, 2, 1000));
+            assert_eq!(h.q.current, BTreeMap::from(expected), "bytes = {bytes}");
+            let total = expected[0].1 + expected[1].1;
+            assert_eq!((h.q.interval_arrivals, h.q.interval_drops), (total, total));
+        }
+    }
+
+    /// Puts five closed lists of `length` each, `drops` per flow in every one.
+    fn lists(h: &mut QdiscHarness<RedPd>, length: Time, drops: &[(FlowId, f64)]) {
+        h.q.lists = (0..5)
+            .map(|_| DropList {
+                length,
+                drops: drops.iter().copied().collect(),
+            })
+            .collect();
+    }
+
+    #[test]
+    fn increase_is_eq5_quantum_or_doubles_when_the_quantum_exceeds_the_existing_rate() {
+        // Over the last 5 lists flow 1 had 25 drops and flow 2 had 5: avg_drop_count = 15, so at
+        // p = 2 % eq. 5 gives quanta 25/15·p = 0.0333 and 5/15·p = 0.00667 (ratio = drop ratio).
+        let p = 0.02;
+        let now = 10 * NANOS_PER_SEC;
+        let setup = |p1: f64, p2: f64, unresponsive: bool| {
+            // The §6.2 test off: the flags below stay as set.
+            let mut h = red_pd(RedPdConfig {
+                unresponsive_test: false,
+                ..Default::default()
+            });
+            lists(&mut h, 100 * MS, &[(1, 5.0), (2, 1.0)]);
+            monitor(&mut h, 1, p1, 0);
+            monitor(&mut h, 2, p2, 0);
+            h.q.monitored.values_mut().for_each(|m| m.unresponsive = unresponsive);
+            h
+        };
+        let mut h = setup(0.01, 0.2, false);
+        h.q.identify(now, p);
+        // Flow 1: the quantum exceeds its existing drop rate 0.01 + 0.99·p = 0.0298: doubled.
+        assert_eq!(probability(&h, 1), Some(0.02));
+        // Flow 2: existing 0.2 + 0.8·p = 0.216 > quantum: P + quantum.
+        assert!((probability(&h, 2).unwrap() - (0.2 + 0.02 / 3.0)).abs() < 1e-15);
+
+        // Unresponsive: twice the step (ns-2: 3·P when doubling, P + 2·quantum otherwise).
+        let mut h = setup(0.01, 0.2, true);
+        h.q.identify(now, p);
+        assert_eq!(probability(&h, 1), Some(0.03));
+        assert!((probability(&h, 2).unwrap() - (0.2 + 2.0 * 0.02 / 3.0)).abs() < 1e-15);
+
+        // Within M − 1 intervals (4 × 100 ms) of the last change: no increase.
+        let mut h = setup(0.01, 0.2, false);
+        h.q.identify(399 * MS, p);
+        assert_eq!((probability(&h, 1), probability(&h, 2)), (Some(0.01), Some(0.2)));
+
+        // Unmonitored flows start at min(quantum, 2p): 0.0333 and 0.00667.
+        let mut h = red_pd(RedPdConfig::default());
+        lists(&mut h, 100 * MS, &[(1, 5.0), (2, 1.0)]);
+        h.q.identify(now, p);
+        assert!((probability(&h, 1).unwrap() - 0.02 * 25.0 / 15.0).abs() < 1e-15);
+        assert!((probability(&h, 2).unwrap() - 0.02 * 5.0 / 15.0).abs() < 1e-15);
+        // ... at most 2p: 50 drops against an average of 20 would give 2.5·p.
+        let mut h = red_pd(RedPdConfig::default());
+        lists(&mut h, 100 * MS, &[(1, 10.0), (2, 1.0), (3, 1.0)]);
+        h.q.identify(now, p);
+        assert_eq!(probability(&h, 1), Some(2.0 * p));
+    }
+
+    #[test]
+    fn a_probability_past_one_keeps_half_its_complement() {
+        assert_eq!(raised(0.9, 0.3, 0.01, false, 2.0), 0.95);
+        assert!((raised(0.9, 0.3, 0.01, true, 2.0) - (1.0 - 0.1 / 3.0)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn release_divides_by_beta_or_subtracts_p_d_whichever_is_less_every_l_intervals() {
+        let mut h = red_pd(RedPdConfig::default());
+        // Flow 1 in none of the lists, flow 2 in one (of K = 3 needed): hysteresis, no change.
+        lists(&mut h, 100 * MS, &[]);
+        h.q.lists[4].drops.insert(2, 1.0);
+        monitor(&mut h, 1, 0.3, 0);
+        monitor(&mut h, 2, 0.3, 0);
+        // l = 3 intervals of 100 ms.
+        h.q.release(299 * MS);
+        assert_eq!(probability(&h, 1), Some(0.3));
+        h.q.release(300 * MS);
+        // 0.3/2 = 0.15 would cut more than p_d = 0.05.
+        assert_eq!((probability(&h, 1), probability(&h, 2)), (Some(0.25), Some(0.3)));
+        monitor(&mut h, 1, 0.06, 0);
+        h.q.release(300 * MS);
+        assert_eq!(probability(&h, 1), Some(0.03));
+        // Below P_minThresh = 0.005: unmonitored.
+        monitor(&mut h, 1, 0.0099, 0);
+        h.q.release(300 * MS);
+        assert_eq!(probability(&h, 1), None);
+        // Unresponsive: β = 1.5, l = 5 intervals; 0.12/1.5 = 0.08 cuts less than 0.05.
+        monitor(&mut h, 3, 0.12, 0);
+        h.q.monitored.get_mut(&3).unwrap().unresponsive = true;
+        h.q.release(499 * MS);
+        assert_eq!(probability(&h, 3), Some(0.12));
+        h.q.release(500 * MS);
+        assert!((probability(&h, 3).unwrap() - 0.08).abs() < 1e-15);
+    }
+
+    #[test]
+    fn release_time_matches_eq7_worked_example() {
+        // §5.2: P = 0.75, p = 1 % → n = 13 subtractive and m = 5 multiplicative rounds of
+        // l = 3 intervals: "The release time for p = 1% comes out to be 10.58 seconds".
+        // RED drops every arrival with p = 1 %, so eq. 3 runs at p = 1 %: 0.19596 s intervals.
+        let mut h = red_pd(fixed(0.01));
+        // Flow 2 clocks the intervals (its drops list it, not flow 1, which sends nothing).
+        let mut t = 0;
+        while t < 2 * NANOS_PER_SEC {
+            h.arrive(t, 2, 1000);
+            t += 5 * MS;
+        }
+        let start = h.q.interval_start;
+        monitor(&mut h, 1, 0.75, start);
+        let mut steps = vec![0.75];
+        let released = loop {
+            h.arrive(t, 2, 1000);
+            t += 5 * MS;
+            match probability(&h, 1) {
+                Some(p) if p != *steps.last().unwrap() => steps.push(p),
+                Some(_) => {}
+                None => break h.q.interval_start,
+            }
+            assert!(t < 30 * NANOS_PER_SEC, "not released: {steps:?}");
+        };
+        // Rounds: the cuts seen, plus the one that took P below P_minThresh and released the
+        // flow. Subtractive rounds start above 2·p_d (where p_d < P/2), the rest are halvings.
+        let rounds = steps.len();
+        let subtractive = steps.iter().filter(|&&p| p > 0.1 + 1e-9).count();
+        assert_eq!((subtractive, rounds - subtractive), (13, 5), "{steps:?}");
+        let seconds = to_secs(released - start);
+        assert!((seconds - 10.58).abs() < 0.005, "released after {seconds} s");
+    }
+
+    #[test]
+    fn prefilter_drops_only_above_min_th_with_more_than_one_packet_queued() {
+        // w_q = 1: RED's average is the queue the last arrival found; min_th = 5.
+        let mut h = red_pd(RedPdConfig {
+            red: RedConfig {
+                w_q: 1.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        monitor(&mut h, 1, 1.0, 0);
+        for _ in 0..3 {
+            h.arrive(0, 2, 1000);
+        }
+        // Average 2 < min_th: flow 1 passes its pre-filter (probability 1) untouched.
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Enqueued);
+        for _ in 0..4 {
+            h.arrive(0, 2, 1000);
+        }
+        assert!(h.q.average().unwrap() >= 5.0);
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Dropped(DropReason::PreFilter));
+        // The average stays (it moves on arrivals) but one packet is left: no pre-filter drop.
+        while h.q.len_packets() > 1 {
+            h.depart(0);
+        }
+        assert!(h.q.average().unwrap() >= 5.0);
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Enqueued);
+        // An unresponsive flow is dropped whatever the queue (ns-2's noidle_ off): average now 1.
+        h.q.monitored.get_mut(&1).unwrap().unresponsive = true;
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Dropped(DropReason::PreFilter));
+        // ... unless `noidle`, which spares it while at most one packet is queued.
+        h.depart(0);
+        h.q.params.noidle = true;
+        assert_eq!(h.arrive(0, 1, 1000), Verdict::Enqueued);
+        // Pre-filter drops are counted as such and kept off the drop list (§5.1).
+        assert_eq!(h.drops(DropReason::PreFilter), 2);
+        assert!(!h.q.current.contains_key(&1));
+        let m = &h.q.monitored[&1];
+        assert_eq!((m.arrivals, m.drops), (5.0, 2.0));
+    }
+
+    /// A history of (arrival rate, drop rate) records, oldest first.
+    fn history(records: &[(f64, f64)]) -> VecDeque<(f64, f64)> {
+        records.iter().copied().collect()
+    }
+
+    #[test]
+    fn unresponsive_test_declares_a_flow_whose_rate_does_not_fall_as_the_root_of_its_drop_rate() {
+        // A CBR flow: its drop rate doubles twice, its arrival rate stays. Three pairs, all bad.
+        assert!(unresponsive(&history(&[(500.0, 0.05), (500.0, 0.10), (500.0, 0.20)])));
+        // Two records are one pair: not enough to judge.
+        assert!(!unresponsive(&history(&[(500.0, 0.05), (500.0, 0.20)])));
+        // A conformant flow (eq. 1): the drop rate quadruples, the arrival rate halves (√4).
+        // Binary fractions keep x and √x exact: the pairs sit on the √x line, which is good.
+        let conformant = [(400.0, 1.0 / 64.0), (200.0, 4.0 / 64.0), (100.0, 16.0 / 64.0)];
+        assert!(!unresponsive(&history(&conformant)));
+        // One that falls by only the fourth root of x each time: bad pairs.
+        assert!(unresponsive(&history(&[
+            (400.0, 1.0 / 64.0),
+            (400.0 / 2f64.sqrt(), 4.0 / 64.0),
+            (200.0, 16.0 / 64.0),
+            (200.0 / 2f64.sqrt(), 64.0 / 64.0),
+        ])));
+    }
+
+    #[test]
+    fn an_unresponsive_flow_is_declared_responsive_once_its_latest_records_behave() {
+        let mut m = Monitored {
+            probability: 0.1,
+            unresponsive: false,
+            last_change: 0,
+            arrivals: 0.0,
+            drops: 0.0,
+            period_start: 0,
+            history: VecDeque::new(),
+            since_drop: 0.0,
+        };
+        // Each period lasts 1 s: `rate` arrivals, `rate·p` drops.
+        let mut verdicts = Vec::new();
+        let mut now = 0;
+        let cbr = [(512.0, 1.0 / 4096.0), (512.0, 2.0 / 4096.0), (512.0, 4.0 / 4096.0)];
+        let conformant = (0..5).map(|i| (256.0 / 2f64.powi(i), 16.0 * 4f64.powi(i) / 4096.0));
+        for (rate, p) in cbr.into_iter().chain(conformant) {
+            m.arrivals = rate;
+            m.drops = rate * p;
+            now += NANOS_PER_SEC;
+            record_period(&mut m, now, 5);
+            verdicts.push(unresponsive(&m.history));
+        }
+        // The third record makes three bad pairs (good 0, bad 3): declared. The fourth adds one
+        // good pair (4 → 16: x = 1/4, rate halved) and one bad (2 → 16: x = 1/8, rate halved, not
+        // ÷2.8): good 1, bad 4, still declared. The fifth adds a second good pair (16 → 64):
+        // good 2, bad 4 < 4·good: responsive again, and so on as the CBR records age out.
+        assert_eq!(verdicts, [false, false, true, true, false, false, false, false]);
+    }
+
+    #[test]
+    fn a_cbr_flow_above_the_reference_tcp_is_monitored_and_declared_unresponsive() {
+        // Ambient p = 5 %: f(R, p) = √1.5/(0.04·√0.05) = 137 packets/s. Flow 1 sends 500/s
+        // (3.7·f), flow 2 sends 50/s (0.37·f).
+        let mut h = red_pd(fixed(0.05));
+        let (mut t, mut passed) = (0, 0);
+        while t < 20 * NANOS_PER_SEC {
+            let verdict = h.arrive(t, 1, 1000);
+            passed += (t >= 10 * NANOS_PER_SEC && verdict != Verdict::Dropped(DropReason::PreFilter)) as u32;
+            if t % (20 * MS) == 0 {
+                h.arrive(t, 2, 1000);
+            }
+            // The link sends everything: only RED's fixed_p and the pre-filter drop.
+            while h.depart(t).is_some() {}
+            t += 2 * MS;
+        }
+        let heavy = &h.q.monitored[&1];
+        assert!(heavy.unresponsive, "{heavy:?}");
+        assert!(h.q.monitored.get(&2).is_none_or(|m| !m.unresponsive));
+        assert_eq!(h.q.stats.unresponsive_declarations, 1);
+        // Over the last 10 s the pre-filter holds flow 1's arrivals at the output queue to at most
+        // f(R, p), RED-PD's target rate (§5), without starving it. Eq. 4 identifies flows below f
+        // too, and an unresponsive flow's larger increases overshoot, so the rate sits below f.
+        let f = 1.5f64.sqrt() / (0.040 * 0.05f64.sqrt());
+        let rate = passed as f64 / 10.0;
+        assert!(rate <= f && rate >= 0.1 * f, "{rate} packets/s into RED, f(R, p) = {f}");
+    }
+
+    #[test]
+    fn uniformize_spaces_prefilter_drops_as_red_does() {
+        // At P = 1/4 the k-th arrival after a drop is dropped with probability P/(1 − (k−1)·P):
+        // gaps uniform on {1, …, 4}, mean 2.5, so 40 % of arrivals go (independent drops: 25 %).
+        // The gaps' variance is (4² − 1)/12 = 1.25; renewal theory gives the count's σ.
+        let n = 40_000;
+        for (uniformize, fraction, sigma) in [
+            (false, 0.25, (n as f64 * 0.25 * 0.75).sqrt()),
+            (true, 0.4, (n as f64 * 1.25 / 2.5f64.powi(3)).sqrt()),
+        ] {
+            // RED drops nothing (fixed_p = 0); fixed_p also keeps the pre-filter gate open.
+            let mut h = red_pd(RedPdConfig {
+                uniformize,
+                ..fixed(0.0)
+            });
+            monitor(&mut h, 1, 0.25, 0);
+            for i in 0..n {
+                h.arrive(i, 1, 1000);
+                h.depart(i);
+            }
+            let drops = h.drops(DropReason::PreFilter) as f64;
+            assert!(
+                (drops - fraction * n as f64).abs() < 3.0 * sigma,
+                "uniformize {uniformize}: {drops} of {n}"
+            );
+        }
+    }
+}

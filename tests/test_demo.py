@@ -29,7 +29,12 @@ def test_demo_setup_matches_the_paper():
     assert scenario.get("topology.bottleneck.rate") == "10Mbps" and scenario.get("topology.bottleneck.delay") == "1ms"
     assert scenario.get("topology.access_delay") == scenario.get("topology.sink_delay") == "1ms"
     assert scenario.get("flows[0]") == {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True}
-    assert {m["limit_bytes"] for m in MECHANISMS.values()} == {"64KB"}
+    # §3's 64 KB buffer everywhere: the paper's mechanisms and SRED in bytes, RED-PD in its RED,
+    # CoDel and FQ-CoDel as 64 packets of 1000 bytes.
+    others = {"red_pd", "codel", "fq_codel"}
+    assert {m["limit_bytes"] for name, m in MECHANISMS.items() if name not in others} == {"64KB"}
+    assert MECHANISMS["red_pd"]["red"]["limit_bytes"] == "64KB"
+    assert MECHANISMS["codel"]["limit"] == MECHANISMS["fq_codel"]["limit"] == 64
     for name in ("red", "fred-1", "fred-2"):
         assert (MECHANISMS[name]["min_th"], MECHANISMS[name]["max_th"]) == (16000, 32000)
     assert MECHANISMS["fred-2"]["two_packet_buffer"] and not MECHANISMS["fred-1"].get("two_packet_buffer")

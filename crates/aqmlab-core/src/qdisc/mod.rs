@@ -37,6 +37,7 @@ pub mod drr;
 pub mod fq_codel;
 pub mod fred;
 pub mod loss;
+pub mod pie;
 pub mod red;
 pub mod red_pd;
 pub mod sred;
@@ -184,6 +185,7 @@ tagged_registry! {
         "sred" => Sred(sred::SredConfig),
         "codel" => Codel(codel::CodelConfig),
         "fq_codel" => FqCodel(fq_codel::FqCodelConfig),
+        "pie" => Pie(pie::PieConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }

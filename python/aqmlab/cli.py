@@ -214,6 +214,49 @@ def reproduce(
 
 @app.command(
     help=(
+        "Run one scenario under several queue disciplines on its bottleneck and compare them.\n\n"
+        "Prints one row per mechanism: goodput of each flow group (Mbps), Jain's index of goodput / fair share,"
+        " the bottleneck's utilisation, the drop rate over the measurement window, and the median and 99th-"
+        "percentile queueing delay (ms). A mechanism is a preset (the CSFQ paper's configurations and aqmlab's"
+        " other mechanisms on its 64 KB buffer; `all` for every preset) or any qdisc type with its defaults. "
+        "With --out, writes compare.csv and compare.png."
+    )
+)
+def compare(
+    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    mechanisms: Annotated[
+        str, typer.Option("--mechanisms", "-m", help="Comma-separated preset names or qdisc types, or `all`.")
+    ] = "all",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for compare.csv and compare.png.")] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help='Print {"mechanisms": [{"mechanism": ..., ...}, ...]} on stdout.')
+    ] = False,
+) -> None:
+    from . import compare as comparison
+    from . import load
+
+    names = [name.strip() for name in mechanisms.split(",") if name.strip()]
+    if not names:
+        raise _fail("--mechanisms: give at least one name, or all")
+    try:
+        scenario = load(file)
+        table, _ = comparison.compare(scenario, names)
+    except ScenarioError as e:
+        raise _fail(str(e)) from None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out / "compare.csv", index=False)
+        comparison.compare_figure(table, title=f"{scenario.get_or('name', file.stem)}").savefig(out / "compare.png")
+    if json_output:
+        _print_json({"mechanisms": table.to_dict(orient="records")})
+    else:
+        _print_tables(table, f"{file.name}: mechanisms compared", wide=True)
+    if out is not None:
+        console.print(f"wrote {out / 'compare.csv'}, {out / 'compare.png'}")
+
+
+@app.command(
+    help=(
         "Run every combination of a parameter grid over a base scenario.\n\n"
         "Each job's results are stored under a hash of its full scenario in OUT/jobs/, so rerunning an "
         "interrupted sweep runs only the missing jobs. The combined tables are OUT/jobs.csv (one row per job)"

@@ -1,0 +1,43 @@
+"""`aqmlab compare`: one scenario under several mechanisms, one row each."""
+
+import json
+
+import aqmlab
+from aqmlab.compare import compare, mechanisms, presets
+from conftest import aqmlab_cli
+
+
+def test_compare_prints_one_row_per_mechanism_with_its_measures(tmp_path):
+    done = aqmlab_cli(
+        "compare", "scenarios/csfq-fig3b.toml", "-m", "droptail,drr,fq_codel,pie", "--json", "--out", tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {row["mechanism"]: row for row in json.loads(done.stdout)["mechanisms"]}
+    assert list(rows) == ["droptail", "drr", "fq_codel", "pie"]
+    for row in rows.values():
+        # Flow groups: the UDP flow and the 31 TCPs summed; with the link full they add up to 10 Mb/s.
+        assert abs(row["udp_mbps"] + row["tcp_mbps"] - 10 * row["utilisation"]) < 0.5, row
+        assert 0 <= row["delay_median_ms"] <= row["delay_p99_ms"], row
+    # Per-flow schedulers isolate the UDP flow; FIFO-based ones (drop-tail, PIE) do not.
+    assert min(rows["drr"]["jain_index"], rows["fq_codel"]["jain_index"]) > 0.9
+    assert max(rows["droptail"]["jain_index"], rows["pie"]["jain_index"]) < 0.1
+    # The 64 KB drop-tail buffer (51.2 ms at 10 Mb/s) stands full; PIE holds it near its 15 ms target.
+    assert rows["droptail"]["delay_median_ms"] > 40 and rows["pie"]["delay_median_ms"] < 25
+    assert (tmp_path / "compare.csv").read_text().startswith("mechanism,udp_mbps,tcp_mbps,jain_index")
+    assert (tmp_path / "compare.png").stat().st_size > 10_000
+
+
+def test_all_is_every_preset_and_a_type_name_runs_with_its_defaults():
+    scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml").with_duration("3s", warmup="1s")
+    table, _ = compare(scenario, ["all"])
+    assert table["mechanism"].tolist() == list(presets())
+    # BRED has no preset: it runs with its own defaults.
+    assert mechanisms(["bred", "csfq"]) == {"bred": {"type": "bred"}, "csfq": presets()["csfq"]}
+    table, _ = compare(scenario, ["bred"])
+    assert table["mechanism"].tolist() == ["bred"] and table.loc[0, "utilisation"] > 0.9
+
+
+def test_an_unknown_mechanism_is_named_in_the_error():
+    done = aqmlab_cli("compare", "scenarios/csfq-fig3b.toml", "-m", "red,nonsense")
+    assert done.returncode == 2
+    assert "mechanism 'nonsense': topology.bottleneck.qdisc.type: unknown type `nonsense`" in done.stderr

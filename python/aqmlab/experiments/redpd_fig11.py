@@ -28,8 +28,17 @@ import aqmlab
 
 from ..plots import pyplot
 from . import Reproduction, Row, RunSettings, experiment
-from ._redpd import binned, cbr, cutdown_time, first_at_or_below, fixed_loss_qdisc, flow_record
-from ._redpd import reference_bps, release_time, scenario
+from ._redpd import (
+    binned,
+    cbr,
+    cutdown_time,
+    first_at_or_below,
+    fixed_loss_qdisc,
+    flow_record,
+    reference_bps,
+    release_time,
+    scenario,
+)
 
 P = 0.01  # §5.2: "The release time for p = 1%"
 GAMMA = 4.0  # "increases its sending rate to 4·f(R,p)"

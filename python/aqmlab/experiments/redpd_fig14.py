@@ -27,8 +27,18 @@ import aqmlab
 from ..plots import pyplot
 from ..results import MBPS
 from . import Reproduction, Row, RunSettings, experiment
-from ._redpd import DURATION, QUICK_DURATION, START_SPREAD, WARMUP, ambient_drop_rate, cbr, monitoring_reason
-from ._redpd import red_pd_qdisc, red_qdisc, scenario
+from ._redpd import (
+    DURATION,
+    QUICK_DURATION,
+    START_SPREAD,
+    WARMUP,
+    ambient_drop_rate,
+    cbr,
+    monitoring_reason,
+    red_pd_qdisc,
+    red_qdisc,
+    scenario,
+)
 
 RATES = (0.1, *(0.5 * i for i in range(1, 11)))  # Mb/s, §7.2
 FAIR = 1.05  # Mb/s, flows 4–11 (derived max-min share)
@@ -80,12 +90,11 @@ def fig14(quick: bool) -> Reproduction:
         ),
     ]
     table = pd.DataFrame({"flow": np.arange(1, 12), "rate": RATES, "red": goodput["red"], "red_pd": pd_rates})
+    drops = f"ambient drop RED-PD {drop['red_pd']:.3f}, RED {drop['red']:.3f}"
     reasons = {
-        row.key: f"{monitoring_reason(runs['red_pd'], [int(row.key.removeprefix('red_pd.flow').removeprefix('red_pd.protected')) - 1])}"
-        f"; RED-PD goodputs (Mb/s) {np.round(pd_rates, 3).tolist()}; ambient drop RED-PD {drop['red_pd']:.3f}, "
-        f"RED {drop['red']:.3f}"
+        row.key: f"{monitoring_reason(runs['red_pd'], [_flow_of(row.key)])}; {drops}"
         if row.key.startswith("red_pd.")
-        else f"ambient drop RED-PD {drop['red_pd']:.3f}, RED {drop['red']:.3f}; RED goodputs {np.round(goodput['red'], 3).tolist()}"
+        else f"{drops}; RED goodputs (Mb/s) {np.round(goodput['red'], 3).tolist()}"
         for row in rows
         if not row.passed
     }
@@ -93,6 +102,11 @@ def fig14(quick: bool) -> Reproduction:
     return Reproduction(
         rows=rows, figure=_figure(table), data={"fig14": table}, show=["fig14"], notes=notes, reasons=reasons
     )
+
+
+def _flow_of(key: str) -> int:
+    """The flow id a `red_pd.flow<n>` or `red_pd.protected<n>` key names (n counts from 1)."""
+    return int(key.removeprefix("red_pd.").removeprefix("flow").removeprefix("protected")) - 1
 
 
 def _figure(table: pd.DataFrame) -> Any:

@@ -21,6 +21,9 @@ Values the paper leaves unstated, and our choices (made before any run):
   packets, min_th 5, max_th 15, w_q 0.002, gentle, max_p 0.1 (ns-2's `linterm_ 10`).
 - The dumbbell: 100 Mb/s access links, a 10 Mb/s bottleneck of 5 ms; a flow's RTT is set by
   its source's access delay (sink delay 1 ms).
+- The fixed-loss queue of §5.2 and §7.1 (Figs. 11–13) runs on a 100 Mb/s link: its only
+  drops should be the configured p, and at 10 Mb/s Fig. 12's 4× and 2× flows (14.7 Mb/s)
+  overflow it (chosen after a first Fig. 12 run showed the overflow drops).
 - Durations (unstated): 100 s for the link-sharing runs (Figs. 14–15), measured from 20 s;
   Figs. 11 and 16 as long as their rate changes need (the last change at 250 s, then 30 s
   for the release). One run per point (the paper gives single runs).
@@ -40,6 +43,7 @@ import aqmlab
 from ..results import Results
 
 LINK_RATE = 10e6  # §7: "The capacity of the congested link is 10 Mbps"
+FIXED_LOSS_RATE = 100e6  # the fixed-loss queue's link (module docstring)
 ACCESS_RATE = 100e6
 BOTTLENECK_DELAY = 0.005
 SINK_DELAY = 0.001
@@ -108,9 +112,15 @@ def tcp(name: str, rtt: float, **extra: Any) -> dict:
 
 
 def scenario(
-    name: str, flows: list[dict], qdisc: Mapping[str, Any], duration: float, warmup: float, seed: int = 1
+    name: str,
+    flows: list[dict],
+    qdisc: Mapping[str, Any],
+    duration: float,
+    warmup: float,
+    seed: int = 1,
+    rate: float = LINK_RATE,
 ) -> dict:
-    """The 10 Mb/s dumbbell with `flows` and the bottleneck discipline `qdisc`."""
+    """The dumbbell (10 Mb/s bottleneck unless `rate`) with `flows` and the discipline `qdisc`."""
     return {
         "name": name,
         "simulation": {"duration": duration, "warmup": warmup, "seed": seed},
@@ -119,7 +129,7 @@ def scenario(
             "access_rate": ACCESS_RATE,
             "access_delay": 0.001,
             "sink_delay": SINK_DELAY,
-            "bottleneck": {"rate": LINK_RATE, "delay": BOTTLENECK_DELAY, "qdisc": dict(qdisc)},
+            "bottleneck": {"rate": rate, "delay": BOTTLENECK_DELAY, "qdisc": dict(qdisc)},
         },
         "flows": flows,
     }

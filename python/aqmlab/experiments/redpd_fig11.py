@@ -29,6 +29,7 @@ import aqmlab
 from ..plots import pyplot
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
+    FIXED_LOSS_RATE,
     binned,
     cbr,
     cutdown_time,
@@ -54,14 +55,18 @@ FULL = RunSettings(sweep=(50.0, 250.0))
 QUICK = FULL
 
 
-def fig11_scenario(up: float, down: float, duration: float, gammas: tuple[float, ...] = (GAMMA,)) -> dict:
+def fig11_scenario(
+    up: float, down: float, duration: float, gammas: tuple[float, ...] = (GAMMA,), warmup: float = 0.0
+) -> dict:
     """One CBR per entry of `gammas` at 0.25·f(R,p), raised to γ·f at `up`, back at `down`."""
     f = reference_bps(P)
     flows = [
         cbr(f"cbr{i}", LOW * f, rate_changes=[{"at": up, "rate": gamma * f}, {"at": down, "rate": LOW * f}])
         for i, gamma in enumerate(gammas)
     ]
-    return scenario("redpd-fig11", flows, fixed_loss_qdisc(P, unresponsive_test=False), duration, 0.0)
+    return scenario(
+        "redpd-fig11", flows, fixed_loss_qdisc(P, unresponsive_test=False), duration, warmup, rate=FIXED_LOSS_RATE
+    )
 
 
 def response_metrics(results: Any, up: float, down: float, flow: int = 0) -> dict[str, float]:

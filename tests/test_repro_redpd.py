@@ -1,0 +1,99 @@
+"""RED-PD §5.2 and §7 reproductions (python/aqmlab/experiments/redpd_*.py, setup in
+_redpd.py) in quick mode: the closed forms the rows compare with, the rows that hold, and the
+rows that fail, by key, with their measured reason."""
+
+import pytest
+from aqmlab.experiments import Reproduction, not_reproduced_list, registry
+from aqmlab.experiments import _redpd as r
+
+IDS = ["redpd-fig11", "redpd-fig14", "redpd-fig15", "redpd-fig16"]
+# Issue 11's ids: every one is either an experiment or listed as not reproduced.
+ISSUE_IDS = IDS + [
+    "redpd-fig8",
+    "redpd-fig9-sim",
+    "redpd-fig12",
+    "redpd-fig13",
+    "redpd-fig17",
+    "redpd-fig18",
+    "redpd-fig19",
+    "redpd-fig20-21",
+    "redpd-fig22",
+    "redpd-sec6.3",
+    "redpd-sec6.4",
+    "redpd-ns2-suite",
+]
+
+
+@pytest.fixture(scope="module")
+def quick() -> dict[str, Reproduction]:
+    experiments = registry()
+    return {id: experiments[id].run(quick=True) for id in IDS}
+
+
+def failing(reproduction: Reproduction) -> set[str]:
+    """Keys of the graded rows that fail; each must carry a measured reason."""
+    keys = {row.key for row in reproduction.rows if row.graded and not row.passed}
+    assert all(reproduction.reasons.get(key) for key in keys), reproduction.reasons
+    return keys
+
+
+def rows(reproduction: Reproduction) -> dict:
+    return {row.key: row for row in reproduction.rows}
+
+
+def test_every_issue_id_is_listed():
+    listed = set(registry()) | set(not_reproduced_list())
+    assert set(ISSUE_IDS) <= listed, set(ISSUE_IDS) - listed
+    assert "TFRC" in not_reproduced_list()["redpd-fig20-21"].reason
+
+
+def test_closed_forms_are_the_papers():
+    # Eq. 1 at R = 40 ms, p = 1 %: √1.5 / 0.004 = 306.2 packets/s.
+    assert r.reference_rate(0.01) == pytest.approx(306.19, abs=0.01)
+    # Eq. 6 (derived in reproduction-targets): 19.6, 39.2, 49.0 s at α = 3, 2, 1.5.
+    assert [round(r.cutdown_time(4, a, 0.01), 1) for a in (3, 2, 1.5)] == [19.6, 39.2, 49.0]
+    # Eq. 7, §5.2's worked example: P = 0.75, p = 1 % → 10.58 s.
+    assert round(r.release_time(0.75, 0.01), 2) == 10.58
+    # §7.2: 1000-byte packets, SACK without delayed ACK, R = 40 ms.
+    assert (r.PACKET, r.TCP["variant"], r.TCP["delayed_ack"], r.TARGET_RTT) == (1000, "sack", False, 0.040)
+
+
+def test_fig11_cutdown_follows_eq6_and_release_eq7(quick):
+    reproduction = quick["redpd-fig11"]
+    assert failing(reproduction) == set()
+    ours = {key: row.ours for key, row in rows(reproduction).items()}
+    # Slower the lower the target: 19 < 39 < 52 s (eq. 6: 19.6, 39.2, 49.0).
+    assert ours["cutdown.alpha_3"] < ours["cutdown.alpha_2"] < ours["cutdown.alpha_1.5"]
+    assert ours["release"] == pytest.approx(10.58, rel=0.3)
+
+
+def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):
+    reproduction = quick["redpd-fig14"]
+    # Flow 3 (1 Mb/s, just under its 1.05 Mb/s share) is monitored and loses 16 %; flow 6
+    # (2.5 Mb/s) is held to 0.62 Mb/s in the 40 s quick run (0.87 in the 100 s run).
+    assert failing(reproduction) == {"red_pd.protected3", "red_pd.flow6"}
+    table = reproduction.data["fig14"]
+    ambient = rows(reproduction)
+    assert ambient["drop.red_pd"].ours < ambient["drop.red"].ours / 10
+    # The two smallest flows are protected: at least 90 % of their rate (RED: about 37 %).
+    assert (table["red_pd"][:2] >= 0.9 * table["rate"][:2]).all()
+    assert (table["red"][:2] < 0.5 * table["rate"][:2]).all()
+
+
+def test_fig15_red_pd_holds_the_udps_near_the_equal_share(quick):
+    reproduction = quick["redpd-fig15"]
+    assert failing(reproduction) == set()
+    table = reproduction.data["fig15"]
+    udp = table["kind"].str.startswith("UDP")
+    assert table.loc[udp, "red"].sum() > 3 * table.loc[udp, "red_pd"].sum()
+    # Every TCP gains under RED-PD.
+    assert (table.loc[~udp, "red_pd"] > table.loc[~udp, "red"]).all()
+
+
+def test_fig16_unresponsive_test_cuts_sooner_and_releases_later(quick):
+    reproduction = quick["redpd-fig16"]
+    assert failing(reproduction) == set()
+    table = reproduction.data["fig16"].set_index("test")
+    assert 1.0 <= table.loc["on", "declared"] <= 6.0
+    assert table.loc["on", "cutdown"] < table.loc["off", "cutdown"]
+    assert table.loc["off", "release"] < table.loc["on", "release"]

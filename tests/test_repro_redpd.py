@@ -6,13 +6,11 @@ import pytest
 from aqmlab.experiments import Reproduction, not_reproduced_list, registry
 from aqmlab.experiments import _redpd as r
 
-IDS = ["redpd-fig11", "redpd-fig14", "redpd-fig15", "redpd-fig16"]
+IDS = ["redpd-fig11", "redpd-fig12", "redpd-fig13", "redpd-fig14", "redpd-fig15", "redpd-fig16"]
 # Issue 11's ids: every one is either an experiment or listed as not reproduced.
 ISSUE_IDS = IDS + [
     "redpd-fig8",
     "redpd-fig9-sim",
-    "redpd-fig12",
-    "redpd-fig13",
     "redpd-fig17",
     "redpd-fig18",
     "redpd-fig19",
@@ -65,6 +63,26 @@ def test_fig11_cutdown_follows_eq6_and_release_eq7(quick):
     # Slower the lower the target: 19 < 39 < 52 s (eq. 6: 19.6, 39.2, 49.0).
     assert ours["cutdown.alpha_3"] < ours["cutdown.alpha_2"] < ours["cutdown.alpha_1.5"]
     assert ours["release"] == pytest.approx(10.58, rel=0.3)
+
+
+def test_fig12_larger_quantum_for_the_higher_sender(quick):
+    reproduction = quick["redpd-fig12"]
+    # Both flows were monitored at 0.25·f(R,p) before the rise (18 s, 22 s; the lone flow at
+    # 8 s), so they are not identified together at 50 s and the 4× flow reaches 2·f(R,p) in
+    # 42 s against 39 s alone.
+    assert failing(reproduction) == {"order.cutdown"}
+    assert rows(reproduction)["order.quantum"].passed
+
+
+def test_fig13_received_rate_levels_off_above_f(quick):
+    reproduction = quick["redpd-fig13"]
+    # The plateau rises past 1·f(R,p): 1.03 at γ = 3, 1.22 at γ = 4 (slope 0.14 per unit γ).
+    assert failing(reproduction) == {"plateau.gamma_3", "plateau.gamma_4", "slope"}
+    table = reproduction.data["fig13"].set_index("gamma")
+    # Still far below the sending rate above γ = 1 (a 4·f flow gets 30 % of its rate).
+    assert (table.loc[[2.0, 3.0, 4.0], "received_over_f"] < 0.5 * table.loc[[2.0, 3.0, 4.0]].index).all()
+    # Low senders lose only about p: within 10 % of γ(1 − p).
+    assert table.loc[0.25, "received_over_f"] == pytest.approx(0.25 * 0.99, rel=0.1)
 
 
 def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):

@@ -7,7 +7,6 @@ from . import not_reproduced
 _LATER = "not written yet: the mechanism, the setup (_redpd.py) and the per-flow output it needs exist"
 
 for _id, _title, _reason in (
-    ("redpd-fig8", "RED-PD Fig. 8: single-list vs multiple-list identification of TCPs by RTT", _LATER),
     ("redpd-fig9-sim", "RED-PD Fig. 9: identification probability of CBR flows against eq. 4", _LATER),
     ("redpd-sec6.4", "RED-PD §6.4: packet vs byte mode, two packet sizes at the same byte rate", _LATER),
     ("redpd-ns2-suite", "RED-PD: the six scenarios of ns-2's test-suite-red-pd.tcl", _LATER),

@@ -58,14 +58,19 @@
 //! test over its latest records clears it, besides being forgotten when it is
 //! unmonitored (§6.2).
 //!
+//! Per flow ever identified, `flow_counters` reports (measurement only) whether it is
+//! monitored and unresponsive at the end, its pre-filter probability then, its
+//! identifications, the time it was monitored, and when it was first monitored,
+//! first declared unresponsive and last released.
+//!
 //! Cost: an unmonitored flow's arrival costs one map lookup; drop lists hold
 //! only flows that had RED drops (state bounded by drops, not by flows), and
 //! the work at each interval's end is linear in the flows listed and monitored.
 
 use super::red::{require_probability, uniformized, Red, RedConfig};
-use super::{DropReason, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{DropReason, FlowCounters, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::{Ecn, FlowId, PacketId};
+use crate::packet::{Ecn, FlowId, PacketId, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
 use crate::units::Seconds;
@@ -342,6 +347,20 @@ struct Stats {
     peak_monitored_flows: usize,
 }
 
+/// A flow's monitoring history, reported through `flow_counters` (measurement only; kept
+/// for flows ever identified, so bounded by identifications, not by flows).
+#[derive(Clone, Debug, Default)]
+struct FlowRecord {
+    /// Identifications that started monitoring the flow.
+    identifications: u32,
+    /// Seconds monitored in the spans that ended, and when the open span started.
+    monitored_seconds: f64,
+    monitored_since: Option<Time>,
+    first_monitored: Option<Time>,
+    first_unresponsive: Option<Time>,
+    last_released: Option<Time>,
+}
+
 pub struct RedPd {
     params: Params,
     /// The output queue.
@@ -358,6 +377,7 @@ pub struct RedPd {
     /// Exponentially averaged ambient drop rate; None before the first interval closes.
     ambient: Option<f64>,
     monitored: BTreeMap<FlowId, Monitored>,
+    records: BTreeMap<FlowId, FlowRecord>,
     stats: Stats,
 }
 
@@ -378,6 +398,7 @@ impl RedPd {
             lists: VecDeque::new(),
             ambient: None,
             monitored: BTreeMap::new(),
+            records: BTreeMap::new(),
             stats: Stats::default(),
         }
     }
@@ -479,6 +500,10 @@ impl RedPd {
                         },
                     );
                     self.stats.monitor_starts += 1;
+                    let record = self.records.entry(flow).or_default();
+                    record.identifications += 1;
+                    record.monitored_since = Some(now);
+                    record.first_monitored.get_or_insert(now);
                     self.stats.peak_monitored_flows = self.stats.peak_monitored_flows.max(self.monitored.len());
                 }
                 // §5.2: after an increase, wait M − 1 intervals.
@@ -487,7 +512,11 @@ impl RedPd {
                         let was = m.unresponsive;
                         record_period(m, now, self.params.history);
                         m.unresponsive = unresponsive(&m.history);
-                        self.stats.unresponsive_declarations += (m.unresponsive && !was) as u64;
+                        if m.unresponsive && !was {
+                            self.stats.unresponsive_declarations += 1;
+                            let record = self.records.entry(flow).or_default();
+                            record.first_unresponsive.get_or_insert(now);
+                        }
                     }
                     m.probability = raised(
                         m.probability,
@@ -511,6 +540,7 @@ impl RedPd {
         ];
         let lists = &self.lists;
         let params = &self.params;
+        let records = &mut self.records;
         self.monitored.retain(|flow, m| {
             if lists.iter().any(|l| l.drops.contains_key(flow)) {
                 return true;
@@ -525,7 +555,14 @@ impl RedPd {
             }
             m.probability = release.decrease(m.probability);
             m.last_change = now;
-            m.probability >= release.min_probability
+            let keep = m.probability >= release.min_probability;
+            if !keep {
+                let record = records.entry(*flow).or_default();
+                let since = record.monitored_since.take().unwrap_or(now);
+                record.monitored_seconds += to_secs(now - since);
+                record.last_released = Some(now);
+            }
+            keep
         });
     }
 
@@ -663,6 +700,37 @@ impl QueueDisc for RedPd {
             ("drop_list_interval", to_secs(self.interval_end - self.interval_start)),
         ]);
         counters
+    }
+
+    /// Every flow ever identified; times in seconds from the start of the run, `NaN` when
+    /// the event never happened; "now" is the end of the last interval closed.
+    fn flow_counters(&self) -> Vec<FlowCounters> {
+        let now = self.interval_start;
+        let at = |t: Option<Time>| t.map_or(f64::NAN, to_secs);
+        self.records
+            .iter()
+            .map(|(&flow, r)| {
+                let monitored = self.monitored.get(&flow);
+                let open = r
+                    .monitored_since
+                    .map_or(0.0, |since| to_secs(now.saturating_sub(since)));
+                FlowCounters {
+                    flow,
+                    // RED-PD keys flows by id alone, as the paper's routers do by flow.
+                    kind: PacketKind::Data,
+                    counters: vec![
+                        ("monitored", monitored.is_some() as u8 as f64),
+                        ("unresponsive", monitored.is_some_and(|m| m.unresponsive) as u8 as f64),
+                        ("prefilter_probability", monitored.map_or(0.0, |m| m.probability)),
+                        ("identifications", r.identifications as f64),
+                        ("time_monitored", r.monitored_seconds + open),
+                        ("first_monitored_at", at(r.first_monitored)),
+                        ("unresponsive_at", at(r.first_unresponsive)),
+                        ("last_released_at", at(r.last_released)),
+                    ],
+                }
+            })
+            .collect()
     }
 }
 
@@ -946,6 +1014,57 @@ mod tests {
         assert_eq!((subtractive, rounds - subtractive), (13, 5), "{steps:?}");
         let seconds = to_secs(released - start);
         assert!((seconds - 10.58).abs() < 0.005, "released after {seconds} s");
+    }
+
+    #[test]
+    fn flow_counters_report_identification_monitoring_and_release() {
+        // Fixed p = 1 %: every interval is eq. 3's 0.19596 s. Flow 1 sends 1000 pkt/s (3.3·f(R,p))
+        // for 5 s, then stops; flow 2 (200 pkt/s) keeps the intervals closing; flow 3 sends one
+        // packet a second, so it is in at most one of any M = 5 lists (0.98 s) and is never listed.
+        let mut h = red_pd(fixed(0.01));
+        let value = |h: &QdiscHarness<RedPd>, flow: FlowId, name: &str| {
+            let rows = h.q.flow_counters();
+            let row = rows.iter().find(|r| r.flow == flow)?;
+            Some(row.counters.iter().find(|c| c.0 == name).unwrap().1)
+        };
+        let mut t = 0;
+        while t < 5 * NANOS_PER_SEC {
+            h.arrive(t, 1, 1000);
+            if t % (5 * MS) == 0 {
+                h.arrive(t, 2, 1000);
+            }
+            if t % NANOS_PER_SEC == 0 {
+                h.arrive(t, 3, 1000);
+            }
+            t += MS;
+        }
+        assert_eq!(value(&h, 1, "monitored"), Some(1.0));
+        assert_eq!(value(&h, 1, "prefilter_probability"), probability(&h, 1));
+        assert!(probability(&h, 1).unwrap() > 0.0);
+        // §4.2: identified no earlier than the close of the K-th list.
+        let first = value(&h, 1, "first_monitored_at").unwrap();
+        assert!(first >= 3.0 * 0.19596 - 1e-4, "identified at {first} s");
+        assert!(value(&h, 1, "last_released_at").unwrap().is_nan());
+        assert_eq!(value(&h, 3, "identifications"), None);
+        // Flow 1 stops; it is released once its probability falls below P_minThresh (§5.2).
+        while probability(&h, 1).is_some() {
+            h.arrive(t, 2, 1000);
+            t += 5 * MS;
+            assert!(t < 30 * NANOS_PER_SEC, "flow 1 not released");
+        }
+        let released = value(&h, 1, "last_released_at").unwrap();
+        assert!(released > 5.0, "released at {released} s");
+        assert_eq!(value(&h, 1, "monitored"), Some(0.0));
+        assert_eq!(value(&h, 1, "prefilter_probability"), Some(0.0));
+        let spans = value(&h, 1, "identifications").unwrap();
+        assert!(spans >= 1.0);
+        if spans == 1.0 {
+            let monitored = value(&h, 1, "time_monitored").unwrap();
+            assert!(
+                (monitored - (released - first)).abs() < 1e-9,
+                "{monitored} vs {released} − {first}"
+            );
+        }
     }
 
     #[test]

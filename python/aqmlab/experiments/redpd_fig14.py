@@ -1,0 +1,120 @@
+"""RED-PD §7.2, Fig. 14: max-min fairness among 11 CBR flows. "11 UDP CBR flows. The sending
+rate of the first flow is 0.1 Mbps, that of second flow is 0.5 Mbps, and every subsequent flow
+sends at a rate which is 0.5 Mbps more than its previous flow (so the last UDP flow sends at
+5 Mbps)". "with RED each flow receives a bandwidth share proportional to its sending rate,
+while with RED-PD all the flows receive roughly their fair share"; "With RED-PD the ambient
+drop rate was reduced to roughly 4%, while without RED-PD the ambient drop rate would have
+been about 63%."
+
+Max-min shares of the 10 Mb/s link: 0.1, 0.5, 1.0, then 1.05 Mb/s for flows 4–11 (derived);
+offered 27.6 Mb/s, so RED drops 1 − 10/27.6 = 63.8 %.
+
+Tolerances (reproduction-targets, redpd-fig14): RED-PD flows 4–11 within ±30 % of 1.05 Mb/s;
+flows 1–3 at least 90 % of their sending rate; RED-PD ambient drop 2–8 %; RED's 63 % ± 3
+points; RED's throughputs ordered as the sending rates. Setup: `_redpd.py` (one 100 s run per
+discipline, flows starting within 10 s, measured from 20 s); quick mode 40 s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import aqmlab
+
+from ..plots import pyplot
+from ..results import MBPS
+from . import Reproduction, Row, RunSettings, experiment
+from ._redpd import (
+    DURATION,
+    QUICK_DURATION,
+    START_SPREAD,
+    WARMUP,
+    ambient_drop_rate,
+    cbr,
+    monitoring_reason,
+    red_pd_qdisc,
+    red_qdisc,
+    scenario,
+)
+
+RATES = (0.1, *(0.5 * i for i in range(1, 11)))  # Mb/s, §7.2
+FAIR = 1.05  # Mb/s, flows 4–11 (derived max-min share)
+FAIR_BAND = 0.30
+PROTECTED = 0.90  # flows 1–3: at least this fraction of their rate
+PAPER_DROP = {"red_pd": 0.04, "red": 0.63}  # §7.2
+RED_PD_DROP_BAND = (0.02, 0.08)
+RED_DROP_BAND = 0.03
+FULL = RunSettings(duration=DURATION, warmup=WARMUP)
+QUICK = RunSettings(duration=QUICK_DURATION, warmup=WARMUP)
+
+
+def fig14_scenario(mechanism: str, duration: float) -> dict:
+    flows = [cbr(f"cbr{i}", rate * MBPS, start_jitter=START_SPREAD) for i, rate in enumerate(RATES)]
+    qdisc = red_qdisc() if mechanism == "red" else red_pd_qdisc()
+    return scenario(f"redpd-fig14-{mechanism}", flows, qdisc, duration, WARMUP)
+
+
+@experiment("redpd-fig14", "RED-PD Fig. 14: 11 CBR flows of 0.1…5 Mb/s, RED vs RED-PD, max-min fairness")
+def fig14(quick: bool) -> Reproduction:
+    settings = QUICK if quick else FULL
+    runs = {m: aqmlab.run(fig14_scenario(m, settings.duration)) for m in ("red", "red_pd")}
+    goodput = {m: (r.flows.sort_values("id")["goodput_bps"] / MBPS).to_numpy() for m, r in runs.items()}
+    drop = {m: ambient_drop_rate(r) for m, r in runs.items()}
+    pd_rates = goodput["red_pd"]
+    rows = [
+        Row.within(
+            f"RED-PD flow {i + 1} (Mb/s)", FAIR, pd_rates[i], FAIR_BAND, relative=True, key=f"red_pd.flow{i + 1}"
+        )
+        for i in range(3, len(RATES))
+    ]
+    rows += [
+        Row.at_least(
+            f"RED-PD flow {i + 1} / its rate", 1.0, pd_rates[i] / RATES[i], PROTECTED, key=f"red_pd.protected{i + 1}"
+        )
+        for i in range(3)
+    ]
+    rows += [
+        Row.between(
+            "RED-PD ambient drop rate", PAPER_DROP["red_pd"], drop["red_pd"], *RED_PD_DROP_BAND, key="drop.red_pd"
+        ),
+        Row.within("RED ambient drop rate", PAPER_DROP["red"], drop["red"], RED_DROP_BAND, key="drop.red"),
+        Row.ordered(
+            "RED: throughput in the order of the sending rates",
+            "∝ sending rate",
+            list(goodput["red"]),
+            digits=2,
+            key="order.red_proportional",
+        ),
+    ]
+    table = pd.DataFrame({"flow": np.arange(1, 12), "rate": RATES, "red": goodput["red"], "red_pd": pd_rates})
+    drops = f"ambient drop RED-PD {drop['red_pd']:.3f}, RED {drop['red']:.3f}"
+    reasons = {
+        row.key: f"{monitoring_reason(runs['red_pd'], [_flow_of(row.key)])}; {drops}"
+        if row.key.startswith("red_pd.")
+        else f"{drops}; RED goodputs (Mb/s) {np.round(goodput['red'], 3).tolist()}"
+        for row in rows
+        if not row.passed
+    }
+    notes = [f"One {settings.duration:g} s run per discipline, measured from {WARMUP:g} s."]
+    return Reproduction(
+        rows=rows, figure=_figure(table), data={"fig14": table}, show=["fig14"], notes=notes, reasons=reasons
+    )
+
+
+def _flow_of(key: str) -> int:
+    """The flow id a `red_pd.flow<n>` or `red_pd.protected<n>` key names (n counts from 1)."""
+    return int(key.removeprefix("red_pd.").removeprefix("flow").removeprefix("protected")) - 1
+
+
+def _figure(table: pd.DataFrame) -> Any:
+    fig, ax = pyplot().subplots(figsize=(7, 4))
+    ax.plot(table["flow"], table["red"], "o-", label="RED")
+    ax.plot(table["flow"], table["red_pd"], "s-", label="RED-PD")
+    ax.plot(table["flow"], np.minimum(table["rate"], FAIR), "k--", label="max-min share")
+    ax.set(xlabel="flow", ylabel="throughput (Mb/s)", title="RED-PD Fig. 14: 11 CBR flows")
+    ax.legend()
+    fig.tight_layout()
+    return fig

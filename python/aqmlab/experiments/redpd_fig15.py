@@ -1,0 +1,97 @@
+"""RED-PD §7.2, Fig. 15: 9 SACK TCPs (RTTs "close to 30 ms", "around 50 ms", "70 ms", three
+each) and 3 UDP CBR flows at 5, 3 and 1 Mb/s on the 10 Mb/s link. "With RED, the high-bandwidth
+UDP flows run away with almost all the bandwidth ... RED-PD is able to restrict the bandwidth
+allotted to the UDP flows to near their fair share"; RED-PD monitors the UDP flows and the
+30 ms TCPs "(and occasionally those with 50 ms as well)"; "TCP flows with RTT of 70 ms still
+get slightly less bandwidth compared to other flows."
+
+Rows (reproduction-targets, redpd-fig15): RED-PD's UDP flows each within ±40 % of the equal
+share 10/12 = 0.833 Mb/s; under RED the UDPs take at least 80 % of the link; under RED-PD the
+70 ms TCPs get the least of the three TCP groups; and (from the text) RED-PD monitors the
+30 ms TCPs longer than the 70 ms ones (`qdisc_flows` `time_monitored`). Setup: `_redpd.py`
+(`mixed_scenario`, 100 s, measured from 20 s; quick mode 40 s).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..plots import pyplot
+from ..results import MBPS
+from . import Reproduction, Row, RunSettings, experiment
+from ._redpd import DURATION, LINK_RATE, QUICK_DURATION, TCP_RTTS, WARMUP, flow_record, monitoring_reason, run
+
+FAIR = LINK_RATE / 12 / MBPS  # Mb/s, derived: 12 flows
+UDP_BAND = 0.40
+RED_UDP_SHARE = 0.80  # "run away with almost all the bandwidth"
+UDP_FLOWS = (9, 10, 11)  # flows 10–12 (ids from 0)
+GROUPS = {"30 ms": (0, 1, 2), "50 ms": (3, 4, 5), "70 ms": (6, 7, 8)}
+FULL = RunSettings(duration=DURATION, warmup=WARMUP)
+QUICK = RunSettings(duration=QUICK_DURATION, warmup=WARMUP)
+
+
+@experiment("redpd-fig15", "RED-PD Fig. 15: 9 TCPs (30/50/70 ms) and UDPs of 5, 3, 1 Mb/s, RED vs RED-PD")
+def fig15(quick: bool) -> Reproduction:
+    settings = QUICK if quick else FULL
+    runs = {m: run("mixed", m, settings.duration) for m in ("red", "red_pd")}
+    goodput = {m: r.flows.sort_values("id")["goodput_bps"].to_numpy() / MBPS for m, r in runs.items()}
+    monitored = np.array([_monitored(runs["red_pd"], flow) for flow in range(12)])
+    group = {name: goodput["red_pd"][list(ids)].mean() for name, ids in GROUPS.items()}
+    rows = [
+        Row.within(
+            f"RED-PD UDP flow {flow + 1} (Mb/s)", FAIR, goodput["red_pd"][flow], UDP_BAND, True, key=f"udp{flow + 1}"
+        )
+        for flow in UDP_FLOWS
+    ]
+    red_udp = goodput["red"][list(UDP_FLOWS)].sum() / (LINK_RATE / MBPS)
+    rows += [
+        Row.at_least("RED: UDP share of the link", "almost all", red_udp, RED_UDP_SHARE, key="red.udp_share"),
+        Row.ordered(
+            "RED-PD TCP groups (Mb/s): 70 ms lowest",
+            "70 ms < 30, 50 ms",
+            [{"70 ms": group["70 ms"]}, {"30 ms": group["30 ms"], "50 ms": group["50 ms"]}],
+            key="order.tcp_70ms_lowest",
+        ),
+        Row.ordered(
+            "RED-PD time monitored (s): 70 ms TCPs < 30 ms TCPs",
+            "30 ms monitored, 70 ms not",
+            [{"70 ms": monitored[list(GROUPS["70 ms"])].mean()}, {"30 ms": monitored[list(GROUPS["30 ms"])].mean()}],
+            digits=1,
+            key="order.monitored_30ms",
+        ),
+    ]
+    table = pd.DataFrame(
+        {
+            "flow": np.arange(1, 13),
+            "kind": [f"TCP {rtt * 1000:.0f} ms" for rtt in TCP_RTTS] + ["UDP 5", "UDP 3", "UDP 1"],
+            "red": goodput["red"],
+            "red_pd": goodput["red_pd"],
+            "red_pd_monitored_s": monitored,
+        }
+    )
+    reasons = {row.key: monitoring_reason(runs["red_pd"], list(range(12))) for row in rows if not row.passed}
+    notes = [
+        f"One {settings.duration:g} s run per discipline, measured from {WARMUP:g} s; monitored time over the run."
+    ]
+    return Reproduction(
+        rows=rows, figure=_figure(table), data={"fig15": table}, show=["fig15"], notes=notes, reasons=reasons
+    )
+
+
+def _monitored(results: Any, flow: int) -> float:
+    record = flow_record(results, flow)
+    return 0.0 if record is None else float(record["time_monitored"])
+
+
+def _figure(table: pd.DataFrame) -> Any:
+    fig, ax = pyplot().subplots(figsize=(7, 4))
+    ax.plot(table["flow"], table["red"], "o-", label="RED")
+    ax.plot(table["flow"], table["red_pd"], "s-", label="RED-PD")
+    ax.axhline(FAIR, color="grey", linestyle="--", label="equal share")
+    ax.set(xlabel="flow (1–9 TCP, 10–12 UDP)", ylabel="throughput (Mb/s)", title="RED-PD Fig. 15")
+    ax.legend()
+    fig.tight_layout()
+    return fig

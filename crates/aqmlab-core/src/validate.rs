@@ -34,6 +34,27 @@ pub fn require_in(path: &str, value: f64, lo: f64, hi: f64) -> Result<(), Scenar
     }
 }
 
+/// Every float in a TOML document is finite (TOML can write `nan` and `inf`,
+/// JSON cannot): the first that is not is an error at its path, before any
+/// field reads it, so that no field needs its own check.
+pub fn require_finite_floats(table: &toml::Table) -> Result<(), ScenarioError> {
+    fn walk(value: &toml::Value, path: String) -> Result<(), ScenarioError> {
+        match value {
+            toml::Value::Float(v) if !v.is_finite() => Err(ScenarioError::new(
+                path,
+                format!("must be a finite number, got {}", crate::units::show_number(*v)),
+            )),
+            toml::Value::Table(t) => t.iter().try_for_each(|(key, v)| walk(v, format!("{path}.{key}"))),
+            toml::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, v)| walk(v, format!("{path}[{i}]"))),
+            _ => Ok(()),
+        }
+    }
+    table.iter().try_for_each(|(key, v)| walk(v, key.clone()))
+}
+
 /// Separates the field path carried inside a nested error message from the message.
 const PATH_MARK: char = '\u{1}';
 

@@ -69,6 +69,15 @@ def set_path(data: dict, path: str, value: Any) -> None:
     node[last] = copy.deepcopy(value)
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _field(path: str, key: str) -> str:
+    """`path.key`, the key quoted when it is not a plain name, as the core writes paths."""
+    key = key if _PLAIN_KEY.fullmatch(key) else json.dumps(key)
+    return f"{path}.{key}" if path else key
+
+
 def _require_json_values(value: Any, path: str) -> None:
     """Raises ScenarioError at the first value under `path` that JSON cannot hold."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -76,8 +85,8 @@ def _require_json_values(value: Any, path: str) -> None:
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise ScenarioError(f"{path or 'scenario'}: table keys must be strings, got {key!r}")
-            _require_json_values(item, f"{path}.{key}" if path else key)
+                raise ScenarioError(f"{_field(path, str(key))}: table keys must be strings, got {key!r}")
+            _require_json_values(item, _field(path, key))
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             _require_json_values(item, f"{path}[{index}]")

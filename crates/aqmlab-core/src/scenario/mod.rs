@@ -15,7 +15,7 @@ use crate::time::{to_secs, Time};
 use crate::transport::FlowSpec;
 use crate::units::{Rate, Seconds};
 use crate::validate::{
-    from_tagged_value, join_nested, require_finite_floats, require_non_negative, require_positive, take_tag,
+    from_tagged_value, join_nested, path_text, require_finite_floats, require_non_negative, require_positive, take_tag,
 };
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -272,7 +272,7 @@ impl Scenario {
         require_finite_floats(&document)?;
         let de = toml::Deserializer::new(text);
         let scenario: Scenario = serde_path_to_error::deserialize(de)
-            .map_err(|e| located(&e.path().to_string(), e.inner().message().trim()))?;
+            .map_err(|e| located(&path_text(e.path()), e.inner().message().trim()))?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -285,7 +285,7 @@ impl Scenario {
             if let Some(i) = msg.rfind(" at line ") {
                 msg.truncate(i);
             }
-            located(&e.path().to_string(), &msg)
+            located(&path_text(e.path()), &msg)
         })?;
         scenario.validate()?;
         Ok(scenario)

@@ -46,8 +46,9 @@ def run(scenario: Scenario | Mapping | str | Path, progress: Progress | None = N
 
     `progress(done, total, label)` is called between steps of roughly
     `STEP_WALL_SECONDS` of wall time with the simulated seconds done and the
-    duration. Raises `ScenarioError` (a ValueError) naming the bad field, and
-    `RuntimeError` ("internal error: ...") if the simulator itself breaks an invariant.
+    duration. Raises `ScenarioError` (a ValueError) naming the bad field,
+    `RuntimeError` ("internal error: ...") if the simulator itself breaks an invariant,
+    and on Ctrl-C `KeyboardInterrupt("interrupted at 12.3 s of 100 s simulated")`.
     """
     scenario = _as_scenario(scenario)
     progress = progress or _default_progress.get()

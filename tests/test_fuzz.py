@@ -19,6 +19,7 @@ import json
 import os
 import re
 import signal
+import sys
 import time
 from typing import Any
 
@@ -193,15 +194,26 @@ def check(data: dict) -> str:
 
 def test_mutated_shipped_scenarios_run_or_name_a_field():
     outcomes = {"ran": 0, "error": 0}
+    slowest = (0.0, None)
 
     @given(mutated_scenarios())
     @settings(settings.get_profile(PROFILE))
     def case(data):
+        nonlocal slowest
+        started = time.monotonic()
         outcomes[check(data)] += 1
+        wall = time.monotonic() - started
+        slowest = max(slowest, (wall, data), key=lambda pair: pair[0])
+        done = sum(outcomes.values())
+        if PROFILE == "long" and done % 500 == 0:
+            print(f"fuzz: {done} cases, {outcomes}, slowest {slowest[0]:.1f} s", file=sys.stderr, flush=True)
 
     case()
     # Shown with `pytest -s`: the counts a long run reports.
-    print(f"fuzz ({PROFILE}): {sum(outcomes.values())} cases, {outcomes['ran']} ran, {outcomes['error']} field errors")
+    print(
+        f"fuzz ({PROFILE}): {sum(outcomes.values())} cases, {outcomes['ran']} ran, {outcomes['error']} field errors; "
+        f"slowest {slowest[0]:.1f} s: {json.dumps(slowest[1], default=str)[:300]}"
+    )
     assert outcomes["ran"] and outcomes["error"], outcomes
 
 

@@ -4,8 +4,9 @@
 //!
 //! Every quantity of a scenario is read here, so this is where each is checked
 //! for being a finite number no larger than its kind's limit ([`MAX_RATE_BPS`],
-//! [`MAX_SECONDS`], [`MAX_BYTES`]); whether it may be zero or negative is the
-//! field's own check (`validate`).
+//! [`MAX_SECONDS`], [`MAX_BYTES`]), and a time for being 0 or at least one tick of
+//! the clock ([`MIN_SECONDS`]); whether it may be zero or negative is the field's
+//! own check (`validate`).
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
@@ -28,11 +29,13 @@ fn split_number(s: &str) -> Option<(f64, String)> {
     Some((value, s[end..].trim().to_string()))
 }
 
-/// A number as a scenario file spells it (`nan`, `inf`, `-inf`, `1e-3`).
+/// A number as a scenario file spells it (`nan`, `inf`, `-inf`, `0.5`, and
+/// `1e-300` rather than 300 digits).
 pub fn show_number(v: f64) -> String {
     match v {
         v if v.is_nan() => "nan".into(),
         v if v.is_infinite() => (if v > 0.0 { "inf" } else { "-inf" }).into(),
+        v if v != 0.0 && !(1e-5..1e16).contains(&v.abs()) => format!("{v:e}"),
         v => v.to_string(),
     }
 }
@@ -43,6 +46,9 @@ pub const MAX_RATE_BPS: f64 = 1e12;
 /// The longest time: 1e9 s (about 32 years). In nanoseconds this is 1e18, so a
 /// run's clock (a u64) can add several such times without overflowing.
 pub const MAX_SECONDS: f64 = 1e9;
+/// The shortest time other than 0: the clock's tick, 1 ns. A shorter one would
+/// round to 0, and a period of 0 can repeat forever without the clock moving on.
+pub const MIN_SECONDS: f64 = 1e-9;
 /// The largest size: 1e12 bytes (1 TB).
 pub const MAX_BYTES: f64 = 1e12;
 
@@ -155,12 +161,16 @@ unit_type!(Rate, f64, RATE_UNITS, "rate", |v, shown| bounded(
     "bit/s",
     shown
 ));
-unit_type!(Seconds, f64, TIME_UNITS, "time", |v, shown| bounded(
-    v,
-    MAX_SECONDS,
-    "s",
-    shown
-));
+unit_type!(Seconds, f64, TIME_UNITS, "time", |v, shown| {
+    let v = bounded(v, MAX_SECONDS, "s", shown)?;
+    if v != 0.0 && v.abs() < MIN_SECONDS {
+        Err(format!(
+            "must be 0 or at least {MIN_SECONDS:e} s (the clock's tick), got {shown}"
+        ))
+    } else {
+        Ok(v)
+    }
+});
 unit_type!(Bytes, u64, SIZE_UNITS, "size", |v, shown| {
     let v = bounded(v, MAX_BYTES, "bytes", shown)?;
     if v < 0.0 || v.fract() != 0.0 {
@@ -246,5 +256,10 @@ mod tests {
         assert_eq!(from_number::<Rate>(MAX_RATE_BPS).unwrap().0, 1e12);
         assert_eq!("1e9s".parse::<Seconds>().unwrap().0, 1e9);
         assert_eq!(from_number::<Seconds>(-1.0).unwrap().0, -1.0);
+        assert_eq!(
+            from_number::<Seconds>(1e-300).unwrap_err(),
+            "must be 0 or at least 1e-9 s (the clock's tick), got 1e-300"
+        );
+        assert_eq!("1ns".parse::<Seconds>().unwrap().0, 1e-9);
     }
 }

@@ -103,6 +103,8 @@ pub(crate) fn join_nested(outer: &str, message: &str) -> (String, String) {
             let path = match (outer.is_empty(), inner.is_empty()) {
                 (true, _) => inner.to_string(),
                 (_, true) => outer.to_string(),
+                // An index joins without a dot: `flows[0].tcp[0]`.
+                _ if inner.starts_with('[') => format!("{outer}{inner}"),
                 _ => format!("{outer}.{inner}"),
             };
             return (path, msg.to_string());

@@ -123,6 +123,16 @@ rate = "1Mbps"
 }
 
 #[test]
+fn a_path_through_a_list_has_no_stray_dot() {
+    // Found by the fuzz: `flows[0].tcp.[0]`.
+    let text = with("type = \"cbr\"\nrate = \"5Mbps\"", "type = \"tcp\"\ntcp = [1]");
+    assert_eq!(
+        error_of(&text),
+        "flows[0].tcp[0]: invalid type: integer `1`, expected string or map"
+    );
+}
+
+#[test]
 fn a_missing_table_is_named() {
     assert_eq!(
         error_of(&BASE.replace("[simulation]\nduration = \"10s\"\n", "")),
@@ -136,4 +146,25 @@ fn hours_are_a_time_unit() {
     let scenario = aqmlab_core::Scenario::from_toml_str(&long).unwrap();
     assert_eq!(scenario.simulation.duration.0, 7200.0);
     assert_eq!(scenario.simulation.warmup.0, 3600.0);
+}
+
+/// Found by the fuzz: ON and OFF periods far below a nanosecond rounded to 0, and
+/// the source turned ON and OFF forever at one instant (the run never ended).
+#[test]
+fn periods_shorter_than_the_clock_s_tick_are_refused_and_a_tick_moves_it() {
+    let onoff = |period: &str| {
+        with("duration = \"10s\"", "duration = \"1ms\"").replace(
+            "type = \"cbr\"\nrate = \"5Mbps\"",
+            &format!("type = \"onoff\"\nrate = \"5Mbps\"\non_time = {period}\noff_time = {period}"),
+        )
+    };
+    assert_eq!(
+        error_of(&onoff("1e-300")),
+        "flows[0].off_time: must be 0 or at least 1e-9 s (the clock's tick), got 1e-300"
+    );
+    // Mean periods of one tick: the first ON period comes within nanoseconds (every OFF
+    // period lasts at least a tick), its packet goes out, and the next is due after the
+    // end (1000 B at 5 Mbps = 1.6 ms): the run ends having sent exactly one.
+    let results = aqmlab_core::run(&common::scenario(&onoff("\"1ns\""))).unwrap();
+    assert_eq!(results.flows[0].sent_packets, 1);
 }

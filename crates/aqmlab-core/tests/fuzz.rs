@@ -239,6 +239,9 @@ fn mutated_shipped_scenarios_never_panic_and_name_a_field() {
                 }
             }
         };
+        if case % 1000 == 999 {
+            eprintln!("fuzz: {} cases, {outcomes:?}, {} failures", case + 1, failures.len());
+        }
         if let Err(why) = check(&text, json, &mut outcomes) {
             failures.push(format!(
                 "case {case} (from {name}, {}): {why}\n{text}",

@@ -77,8 +77,8 @@ EXTREME_NUMBERS = [
     1e13,
     1e9,
     1e10,
-    100_000,
-    100_001,
+    10_000,
+    10_001,
     1000,
 ]
 UNITS = ["", "s", "ms", "us", "ns", "min", "h", "hour", "bps", "Mbps", "Gbps", "b/s", "KB", "KiB", "MB", "furlongs"]

@@ -60,7 +60,7 @@ fn strange_value(rng: &mut Pcg64) -> Value {
         1e13,
         1e-9,
     ];
-    const INTEGERS: &[i64] = &[0, -1, 1, 1000, 100_000, 100_001, 1 << 31, 1 << 32, i64::MAX, i64::MIN];
+    const INTEGERS: &[i64] = &[0, -1, 1, 1000, 10_000, 10_001, 1 << 31, 1 << 32, i64::MAX, i64::MIN];
     const UNITS: &[&str] = &[
         "", "s", "ms", "ns", "h", "min", "Mbps", "Gbps", "bps", "KB", "KiB", "furlongs",
     ];

@@ -76,12 +76,18 @@ def _run_in_steps(text: str, progress: Progress, label: str) -> str:
     step = total / 100
     progress(0.0, total, label)
     done = 0.0
-    while done < total:
-        t0 = time.perf_counter()
-        done = min(done + step, total)
-        sim.run_until(done)
-        elapsed = time.perf_counter() - t0
-        # Aim each step at STEP_WALL_SECONDS of wall time, growing at most 4x at once.
-        step = min(step * 4, step * STEP_WALL_SECONDS / max(elapsed, 1e-6))
-        progress(done, total, label)
+    try:
+        while done < total:
+            t0 = time.perf_counter()
+            done = min(done + step, total)
+            sim.run_until(done)
+            elapsed = time.perf_counter() - t0
+            # Aim each step at STEP_WALL_SECONDS of wall time, growing at most 4x at once.
+            step = min(step * 4, step * STEP_WALL_SECONDS / max(elapsed, 1e-6))
+            progress(done, total, label)
+    except KeyboardInterrupt as e:
+        if e.args:  # the core's, which says how far the run got
+            raise
+        # Ctrl-C between two steps: say the same as the core does within one.
+        raise KeyboardInterrupt(f"interrupted at {sim.now:.1f} s of {total:g} s simulated") from None
     return sim.results()

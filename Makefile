@@ -12,19 +12,21 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test lint test-rust test-python build bench clean-venv
+.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench clean-venv
 
 # `reproduce` exits 1 when a paper row fails (its measured reason is printed): the demo
 # has still run. Any other status is an error.
 demo: $(BUILT)
 	@$(VENV)/bin/aqmlab reproduce demo --out out/demo; status=$$?; [ $$status -le 1 ]
 
-# Runs the formatters' checks, lint and both suites even when one fails; fails if any failed.
+# Runs the formatters' checks, lint, both suites and the wheel check even when one fails;
+# fails if any failed.
 test: $(BUILT)
 	@status=0; \
 	$(MAKE) --no-print-directory lint || status=1; \
 	cargo test -p aqmlab-core --release || status=1; \
 	$(PYTHON) -m pytest -q || status=1; \
+	$(MAKE) --no-print-directory test-wheel || status=1; \
 	exit $$status
 
 # rustfmt and ruff decide formatting; clippy and ruff lint. Fix formatting with
@@ -40,6 +42,19 @@ test-rust:
 
 test-python: $(BUILT)
 	$(PYTHON) -m pytest -q
+
+# The package as a user installs it: builds the wheel, installs it into a fresh venv and runs
+# `aqmlab reproduce demo --quick` from outside the checkout (about 30 s when the release
+# build is current: maturin relinks, the demo takes a few seconds).
+test-wheel: $(DEPS)
+	$(PYTHON) tests/check_wheel.py
+
+# The long fuzz runs, for before a release (docs/scenario.md, "Limits and errors"): 10 000
+# Hypothesis cases on the Python side (about 2 minutes), 100 000 mutated scenarios on the
+# Rust side (about 15 seconds).
+fuzz-long: $(BUILT)
+	HYPOTHESIS_PROFILE=long $(PYTHON) -m pytest -q tests/test_fuzz.py
+	AQMLAB_FUZZ_CASES=100000 cargo test -p aqmlab-core --release --test fuzz -- --nocapture
 
 build: $(BUILT)
 

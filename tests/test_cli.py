@@ -2,6 +2,7 @@
 
 import json
 
+import aqmlab
 from aqmlab.results import FLOW_SUMMARY_KEYS, SUMMARY_KEYS
 from conftest import aqmlab_cli, dumbbell, write_scenario
 
@@ -31,6 +32,12 @@ def test_run_out_writes_tables_summary_and_plots(tmp_path):
     assert "flow0" in done.stderr and "Jain index 1.0000" in done.stderr
     done = aqmlab_cli("run", path, "--out", tmp_path / "noplots", "--no-plots")
     assert not any(p.suffix == ".png" for p in (tmp_path / "noplots").iterdir())
+
+
+def test_version_prints_the_package_version():
+    result = aqmlab_cli("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"aqmlab {aqmlab.__version__}\n"
 
 
 def test_reproduce_list_shows_demo():

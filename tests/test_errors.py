@@ -85,3 +85,56 @@ def test_cli_prints_the_error_and_exits_2(tmp_path):
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip() == "error: flows[0].rate: must be > 0, got -1000000"
+
+
+# Issue 14: inputs that once aborted the process or printed a traceback. The same text
+# comes from a TOML file (read by Python's tomllib, where 1e400 is inf) and from a dict.
+NUMBERS_THAT_ARE_NOT = [
+    ("nan", float("nan"), "flows[0].rate: must be a finite number, got nan"),
+    ("inf", float("inf"), "flows[0].rate: must be a finite number, got inf"),
+    ("-inf", float("-inf"), "flows[0].rate: must be a finite number, got -inf"),
+    ("1e400", float("1e400"), "flows[0].rate: must be a finite number, got inf"),
+    ('"1e400Mbps"', "1e400Mbps", 'flows[0].rate: must be a finite number, got "1e400Mbps"'),
+]
+
+
+@pytest.mark.parametrize(("toml_value", "value", "message"), NUMBERS_THAT_ARE_NOT)
+def test_a_number_that_is_not_finite_names_its_field(tmp_path, toml_value, value, message):
+    path = write_scenario(tmp_path / "bad.toml", dumbbell({"type": "cbr", "rate": "1Mbps"}))
+    path.write_text(path.read_text().replace('rate = "1Mbps"', f"rate = {toml_value}"))
+    result = aqmlab_cli("run", path)
+    assert (result.returncode, result.stderr) == (2, f"error: {message}\n")
+    with pytest.raises(aqmlab.ScenarioError) as info:
+        aqmlab.run(dumbbell({"type": "cbr", "rate": value}))
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("simulation", "message"),
+    [
+        ({"duration": 9223372036854775807}, "simulation.duration: must be at most 1e9 s, got 9223372036854775807"),
+        (
+            {"duration": "1000000000s", "throughput_bin": "1us"},
+            "simulation.throughput_bin: 0.000001 s over a 1000000000 s run makes 1000000000000000 rows of throughput "
+            "(1000000000000000 bins x 1 flows); at most 10000000 are kept, use a wider bin",
+        ),
+    ],
+)
+def test_a_run_too_large_to_hold_is_refused_before_it_allocates(simulation, message):
+    data = dumbbell({"type": "cbr", "rate": "1Mbps"})
+    data["simulation"] = {**simulation, "seed": 1}
+    with pytest.raises(aqmlab.ScenarioError) as info:
+        aqmlab.run(data)
+    assert str(info.value) == message
+
+
+def test_a_dict_value_json_cannot_hold_names_its_field():
+    for value, message in [
+        ({1, 2}, "flows[0].rate: must be a number, string, boolean, list or table, got set"),
+        (object(), "flows[0].rate: must be a number, string, boolean, list or table, got object"),
+    ]:
+        with pytest.raises(aqmlab.ScenarioError) as info:
+            aqmlab.Scenario.from_dict(dumbbell({"type": "cbr", "rate": value})).validate()
+        assert str(info.value) == message
+    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.1: table keys must be strings, got 1$"):
+        aqmlab.run(dumbbell({"type": "cbr", "rate": "1Mbps", 1: 2}))

@@ -53,6 +53,13 @@ def test_an_interrupted_sweep_reruns_only_the_missing_job(tmp_path, spec):
     assert rows[0].startswith("job,hash,simulation.seed,topology.bottleneck.qdisc,jain_index,")
     assert len(rows) == 5 and len(combined["flows.csv"].decode().splitlines()) == 1 + 4 * 3
 
+    # Nothing left to run: no empty "0/0" progress bar, the same tables.
+    third = aqmlab_cli("sweep", spec, "--out", out)
+    assert third.returncode == 0, third.stderr
+    assert "4 jobs, 4 already done, running 0" in third.stderr
+    assert "0/0" not in third.stderr and "jobs ━" not in third.stderr, third.stderr
+    assert {name: (out / name).read_bytes() for name in combined} == combined
+
 
 def test_dask_scheduler_gives_the_same_tables(tmp_path, spec):
     distributed = pytest.importorskip("dask.distributed")

@@ -9,6 +9,7 @@ and fair bandwidth allocation (Rust core, Python front).
     results.save("out/fig3b", format="csv")
 """
 
+from importlib import resources
 from pathlib import Path
 
 from ._core import ScenarioError, __version__
@@ -20,5 +21,8 @@ __all__ = ["Results", "Scenario", "ScenarioError", "__version__", "load", "repor
 
 
 def scenarios_dir() -> Path:
-    """The `scenarios/` folder of the aqmlab checkout this package runs from."""
-    return Path(__file__).resolve().parents[2] / "scenarios"
+    """The scenario files shipped inside the package (package data: the examples, the paper
+    setups the experiments start from, the benchmarks). In a checkout, `scenarios/` at the
+    root is a link to this folder. The package holds a compiled extension, so it is always
+    installed as files, never imported from a zip: the resource is a real folder."""
+    return Path(str(resources.files(__name__) / "scenarios"))

@@ -46,8 +46,9 @@ def run(scenario: Scenario | Mapping | str | Path, progress: Progress | None = N
 
     `progress(done, total, label)` is called between steps of roughly
     `STEP_WALL_SECONDS` of wall time with the simulated seconds done and the
-    duration. Raises `ScenarioError` (a ValueError) naming the bad field, and
-    `RuntimeError` ("internal error: ...") if the simulator itself breaks an invariant.
+    duration. Raises `ScenarioError` (a ValueError) naming the bad field,
+    `RuntimeError` ("internal error: ...") if the simulator itself breaks an invariant,
+    and on Ctrl-C `KeyboardInterrupt("interrupted at 12.3 s of 100 s simulated")`.
     """
     scenario = _as_scenario(scenario)
     progress = progress or _default_progress.get()
@@ -75,12 +76,18 @@ def _run_in_steps(text: str, progress: Progress, label: str) -> str:
     step = total / 100
     progress(0.0, total, label)
     done = 0.0
-    while done < total:
-        t0 = time.perf_counter()
-        done = min(done + step, total)
-        sim.run_until(done)
-        elapsed = time.perf_counter() - t0
-        # Aim each step at STEP_WALL_SECONDS of wall time, growing at most 4x at once.
-        step = min(step * 4, step * STEP_WALL_SECONDS / max(elapsed, 1e-6))
-        progress(done, total, label)
+    try:
+        while done < total:
+            t0 = time.perf_counter()
+            done = min(done + step, total)
+            sim.run_until(done)
+            elapsed = time.perf_counter() - t0
+            # Aim each step at STEP_WALL_SECONDS of wall time, growing at most 4x at once.
+            step = min(step * 4, step * STEP_WALL_SECONDS / max(elapsed, 1e-6))
+            progress(done, total, label)
+    except KeyboardInterrupt as e:
+        if e.args:  # the core's, which says how far the run got
+            raise
+        # Ctrl-C between two steps: say the same as the core does within one.
+        raise KeyboardInterrupt(f"interrupted at {sim.now:.1f} s of {total:g} s simulated") from None
     return sim.results()

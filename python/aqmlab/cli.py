@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from enum import Enum
@@ -23,7 +24,8 @@ app = typer.Typer(
         "(drop-tail, RED, ...) and fair bandwidth allocation.\n\n"
         "Scenario files are TOML (see scenarios/ and docs/scenario.md). "
         "Every command that reads one reports a bad value by naming its field, "
-        "e.g. `flows[3].rate: must be > 0, got -1`, and exits with status 2."
+        "e.g. `flows[3].rate: must be > 0, got -1`, and exits with status 2. "
+        "Ctrl-C stops a command within a second and exits with status 130."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -42,6 +44,27 @@ class Format(str, Enum):
 def _fail(message: str, code: int = 2) -> typer.Exit:
     print(f"error: {message}", file=sys.stderr)
     return typer.Exit(code)
+
+
+def _interrupted(e: KeyboardInterrupt) -> typer.Exit:
+    """Ctrl-C: one line saying how far the run got (the core's message), and status 130 as a shell uses."""
+    print(str(e) or "interrupted", file=sys.stderr)
+    return typer.Exit(130)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"aqmlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    pass
 
 
 def _print_json(data: Any) -> None:
@@ -109,6 +132,8 @@ def run(
             results = run_scenario(scenario, progress=bars)
     except ScenarioError as e:
         raise _fail(str(e)) from None
+    except KeyboardInterrupt as e:
+        raise _interrupted(e) from None
     written = []
     if out is not None:
         written = results.save(out, format=format.value)
@@ -196,6 +221,8 @@ def reproduce(
             reproduction = experiment.run(quick=quick)
     except ScenarioError as e:
         raise _fail(str(e)) from None
+    except KeyboardInterrupt as e:
+        raise _interrupted(e) from None
     written = reproduction.save(out or Path("out") / reproduction.id)
     if json_output:
         _print_json(reproduction.to_dict())
@@ -289,18 +316,30 @@ def sweep(
         raise _fail(f"{spec}: {e}") from None
     pending = len(pending_jobs(parsed, out))
     console.print(f"{len(parsed.jobs)} jobs, {len(parsed.jobs) - pending} already done, running {pending}")
-    with job_progress(console) as bar:
-        task = bar.add_task("jobs", total=pending)
+    finished = 0
 
-        def done(job: Any, wall: Any, error: Any) -> None:
+    def done(job: Any, wall: Any, error: Any) -> None:
+        nonlocal finished
+        finished += 1
+        if bar is not None:
             bar.advance(task)
-            if error is not None:
-                console.print(f"[red]job {job.index} failed[/] ({job.label}): {error}")
+        if error is not None:
+            console.print(f"[red]job {job.index} failed[/] ({job.label}): {error}")
 
-        try:
+    try:
+        # No bar when every job is already done (a resumed sweep that only combines the tables).
+        with job_progress(console) if pending else contextlib.nullcontext() as bar:
+            task = bar.add_task("jobs", total=pending) if bar is not None else None
             report = run_sweep(parsed, out, workers=workers, scheduler=scheduler, on_done=done)
-        except ScenarioError as e:
-            raise _fail(str(e)) from None
+    except ScenarioError as e:
+        raise _fail(str(e)) from None
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: {finished} of {pending} jobs finished, kept in {out / 'jobs'}; "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130) from None
     console.print(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
     if report.failed:
         raise _fail(f"{len(report.failed)} jobs failed", code=1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -68,6 +69,31 @@ def set_path(data: dict, path: str, value: Any) -> None:
     node[last] = copy.deepcopy(value)
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _field(path: str, key: str) -> str:
+    """`path.key`, the key quoted when it is not a plain name, as the core writes paths."""
+    key = key if _PLAIN_KEY.fullmatch(key) else json.dumps(key)
+    return f"{path}.{key}" if path else key
+
+
+def _require_json_values(value: Any, path: str) -> None:
+    """Raises ScenarioError at the first value under `path` that JSON cannot hold."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScenarioError(f"{path}: must be a finite number, got {value}")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ScenarioError(f"{_field(path, str(key))}: table keys must be strings, got {key!r}")
+            _require_json_values(item, _field(path, key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _require_json_values(item, f"{path}[{index}]")
+    elif not isinstance(value, (str, int, float, bool, type(None))):
+        raise ScenarioError(f"{path}: must be a number, string, boolean, list or table, got {type(value).__name__}")
+
+
 class Scenario:
     """A scenario: the content of a scenario file as a dict, plus where it came from.
 
@@ -101,8 +127,15 @@ class Scenario:
         return copy.deepcopy(self._data)
 
     def to_json(self) -> str:
-        """Canonical JSON (sorted keys, no spaces): what the core reads and what sweeps hash."""
-        return json.dumps(self._data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        """Canonical JSON (sorted keys, no spaces): what the core reads and what sweeps hash.
+
+        A value JSON cannot hold (nan, inf, a set, ...) is a ScenarioError naming its field,
+        as the core names the fields of a TOML file."""
+        try:
+            return json.dumps(self._data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        except (ValueError, TypeError, RecursionError):
+            _require_json_values(self._data, "")
+            raise
 
     def digest(self) -> str:
         """SHA-256 of the canonical JSON: identical scenarios have identical digests."""

@@ -16,13 +16,13 @@ job and flow) combine everything, in grid order.
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import itertools
 import json
 import multiprocessing
 import os
 import shutil
+import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -193,20 +193,29 @@ def _job_dir(jobs_dir: Path, job: Job) -> Path:
 
 
 def _run_locally(jobs: list[Job], jobs_dir: Path, workers: int, finished: Callable) -> None:
+    tasks = [(job.index, job.scenario.to_json(), str(_job_dir(jobs_dir, job))) for job in jobs]
+    by_index = {job.index: job for job in jobs}
     if workers == 1:
-        for job in jobs:
-            try:
-                finished(job, run_job(job.scenario.to_json(), str(_job_dir(jobs_dir, job))), None)
-            except ScenarioError as e:
-                finished(job, None, str(e))
+        for task in tasks:
+            _, wall, error = _run_task(task)
+            finished(by_index[task[0]], wall, error)
         return
     # forkserver: workers never inherit the parent's threads (progress bars, Dask) mid-lock.
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("forkserver")
-    ) as pool:
-        futures = {pool.submit(run_job, job.scenario.to_json(), str(_job_dir(jobs_dir, job))): job for job in jobs}
-        for future in concurrent.futures.as_completed(futures):
-            _report(futures[future], future, finished)
+    # Workers ignore Ctrl-C; on it the parent stops them (leaving the block terminates the
+    # pool): finished jobs are stored, a job cut short leaves only a partial folder.
+    context = multiprocessing.get_context("forkserver")
+    with context.Pool(workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
+        for index, wall, error in pool.imap_unordered(_run_task, tasks):
+            finished(by_index[index], wall, error)
+
+
+def _run_task(task: tuple[int, str, str]) -> tuple[int, float | None, str | None]:
+    """Runs job `index`: (index, wall time, None), or (index, None, the ScenarioError's message)."""
+    index, scenario_json, job_dir = task
+    try:
+        return index, run_job(scenario_json, job_dir), None
+    except ScenarioError as e:
+        return index, None, str(e)
 
 
 def _run_on_dask(jobs: list[Job], jobs_dir: Path, scheduler: str, finished: Callable) -> None:

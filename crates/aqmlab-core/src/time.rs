@@ -5,9 +5,14 @@ pub type Time = u64;
 
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
-/// Seconds (f64) to nanoseconds, rounded to the nearest nanosecond.
+/// A time no run reaches: 2^62 ns (146 years). Durations and every other time
+/// of a scenario are at most 1e18 ns (`units::MAX_SECONDS`), so the clock plus a
+/// few intervals clamped here stays below `u64::MAX`, however small a rate is.
+pub const FAR_FUTURE: Time = 1 << 62;
+
+/// Seconds (f64) to nanoseconds, rounded to the nearest nanosecond and clamped to [0, FAR_FUTURE].
 pub fn from_secs(s: f64) -> Time {
-    (s * NANOS_PER_SEC as f64).round().max(0.0) as Time
+    ((s * NANOS_PER_SEC as f64).round().max(0.0) as Time).min(FAR_FUTURE)
 }
 
 /// Nanoseconds to seconds.
@@ -15,7 +20,8 @@ pub fn to_secs(t: Time) -> f64 {
     t as f64 / NANOS_PER_SEC as f64
 }
 
-/// Time to serialize `bytes` on a link of `rate_bps`, rounded up to a whole nanosecond.
+/// Time to serialize `bytes` on a link of `rate_bps`, rounded up to a whole nanosecond
+/// (at most FAR_FUTURE).
 pub fn tx_time(bytes: u32, rate_bps: f64) -> Time {
-    ((bytes as f64 * 8.0 * NANOS_PER_SEC as f64) / rate_bps).ceil() as Time
+    (((bytes as f64 * 8.0 * NANOS_PER_SEC as f64) / rate_bps).ceil() as Time).min(FAR_FUTURE)
 }

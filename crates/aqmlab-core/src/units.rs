@@ -1,6 +1,12 @@
 //! Quantities with units, read from a number in base units or a string with a
 //! unit: rates (`"10Mbps"`, `"1.5 Mb/s"`, `2e6`), times (`"1ms"`, `"2s"`,
-//! `0.5`) and sizes (`"64KB"` = 64 000 bytes, `"64KiB"` = 65 536 bytes, `1000`).
+//! `0.5`, `"1h"`) and sizes (`"64KB"` = 64 000 bytes, `"64KiB"` = 65 536 bytes, `1000`).
+//!
+//! Every quantity of a scenario is read here, so this is where each is checked
+//! for being a finite number no larger than its kind's limit ([`MAX_RATE_BPS`],
+//! [`MAX_SECONDS`], [`MAX_BYTES`]), and a time for being 0 or at least one tick of
+//! the clock ([`MIN_SECONDS`]); whether it may be zero or negative is the field's
+//! own check (`validate`).
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
@@ -21,6 +27,40 @@ fn split_number(s: &str) -> Option<(f64, String)> {
         .unwrap_or(s.len());
     let value: f64 = s[..end].parse().ok()?;
     Some((value, s[end..].trim().to_string()))
+}
+
+/// A number as a scenario file spells it (`nan`, `inf`, `-inf`, `0.5`, and
+/// `1e-300` rather than 300 digits).
+pub fn show_number(v: f64) -> String {
+    match v {
+        v if v.is_nan() => "nan".into(),
+        v if v.is_infinite() => (if v > 0.0 { "inf" } else { "-inf" }).into(),
+        v if v != 0.0 && !(1e-5..1e16).contains(&v.abs()) => format!("{v:e}"),
+        v => v.to_string(),
+    }
+}
+
+/// The fastest link or source: 1 Tbit/s. Transmission times are whole
+/// nanoseconds, and at this rate a 125-byte packet already takes only one.
+pub const MAX_RATE_BPS: f64 = 1e12;
+/// The longest time: 1e9 s (about 32 years). In nanoseconds this is 1e18, so a
+/// run's clock (a u64) can add several such times without overflowing.
+pub const MAX_SECONDS: f64 = 1e9;
+/// The shortest time other than 0: the clock's tick, 1 ns. A shorter one would
+/// round to 0, and a period of 0 can repeat forever without the clock moving on.
+pub const MIN_SECONDS: f64 = 1e-9;
+/// The largest size: 1e12 bytes (1 TB).
+pub const MAX_BYTES: f64 = 1e12;
+
+/// `v` if it is finite and at most `max`; `shown` is how the input spelled it.
+fn bounded(v: f64, max: f64, unit: &str, shown: &dyn fmt::Display) -> Result<f64, String> {
+    if !v.is_finite() {
+        Err(format!("must be a finite number, got {shown}"))
+    } else if v > max {
+        Err(format!("must be at most {max:e} {unit}, got {shown}"))
+    } else {
+        Ok(v)
+    }
 }
 
 fn parse_with(s: &str, units: &[(&str, f64)], what: &str) -> Result<f64, String> {
@@ -57,6 +97,8 @@ const TIME_UNITS: &[(&str, f64)] = &[
     ("us", 1e-6),
     ("ns", 1e-9),
     ("min", 60.0),
+    ("h", 3600.0),
+    ("hour", 3600.0),
 ];
 const SIZE_UNITS: &[(&str, f64)] = &[
     ("", 1.0),
@@ -78,8 +120,8 @@ macro_rules! unit_type {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {
                 let v = parse_with(s, $units, $what)?;
-                let convert: fn(f64) -> Result<$inner, String> = $convert;
-                convert(v).map($name)
+                let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
+                convert(v, &format_args!("{s:?}")).map($name)
             }
         }
 
@@ -95,14 +137,16 @@ macro_rules! unit_type {
                         s.parse().map_err(E::custom)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        let convert: fn(f64) -> Result<$inner, String> = $convert;
-                        convert(v).map($name).map_err(E::custom)
+                        let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
+                        convert(v, &show_number(v)).map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        self.visit_f64(v as f64)
+                        let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
+                        convert(v as f64, &v).map($name).map_err(E::custom)
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
-                        self.visit_f64(v as f64)
+                        let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
+                        convert(v as f64, &v).map($name).map_err(E::custom)
                     }
                 }
                 d.deserialize_any(V)
@@ -111,9 +155,24 @@ macro_rules! unit_type {
     };
 }
 
-unit_type!(Rate, f64, RATE_UNITS, "rate", |v| Ok(v));
-unit_type!(Seconds, f64, TIME_UNITS, "time", |v| Ok(v));
-unit_type!(Bytes, u64, SIZE_UNITS, "size", |v| {
+unit_type!(Rate, f64, RATE_UNITS, "rate", |v, shown| bounded(
+    v,
+    MAX_RATE_BPS,
+    "bit/s",
+    shown
+));
+unit_type!(Seconds, f64, TIME_UNITS, "time", |v, shown| {
+    let v = bounded(v, MAX_SECONDS, "s", shown)?;
+    if v != 0.0 && v.abs() < MIN_SECONDS {
+        Err(format!(
+            "must be 0 or at least {MIN_SECONDS:e} s (the clock's tick), got {shown}"
+        ))
+    } else {
+        Ok(v)
+    }
+});
+unit_type!(Bytes, u64, SIZE_UNITS, "size", |v, shown| {
+    let v = bounded(v, MAX_BYTES, "bytes", shown)?;
     if v < 0.0 || v.fract() != 0.0 {
         Err(format!("must be a whole, non-negative number of bytes, got {v}"))
     } else {
@@ -145,5 +204,62 @@ mod tests {
         assert!(err.contains("unknown unit \"furlongs\""), "{err}");
         // Units are case-sensitive: "mbps" would be ambiguous between milli and mega.
         assert!("10mbps".parse::<Rate>().is_err());
+        assert_eq!("2h".parse::<Seconds>().unwrap().0, 7200.0);
+        assert_eq!("1 hour".parse::<Seconds>().unwrap().0, 3600.0);
+    }
+
+    /// Parses a quantity as serde reads a number from a file.
+    fn from_number<T: serde::de::DeserializeOwned>(v: f64) -> Result<T, String> {
+        T::deserialize(serde::de::value::F64Deserializer::<serde::de::value::Error>::new(v)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_quantity_is_finite_and_within_its_limit() {
+        assert_eq!(
+            from_number::<Rate>(f64::NAN).unwrap_err(),
+            "must be a finite number, got nan"
+        );
+        assert_eq!(
+            from_number::<Seconds>(f64::INFINITY).unwrap_err(),
+            "must be a finite number, got inf"
+        );
+        assert_eq!(
+            from_number::<Bytes>(f64::NEG_INFINITY).unwrap_err(),
+            "must be a finite number, got -inf"
+        );
+        assert_eq!(
+            "1e400Mbps".parse::<Rate>().unwrap_err(),
+            r#"must be a finite number, got "1e400Mbps""#
+        );
+        // Finite in the file, infinite once scaled to base units.
+        assert_eq!(
+            "1e300Gbps".parse::<Rate>().unwrap_err(),
+            r#"must be a finite number, got "1e300Gbps""#
+        );
+        assert_eq!(
+            "2Tbps".parse::<Rate>().unwrap_err(),
+            r#"invalid rate "2Tbps": unknown unit "Tbps" (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s)"#
+        );
+        assert_eq!(
+            "1001Gbps".parse::<Rate>().unwrap_err(),
+            r#"must be at most 1e12 bit/s, got "1001Gbps""#
+        );
+        assert_eq!(
+            from_number::<Seconds>(1e10).unwrap_err(),
+            "must be at most 1e9 s, got 10000000000"
+        );
+        assert_eq!(
+            from_number::<Bytes>(1e13).unwrap_err(),
+            "must be at most 1e12 bytes, got 10000000000000"
+        );
+        // The limits themselves are accepted; the sign is each field's own check.
+        assert_eq!(from_number::<Rate>(MAX_RATE_BPS).unwrap().0, 1e12);
+        assert_eq!("1e9s".parse::<Seconds>().unwrap().0, 1e9);
+        assert_eq!(from_number::<Seconds>(-1.0).unwrap().0, -1.0);
+        assert_eq!(
+            from_number::<Seconds>(1e-300).unwrap_err(),
+            "must be 0 or at least 1e-9 s (the clock's tick), got 1e-300"
+        );
+        assert_eq!("1ns".parse::<Seconds>().unwrap().0, 1e-9);
     }
 }

@@ -34,6 +34,63 @@ pub fn require_in(path: &str, value: f64, lo: f64, hi: f64) -> Result<(), Scenar
     }
 }
 
+/// Appends `key` to a field path: `.key`, or `."key"` quoted when it is not a
+/// plain name (an empty key, spaces, dots), so that every error starts with a
+/// path a reader can find.
+pub fn push_key(path: &mut String, key: &str) {
+    if !path.is_empty() {
+        path.push('.');
+    }
+    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        path.push_str(key);
+    } else {
+        path.push_str(&format!("{key:?}"));
+    }
+}
+
+/// The path serde was at, as errors show it: `flows[0].rate` (see [`push_key`]).
+pub fn path_text(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => push_key(&mut out, key),
+            Segment::Unknown => push_key(&mut out, "?"),
+        }
+    }
+    out
+}
+
+/// Every float in a TOML document is finite (TOML can write `nan` and `inf`,
+/// JSON cannot): the first that is not is an error at its path, before any
+/// field reads it, so that no field needs its own check.
+pub fn require_finite_floats(table: &toml::Table) -> Result<(), ScenarioError> {
+    fn walk(value: &toml::Value, path: String) -> Result<(), ScenarioError> {
+        match value {
+            toml::Value::Float(v) if !v.is_finite() => Err(ScenarioError::new(
+                path,
+                format!("must be a finite number, got {}", crate::units::show_number(*v)),
+            )),
+            toml::Value::Table(t) => t.iter().try_for_each(|(key, v)| {
+                let mut inner = path.clone();
+                push_key(&mut inner, key);
+                walk(v, inner)
+            }),
+            toml::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, v)| walk(v, format!("{path}[{i}]"))),
+            _ => Ok(()),
+        }
+    }
+    table.iter().try_for_each(|(key, v)| {
+        let mut path = String::new();
+        push_key(&mut path, key);
+        walk(v, path)
+    })
+}
+
 /// Separates the field path carried inside a nested error message from the message.
 const PATH_MARK: char = '\u{1}';
 
@@ -46,6 +103,8 @@ pub(crate) fn join_nested(outer: &str, message: &str) -> (String, String) {
             let path = match (outer.is_empty(), inner.is_empty()) {
                 (true, _) => inner.to_string(),
                 (_, true) => outer.to_string(),
+                // An index joins without a dot: `flows[0].tcp[0]`.
+                _ if inner.starts_with('[') => format!("{outer}{inner}"),
                 _ => format!("{outer}.{inner}"),
             };
             return (path, msg.to_string());
@@ -58,7 +117,7 @@ pub(crate) fn join_nested(outer: &str, message: &str) -> (String, String) {
 /// the field path of any error (serde's own tagged enums lose it).
 pub fn from_tagged_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {
-        let (path, msg) = join_nested(&e.path().to_string(), &e.inner().to_string());
+        let (path, msg) = join_nested(&path_text(e.path()), &e.inner().to_string());
         format!("{PATH_MARK}{path}{PATH_MARK}{msg}")
     })
 }

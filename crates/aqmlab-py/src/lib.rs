@@ -5,11 +5,15 @@
 //! scenario problem is raised as `ScenarioError` (a `ValueError`) whose text
 //! names the field, e.g. `flows[3].rate: must be > 0, got -1`; a bug of the
 //! simulator (an internal error) as a `RuntimeError` "internal error: ...".
+//!
+//! Runs release the GIL and check for signals every [`EVENTS_PER_SLICE`]
+//! events, so Ctrl-C stops them: `KeyboardInterrupt("interrupted at 12.3 s of
+//! 100 s simulated")`.
 
-use aqmlab_core::time::{from_secs, to_secs};
+use aqmlab_core::time::{from_secs, to_secs, Time};
 use aqmlab_core::{Error, InternalError, Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
@@ -35,6 +39,32 @@ fn error_to_py(e: Error) -> PyErr {
     }
 }
 
+/// Events run between two checks for signals: a few milliseconds of work.
+const EVENTS_PER_SLICE: u64 = 1 << 16;
+
+/// Runs `sim` until `until` without the GIL, in slices, running Python's signal
+/// handlers between them. Ctrl-C's KeyboardInterrupt is raised again with how
+/// far the run got; any other error a handler raises is passed on as it is.
+fn run_interruptibly(
+    py: Python<'_>,
+    sim: &mut aqmlab_core::sim::Simulation,
+    until: Time,
+    duration: f64,
+) -> PyResult<()> {
+    while !py.allow_threads(|| sim.run_events(until, EVENTS_PER_SLICE)) {
+        if let Err(e) = py.check_signals() {
+            if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                let at = to_secs(sim.now());
+                return Err(PyKeyboardInterrupt::new_err(format!(
+                    "interrupted at {at:.1} s of {duration} s simulated"
+                )));
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 fn parse(scenario_json: &str) -> PyResult<Scenario> {
     Scenario::from_json_str(scenario_json).map_err(to_py)
 }
@@ -46,12 +76,14 @@ fn validate(scenario_json: &str) -> PyResult<()> {
 }
 
 /// Runs a scenario given as JSON text to its end and returns the results as JSON text.
-/// The simulation runs without the GIL.
+/// The simulation runs without the GIL; Ctrl-C raises KeyboardInterrupt.
 #[pyfunction]
 fn run(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let scenario = parse(scenario_json)?;
-    py.allow_threads(|| aqmlab_core::run(&scenario).map(|r| r.to_json()))
-        .map_err(error_to_py)
+    let mut sim = aqmlab_core::sim::Simulation::build(&scenario).map_err(to_py)?;
+    run_interruptibly(py, &mut sim, Time::MAX, scenario.simulation.duration.0)?;
+    py.allow_threads(move || sim.results().map(|r| r.to_json()))
+        .map_err(internal_to_py)
 }
 
 /// A simulation that Python advances in steps (for progress reports).
@@ -85,13 +117,14 @@ impl Simulation {
     }
 
     /// Processes every event up to `seconds` of simulated time (capped at the duration).
+    /// Ctrl-C raises KeyboardInterrupt; the simulation can go on from where it stopped.
     fn run_until(&self, py: Python<'_>, seconds: f64) -> PyResult<()> {
         if seconds.is_nan() {
             return Err(PyValueError::new_err("run_until: seconds must be a number, got NaN"));
         }
         let until = from_secs(seconds.max(0.0));
-        py.allow_threads(|| self.engine().run_until(until));
-        Ok(())
+        let mut engine = self.engine();
+        run_interruptibly(py, &mut engine, until, self.duration)
     }
 
     /// Simulated time reached, seconds.

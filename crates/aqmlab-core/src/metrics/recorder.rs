@@ -116,8 +116,9 @@ impl Recorder {
     pub fn new(scenario: &Scenario, flows: &[ExpandedFlow], links: usize) -> Self {
         let sim = &scenario.simulation;
         let end = sim.duration.nanos();
-        let bin = sim.throughput_bin.nanos().max(1);
-        let n_bins = end.div_ceil(bin) as usize;
+        let bin = sim.bin_width();
+        // Bounded by the scenario's validation (`MAX_SERIES_ROWS`).
+        let n_bins = sim.throughput_bins() as usize;
         Recorder {
             name: scenario.name.clone(),
             seed: sim.seed,

@@ -3,12 +3,20 @@
 //! A scenario is read from TOML (or JSON, which the Python front uses) into
 //! [`Scenario`]; [`Scenario::validate`] then checks every value. Every error
 //! names the field it is about, e.g. `flows[3].rate: must be > 0, got -1`.
+//!
+//! Sizes that grow with a scenario's numbers rather than with its text are
+//! bounded here, each with an error naming the field and the limit: the
+//! flows (`count` summed), a parking lot's links, and the time-series tables
+//! (throughput bins, queue samples), which are allocated for the whole run.
 
 use crate::error::ScenarioError;
 use crate::qdisc::QdiscSpec;
+use crate::time::{to_secs, Time};
 use crate::transport::FlowSpec;
 use crate::units::{Rate, Seconds};
-use crate::validate::{from_tagged_value, join_nested, require_non_negative, require_positive, take_tag};
+use crate::validate::{
+    from_tagged_value, join_nested, path_text, require_finite_floats, require_non_negative, require_positive, take_tag,
+};
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -40,6 +48,38 @@ pub struct SimulationSpec {
     /// Keep every drop (time, flow, link, reason), not only the counts.
     #[serde(default)]
     pub record_drops: bool,
+}
+
+/// Most flows a scenario may expand to (`count` summed): each has its agents, a
+/// route and its statistics, and building searches each flow's route through a
+/// network that grows with the flows (own hosts), so building takes time
+/// quadratic in them: a few seconds for 10 000.
+pub const MAX_FLOWS: u64 = 10_000;
+/// Most congested links of a parking lot: a flow through all of them has a
+/// route this long, and there may be [`MAX_FLOWS`] flows.
+pub const MAX_CONGESTED_LINKS: u32 = 100;
+/// Most rows a time-series table may have (throughput bins of every flow, queue
+/// samples of every monitored link): 10 M rows are 80–400 MB while running.
+pub const MAX_SERIES_ROWS: u64 = 10_000_000;
+
+impl SimulationSpec {
+    /// The throughput bins of one flow: `duration / throughput_bin`, rounded up.
+    pub fn throughput_bins(&self) -> u64 {
+        self.duration.nanos().div_ceil(self.bin_width())
+    }
+
+    /// Bin width in nanoseconds (at least one).
+    pub fn bin_width(&self) -> Time {
+        self.throughput_bin.nanos().max(1)
+    }
+
+    /// The queue samples of one monitored link: one every `sample_interval` from 0 (none when 0).
+    pub fn queue_samples(&self) -> u64 {
+        match self.sample_interval.nanos() {
+            0 => 0,
+            interval => self.duration.nanos().div_ceil(interval),
+        }
+    }
 }
 
 fn default_seed() -> u64 {
@@ -230,11 +270,11 @@ impl Scenario {
     }
 
     pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
+        let document: toml::Table = text.parse().map_err(|e| syntax_error(text, &e))?;
+        require_finite_floats(&document)?;
         let de = toml::Deserializer::new(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let (path, msg) = join_nested(&e.path().to_string(), e.inner().message().trim());
-            ScenarioError::new(path, msg)
-        })?;
+        let scenario: Scenario = serde_path_to_error::deserialize(de)
+            .map_err(|e| located(&path_text(e.path()), e.inner().message().trim()))?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -247,8 +287,7 @@ impl Scenario {
             if let Some(i) = msg.rfind(" at line ") {
                 msg.truncate(i);
             }
-            let (path, msg) = join_nested(&e.path().to_string(), &msg);
-            ScenarioError::new(path, msg)
+            located(&path_text(e.path()), &msg)
         })?;
         scenario.validate()?;
         Ok(scenario)
@@ -279,6 +318,12 @@ impl Scenario {
             TopologySpec::ParkingLot(p) => {
                 if p.congested_links == 0 {
                     return Err(ScenarioError::new("topology.congested_links", "must be >= 1, got 0"));
+                }
+                if p.congested_links > MAX_CONGESTED_LINKS {
+                    return Err(ScenarioError::new(
+                        "topology.congested_links",
+                        format!("must be at most {MAX_CONGESTED_LINKS}, got {}", p.congested_links),
+                    ));
                 }
                 for (field, name) in [("from", &p.link.from), ("to", &p.link.to)] {
                     if !name.is_empty() {
@@ -325,8 +370,16 @@ impl Scenario {
                 Some(&g.nodes)
             }
         };
+        let mut flows = 0u64;
         for (i, f) in self.flows.iter().enumerate() {
             f.validate(&format!("flows[{i}]"), nodes, sim.duration.0)?;
+            flows += u64::from(f.common.count);
+            if flows > MAX_FLOWS {
+                return Err(ScenarioError::new(
+                    format!("flows[{i}].count"),
+                    format!("makes {flows} flows in all; at most {MAX_FLOWS} are allowed"),
+                ));
+            }
             match (&self.topology, f.common.hop) {
                 (TopologySpec::ParkingLot(p), Some(hop)) if hop >= p.congested_links => {
                     return Err(ScenarioError::new(
@@ -343,7 +396,45 @@ impl Scenario {
                 _ => {}
             }
         }
+        self.validate_series(flows)?;
         self.validate_unique_names()
+    }
+
+    /// The time series of `flows` flows and the monitored links fit in [`MAX_SERIES_ROWS`].
+    fn validate_series(&self, flows: u64) -> Result<(), ScenarioError> {
+        let sim = &self.simulation;
+        let bins = sim.throughput_bins();
+        let rows = bins.saturating_mul(flows);
+        if rows > MAX_SERIES_ROWS {
+            return Err(ScenarioError::new(
+                "simulation.throughput_bin",
+                format!(
+                    "{} s over a {} s run makes {rows} rows of throughput ({bins} bins x {flows} flows); \
+                     at most {MAX_SERIES_ROWS} are kept, use a wider bin",
+                    to_secs(sim.bin_width()),
+                    to_secs(sim.duration.nanos())
+                ),
+            ));
+        }
+        let monitored = match &self.topology {
+            TopologySpec::Dumbbell(_) => 1,
+            TopologySpec::ParkingLot(p) => u64::from(p.congested_links),
+            TopologySpec::Graph(g) => g.links.iter().filter(|l| l.monitor).count() as u64,
+        };
+        let samples = sim.queue_samples();
+        let rows = samples.saturating_mul(monitored);
+        if rows > MAX_SERIES_ROWS {
+            return Err(ScenarioError::new(
+                "simulation.sample_interval",
+                format!(
+                    "{} s over a {} s run makes {rows} queue samples ({samples} x {monitored} monitored links); \
+                     at most {MAX_SERIES_ROWS} are kept, use a longer interval",
+                    to_secs(sim.sample_interval.nanos()),
+                    to_secs(sim.duration.nanos())
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Every expanded flow has its own name, since the name keys its random streams.
@@ -362,6 +453,32 @@ impl Scenario {
             seen.insert(f.name, f.path);
         }
         Ok(())
+    }
+}
+
+/// A TOML syntax error, which has no field yet: it is named by its line and column.
+fn syntax_error(text: &str, e: &toml::de::Error) -> ScenarioError {
+    let Some(span) = e.span() else {
+        return ScenarioError::new("", e.message().trim());
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
+    ScenarioError::new(format!("line {line}, column {column}"), e.message().trim())
+}
+
+/// The error serde reported at `path`; one about the whole scenario (a missing
+/// `[simulation]`, `[topology]` or `[[flows]]`) is put at the missing field.
+fn located(path: &str, message: &str) -> ScenarioError {
+    let (path, message) = join_nested(path, message);
+    match message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.strip_suffix('`'))
+    {
+        Some(field) if path.is_empty() => {
+            ScenarioError::new(field, "missing (a scenario has [simulation], [topology] and [[flows]])")
+        }
+        _ => ScenarioError::new(path, message),
     }
 }
 

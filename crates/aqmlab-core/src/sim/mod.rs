@@ -101,8 +101,21 @@ impl Simulation {
 
     /// Runs all events strictly before time `until` (capped at the duration).
     pub fn run_until(&mut self, until: Time) {
+        self.run_events(until, u64::MAX);
+    }
+
+    /// Like [`run_until`](Self::run_until), but returns after at most
+    /// `max_events` events; true once `until` is reached. A caller runs a long
+    /// simulation in such slices to do something between them (the Python
+    /// bindings check for Ctrl-C); the events and the results are the same
+    /// however the run is sliced.
+    pub fn run_events(&mut self, until: Time, max_events: u64) -> bool {
         let until = until.min(self.end);
-        while let Some((t, event)) = self.events.pop_before(until) {
+        for _ in 0..max_events {
+            let Some((t, event)) = self.events.pop_before(until) else {
+                self.now = until;
+                return true;
+            };
             self.now = t;
             match event {
                 Event::TxDone { link } => {
@@ -118,7 +131,7 @@ impl Simulation {
                 }
             }
         }
-        self.now = until;
+        false
     }
 
     /// Calls `agent`, then schedules the timers it set and sends the packets it sent.
@@ -287,6 +300,24 @@ rate = "15Mbps"
         }
         sim.run_to_end();
         sim.results()
+    }
+
+    #[test]
+    fn a_run_in_slices_of_events_is_the_same_run() {
+        let scenario = Scenario::from_toml_str(OVERLOAD).unwrap();
+        let mut whole = Simulation::build(&scenario).unwrap();
+        whole.run_to_end();
+        let mut sliced = Simulation::build(&scenario).unwrap();
+        let mut slices = 1;
+        while !sliced.run_events(whole.end, 1000) {
+            slices += 1;
+        }
+        let (whole, sliced) = (whole.results().unwrap(), sliced.results().unwrap());
+        assert_eq!(
+            slices,
+            whole.summary.events.div_ceil(1000) + (whole.summary.events % 1000 == 0) as u64
+        );
+        assert_eq!(whole.to_json(), sliced.to_json());
     }
 
     #[test]

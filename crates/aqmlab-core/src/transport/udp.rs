@@ -203,7 +203,8 @@ impl Agent for OnOff {
         }
         if ctx.now >= self.on_until {
             // The ON period ended: stay silent for an OFF period, then start a new ON period.
-            let resume = ctx.now + from_secs(self.off.sample(&mut self.rng));
+            // At least 1 ns, so that periods shorter than the clock's tick still move it on.
+            let resume = ctx.now + from_secs(self.off.sample(&mut self.rng)).max(1);
             self.on_until = resume + from_secs(self.on.sample(&mut self.rng));
             ctx.set_timer(resume, SEND);
             return;

@@ -1,0 +1,82 @@
+"""aqmlab installed as a user installs it (issue 14 item 7): `make test-wheel` runs this script.
+
+It builds the wheel (maturin, release), installs it into a fresh venv and, from a folder
+outside the checkout, runs `aqmlab --version` and `aqmlab reproduce demo --quick`, which
+reads its scenario file from the package data. The fresh venv borrows the running venv's
+third-party packages (numpy, pandas, ...) through a .pth line, so the check needs no network;
+aqmlab itself comes only from the wheel (checked: the module's file is in the fresh venv).
+
+    python tests/check_wheel.py [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], check=True, text=True, **kwargs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    options = parser.parse_args()
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="aqmlab-wheel-"))
+    try:
+        wheels = work / "wheels"
+        maturin = Path(sys.executable).parent / "maturin"
+        run(maturin, "build", "--release", "--quiet", "--out", wheels, cwd=ROOT)
+        (wheel,) = wheels.glob("aqmlab-*.whl")
+        built = time.monotonic()
+
+        venv = work / "venv"
+        run(sys.executable, "-m", "venv", "--without-pip", venv)
+        python = venv / "bin" / "python"
+        run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index", wheel)
+        site = run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", capture_output=True)
+        Path(site.stdout.strip(), "borrowed-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+
+        outside = work / "elsewhere"
+        outside.mkdir()
+        where = run(python, "-c", "import aqmlab; print(aqmlab.__file__)", cwd=outside, capture_output=True)
+        assert Path(where.stdout.strip()).is_relative_to(venv), f"aqmlab imported from {where.stdout}"
+        version = run(venv / "bin" / "aqmlab", "--version", cwd=outside, capture_output=True)
+        print(version.stdout.strip())
+        # `reproduce` exits 1 when a paper row fails (the demo has still run); anything else is an error.
+        demo = subprocess.run(
+            [venv / "bin" / "aqmlab", "reproduce", "demo", "--quick", "--out", outside / "demo"],
+            cwd=outside,
+            capture_output=True,
+            text=True,
+            env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"},
+        )
+        if demo.returncode not in (0, 1) or not (outside / "demo" / "rows.json").is_file():
+            print(demo.stdout, demo.stderr, sep="\n", file=sys.stderr)
+            print(f"FAILED: aqmlab reproduce demo --quick exited {demo.returncode}", file=sys.stderr)
+            return 1
+        done = time.monotonic()
+        print(
+            f"wheel {wheel.name}: built in {built - started:.0f} s; installed and ran "
+            f"`aqmlab reproduce demo --quick` from {outside} in {done - built:.0f} s"
+        )
+        return 0
+    finally:
+        if options.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -79,3 +79,15 @@ def aqmlab_cli(*args: str, cwd: Path | None = None, columns: int = 120) -> subpr
 @pytest.fixture
 def cbr_scenario() -> dict:
     return dumbbell({"type": "cbr", "rate": "5Mbps", "jitter": True})
+
+
+def failing(reproduction) -> set[str]:
+    """Keys of a reproduction's graded rows that fail; each must carry a measured reason."""
+    keys = {row.key for row in reproduction.rows if row.graded and not row.passed}
+    assert all(reproduction.reasons.get(key) for key in keys), reproduction.reasons
+    return keys
+
+
+def rows(reproduction) -> dict:
+    """A reproduction's rows by key."""
+    return {row.key: row for row in reproduction.rows}

@@ -5,6 +5,7 @@ rows that fail, by key, with their measured reason."""
 import pytest
 from aqmlab.experiments import Reproduction, not_reproduced_list, registry
 from aqmlab.experiments import _redpd as r
+from conftest import failing, rows
 
 IDS = [
     "redpd-fig11",
@@ -33,17 +34,6 @@ ISSUE_IDS = IDS + [
 def quick() -> dict[str, Reproduction]:
     experiments = registry()
     return {id: experiments[id].run(quick=True) for id in IDS}
-
-
-def failing(reproduction: Reproduction) -> set[str]:
-    """Keys of the graded rows that fail; each must carry a measured reason."""
-    keys = {row.key for row in reproduction.rows if row.graded and not row.passed}
-    assert all(reproduction.reasons.get(key) for key in keys), reproduction.reasons
-    return keys
-
-
-def rows(reproduction: Reproduction) -> dict:
-    return {row.key: row for row in reproduction.rows}
 
 
 def test_every_issue_id_is_listed():

@@ -7,7 +7,7 @@ import pytest
 from aqmlab.experiments import Reproduction, registry
 from aqmlab.experiments import _sred as s
 from aqmlab.experiments.sred_table2 import paper_total_occurrence
-from conftest import ROOT
+from conftest import ROOT, failing, rows
 
 IDS = [
     "sred-fig2-8",
@@ -26,17 +26,6 @@ IDS = [
 def quick() -> dict[str, Reproduction]:
     experiments = registry()
     return {id: experiments[id].run(quick=True) for id in IDS}
-
-
-def failing(reproduction: Reproduction) -> set[str]:
-    """Keys of the graded rows that fail; each must carry a measured reason."""
-    keys = {r.key for r in reproduction.rows if r.graded and not r.passed}
-    assert all(reproduction.reasons.get(key) for key in keys), reproduction.reasons
-    return keys
-
-
-def rows(reproduction: Reproduction) -> dict:
-    return {r.key: r for r in reproduction.rows}
 
 
 def test_network_is_the_papers_two_router_network():

@@ -12,9 +12,9 @@
 //! of its bytes are gone (§4.1.1; Linux fq_codel_drop()).
 
 use super::codel::{CodelConfig, CodelParams, CodelStats, CodelVars};
-use super::{DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{flow_hash, DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::{PacketId, PacketKind};
+use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::units::{Bytes, Seconds};
 use crate::validate::require_positive;
@@ -151,16 +151,6 @@ pub struct FqCodel {
 }
 
 impl FqCodel {
-    /// §4.1.1: the queue of a flow (one direction of it), by a perturbed hash.
-    fn classify(&self, flow: u32, kind: PacketKind) -> u32 {
-        let key = ((flow as u64) << 1 | (kind == PacketKind::Ack) as u64) ^ self.perturbation;
-        // SplitMix64's finaliser: every input bit affects every output bit.
-        let mut z = key.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % self.flows as u64) as u32
-    }
-
     /// Linux fq_codel_drop(): from the head of the queue holding the most bytes, up to
     /// `drop_batch` packets, until half its bytes are gone.
     fn drop_from_fattest(&mut self, ctx: &mut QdiscCtx) {
@@ -187,7 +177,8 @@ impl FqCodel {
 impl QueueDisc for FqCodel {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         let p = ctx.packets[id];
-        let index = self.classify(p.flow, p.kind);
+        // §4.1.1: the queue of a flow (one direction of it), by a perturbed hash.
+        let index = flow_hash(p.flow, p.kind, self.perturbation, self.flows);
         let queue = &mut self.queues[index as usize];
         queue.fifo.push(id, ctx.packets);
         self.packets += 1;

@@ -40,6 +40,7 @@ pub mod loss;
 pub mod pie;
 pub mod red;
 pub mod red_pd;
+pub mod sfq;
 pub mod sred;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -155,6 +156,17 @@ pub struct FlowCounters {
     pub counters: Vec<(&'static str, f64)>,
 }
 
+/// A flow's bucket among `buckets` by a keyed hash of (flow, direction), for the hashing
+/// schedulers (SFQ, FQ-CoDel): SplitMix64's finaliser, so every bit of the key and the flow
+/// affects the bucket.
+pub fn flow_hash(flow: FlowId, kind: PacketKind, key: u64, buckets: u32) -> u32 {
+    let mut z = ((flow as u64) << 1 | (kind == PacketKind::Ack) as u64) ^ key;
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) % buckets as u64) as u32
+}
+
 /// What a qdisc is told about the link it serves.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkInfo {
@@ -186,6 +198,7 @@ tagged_registry! {
         "codel" => Codel(codel::CodelConfig),
         "fq_codel" => FqCodel(fq_codel::FqCodelConfig),
         "pie" => Pie(pie::PieConfig),
+        "sfq" => Sfq(sfq::SfqConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }
@@ -280,6 +293,13 @@ impl Fifo {
 
     pub fn pop(&mut self, packets: &PacketArena) -> Option<PacketId> {
         let id = self.queue.pop_front()?;
+        self.bytes -= packets[id].size as u64;
+        Some(id)
+    }
+
+    /// Removes the packet at the tail (a drop from the back of the queue).
+    pub fn pop_back(&mut self, packets: &PacketArena) -> Option<PacketId> {
+        let id = self.queue.pop_back()?;
         self.bytes -= packets[id].size as u64;
         Some(id)
     }

@@ -30,11 +30,11 @@ def test_demo_setup_matches_the_paper():
     assert scenario.get("topology.access_delay") == scenario.get("topology.sink_delay") == "1ms"
     assert scenario.get("flows[0]") == {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True}
     # §3's 64 KB buffer everywhere: the paper's mechanisms and SRED in bytes, RED-PD in its RED,
-    # CoDel, FQ-CoDel and PIE as 64 packets of 1000 bytes.
-    others = {"red_pd", "codel", "fq_codel", "pie"}
+    # CoDel, FQ-CoDel, PIE and SFQ as 64 packets of 1000 bytes.
+    others = {"red_pd", "codel", "fq_codel", "pie", "sfq"}
     assert {m["limit_bytes"] for name, m in MECHANISMS.items() if name not in others} == {"64KB"}
     assert MECHANISMS["red_pd"]["red"]["limit_bytes"] == "64KB"
-    assert {MECHANISMS[m]["limit"] for m in ("codel", "fq_codel", "pie")} == {64}
+    assert {MECHANISMS[m]["limit"] for m in ("codel", "fq_codel", "pie", "sfq")} == {64}
     for name in ("red", "fred-1", "fred-2"):
         assert (MECHANISMS[name]["min_th"], MECHANISMS[name]["max_th"]) == (16000, 32000)
     assert MECHANISMS["fred-2"]["two_packet_buffer"] and not MECHANISMS["fred-1"].get("two_packet_buffer")

@@ -24,14 +24,16 @@ from . import Reproduction, Row, RunSettings, _csfq, experiment
 
 # aqmlab's other mechanisms on the same 64 KB buffer, shown beside the paper's (which reports no
 # number for them, so they have no row): SRED with B = 64 KB and the SRED paper's other settings,
-# RED-PD around the demo's RED, CoDel, FQ-CoDel and PIE with their RFCs' settings and a limit of 64
-# packets (64 KB of 1000-byte packets; FQ-CoDel's memory limit 64 KB too).
+# RED-PD around the demo's RED, CoDel, FQ-CoDel and PIE with their RFCs' settings and SFQ with
+# Linux's, each with a limit of 64 packets (64 KB of 1000-byte packets; FQ-CoDel's memory limit
+# 64 KB too).
 OTHERS: dict[str, dict] = {
     "sred": {"type": "sred", "limit_bytes": _csfq.BUFFER},
     "red_pd": {"type": "red_pd", "red": {k: v for k, v in _csfq.MECHANISMS["red"].items() if k != "type"}},
     "codel": {"type": "codel", "limit": 64},
     "fq_codel": {"type": "fq_codel", "limit": 64, "memory_limit": _csfq.BUFFER},
     "pie": {"type": "pie", "limit": 64},
+    "sfq": {"type": "sfq", "limit": 64},
 }
 # Every mechanism of the CSFQ paper's comparison, configured as §3 states (see _csfq.py), then OTHERS.
 MECHANISMS: dict[str, dict] = {**_csfq.MECHANISMS, **OTHERS}

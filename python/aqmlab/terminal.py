@@ -48,7 +48,7 @@ def tables(frame: pd.DataFrame, title: str, width: int, wide: bool = False) -> l
         part = f" (columns {n + 1}/{len(groups)})" if len(groups) > 1 else ""
         table = Table(title=f"{title}{part}{note}" or None, title_justify="left")
         for i in columns:
-            numeric = frame.columns[i] in frame and frame[frame.columns[i]].dtype.kind in "iuf"
+            numeric = frame[frame.columns[i]].dtype.kind in "iuf"
             table.add_column(headers[i], justify="right" if numeric else "left")
         for row in cells.itertuples(index=False):
             table.add_row(*(row[i] for i in columns))

@@ -372,6 +372,15 @@ pub struct ThinkComponent {
     pub shape: f64,
 }
 
+impl ThinkComponent {
+    fn law(&self) -> web::LogLogistic {
+        web::LogLogistic {
+            median: self.median.0,
+            shape: self.shape,
+        }
+    }
+}
+
 impl Default for NeidhardtWorkload {
     fn default() -> Self {
         NeidhardtWorkload {
@@ -409,17 +418,7 @@ impl NeidhardtWorkload {
     }
 
     pub fn think_time(&self) -> web::ThinkTime {
-        let components = self
-            .think
-            .iter()
-            .map(|c| {
-                let law = web::LogLogistic {
-                    median: c.median.0,
-                    shape: c.shape,
-                };
-                (c.weight, law)
-            })
-            .collect();
+        let components = self.think.iter().map(|c| (c.weight, c.law())).collect();
         web::ThinkTime::Mixture {
             components,
             min: self.think_min.0,
@@ -472,16 +471,7 @@ impl NeidhardtWorkload {
 
     /// P{T > t} of the think-time mixture before re-drawing.
     fn think_time_survival(&self, t: f64) -> f64 {
-        self.think
-            .iter()
-            .map(|c| {
-                let law = web::LogLogistic {
-                    median: c.median.0,
-                    shape: c.shape,
-                };
-                c.weight * law.survival(t)
-            })
-            .sum()
+        self.think.iter().map(|c| c.weight * c.law().survival(t)).sum()
     }
 }
 

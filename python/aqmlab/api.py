@@ -41,25 +41,34 @@ def _as_scenario(scenario: Scenario | Mapping | str | Path) -> Scenario:
     return Scenario.load(scenario)
 
 
-def run(scenario: Scenario | Mapping | str | Path, progress: Progress | None = None) -> Results:
+def run(
+    scenario: Scenario | Mapping | str | Path, progress: Progress | None = None, pcap_dir: str | Path | None = None
+) -> Results:
     """Runs a scenario (a `Scenario`, a dict, or a path to a TOML file) to its end.
 
     `progress(done, total, label)` is called between steps of roughly
     `STEP_WALL_SECONDS` of wall time with the simulated seconds done and the
-    duration. Raises `ScenarioError` (a ValueError) naming the bad field,
-    `RuntimeError` ("internal error: ...") if the simulator itself breaks an invariant,
-    and on Ctrl-C `KeyboardInterrupt("interrupted at 12.3 s of 100 s simulated")`.
+    duration. With `pcap_dir`, the links `simulation.pcap` names are captured into
+    that folder as the run goes (`<link>.pcap`, listed in `Results.pcap_files`).
+    Raises `ScenarioError` (a ValueError) naming the bad field, `RuntimeError`
+    ("internal error: ...") if the simulator itself breaks an invariant, `OSError` if a
+    capture cannot be written, and on Ctrl-C
+    `KeyboardInterrupt("interrupted at 12.3 s of 100 s simulated")`.
     """
     scenario = _as_scenario(scenario)
     progress = progress or _default_progress.get()
     text = scenario.to_json()
     start = time.perf_counter()
-    if progress is None:
+    pcap_files: list[Path] = []
+    if progress is None and pcap_dir is None:
         raw = _core.run(text)
     else:
-        raw = _run_in_steps(text, progress, _label(scenario))
+        sim = _core.Simulation(text)
+        if pcap_dir is not None:
+            pcap_files = [Path(p) for p in sim.capture_into(Path(pcap_dir))]
+        raw = _run_in_steps(sim, progress, _label(scenario))
     wall = time.perf_counter() - start
-    return Results(json.loads(raw), scenario, wall)
+    return Results(json.loads(raw), scenario, wall, pcap_files)
 
 
 def _label(scenario: Scenario) -> str:
@@ -70,9 +79,12 @@ def _label(scenario: Scenario) -> str:
     return name
 
 
-def _run_in_steps(text: str, progress: Progress, label: str) -> str:
-    sim = _core.Simulation(text)
+def _run_in_steps(sim: _core.Simulation, progress: Progress | None, label: str) -> str:
+    """Runs `sim` to its end, reporting to `progress` (if any) between steps."""
     total = sim.duration
+    if progress is None:
+        sim.run_until(total)
+        return sim.results()
     step = total / 100
     progress(0.0, total, label)
     done = 0.0

@@ -100,8 +100,9 @@ def _print_tables(frame: Any, title: str, wide: bool) -> None:
         "Run one scenario and print per-flow goodput against fair share, drops, the Jain index and link "
         "utilisation.\n\n"
         "With --out, also write every table (Parquet or CSV), summary.json and the plots (per-flow throughput"
-        " with the fair share marked; queue length over time). The same scenario and seed always give "
-        "byte-identical files."
+        " with the fair share marked; queue length over time), and with --pcap (or simulation.pcap) a libpcap"
+        " capture of each link named (`L-R.pcap`, for Wireshark or `tshark -r`). The same scenario and seed"
+        " always give byte-identical files."
     )
 )
 def run(
@@ -119,6 +120,18 @@ def run(
     wide: Annotated[
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
+    pcap: Annotated[
+        str | None,
+        typer.Option(
+            "--pcap",
+            help="Capture these links (comma-separated, by name `L->R` or file name `L-R`) to OUT/<link>.pcap: "
+            "every packet each transmits, with IPv4 and TCP/UDP headers. Sets simulation.pcap.",
+        ),
+    ] = None,
+    pcap_drops: Annotated[
+        bool,
+        typer.Option("--pcap-drops", help="Also capture what those links drop, to OUT/<link>.drops.pcap."),
+    ] = False,
 ) -> None:
     from . import load
     from . import run as run_scenario
@@ -127,16 +140,26 @@ def run(
         scenario = load(file)
         if seed is not None:
             scenario = scenario.with_seed(seed)
+        if pcap is not None:
+            scenario = scenario.with_({"simulation.pcap": [name.strip() for name in pcap.split(",") if name.strip()]})
+        if pcap_drops:
+            scenario = scenario.with_({"simulation.pcap_drops": True})
         scenario.validate()
+        if pcap is not None and out is None:
+            raise _fail("--pcap: give --out DIR, the folder the captures are written to")
+        if scenario.get_or("simulation.pcap") and out is None:
+            console.print("[yellow]simulation.pcap: no capture written without --out DIR[/]")
         with RunProgress(console) as bars:
-            results = run_scenario(scenario, progress=bars)
+            results = run_scenario(scenario, progress=bars, pcap_dir=out)
     except ScenarioError as e:
         raise _fail(str(e)) from None
+    except OSError as e:
+        raise _fail(str(e), code=1) from None
     except KeyboardInterrupt as e:
         raise _interrupted(e) from None
-    written = []
+    written = list(results.pcap_files)
     if out is not None:
-        written = results.save(out, format=format.value)
+        written += results.save(out, format=format.value)
         if not no_plots:
             from .plots import save_run_figures
 

@@ -131,7 +131,8 @@ SAVED_IF_FILLED = ("qdisc_flows",)
 
 class Results:
     """What one run produced: DataFrames (`flows`, `links`, `drops`, `throughput`,
-    `queue`, `drop_log`, `traces`, `transfers`, `qdisc_flows`), `summary()`, and `save()`."""
+    `queue`, `drop_log`, `traces`, `transfers`, `qdisc_flows`), `summary()`, `save()`, and
+    `pcap_files`: the packet captures written while it ran (`aqmlab.run(..., pcap_dir=)`)."""
 
     flows: pd.DataFrame
     links: pd.DataFrame
@@ -143,10 +144,17 @@ class Results:
     transfers: pd.DataFrame
     qdisc_flows: pd.DataFrame
 
-    def __init__(self, raw: dict[str, Any], scenario: Scenario | None = None, wall_time: float | None = None):
+    def __init__(
+        self,
+        raw: dict[str, Any],
+        scenario: Scenario | None = None,
+        wall_time: float | None = None,
+        pcap_files: list[Path] | None = None,
+    ):
         self.raw = raw
         self.scenario = scenario
         self.wall_time = wall_time
+        self.pcap_files = pcap_files or []
         for table in TABLES:
             rows = raw.get(table, [])
             if table in COUNTER_PREFIX:

@@ -124,13 +124,14 @@ def parse_spec(data: dict[str, Any], root: Path) -> SweepSpec:
 
 
 def run_job(scenario_json: str, job_dir: str) -> float:
-    """Runs one job and stores its results in `job_dir` (atomically: all or nothing).
-    Returns the run's wall time. Runs in a worker process (local pool or Dask)."""
+    """Runs one job and stores its results (and the captures its `simulation.pcap` asks for)
+    in `job_dir`, atomically: all or nothing. Returns the run's wall time. Runs in a worker
+    process (local pool or Dask)."""
     from .api import run
 
-    results = run(Scenario.from_dict(json.loads(scenario_json)))
     final = Path(job_dir)
     partial = final.with_name(f"{final.name}.partial-{uuid.uuid4().hex}")
+    results = run(Scenario.from_dict(json.loads(scenario_json)), pcap_dir=partial)
     results.save(partial, format="parquet")
     (partial / "wall_time.txt").write_text(f"{results.wall_time:.6f}\n")
     try:

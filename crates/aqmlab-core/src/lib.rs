@@ -3,8 +3,9 @@
 //!
 //! Data flows one way: a [`scenario::Scenario`] (parsed and validated) builds a
 //! [`sim::Simulation`], which runs and returns [`metrics::Results`] (plain data).
-//! The core never prints, reads no files it was not given, and is independent
-//! of Python.
+//! The core never prints, reads no files it was not given, writes only the
+//! packet captures it is asked for (`Simulation::capture_into`), and is
+//! independent of Python.
 //!
 //! ```
 //! let text = r#"

@@ -88,8 +88,9 @@ fn run(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
 
 /// A simulation that Python advances in steps (for progress reports).
 ///
-/// `Simulation(scenario_json)`, then `run_until(seconds)` as often as wanted,
-/// then `results()`. The engine runs without the GIL.
+/// `Simulation(scenario_json)`, optionally `capture_into(folder)`, then
+/// `run_until(seconds)` as often as wanted, then `results()`. The engine runs
+/// without the GIL.
 #[pyclass(module = "aqmlab._core")]
 struct Simulation {
     // The engine is `Send` but not `Sync`; the mutex makes the Python object shareable.
@@ -116,6 +117,13 @@ impl Simulation {
         })
     }
 
+    /// Writes the packet captures `simulation.pcap` asks for into `folder` as the
+    /// run goes (call before `run_until`); returns their paths. Raises OSError
+    /// naming the file that cannot be written.
+    fn capture_into(&self, folder: std::path::PathBuf) -> PyResult<Vec<std::path::PathBuf>> {
+        Ok(self.engine().capture_into(&folder)?)
+    }
+
     /// Processes every event up to `seconds` of simulated time (capped at the duration).
     /// Ctrl-C raises KeyboardInterrupt; the simulation can go on from where it stopped.
     fn run_until(&self, py: Python<'_>, seconds: f64) -> PyResult<()> {
@@ -139,8 +147,10 @@ impl Simulation {
         self.duration
     }
 
-    /// Results so far as JSON text (raises RuntimeError if packet conservation fails: a simulator bug).
+    /// Results so far as JSON text, the captures written out so far (raises RuntimeError
+    /// if packet conservation fails: a simulator bug; OSError if a capture cannot be written).
     fn results(&self, py: Python<'_>) -> PyResult<String> {
+        self.engine().flush_captures()?;
         py.allow_threads(|| self.engine().results().map(|r| r.to_json()))
             .map_err(internal_to_py)
     }

@@ -1,9 +1,10 @@
-//! Results of a run (plain data), the [`Recorder`] that collects them, and
-//! the fairness measures computed on them.
+//! Results of a run (plain data), the [`Recorder`] that collects them, the
+//! fairness measures computed on them, and packet captures ([`pcap`]).
 
 pub mod bounds;
 pub mod fairness;
 pub mod models;
+pub mod pcap;
 pub mod recorder;
 
 use crate::transport::{TraceSample, Transfer};

@@ -6,8 +6,11 @@
 //! base class does, so neither the engine nor the qdiscs count drops by reason.
 //! Flow counts are of data packets; ACKs count only in the run's totals, which
 //! [`Recorder::finish`] checks for packet conservation before it assembles the
-//! tables. "In the window" means at or after `simulation.warmup`.
+//! tables. "In the window" means at or after `simulation.warmup`. The links
+//! `simulation.pcap` names are also captured to files (`pcap`) once
+//! [`Recorder::open_captures`] is given a folder.
 
+use super::pcap::{FlowWire, LinkCapture};
 use super::{
     jain_index, max_min_shares, DropCount, DropEvent, FlowResult, LinkResult, QdiscFlowResult, QueueSample, Results,
     Summary, ThroughputBin,
@@ -18,8 +21,10 @@ use crate::packet::{FlowId, Packet, PacketKind};
 use crate::qdisc::DropReason;
 use crate::scenario::{ExpandedFlow, Scenario};
 use crate::time::{to_secs, Time};
-use crate::transport::{AgentStats, TraceSample};
+use crate::transport::{AgentStats, FlowKind, TraceSample};
 use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// What the results call a flow, fixed when the run is built.
 struct FlowLabel {
@@ -27,6 +32,8 @@ struct FlowLabel {
     kind: &'static str,
     /// Offered load for the max-min fair share (infinite: elastic, e.g. TCP).
     demand_bps: f64,
+    /// How its packets look in a capture file.
+    wire: FlowWire,
 }
 
 /// One flow's data packets and goodput.
@@ -109,6 +116,8 @@ pub struct Recorder {
     queue_samples: Vec<QueueSample>,
     traces: Vec<TraceSample>,
     totals: Totals,
+    /// By link, its capture files; empty unless captures were opened.
+    captures: Vec<Option<LinkCapture>>,
 }
 
 impl Recorder {
@@ -132,6 +141,10 @@ impl Recorder {
                     name: f.name.clone(),
                     kind: f.spec.kind.type_name(),
                     demand_bps: f.spec.kind.config().demand_bps().unwrap_or(f64::INFINITY),
+                    wire: FlowWire::new(
+                        matches!(f.spec.kind, FlowKind::Tcp(_)),
+                        f.spec.common.packet_size.0 as u32,
+                    ),
                 })
                 .collect(),
             flow_stats: flows
@@ -147,7 +160,31 @@ impl Recorder {
             queue_samples: Vec::new(),
             traces: Vec::new(),
             totals: Totals::default(),
+            captures: Vec::new(),
         }
+    }
+
+    /// Starts capturing each of `links` (link id, file stem) into `dir` (created
+    /// if missing), with its drops too when `drops`; returns the files. Packets
+    /// recorded before are not in them.
+    pub fn open_captures(&mut self, dir: &Path, links: &[(u32, String)], drops: bool) -> io::Result<Vec<PathBuf>> {
+        if links.is_empty() {
+            return Ok(Vec::new());
+        }
+        std::fs::create_dir_all(dir).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+        self.captures.resize_with(self.link_stats.len(), || None);
+        let mut paths = Vec::new();
+        for (link, stem) in links {
+            let capture = LinkCapture::create(dir, stem, drops)?;
+            paths.extend(capture.paths().map(Path::to_path_buf));
+            self.captures[*link as usize] = Some(capture);
+        }
+        Ok(paths)
+    }
+
+    /// Writes out what the capture files hold so far; the first write error, naming the file.
+    pub fn flush_captures(&mut self) -> io::Result<()> {
+        self.captures.iter_mut().flatten().try_for_each(LinkCapture::flush)
     }
 
     fn in_window(&self, now: Time) -> bool {
@@ -218,6 +255,9 @@ impl Recorder {
             s.dropped_packets += 1;
             s.window_dropped_packets += in_window;
         }
+        if let Some(Some(capture)) = self.captures.get_mut(link as usize) {
+            capture.on_drop(packet, now, self.flows[packet.flow as usize].wire);
+        }
         if self.record_drops {
             self.drop_log.push(DropEvent {
                 time: to_secs(now),
@@ -228,8 +268,11 @@ impl Recorder {
         }
     }
 
-    /// `link` transmits a packet from `now` until `done`.
-    pub fn on_tx(&mut self, link: u32, now: Time, done: Time) {
+    /// `link` transmits `packet` from `now` until `done`.
+    pub fn on_tx(&mut self, link: u32, packet: &Packet, now: Time, done: Time) {
+        if let Some(Some(capture)) = self.captures.get_mut(link as usize) {
+            capture.on_tx(packet, now, self.flows[packet.flow as usize].wire);
+        }
         let s = &mut self.link_stats[link as usize];
         s.packets_sent += 1;
         let (from, to) = (now.max(self.warmup), done.min(self.end));

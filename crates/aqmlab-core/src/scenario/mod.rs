@@ -48,6 +48,14 @@ pub struct SimulationSpec {
     /// Keep every drop (time, flow, link, reason), not only the counts.
     #[serde(default)]
     pub record_drops: bool,
+    /// Links (by name, `L->R`, or file name, `L-R`) whose transmitted packets are
+    /// written to `<link>.pcap` when the run is given an output folder
+    /// (`metrics::pcap`); checked against the network when it is built.
+    #[serde(default)]
+    pub pcap: Vec<String>,
+    /// With `pcap`, also write the packets those links' queues drop, to `<link>.drops.pcap`.
+    #[serde(default)]
+    pub pcap_drops: bool,
 }
 
 /// Most flows a scenario may expand to (`count` summed): each has its agents, a

@@ -6,7 +6,7 @@
 pub mod events;
 
 use crate::error::{InternalError, ScenarioError};
-use crate::metrics::{InFlight, Recorder, Results};
+use crate::metrics::{pcap, InFlight, Recorder, Results};
 use crate::net::Network;
 use crate::packet::{DoubleFree, Packet, PacketArena, PacketId};
 use crate::qdisc::{DropReason, QdiscCtx, Verdict};
@@ -15,6 +15,8 @@ use crate::scenario::Scenario;
 use crate::time::{tx_time, Time};
 use crate::transport::{Agent, AgentCtx};
 use events::{AgentId, Event, EventQueue, Role};
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// A flow's two agents and what the engine tells them about their flow.
 struct FlowAgents {
@@ -42,12 +44,16 @@ pub struct Simulation {
     /// The first broken invariant seen while running (a double free, a freed
     /// packet dequeued); [`Simulation::results`] reports it.
     fault: Option<InternalError>,
+    /// The links `simulation.pcap` names (id, file stem), and whether their drops are captured too.
+    capture_links: Vec<(u32, String)>,
+    capture_drops: bool,
 }
 
 impl Simulation {
     pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         let sim = &scenario.simulation;
         let net = Network::build(scenario)?;
+        let capture_links = pcap::resolve_links(&sim.pcap, &net)?;
         let end = sim.duration.nanos();
         let expanded = scenario.expanded_flows();
         let mut events = EventQueue::default();
@@ -87,7 +93,23 @@ impl Simulation {
             timers: Vec::new(),
             qdisc_drops: Vec::new(),
             fault: None,
+            capture_links,
+            capture_drops: sim.pcap_drops,
         })
+    }
+
+    /// Writes the packets of the links `simulation.pcap` names into `dir`, as
+    /// they are transmitted (`<link>.pcap`, and `<link>.drops.pcap` with
+    /// `simulation.pcap_drops`); returns the files (none when it names no link).
+    /// Call it before running: what went before is not captured.
+    pub fn capture_into(&mut self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        self.recorder
+            .open_captures(dir, &self.capture_links, self.capture_drops)
+    }
+
+    /// Writes out what the capture files hold so far; the first write error, naming the file.
+    pub fn flush_captures(&mut self) -> io::Result<()> {
+        self.recorder.flush_captures()
     }
 
     pub fn now(&self) -> Time {
@@ -217,7 +239,7 @@ impl Simulation {
         self.events.schedule(done, Event::TxDone { link });
         self.events.schedule(done + l.delay, Event::Arrive { link, packet: id });
         self.transmitting[link as usize] = true;
-        self.recorder.on_tx(link, self.now, done);
+        self.recorder.on_tx(link, &self.packets[id], self.now, done);
     }
 
     /// Frees the packets the qdisc of `link` dropped besides the arriving one.
@@ -330,6 +352,61 @@ rate = "15Mbps"
         assert_eq!(
             s.packets_sent,
             s.packets_delivered + s.packets_dropped + s.packets_in_flight
+        );
+    }
+
+    /// The records of a libpcap file: (seconds, nanoseconds) of each.
+    fn pcap_times(path: &Path) -> Vec<(u32, u32)> {
+        let bytes = std::fs::read(path).unwrap();
+        let le = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let mut at = 24;
+        let mut times = Vec::new();
+        while at < bytes.len() {
+            times.push((le(at), le(at + 4)));
+            at += 16 + le(at + 8) as usize;
+        }
+        assert_eq!(at, bytes.len(), "records end with the file");
+        times
+    }
+
+    #[test]
+    fn a_captured_link_has_a_record_per_packet_sent_and_per_drop_in_time_order() {
+        let text = OVERLOAD.replace("duration", "pcap = [\"L->R\", \"src0-L\"]\npcap_drops = true\nduration");
+        let scenario = Scenario::from_toml_str(&text).unwrap();
+        let dir = std::env::temp_dir().join(format!("aqmlab-capture-test-{}", std::process::id()));
+        let mut sim = Simulation::build(&scenario).unwrap();
+        let files = sim.capture_into(&dir).unwrap();
+        sim.run_to_end();
+        sim.flush_captures().unwrap();
+        let r = sim.results().unwrap();
+        let names: Vec<_> = files.iter().map(|f| f.file_name().unwrap().to_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["L-R.pcap", "L-R.drops.pcap", "src0-L.pcap", "src0-L.drops.pcap"]
+        );
+        let link = |name: &str| r.links.iter().find(|l| l.name == name).unwrap();
+        let (sent, dropped) = (pcap_times(&files[0]), pcap_times(&files[1]));
+        assert_eq!(sent.len() as u64, link("L->R").packets_sent);
+        assert_eq!(dropped.len() as u64, link("L->R").drops);
+        assert!(dropped.len() > 100 && sent.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(pcap_times(&files[2]).len() as u64, link("src0->L").packets_sent);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn capture_links_are_named_or_refused_naming_the_entry() {
+        let with = |list: &str| {
+            let text = OVERLOAD.replace("duration", &format!("pcap = {list}\nduration"));
+            Simulation::build(&Scenario::from_toml_str(&text).unwrap()).map(|_| ())
+        };
+        assert_eq!(with(r#"["L->R", "dst0-R"]"#), Ok(()));
+        assert_eq!(
+            with(r#"["L->R", "L->X"]"#).unwrap_err().to_string(),
+            r#"simulation.pcap[1]: unknown link "L->X" (links: L->R, R->L, src0->L, L->src0, R->dst0, dst0->R)"#
+        );
+        assert_eq!(
+            with(r#"["L->R", "L-R"]"#).unwrap_err().to_string(),
+            r#"simulation.pcap[1]: link "L->R" is listed twice"#
         );
     }
 

@@ -196,19 +196,35 @@ def _print_run(results: Any, summary: dict, wide: bool) -> None:
     help=(
         "Reproduce a paper experiment and compare with the paper's numbers.\n\n"
         "Prints a table of metric / paper / ours / tolerance / pass and saves a figure and the data. Exits "
-        "with status 1 if any row fails. `demo` is the CSFQ Fig. 3(b) comparison (what `make demo` runs)."
+        "with status 1 if any row fails. `demo` is the CSFQ Fig. 3(b) comparison (what `make demo` runs).\n\n"
+        "With --all, runs every experiment (on --workers local processes or a Dask cluster at --scheduler) "
+        "into OUT/<id>/ and writes OUT/index.html: one row per experiment with its rows passing and a link to "
+        "its page (paper vs ours, figure, notes). Finished experiments are kept: rerunning resumes."
     )
 )
 def reproduce(
     id: Annotated[str | None, typer.Argument(help="Experiment id (see --list).")] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Run every experiment and write OUT/index.html.")] = False,
+    only: Annotated[
+        str | None, typer.Option("--only", help="With --all: run only these experiments (comma-separated ids).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="With --all: local processes (default: one per core).", min=1)
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="With --all: Dask scheduler address (e.g. tcp://host:8786).")
+    ] = None,
     quick: Annotated[bool, typer.Option("--quick", help="Shorter runs that still check every row.")] = False,
     json_output: Annotated[
         bool,
         typer.Option("--json", help='Print {"id", "title", "passed", "rows": [...]} as one JSON object on stdout.'),
     ] = False,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID).")
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Folder for the figure, data and rows.json (default: out/ID; --all: out/all)."
+        ),
     ] = None,
     wide: Annotated[
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
@@ -232,8 +248,13 @@ def reproduce(
                 table.add_row(e.id, f"{e.title} [yellow]- not yet reproduced: {e.reason}[/]")
             Console().print(table)
         return
+    if all_ or only is not None:
+        if id is not None:
+            raise _fail("give an experiment id or --all, not both")
+        _reproduce_all(out or Path("out") / "all", quick, only, workers, scheduler, json_output)
+        return
     if id is None:
-        raise _fail("give an experiment id, or --list")
+        raise _fail("give an experiment id, --all, or --list")
     try:
         experiment = get(id)
     except KeyError as e:
@@ -260,6 +281,79 @@ def reproduce(
     console.print(f"wrote {', '.join(str(p) for p in written)}")
     if not reproduction.passed:
         raise typer.Exit(1)
+
+
+def _reproduce_all(
+    out: Path, quick: bool, only: str | None, workers: int | None, scheduler: str | None, json_output: bool
+) -> None:
+    from .experiments import registry
+    from .suite import pending_experiments, run_suite
+
+    known = registry()
+    ids = list(known) if only is None else [name.strip() for name in only.split(",") if name.strip()]
+    unknown = [name for name in ids if name not in known]
+    if unknown or not ids:
+        raise _fail(f"--only: unknown experiment {', '.join(unknown) or '(none given)'} (known: {', '.join(known)})")
+    pending = pending_experiments(out, ids, quick)
+    mode = "quick" if quick else "full"
+    console.print(f"{len(ids)} experiments ({mode}), {len(ids) - len(pending)} already done, running {len(pending)}")
+    finished = 0
+
+    def done(id: str, wall: Any, error: Any) -> None:
+        nonlocal finished
+        finished += 1
+        if bar is not None:
+            bar.advance(task)
+        if error is not None:
+            console.print(f"[red]{id} failed to run[/]: {error}")
+
+    try:
+        with job_progress(console) if pending else contextlib.nullcontext() as bar:
+            task = bar.add_task("experiments", total=len(pending)) if bar is not None else None
+            report = run_suite(out, ids, quick, workers=workers, scheduler=scheduler, on_done=done)
+    except ScenarioError as e:
+        raise _fail(str(e)) from None
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: {finished} of {len(pending)} experiments finished, kept in {out}; "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130) from None
+    entries = json.loads((out / "index.json").read_text())["experiments"]
+    chosen = [e for e in entries if e["id"] in ids]
+    if json_output:
+        _print_json({"experiments": chosen})
+    else:
+        table = Table("experiment", "graded rows passing", "status", title="reproductions", title_justify="left")
+        for e in chosen:
+            status = {"passed": "[green]pass[/]", "failed": "[red]FAIL[/]"}.get(e["status"], f"[red]{e['status']}[/]")
+            counts = f"{e['rows_passed']} / {e['rows_graded']}" if "rows_graded" in e else "-"
+            table.add_row(e["id"], counts, status)
+        console.print(table)
+    console.print(f"ran {len(report.ran)}; wrote {report.written[0]} and {len(report.written) - 2} experiment pages")
+    if any(e["status"] != "passed" for e in chosen):
+        raise typer.Exit(1)
+
+
+@app.command(
+    help=(
+        "Write one self-contained HTML page of an output folder: DIR/report.html for the folder of "
+        "`aqmlab run`, `reproduce ID` or `sweep` (figures embedded, tables, the scenario, the summary, "
+        "pass/fail marks); for the folder of `reproduce --all`, each experiment's page and DIR/index.html."
+    )
+)
+def report(
+    folder: Annotated[Path, typer.Argument(help="An output folder (--out) of run, reproduce or sweep.")],
+) -> None:
+    from .report import write_report
+
+    try:
+        written = write_report(folder)
+    except ValueError as e:
+        raise _fail(str(e)) from None
+    more = f" and {len(written) - 2} experiment pages" if written[0].name == "index.html" else ""
+    console.print(f"wrote {written[0]}{more}")
 
 
 @app.command(

@@ -19,10 +19,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import multiprocessing
 import os
 import shutil
-import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -36,6 +34,7 @@ import tomllib
 from . import _core
 from ._core import ScenarioError
 from .scenario import Scenario
+from .workers import run_tasks
 
 SPEC_FIELDS = ("scenario", "base", "grid")
 
@@ -175,10 +174,15 @@ def run_sweep(
         if on_done is not None:
             on_done(job, wall, error)
 
-    if scheduler:
-        _run_on_dask(pending, jobs_dir, scheduler, finished)
-    else:
-        _run_locally(pending, jobs_dir, workers or os.cpu_count() or 1, finished)
+    by_index = {job.index: job for job in pending}
+    run_tasks(
+        run_job,
+        [(job.index, (job.scenario.to_json(), str(_job_dir(jobs_dir, job)))) for job in pending],
+        lambda index, wall, error: finished(by_index[index], wall, error),
+        workers=workers or os.cpu_count() or 1,
+        scheduler=scheduler,
+        dask_key=lambda index: f"aqmlab-job-{by_index[index].hash[:16]}",
+    )
     written = _combine(spec, jobs_dir, out)
     return SweepReport(len(spec.jobs), len(spec.jobs) - len(pending), sorted(ran), failed, written)
 
@@ -191,61 +195,6 @@ def pending_jobs(spec: SweepSpec, out_dir: str | Path) -> list[Job]:
 
 def _job_dir(jobs_dir: Path, job: Job) -> Path:
     return jobs_dir / job.hash[:16]
-
-
-def _run_locally(jobs: list[Job], jobs_dir: Path, workers: int, finished: Callable) -> None:
-    tasks = [(job.index, job.scenario.to_json(), str(_job_dir(jobs_dir, job))) for job in jobs]
-    by_index = {job.index: job for job in jobs}
-    if workers == 1:
-        for task in tasks:
-            _, wall, error = _run_task(task)
-            finished(by_index[task[0]], wall, error)
-        return
-    # forkserver: workers never inherit the parent's threads (progress bars, Dask) mid-lock.
-    # Workers ignore Ctrl-C; on it the parent stops them (leaving the block terminates the
-    # pool): finished jobs are stored, a job cut short leaves only a partial folder.
-    context = multiprocessing.get_context("forkserver")
-    with context.Pool(workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
-        for index, wall, error in pool.imap_unordered(_run_task, tasks):
-            finished(by_index[index], wall, error)
-
-
-def _run_task(task: tuple[int, str, str]) -> tuple[int, float | None, str | None]:
-    """Runs job `index`: (index, wall time, None), or (index, None, the ScenarioError's message)."""
-    index, scenario_json, job_dir = task
-    try:
-        return index, run_job(scenario_json, job_dir), None
-    except ScenarioError as e:
-        return index, None, str(e)
-
-
-def _run_on_dask(jobs: list[Job], jobs_dir: Path, scheduler: str, finished: Callable) -> None:
-    try:
-        from dask.distributed import Client, as_completed
-    except ImportError:
-        raise ScenarioError("--scheduler: Dask is not installed (pip install 'aqmlab[dask]')") from None
-    with Client(scheduler) as client:
-        futures = {
-            client.submit(
-                run_job,
-                job.scenario.to_json(),
-                str(_job_dir(jobs_dir, job)),
-                key=f"aqmlab-job-{job.hash[:16]}",
-                pure=False,
-            ): job
-            for job in jobs
-        }
-        for future in as_completed(list(futures)):
-            _report(futures[future], future, finished)
-
-
-def _report(job: Job, future: Any, finished: Callable) -> None:
-    try:
-        wall = future.result()
-    except ScenarioError as e:
-        finished(job, None, str(e))
-    else:
-        finished(job, wall, None)
 
 
 def _param_text(value: Any) -> Any:

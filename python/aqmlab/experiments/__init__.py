@@ -76,6 +76,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._core import __version__
 from ..results import to_json_value
 from ._toolkit import MUCH, PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
 
@@ -95,6 +96,7 @@ class Reproduction:
     reasons: dict[str, str] = field(default_factory=dict)
     id: str = ""
     title: str = ""
+    quick: bool = False
 
     @property
     def passed(self) -> bool:
@@ -118,7 +120,9 @@ class Reproduction:
         return {"id": self.id, "title": self.title, "passed": self.passed, "rows": to_json_value(rows)}
 
     def save(self, out_dir: str | Path) -> list[Path]:
-        """Writes `<id>.png`, each data frame as `<name>.csv`, and `rows.json`."""
+        """Writes `<id>.png`, each data frame as `<name>.csv`, `rows.json`, and `experiment.json`
+        (id, title, whether it was the quick run, the aqmlab version, the notes, the tables shown),
+        which with `rows.json` is what `aqmlab report` makes the experiment's page of."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = []
@@ -133,6 +137,17 @@ class Reproduction:
         path = out / "rows.json"
         path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
         written.append(path)
+        about = {
+            "id": self.id,
+            "title": self.title,
+            "quick": self.quick,
+            "aqmlab": __version__,
+            "notes": self.notes,
+            "show": self.show,
+        }
+        path = out / "experiment.json"
+        path.write_text(json.dumps(about, indent=2) + "\n")
+        written.append(path)
         return written
 
 
@@ -144,7 +159,7 @@ class Experiment:
 
     def run(self, quick: bool = False) -> Reproduction:
         reproduction = self.function(quick)
-        reproduction.id, reproduction.title = self.id, self.title
+        reproduction.id, reproduction.title, reproduction.quick = self.id, self.title, quick
         keys = [row.key for row in reproduction.rows]
         missing = [row.metric for row in reproduction.rows if not row.key]
         repeated = sorted({key for key in keys if key and keys.count(key) > 1})

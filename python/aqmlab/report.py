@@ -1,0 +1,439 @@
+"""HTML reports of output folders (`aqmlab report DIR`): one self-contained page each, its
+figures embedded as PNG data, its tables and the scenario written out, pass/fail marked.
+
+The folder's files tell what it holds:
+- a run (`aqmlab run --out`): `summary.json` → `report.html` with the summary, the figures,
+  the flows, links and drops, the packet captures, the scenario;
+- an experiment (`aqmlab reproduce ID --out`): `rows.json` → `report.html` with the
+  paper-vs-ours rows, the figure, the notes and the data tables;
+- a sweep (`aqmlab sweep --out`): `sweep.json` → `report.html` with the grid, one row per job
+  and its Jain index drawn;
+- a suite (`aqmlab reproduce --all --out`): experiment folders → each one's `report.html`,
+  then `index.html` (and `index.json`) with one row per experiment: rows passing / total and
+  a link to its page; every registered experiment has a row, those not run or not reproduced
+  yet with why.
+
+Pages are plain HTML built with `html.escape`; the same folder gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .terminal import fmt
+
+# Rows of a data table shown on a page; the files hold every row.
+MAX_TABLE_ROWS = 200
+# The file a suite keeps its experiments' errors in (id → message).
+ERRORS_FILE = "errors.json"
+
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; } h3 { font-size: 1rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.85rem; }
+th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.mark { color: #fff; padding: 0 0.4rem; border-radius: 0.2rem; font-weight: 600; white-space: nowrap; }
+.pass { background: #2a7d2a; } .fail { background: #b3261e; } .info { background: #777; }
+.pending { background: #b07800; } .missing { background: #555; }
+img { max-width: 100%; border: 1px solid #ddd; }
+pre { background: #f6f6f6; padding: 0.8rem; overflow: auto; font-size: 0.8rem; }
+.muted { color: #666; font-size: 0.85rem; }
+"""
+
+
+def folder_kind(folder: Path) -> str:
+    """`run`, `experiment`, `sweep` or `suite`; ValueError naming what was expected."""
+    if (folder / "sweep.json").is_file():
+        return "sweep"
+    if (folder / "rows.json").is_file():
+        return "experiment"
+    if (folder / "summary.json").is_file():
+        return "run"
+    if any(_is_experiment(sub) for sub in _subfolders(folder)):
+        return "suite"
+    raise ValueError(
+        f"{folder}: not an output folder of aqmlab run, reproduce or sweep "
+        "(no summary.json, rows.json, sweep.json, or experiment folders)"
+    )
+
+
+def write_report(folder: str | Path) -> list[Path]:
+    """Writes the page(s) of an output folder; returns them (a suite: its index first)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: no such folder")
+    kind = folder_kind(folder)
+    if kind == "suite":
+        return write_suite_pages(folder)
+    if kind == "experiment" and (folder.parent / "index.json").is_file():  # one experiment of a suite
+        page = experiment_page(folder, index="../index.html")
+    else:
+        page = {"run": run_page, "experiment": experiment_page, "sweep": sweep_page}[kind](folder)
+    path = folder / "report.html"
+    path.write_text(page)
+    return [path]
+
+
+# ---------------------------------------------------------------- building blocks
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _page(title: str, body: Iterable[str], subtitle: str = "") -> str:
+    sub = f'<p class="muted">{_e(subtitle)}</p>\n' if subtitle else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        f"<h1>{_e(title)}</h1>\n{sub}" + "\n".join(body) + "\n</body>\n</html>\n"
+    )
+
+
+def _mark(state: str, text: str | None = None) -> str:
+    """A coloured label: state `pass`, `fail`, `info`, `pending` or `missing`."""
+    return f'<span class="mark {state}">{_e(text or state)}</span>'
+
+
+def _pass_mark(passed: bool, graded: bool = True) -> str:
+    if not graded:
+        return _mark("info", f"info ({'pass' if passed else 'fail'})")
+    return _mark("pass") if passed else _mark("fail", "FAIL")
+
+
+def _cell(value: Any, raw: bool = False) -> str:
+    """A table cell: `raw` HTML as it is, numbers right-aligned and formatted as the CLI does."""
+    if raw:
+        return f"<td>{value}</td>"
+    if value is None or (isinstance(value, float) and value != value):
+        return '<td class="num">-</td>'
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "item"):
+        return f"<td>{_e(fmt(value))}</td>"
+    return f'<td class="num">{_e(fmt(value))}</td>'
+
+
+def _table(columns: Sequence[str], rows: Iterable[Sequence[Any]], raw: Sequence[str] = ()) -> str:
+    """A table; cells of the columns named in `raw` are HTML already."""
+    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
+    body = "\n".join(
+        "<tr>" + "".join(_cell(v, c in raw) for c, v in zip(columns, row, strict=True)) + "</tr>" for row in rows
+    )
+    return f"<table>\n<tr>{head}</tr>\n{body}\n</table>"
+
+
+def _frame_table(frame: Any, source: str = "") -> str:
+    """A DataFrame as a table, its first MAX_TABLE_ROWS rows (the rest named, with the file)."""
+    shown = frame.head(MAX_TABLE_ROWS)
+    rows = [[v.item() if hasattr(v, "item") else v for v in row] for row in shown.itertuples(index=False)]
+    table = _table([str(c) for c in frame.columns], rows)
+    if len(frame) > MAX_TABLE_ROWS:
+        where = f" (all of them in {_e(source)})" if source else ""
+        table += f'\n<p class="muted">first {MAX_TABLE_ROWS} of {len(frame)} rows{where}</p>'
+    return table
+
+
+def _png(data: bytes, alt: str) -> str:
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
+
+
+def _figure(fig: Any, alt: str) -> str:
+    from .plots import pyplot
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    pyplot().close(fig)
+    return _png(buffer.getvalue(), alt)
+
+
+def _json_block(data: Any) -> str:
+    return f"<pre>{_e(json.dumps(data, indent=2))}</pre>"
+
+
+def _read_table(folder: Path, name: str) -> Any:
+    """`<name>.parquet` or `<name>.csv` of a run folder (None when neither is there)."""
+    import pandas as pd
+
+    if (folder / f"{name}.parquet").is_file():
+        return pd.read_parquet(folder / f"{name}.parquet")
+    if (folder / f"{name}.csv").is_file():
+        return pd.read_csv(folder / f"{name}.csv")
+    return None
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir())
+
+
+def _is_experiment(folder: Path) -> bool:
+    return (folder / "rows.json").is_file() and (folder / "experiment.json").is_file()
+
+
+# ---------------------------------------------------------------- a run
+
+
+def run_page(folder: Path) -> str:
+    summary = _read_json(folder / "summary.json")
+    name = summary.get("name") or folder.name
+    conserved = summary["packets_sent"] == (
+        summary["packets_delivered"] + summary["packets_dropped"] + summary["packets_in_flight"]
+    )
+    facts = [
+        ("seed", _e(summary["seed"])),
+        ("simulated", _e(f"{summary['duration']:g} s, measured from {summary['warmup']:g} s")),
+        ("events", _e(f"{summary['events']:,}")),
+        ("packets sent", _e(f"{summary['packets_sent']:,}")),
+        ("delivered / dropped / in flight at the end", _e(_delivery(summary))),
+        ("packets conserved (sent = delivered + dropped + in flight)", _pass_mark(conserved)),
+        ("Jain index (goodput / fair share)", _e(fmt(summary["jain_index"]))),
+        *((f"utilisation {link}", _e(f"{u:.1%}")) for link, u in summary["utilisation"].items()),
+        ("drops by reason", _e(", ".join(f"{r} {n}" for r, n in summary["drops_by_reason"].items()) or "none")),
+    ]
+    body = ["<h2>Summary</h2>", _table(["", "value"], facts, raw=("value",))]
+    figures = sorted(folder.glob("*.png"))
+    if figures:
+        body.append("<h2>Figures</h2>")
+        body += [_png(p.read_bytes(), p.stem) for p in figures]
+    flows = _read_table(folder, "flows")
+    if flows is not None:
+        body += ["<h2>Flows</h2>", _frame_table(_flow_columns(flows), "flows")]
+    links = _read_table(folder, "links")
+    if links is not None:
+        used = links[(links["packets_sent"] > 0) | (links["drops"] > 0)]
+        body += ["<h2>Links that carried packets</h2>", _frame_table(used, "links")]
+    drops = _read_table(folder, "drops")
+    if drops is not None and not drops.empty:
+        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(drops, "drops")]
+    captures = sorted(folder.glob("*.pcap"))
+    if captures:
+        body.append("<h2>Packet captures</h2>")
+        body.append(_table(["file", "bytes"], [[p.name, p.stat().st_size] for p in captures]))
+        body.append(f'<p class="muted">Open with Wireshark, or e.g. <code>tshark -r {_e(captures[0].name)}</code>.</p>')
+    if (folder / "scenario.json").is_file():
+        body += ["<h2>Scenario</h2>", _json_block(_read_json(folder / "scenario.json"))]
+    return _page(f"Run: {name}", body, f"aqmlab {__version__} · {folder.name}")
+
+
+def _delivery(summary: dict) -> str:
+    return f"{summary['packets_delivered']:,} / {summary['packets_dropped']:,} / {summary['packets_in_flight']:,}"
+
+
+def _flow_columns(flows: Any) -> Any:
+    """The flows table in the CLI's units: Mbps, ms."""
+    shown = flows[["id", "name", "type", "src", "dst"]].copy()
+    shown["goodput (Mbps)"] = flows["goodput_bps"] / 1e6
+    shown["fair share (Mbps)"] = flows["fair_share_bps"] / 1e6
+    shown["goodput / fair share"] = flows["normalised_goodput"]
+    shown["sent"] = flows["sent_packets"]
+    shown["dropped"] = flows["dropped_packets"]
+    shown["loss rate"] = flows["loss_rate"]
+    shown["mean delay (ms)"] = flows["mean_delay"] * 1e3
+    shown["retransmitted"] = flows["retransmitted_packets"]
+    shown["timeouts"] = flows["timeouts"]
+    return shown
+
+
+# ---------------------------------------------------------------- an experiment
+
+
+def experiment_page(folder: Path, index: str | None = None) -> str:
+    """The page of a `reproduce` folder; `index`: the link back to the suite's index."""
+    reproduction = _read_json(folder / "rows.json")
+    about = _read_json(folder / "experiment.json") if (folder / "experiment.json").is_file() else {}
+    rows = reproduction["rows"]
+    passing, graded = _row_counts(rows)
+    body = [f'<p><a href="{_e(index)}">&larr; every experiment</a></p>'] if index else []
+    mode = "quick run" if about.get("quick") else "full run"
+    body.append(f"<p>{_pass_mark(reproduction['passed'])} {passing} of {graded} graded rows pass · {mode}</p>")
+    body.append("<h2>Paper vs ours</h2>")
+    reasons = any("reason" in r for r in rows)
+    columns = ["key", "metric", "paper", "ours", "tolerance", "pass", *(["why it fails"] if reasons else [])]
+    cells = [
+        [
+            r.get("key", ""),
+            r["metric"],
+            r["paper"],
+            r["ours"],
+            r["tolerance"],
+            _pass_mark(r["pass"], r.get("graded", True)),
+        ]
+        + ([r.get("reason", "")] if reasons else [])
+        for r in rows
+    ]
+    body.append(_table(columns, cells, raw=("pass",)))
+    figure = folder / f"{reproduction['id'] or 'figure'}.png"
+    if figure.is_file():
+        body += ["<h2>Figure</h2>", _png(figure.read_bytes(), reproduction["id"])]
+    if about.get("notes"):
+        body += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in about["notes"]) + "</ul>"]
+    data = sorted(folder.glob("*.csv"))
+    if data:
+        import pandas as pd
+
+        body.append("<h2>Data</h2>")
+        shown = set(about.get("show", []))
+        for path in data:
+            opened = " open" if path.stem in shown else ""
+            table = _frame_table(pd.read_csv(path), path.name)
+            body.append(f"<details{opened}><summary>{_e(path.name)}</summary>\n{table}\n</details>")
+    version = about.get("aqmlab", "?")
+    return _page(f"{reproduction['id']}: {reproduction['title']}", body, f"aqmlab {version} · {folder.name}")
+
+
+def _row_counts(rows: list[dict]) -> tuple[int, int]:
+    """(graded rows that pass, graded rows): informative rows do not count."""
+    graded = [r for r in rows if r.get("graded", True)]
+    return sum(bool(r["pass"]) for r in graded), len(graded)
+
+
+# ---------------------------------------------------------------- a sweep
+
+
+def sweep_page(folder: Path) -> str:
+    manifest = _read_json(folder / "sweep.json")
+    jobs = _read_csv_or_none(folder / "jobs.csv")
+    done = 0 if jobs is None else len(jobs)
+    total = len(manifest["jobs"])
+    state = _mark("pass", "complete") if done == total else _mark("pending", "incomplete")
+    body = [f"<p>{state} {done} of {total} jobs have results</p>", "<h2>Grid</h2>"]
+    grid = [
+        [path, ", ".join(json.dumps(v, sort_keys=True) for v in values)] for path, values in manifest["grid"].items()
+    ]
+    body.append(_table(["path", "values"], grid))
+    if jobs is not None:
+        body += ["<h2>Jobs</h2>", _frame_table(jobs, "jobs.csv")]
+        if "jain_index" in jobs and len(jobs) <= MAX_TABLE_ROWS:
+            body += ["<h2>Jain index per job</h2>", _figure(_jain_figure(jobs), "Jain index per job")]
+    first = manifest["jobs"][0]["hash"][:16] if manifest["jobs"] else None
+    if first and (folder / "jobs" / first / "scenario.json").is_file():
+        body += [
+            "<h2>Scenario of job 0</h2>",
+            '<p class="muted">the other jobs differ at the grid\'s paths</p>',
+            _json_block(_read_json(folder / "jobs" / first / "scenario.json")),
+        ]
+    return _page(f"Sweep: {folder.name}", body, f"aqmlab {__version__} · {total} jobs")
+
+
+def _read_csv_or_none(path: Path) -> Any:
+    import pandas as pd
+
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:  # a sweep with no finished job
+        return None
+
+
+def _jain_figure(jobs: Any) -> Any:
+    from .plots import pyplot
+
+    fig, ax = pyplot().subplots(figsize=(max(4.0, 0.3 * len(jobs) + 2), 3))
+    ax.bar([str(j) for j in jobs["job"]], jobs["jain_index"])
+    ax.set_xlabel("job")
+    ax.set_ylabel("Jain index")
+    ax.set_ylim(0, 1.05)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------- a suite
+
+
+def suite_entries(folder: Path) -> list[dict[str, Any]]:
+    """One entry per registered experiment and per experiment not reproduced yet, by id:
+    `status` passed, failed, error, not run or not reproduced; the rows' counts, the mode and
+    wall time of one that ran; the reason of one that did not."""
+    from .experiments import not_reproduced_list, registry
+
+    errors = _read_json(folder / ERRORS_FILE) if (folder / ERRORS_FILE).is_file() else {}
+    entries = []
+    for id, experiment in registry().items():
+        entry: dict[str, Any] = {"id": id, "title": experiment.title}
+        sub = folder / id
+        if _is_experiment(sub):
+            reproduction = _read_json(sub / "rows.json")
+            passing, graded = _row_counts(reproduction["rows"])
+            wall = sub / "wall_time.txt"
+            entry |= {
+                "status": "passed" if reproduction["passed"] else "failed",
+                "rows_passed": passing,
+                "rows_graded": graded,
+                "quick": bool(_read_json(sub / "experiment.json").get("quick")),
+                "wall_time_s": float(wall.read_text()) if wall.is_file() else None,
+                "page": f"{id}/report.html",
+            }
+        elif id in errors:
+            entry |= {"status": "error", "reason": errors[id]}
+        else:
+            entry |= {"status": "not run", "reason": f"not in this folder: aqmlab reproduce --all --only {id}"}
+        entries.append(entry)
+    for id, missing in not_reproduced_list().items():
+        entries.append({"id": id, "title": missing.title, "status": "not reproduced", "reason": missing.reason})
+    return sorted(entries, key=lambda entry: entry["id"])
+
+
+def write_suite_pages(folder: Path) -> list[Path]:
+    """Each experiment's page, then `index.html` and `index.json`; returns the index first."""
+    pages = []
+    entries = suite_entries(folder)
+    for entry in entries:
+        if "page" in entry:
+            page = folder / entry["page"]
+            page.write_text(experiment_page(page.parent, index="../index.html"))
+            pages.append(page)
+    index = folder / "index.html"
+    index.write_text(index_page(entries))
+    listing = folder / "index.json"
+    listing.write_text(json.dumps({"aqmlab": __version__, "experiments": entries}, indent=2) + "\n")
+    return [index, listing, *pages]
+
+
+STATUS_MARKS = {
+    "passed": ("pass", "pass"),
+    "failed": ("fail", "FAIL"),
+    "error": ("fail", "error"),
+    "not run": ("pending", "not run"),
+    "not reproduced": ("missing", "not reproduced yet"),
+}
+
+
+def index_page(entries: list[dict[str, Any]]) -> str:
+    ran = [e for e in entries if "page" in e]
+    registered = [e for e in entries if e["status"] != "not reproduced"]
+    passed = sum(e["status"] == "passed" for e in ran)
+    rows_passed, rows_graded = sum(e["rows_passed"] for e in ran), sum(e["rows_graded"] for e in ran)
+    modes = sorted({"quick" if e["quick"] else "full" for e in ran})
+    headline = (
+        f"{len(ran)} of {len(registered)} experiments ran ({' and '.join(modes) or 'none'}); {passed} pass every "
+        f"graded row; {rows_passed} of {rows_graded} graded rows pass; "
+        f"{len(entries) - len(registered)} more are not reproduced yet."
+    )
+    cells = []
+    for e in entries:
+        link = f'<a href="{_e(e["page"])}">{_e(e["id"])}</a>' if "page" in e else _e(e["id"])
+        counts = f"{e['rows_passed']} / {e['rows_graded']}" if "page" in e else ""
+        if "page" in e:
+            wall = f", {e['wall_time_s']:.1f} s" if e["wall_time_s"] is not None else ""
+            note = ("quick run" if e["quick"] else "full run") + wall
+        else:
+            note = e.get("reason", "")
+        cells.append([link, e["title"], counts, _mark(*STATUS_MARKS[e["status"]]), note])
+    body = [
+        f"<p>{_e(headline)}</p>",
+        '<p class="muted">Rows passing counts the graded rows (the paper\'s numbers and orderings); informative '
+        "rows, the other reading of a choice the paper leaves open, are on each page.</p>",
+        _table(["experiment", "title", "graded rows passing", "status", "note"], cells, raw=("experiment", "status")),
+    ]
+    return _page("aqmlab: paper reproductions", body, f"aqmlab {__version__}")

@@ -1,0 +1,174 @@
+"""HTML reports: `aqmlab report DIR` for run, reproduce and sweep folders, and `aqmlab reproduce
+--all` (on a subset, `--only`: the whole quick suite takes minutes). Pages are parsed with
+html.parser; every link must lead to a file and every image must be an embedded PNG."""
+
+from __future__ import annotations
+
+import base64
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from aqmlab.experiments import Reproduction, Row, not_reproduced_list, registry
+from aqmlab.suite import pending_experiments, run_suite
+from conftest import aqmlab_cli, dumbbell, write_scenario
+
+# Two of the quickest experiments (about 1 and 2 s each in quick mode).
+SUBSET = ("redpd-fig11", "csfq-fig3a")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+class Page(HTMLParser):
+    """The table rows (cell texts), links, images and text of an HTML page."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.links: list[str] = []
+        self.images: list[str] = []
+        self.text: list[str] = []
+        self._cell: list[str] | None = None
+        self.feed(path.read_text())
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "a":
+            self.links.append(attrs["href"])
+        elif tag == "img":
+            self.images.append(attrs["src"])
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def assert_self_contained(path: Path) -> Page:
+    """Every link of the page at `path` leads to a file, every image is an embedded PNG."""
+    page = Page(path)
+    for link in page.links:
+        assert (path.parent / link).is_file(), f"{path}: link {link} leads nowhere"
+    for src in page.images:
+        assert src.startswith("data:image/png;base64,"), src[:40]
+        assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG_SIGNATURE)
+    return page
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    out = tmp_path_factory.mktemp("suite")
+    done = aqmlab_cli("reproduce", "--all", "--only", ",".join(SUBSET), "--quick", "--workers", "2", "--out", out)
+    assert done.returncode in (0, 1), done.stderr  # 1: some row fails (csfq-fig3a has one that does)
+    return out, done
+
+
+def test_the_index_has_a_row_for_every_experiment_and_links_to_the_pages_run(suite):
+    out, _ = suite
+    index = assert_self_contained(out / "index.html")
+    rows = {row[0]: row for row in index.rows[1:]}
+    assert len(rows) == len(index.rows) - 1, "one row per experiment"
+    assert set(rows) == set(registry()) | set(not_reproduced_list())
+    assert sorted(index.links) == sorted(f"{id}/report.html" for id in SUBSET)
+    for id in SUBSET:
+        reproduction = json.loads((out / id / "rows.json").read_text())
+        graded = [r for r in reproduction["rows"] if r.get("graded", True)]
+        assert rows[id][2] == f"{sum(r['pass'] for r in graded)} / {len(graded)}"
+        assert rows[id][3] == ("pass" if reproduction["passed"] else "FAIL")
+    for id, missing in not_reproduced_list().items():
+        assert rows[id][3:] == ["not reproduced yet", missing.reason]
+    not_run = next(id for id in registry() if id not in SUBSET)
+    assert rows[not_run][3] == "not run"
+
+
+def test_each_page_has_the_rows_figure_and_notes_of_its_experiment(suite):
+    out, _ = suite
+    for id in SUBSET:
+        page = assert_self_contained(out / id / "report.html")
+        assert page.links == ["../index.html"]
+        assert len(page.images) == 1, "the experiment's figure"
+        reproduction = json.loads((out / id / "rows.json").read_text())
+        table = [row for row in page.rows if row and row[0] in {r["key"] for r in reproduction["rows"]}]
+        assert [row[0] for row in table] == [r["key"] for r in reproduction["rows"]]
+        notes = json.loads((out / id / "experiment.json").read_text())["notes"]
+        assert notes and all(note in page.text for note in notes)
+
+
+def test_a_rerun_keeps_finished_experiments_and_another_mode_runs_again(suite):
+    out, first = suite
+    index = (out / "index.html").read_bytes()
+    again = aqmlab_cli("reproduce", "--all", "--only", ",".join(SUBSET), "--quick", "--out", out)
+    assert f"{len(SUBSET)} already done, running 0" in again.stderr
+    assert (out / "index.html").read_bytes() == index
+    assert pending_experiments(out, SUBSET, quick=False) == list(SUBSET)
+
+
+def test_an_experiment_that_raises_gets_an_error_row_and_the_others_go_on(tmp_path, monkeypatch):
+    from aqmlab import experiments
+
+    def broken(quick: bool) -> Reproduction:
+        raise ZeroDivisionError("a bug in the experiment")
+
+    def fine(quick: bool) -> Reproduction:
+        return Reproduction(rows=[Row("x", 1.0, 1.0, "exact", True, "x")])
+
+    monkeypatch.setitem(experiments._REGISTRY, "zz-broken", experiments.Experiment("zz-broken", "broken", broken))
+    monkeypatch.setitem(experiments._REGISTRY, "zz-fine", experiments.Experiment("zz-fine", "fine", fine))
+    report = run_suite(tmp_path, ["zz-broken", "zz-fine"], quick=True, workers=1)
+    assert (report.ran, report.errors) == (["zz-fine"], {"zz-broken": "a bug in the experiment"})
+    rows = {row[0]: row for row in assert_self_contained(tmp_path / "index.html").rows[1:]}
+    assert rows["zz-broken"][3:] == ["error", "a bug in the experiment"]
+    assert rows["zz-fine"][2:4] == ["1 / 1", "pass"]
+
+
+def test_a_run_folder_becomes_one_page_with_summary_figures_tables_and_scenario(tmp_path):
+    scenario = dumbbell({"type": "cbr", "rate": "5Mbps", "count": 2}, {"type": "tcp"})
+    path = write_scenario(tmp_path / "s.toml", scenario)
+    out = tmp_path / "run"
+    assert aqmlab_cli("run", path, "--out", out, "--pcap", "L->R").returncode == 0
+    done = aqmlab_cli("report", out)
+    assert done.returncode == 0, done.stderr
+    page = assert_self_contained(out / "report.html")
+    assert len(page.images) == 2, "throughput.png and queue.png"
+    cells = {row[0]: row[1:] for row in page.rows if row}
+    summary = json.loads((out / "summary.json").read_text())
+    assert cells["packets conserved (sent = delivered + dropped + in flight)"] == ["pass"]
+    assert cells["events"] == [f"{summary['events']:,}"]
+    assert cells["L-R.pcap"] == [str((out / "L-R.pcap").stat().st_size)]
+    flows = [row for row in page.rows if row and row[1] in ("flow0", "flow1", "flow2")]
+    assert [row[2] for row in flows] == ["cbr", "cbr", "tcp"]
+    text = (out / "report.html").read_text()
+    assert "&quot;bottleneck&quot;" in text, "the scenario is on the page"
+    assert aqmlab_cli("report", out).returncode == 0
+    assert (out / "report.html").read_text() == text, "the same folder gives the same page"
+
+
+def test_a_sweep_folder_becomes_one_page_with_its_grid_and_jobs(tmp_path):
+    write_scenario(tmp_path / "base.toml", dumbbell({"type": "cbr", "rate": "4Mbps"}, duration="1s", warmup="0.5s"))
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('scenario = "base.toml"\n[grid]\n"simulation.seed" = [1, 2, 3]\n')
+    assert aqmlab_cli("sweep", spec, "--out", tmp_path / "out", "--workers", "1").returncode == 0
+    assert aqmlab_cli("report", tmp_path / "out").returncode == 0
+    page = assert_self_contained(tmp_path / "out" / "report.html")
+    cells = {row[0]: row for row in page.rows if row}
+    assert cells["simulation.seed"] == ["simulation.seed", "1, 2, 3"]
+    assert [cells[str(job)][2] for job in range(3)] == ["1", "2", "3"]
+    assert len(page.images) == 1, "the Jain index per job"
+
+
+def test_a_folder_that_is_no_output_is_named(tmp_path):
+    done = aqmlab_cli("report", tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"error: {tmp_path}: not an output folder of aqmlab run, reproduce or sweep "
+        "(no summary.json, rows.json, sweep.json, or experiment folders)"
+    )

@@ -22,6 +22,7 @@ import base64
 import html
 import io
 import json
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -113,11 +114,10 @@ def _cell(value: Any, raw: bool = False) -> str:
     """A table cell: `raw` HTML as it is, numbers right-aligned and formatted as the CLI does."""
     if raw:
         return f"<td>{value}</td>"
-    if value is None or (isinstance(value, float) and value != value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return '<td class="num">-</td>'
-    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "item"):
-        return f"<td>{_e(fmt(value))}</td>"
-    return f'<td class="num">{_e(fmt(value))}</td>'
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return f'<td class="num">{_e(fmt(value))}</td>' if number else f"<td>{_e(fmt(value))}</td>"
 
 
 def _table(columns: Sequence[str], rows: Iterable[Sequence[Any]], raw: Sequence[str] = ()) -> str:

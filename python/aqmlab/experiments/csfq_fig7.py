@@ -54,7 +54,7 @@ MECHANISMS = mechanisms(k="250ms")
 # "The fair share of each flow is 1Mbps"; five layers: Σ_{i=1..5} 2^(i+4) kbps (footnote 7).
 FAIR_MBPS = 1.0
 FIVE_LAYERS_MBPS = 0.992
-RLM_LAYERS = 5
+FAIR_LAYERS = 5
 RLM_SESSIONS = 3
 # reproduction-targets (csfq-fig7): under DRR and CSFQ each flow's long-run rate within ±30 % of
 # 1 Mbps. Each receiver "subscribing to the first five layers": its time-averaged subscription
@@ -184,7 +184,7 @@ def fig7_rows(means: pd.DataFrame) -> list[Row]:
         rows += [
             Row.within(
                 f"{label}: {flow} mean subscription (layers)",
-                RLM_LAYERS,
+                FAIR_LAYERS,
                 at[f"{flow}_layers"],
                 LAYERS_TOLERANCE,
                 key=f"{name}.{flow}.layers",

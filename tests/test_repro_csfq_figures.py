@@ -3,9 +3,8 @@
 import aqmlab
 import pandas as pd
 import pytest
-from aqmlab.experiments import PAPER_NAMES, csfq_fig3a, csfq_fig4, csfq_fig6, get, not_reproduced_list, registry
+from aqmlab.experiments import PAPER_NAMES, csfq_fig3a, csfq_fig4, csfq_fig6, registry
 from aqmlab.experiments._csfq import MECHANISMS
-from conftest import aqmlab_cli
 
 
 @pytest.fixture(scope="module")
@@ -153,12 +152,3 @@ def test_fig6b_much_better_than_zero_needs_fred_above_the_reading():
     table["fred"], table["red"] = 0.5, 0.06  # RED no longer ≈ 0
     ordering, _, near_zero, _ = csfq_fig6.fig6b_rows(table)
     assert ordering.passed and not near_zero.passed
-
-
-def test_fig7_is_listed_as_not_reproduced():
-    assert "csfq-fig7" not in registry()
-    assert "RLM" in not_reproduced_list()["csfq-fig7"].reason
-    with pytest.raises(KeyError, match="csfq-fig7 is not yet reproduced: needs RLM"):
-        get("csfq-fig7")
-    listed = aqmlab_cli("reproduce", "--list")
-    assert listed.returncode == 0 and "not yet reproduced" in listed.stdout and "csfq-fig7" in listed.stdout

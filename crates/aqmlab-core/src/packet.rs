@@ -49,6 +49,9 @@ pub struct Packet {
     pub retransmit: bool,
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     pub sack_len: u8,
+    /// RLM: the layer (1-based) of a data packet; on a control packet, the number of
+    /// layers the receiver subscribes to (0 for every other transport).
+    pub layer: u8,
     /// CSFQ label: the flow's normalised rate estimate in bits/s (0 = unlabelled).
     pub label: f64,
     /// CSFQ weight of the flow (1.0 unless weighted CSFQ).

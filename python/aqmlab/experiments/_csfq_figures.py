@@ -11,8 +11,8 @@ shared setup. One module per figure:
   links, ten 2 Mbps UDP cross flows on each; (a) UDP-0 at its fair share 10/11 Mbps
   through all of them: the fraction it gets through; (b) a TCP in its place: its
   throughput / fair share.
-- `csfq-fig7` (csfq_fig7.py; §3.3, Fig. 7) needs RLM (layered multicast), which aqmlab
-  does not implement: it is listed as not yet reproduced.
+- `csfq-fig7` (csfq_fig7.py; §3.3, Fig. 7): three RLM sessions and one TCP on a 4 Mbps
+  link (its own setup, in that module).
 
 Every run uses the §3 setup of `_csfq.py` (10 Mbps links, 1 ms, 64 KB buffers,
 RED/FRED thresholds 16/32 KB, K = K_alpha = K_c = 100 ms) and compares the six

@@ -10,7 +10,7 @@
 //! rest to the config of the type. Both reject unknown fields and name the
 //! path (`flows[0].rate: unknown field ...` for a rate on a tcp flow).
 
-use super::{tcp, udp, Agent};
+use super::{rlm, tcp, udp, Agent};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
@@ -165,6 +165,7 @@ tagged_registry! {
         "tcp" => Tcp(tcp::TcpFlow),
         "cbr" => Cbr(udp::CbrConfig),
         "onoff" => OnOff(udp::OnOffConfig),
+        "rlm" => Rlm(rlm::RlmConfig),
     }
 }
 

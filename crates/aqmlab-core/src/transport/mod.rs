@@ -7,6 +7,7 @@
 //! `tagged_registry!` invocation in [`flow`].
 
 pub mod flow;
+pub mod rlm;
 pub mod tcp;
 pub mod udp;
 

@@ -12,11 +12,11 @@ probability p, on a 100 Mb/s link so that p is its only loss), p = 1, 5, 10 % (F
 γ = 0.25 … 4 (the eq. 4 table's), R = 40 ms, K = 3, M = 5, every interval eq. 3's length
 (`min_interval` lifted: ns-2's 2R floor would lengthen the 10 % intervals from 62 to 80 ms).
 RED-PD runs with `identification = "count"`: it identifies at every interval close and counts,
-but never monitors, so the pre-filter does not change what later rounds see (ns-2's
-`testIdent` mode for the same figure). A round is an interval close with M lists; rounds
-overlap (each shares M − 1 lists with the next), so the variance of the identified fraction
-over n rounds is at most about 1/n (0.99/n at P = 0.5, computed from the binomial windows),
-against 1/(4n) for independent rounds.
+but never monitors, so the pre-filter does not change what later rounds see (as ns-2's
+`testIdent` mode for the same figure, which judges only every M-th interval). A round is an
+interval close with M lists; rounds overlap (each shares M − 1 lists with the next), so the
+variance of the identified fraction over n rounds is at most about 1/n (0.99/n at P = 0.5,
+computed from the binomial windows), against 1/(4n) for independent rounds.
 
 Rows: |sim − eq. 4| ≤ 0.05 at each (p, γ) (reproduction-targets; quick mode 5000 rounds,
 σ ≤ 0.014, full 20 000, σ ≤ 0.007); and eq. 4 itself against the table derived from it

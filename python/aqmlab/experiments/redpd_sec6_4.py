@@ -28,7 +28,9 @@ byte rate; counting them in bytes weighs each by its size once more, and at the 
 the 1000-byte flows get twice the quantum of the 500-byte ones. They end with the higher
 pre-filter probability and the 500-byte group gets more (the reasons below give the measured
 probabilities). RED's own drops also favour small packets slightly, (1 − p/2)/(1 − p) of the
-bytes, 1.06 at p = 10 %.
+bytes, 1.06 at p = 10 %. The same holds in a RED queue (a probe, not a row: 10 Mb/s, the two
+groups offering 12 or 20 Mb/s, with or without 8 TCPs): 1.14–1.31 with eq. 5 in bytes, 0.98–1.10
+in packets.
 """
 
 from __future__ import annotations

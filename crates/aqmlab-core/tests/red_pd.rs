@@ -104,4 +104,23 @@ fn scenario_errors_name_the_red_pd_field() {
         format!("{path}.unresponsive_min_probability: must be in (0, 1], got 0")
     );
     assert!(err(r#"{ type = "red_pd", K = 3 }"#).contains("unknown field `K`"));
+    assert_eq!(
+        err(r#"{ type = "red_pd", unresponsive_penalty = 0.5 }"#),
+        format!("{path}.unresponsive_penalty: must be >= 1, got 0.5")
+    );
+    assert_eq!(
+        err(r#"{ type = "red_pd", schedule = [{ at = "1s", flow = 0, action = "monitor" }] }"#),
+        format!("{path}.schedule[0].probability: required for action \"monitor\"")
+    );
+    assert_eq!(
+        err(
+            r#"{ type = "red_pd", schedule = [{ at = 1, flow = 0, action = "monitor", probability = 0.1 }, { at = 2, flow = 0, action = "unmonitor", probability = 0.1 }] }"#
+        ),
+        format!("{path}.schedule[1].probability: only used by action \"monitor\"")
+    );
+    assert_eq!(
+        err(r#"{ type = "red_pd", schedule = [{ at = -1, flow = 0, action = "unmonitor" }] }"#),
+        format!("{path}.schedule[0].at: must be >= 0, got -1")
+    );
+    assert!(err(r#"{ type = "red_pd", identification = "sometimes" }"#).contains("unknown variant `sometimes`"));
 }

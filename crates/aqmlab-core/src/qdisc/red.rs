@@ -24,7 +24,8 @@
 //! max_p to 1 between max_th and 2·max_th; Floyd 2000, ns-2 `gentle_`), `ecn`
 //! (RFC 3168 marking), `wait` (ns-2 `wait_`: no drop until `count·p_b ≥ 1`, so
 //! drops are 1/p_b to 2/p_b arrivals apart) and `fixed_p` (every arrival is
-//! dropped with a fixed probability, ignoring the average: RED-PD §7.1).
+//! dropped with a fixed probability, ignoring the average: RED-PD §7.1; in byte
+//! mode scaled by size/mean_pktsize, as ns-2's `P_testFRp_`).
 
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
@@ -198,7 +199,8 @@ pub struct RedConfig {
     pub ecn: bool,
     /// ns-2's `wait_`: keep drops at least 1/p_b arrivals apart.
     pub wait: bool,
-    /// Drop each arrival with this probability, ignoring the average (RED-PD §7.1).
+    /// Drop each arrival with this probability, ignoring the average (RED-PD §7.1); in byte
+    /// mode times size/mean_pktsize (ns-2 red-pd.cc `P_testFRp_`).
     pub fixed_p: Option<f64>,
 }
 
@@ -381,8 +383,15 @@ impl Red {
 
     /// F–J Fig. 2's decision for an arrival of `size` bytes at average `avg`.
     fn decide(&mut self, avg: f64, size: u32) -> Decision {
+        // Byte mode (F–J §4) makes p ∝ size.
+        let scale = if self.params.bytes {
+            size as f64 / self.params.mean_pktsize
+        } else {
+            1.0
+        };
         if let Some(p) = self.params.fixed_p {
-            return if self.rng.gen::<f64>() < p {
+            // In byte mode scaled by size too, as ns-2's `P_testFRp_` (red-pd.cc).
+            return if self.rng.gen::<f64>() < (scale * p).min(1.0) {
                 Decision::Early
             } else {
                 Decision::Pass
@@ -399,16 +408,11 @@ impl Red {
             }
             Region::Early(p_b) => {
                 // F–J Fig. 2: increment count, then p_a = p_b/(1 − count·p_b).
-                // Byte mode (F–J §4) makes p ∝ size: the arrival is judged at count + 1
-                // and its p_a scaled by size/mean_pktsize (the order of ns-2's red.cc),
-                // and once accepted it adds its size in mean-size packets to count. So
-                // at any count p ∝ size; F–J's p_b·size inside the uniformization would
-                // drop a 3x larger packet about 7x as often as a small one.
-                let scale = if self.params.bytes {
-                    size as f64 / self.params.mean_pktsize
-                } else {
-                    1.0
-                };
+                // In byte mode the arrival is judged at count + 1 and its p_a scaled by
+                // size/mean_pktsize (the order of ns-2's red.cc), and once accepted it adds
+                // its size in mean-size packets to count. So at any count p ∝ size; F–J's
+                // p_b·size inside the uniformization would drop a 3x larger packet about 7x
+                // as often as a small one.
                 let p_a = (scale * uniformized(p_b, self.count + 1.0, self.params.wait)).min(1.0);
                 if self.rng.gen::<f64>() < p_a {
                     self.count = 0.0;
@@ -690,34 +694,38 @@ mod tests {
     #[test]
     fn fixed_p_drops_independently_of_the_average() {
         let p = 0.2;
-        // An empty queue: avg stays below min_th, where RED itself would never drop.
-        let mut h = held(
-            RedConfig {
-                fixed_p: Some(p),
-                ..Default::default()
-            },
-            0,
-        );
-        let n = 100_000;
-        let drops = (0..n)
-            .filter(|_| {
-                offer_held(
-                    &mut h,
-                    Packet {
-                        size: 1000,
-                        ..Default::default()
-                    },
-                )
-                .0 == Verdict::Dropped(DropReason::Early)
-            })
-            .count();
-        let sigma = (n as f64 * p * (1.0 - p)).sqrt();
-        assert!(
-            (drops as f64 - n as f64 * p).abs() < 3.0 * sigma,
-            "{drops} drops of {n}, expected {} ± {sigma:.0}",
-            n as f64 * p
-        );
-        assert!(h.q.average.value() < 5.0);
+        // An empty queue: avg stays below min_th, where RED itself would never drop. In byte
+        // mode (mean 1000 B) a 500-byte packet is dropped with p/2, as ns-2's P_testFRp_.
+        for (bytes, size, expected) in [(false, 500, p), (true, 1000, p), (true, 500, p / 2.0)] {
+            let mut h = held(
+                RedConfig {
+                    fixed_p: Some(p),
+                    bytes,
+                    ..Default::default()
+                },
+                0,
+            );
+            let n = 100_000;
+            let drops = (0..n)
+                .filter(|_| {
+                    offer_held(
+                        &mut h,
+                        Packet {
+                            size,
+                            ..Default::default()
+                        },
+                    )
+                    .0 == Verdict::Dropped(DropReason::Early)
+                })
+                .count();
+            let sigma = (n as f64 * expected * (1.0 - expected)).sqrt();
+            assert!(
+                (drops as f64 - n as f64 * expected).abs() < 3.0 * sigma,
+                "bytes {bytes}, {size} B: {drops} drops of {n}, expected {} ± {sigma:.0}",
+                n as f64 * expected
+            );
+            assert!(h.q.average.value() < 5.0);
+        }
     }
 
     #[test]

@@ -58,10 +58,27 @@
 //! test over its latest records clears it, besides being forgotten when it is
 //! unmonitored (§6.2).
 //!
-//! Per flow ever identified, `flow_counters` reports (measurement only) whether it is
-//! monitored and unresponsive at the end, its pre-filter probability then, its
-//! identifications, the time it was monitored, and when it was first monitored,
-//! first declared unresponsive and last released.
+//! Byte mode (§6.4): RED in byte mode drops a packet with a probability in proportion
+//! to its size, and eq. 5 counts the drops in bytes ("the counting of drops in Equation 5
+//! should be done in terms of bytes"); the ambient p is then bytes dropped over bytes
+//! arrived (as ns-2, which counts bytes in either mode). Because byte-mode RED already drops
+//! a flow's packets in proportion to its byte rate, counting them in bytes weighs each by its
+//! size once more: at the same byte rate a flow of 1000-byte packets gets twice the quantum
+//! of one of 500-byte packets. `quantum_in_bytes = false` counts eq. 5's drops in packets.
+//!
+//! Beyond the paper, for its measurements and for ns-2's validation suite:
+//! `identification = "count"` identifies and counts without monitoring (Fig. 9: the
+//! pre-filter must not change the later rounds; ns-2 `testIdent_`), `"off"` leaves
+//! monitoring to `schedule`, scripted monitor / unmonitor / unresponsive commands at given
+//! times (ns-2 red-pd.cc's `monitor-flow`, `unmonitor-flow`, `unresponsive-flow`), and
+//! `unresponsive_penalty` multiplies an unresponsive flow's pre-filter probability
+//! (ns-2 `unresponsive_penalty_`).
+//!
+//! Per flow ever identified or monitored, `flow_counters` reports (measurement only) whether
+//! it is monitored and unresponsive at the end, its pre-filter probability then, its
+//! identifications, the time it was monitored, when it was first monitored, first declared
+//! unresponsive and last released, and the identification rounds from the warmup on in which
+//! it was identified (`counters` has the rounds: each interval close with M lists).
 //!
 //! Cost: an unmonitored flow's arrival costs one map lookup; drop lists hold
 //! only flows that had RED drops (state bounded by drops, not by flows), and
@@ -74,7 +91,7 @@ use crate::packet::{Ecn, FlowId, PacketId, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
 use crate::units::Seconds;
-use crate::validate::require_positive;
+use crate::validate::{require_non_negative, require_positive};
 use rand::{Rng as _, SeedableRng};
 use serde::Deserialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -131,6 +148,52 @@ pub struct RedPdConfig {
     /// arrivals since its last pre-filter drop (ns-2 red-pd.cc `modify_p`); off: each arrival is
     /// dropped independently with probability P, the fraction §5.2's analysis assumes.
     pub uniformize: bool,
+    /// In byte mode, count eq. 5's drops in bytes: on (§6.4); off, in packets.
+    pub quantum_in_bytes: bool,
+    /// What identification does: monitor (§4–§5).
+    pub identification: Identification,
+    /// Scripted monitoring commands (ns-2 red-pd.cc's, which its validation suite issues): none.
+    pub schedule: Vec<ScheduledAction>,
+    /// Factor on an unresponsive flow's pre-filter probability: 1 (ns-2 `unresponsive_penalty_`).
+    pub unresponsive_penalty: f64,
+}
+
+/// What identification does with the flows it finds (§4.2).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Identification {
+    /// Identified flows are monitored, their probability raised and released (§5).
+    #[default]
+    Monitor,
+    /// Identified flows are counted (`identified_rounds`) and left alone, so that every round
+    /// sees the flow as it sends (§4.4's Fig. 9 simulations; ns-2 monitoring.tcl `testIdent`).
+    Count,
+    /// No identification: only `schedule` monitors flows (ns-2's RED/PD queue without its
+    /// identification engine, as in its validation suite's `simple`, `unresponsive`, `frp`).
+    Off,
+}
+
+/// A scripted command at time `at` for flow `flow` (its id).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduledAction {
+    pub at: Seconds,
+    pub flow: FlowId,
+    pub action: Action,
+    /// `monitor`: the pre-filter probability.
+    pub probability: Option<f64>,
+}
+
+/// ns-2 red-pd.cc's commands.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Monitor the flow (or set its probability, if monitored): `monitor-flow`.
+    Monitor,
+    /// Stop monitoring it and forget its history: `unmonitor-flow`.
+    Unmonitor,
+    /// Declare a monitored flow unresponsive: `unresponsive-flow`.
+    Unresponsive,
 }
 
 impl Default for RedPdConfig {
@@ -157,12 +220,16 @@ impl Default for RedPdConfig {
             history: 5,
             noidle: false,
             uniformize: false,
+            quantum_in_bytes: true,
+            identification: Identification::Monitor,
+            schedule: Vec::new(),
+            unresponsive_penalty: 1.0,
         }
     }
 }
 
 impl RedPdConfig {
-    fn params(&self) -> Params {
+    fn params(&self, measure_from: Time) -> Params {
         let r = self.target_rtt.0;
         Params {
             target_rtt: r,
@@ -189,10 +256,14 @@ impl RedPdConfig {
             history: self.history as usize,
             noidle: self.noidle,
             uniformize: self.uniformize,
+            identification: self.identification,
+            unresponsive_penalty: self.unresponsive_penalty,
             min_th: self.red.min_th(),
             fixed_p: self.red.fixed_p,
             bytes: self.red.bytes,
+            list_in_bytes: self.red.bytes && self.quantum_in_bytes,
             mean_pktsize: self.red.mean_pktsize.0 as f64,
+            measure_from,
         }
     }
 }
@@ -211,7 +282,7 @@ impl QdiscConfig for RedPdConfig {
                 format!("must be >= k ({}), got {}", self.k, self.m),
             ));
         }
-        let params = self.params();
+        let params = self.params(0);
         require_positive(&field("min_interval"), params.min_interval)?;
         if params.max_interval.is_nan() || params.max_interval < params.min_interval {
             return Err(ScenarioError::new(
@@ -251,13 +322,39 @@ impl QdiscConfig for RedPdConfig {
                 format!("must be >= 2 (the test compares records), got {}", self.history),
             ));
         }
+        if self.unresponsive_penalty.is_nan() || self.unresponsive_penalty < 1.0 {
+            return Err(ScenarioError::new(
+                field("unresponsive_penalty"),
+                format!("must be >= 1, got {}", self.unresponsive_penalty),
+            ));
+        }
+        for (i, scheduled) in self.schedule.iter().enumerate() {
+            let entry = |name: &str| field(&format!("schedule[{i}].{name}"));
+            require_non_negative(&entry("at"), scheduled.at.0)?;
+            match (scheduled.action, scheduled.probability) {
+                (Action::Monitor, Some(p)) => require_probability(entry("probability"), p)?,
+                (Action::Monitor, None) => {
+                    return Err(ScenarioError::new(
+                        entry("probability"),
+                        "required for action \"monitor\"",
+                    ))
+                }
+                (_, Some(_)) => {
+                    return Err(ScenarioError::new(
+                        entry("probability"),
+                        "only used by action \"monitor\"",
+                    ))
+                }
+                (_, None) => {}
+            }
+        }
         Ok(())
     }
 
     fn build(&self, link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {
         // RED draws from a stream of its own, seeded from this qdisc's.
         let red = Red::new(&self.red, link, Rng::from_rng(&mut rng).expect("PCG seeds from PCG"));
-        Box::new(RedPd::new(self, red, rng))
+        Box::new(RedPd::new(self, red, rng, link.measure_from))
     }
 }
 
@@ -295,13 +392,19 @@ struct Params {
     history: usize,
     noidle: bool,
     uniformize: bool,
+    identification: Identification,
+    unresponsive_penalty: f64,
     /// RED's min_th, the pre-filter's gate (§1.2).
     min_th: f64,
     fixed_p: Option<f64>,
     /// Count arrivals and drops in bytes (§6.4), as RED's byte mode does.
     bytes: bool,
-    /// RED's mean packet size, bytes: §4.3's K drops in byte mode.
+    /// The drop lists (eq. 5's drop counts) in bytes: byte mode with `quantum_in_bytes`.
+    list_in_bytes: bool,
+    /// RED's mean packet size, bytes: §4.3's K drops when the lists count bytes.
     mean_pktsize: f64,
+    /// The warmup: identification rounds are counted from here (measurement only).
+    measure_from: Time,
 }
 
 impl Params {
@@ -337,6 +440,37 @@ struct Monitored {
     since_drop: f64,
 }
 
+impl Monitored {
+    /// A flow monitored from `now` at `probability`.
+    fn new(probability: f64, now: Time) -> Self {
+        Monitored {
+            probability,
+            unresponsive: false,
+            last_change: now,
+            arrivals: 0.0,
+            drops: 0.0,
+            period_start: now,
+            history: VecDeque::new(),
+            since_drop: 0.0,
+        }
+    }
+}
+
+/// A [`ScheduledAction`] resolved: when, which flow, what.
+#[derive(Clone, Copy, Debug)]
+struct Scripted {
+    at: Time,
+    flow: FlowId,
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Command {
+    Monitor(f64),
+    Unmonitor,
+    Unresponsive,
+}
+
 /// What RED-PD counts beyond the engine's drop table (pre-filter drops are its `pre_filter` reason).
 #[derive(Default)]
 struct Stats {
@@ -345,6 +479,8 @@ struct Stats {
     /// Times a monitored flow was declared unresponsive.
     unresponsive_declarations: u64,
     peak_monitored_flows: usize,
+    /// Identification rounds (interval closes with M lists) from the warmup on.
+    identification_rounds: u64,
 }
 
 /// A flow's monitoring history, reported through `flow_counters` (measurement only; kept
@@ -359,6 +495,23 @@ struct FlowRecord {
     first_monitored: Option<Time>,
     first_unresponsive: Option<Time>,
     last_released: Option<Time>,
+    /// Identification rounds from the warmup on that identified the flow.
+    identified_rounds: u64,
+}
+
+impl FlowRecord {
+    /// The flow is monitored from `now` on.
+    fn monitored_from(&mut self, now: Time) {
+        self.monitored_since = Some(now);
+        self.first_monitored.get_or_insert(now);
+    }
+
+    /// The flow is unmonitored at `now`.
+    fn released(&mut self, now: Time) {
+        let since = self.monitored_since.take().unwrap_or(now);
+        self.monitored_seconds += to_secs(now - since);
+        self.last_released = Some(now);
+    }
 }
 
 pub struct RedPd {
@@ -378,12 +531,30 @@ pub struct RedPd {
     ambient: Option<f64>,
     monitored: BTreeMap<FlowId, Monitored>,
     records: BTreeMap<FlowId, FlowRecord>,
+    /// The scripted commands in time order, and the next one due.
+    schedule: Vec<Scripted>,
+    next_scripted: usize,
     stats: Stats,
 }
 
 impl RedPd {
-    fn new(cfg: &RedPdConfig, red: Red, rng: Rng) -> Self {
-        let params = cfg.params();
+    fn new(cfg: &RedPdConfig, red: Red, rng: Rng, measure_from: Time) -> Self {
+        let params = cfg.params(measure_from);
+        let mut schedule: Vec<Scripted> = cfg
+            .schedule
+            .iter()
+            .map(|a| Scripted {
+                at: from_secs(a.at.0),
+                flow: a.flow,
+                command: match a.action {
+                    Action::Monitor => Command::Monitor(a.probability.expect("validated")),
+                    Action::Unmonitor => Command::Unmonitor,
+                    Action::Unresponsive => Command::Unresponsive,
+                },
+            })
+            .collect();
+        // Stable: commands at the same time keep the file's order.
+        schedule.sort_by_key(|s| s.at);
         // The first interval: p unknown, eq. 3 at the configured fixed_p or p = 0.
         let first = from_secs(params.interval(params.fixed_p.unwrap_or(0.0)));
         RedPd {
@@ -399,14 +570,56 @@ impl RedPd {
             ambient: None,
             monitored: BTreeMap::new(),
             records: BTreeMap::new(),
+            schedule,
+            next_scripted: 0,
             stats: Stats::default(),
         }
     }
 
-    /// Closes every interval that ended by `now`.
+    /// Closes every interval that ended by `now` and runs the commands due, in time order.
     fn advance(&mut self, now: Time) {
-        while now >= self.interval_end {
-            self.close_interval();
+        loop {
+            match self.schedule.get(self.next_scripted) {
+                Some(&scripted) if scripted.at <= now.min(self.interval_end) => {
+                    self.next_scripted += 1;
+                    self.run(scripted);
+                }
+                _ if now >= self.interval_end => self.close_interval(),
+                _ => break,
+            }
+        }
+    }
+
+    /// A scripted command (ns-2 red-pd.cc's); one for a flow that is not monitored, other
+    /// than `monitor`, does nothing.
+    fn run(&mut self, Scripted { at, flow, command }: Scripted) {
+        match command {
+            Command::Monitor(probability) => {
+                if let Some(m) = self.monitored.get_mut(&flow) {
+                    m.probability = probability;
+                    m.last_change = at;
+                } else {
+                    self.monitored.insert(flow, Monitored::new(probability, at));
+                    self.records.entry(flow).or_default().monitored_from(at);
+                    self.stats.peak_monitored_flows = self.stats.peak_monitored_flows.max(self.monitored.len());
+                }
+            }
+            Command::Unmonitor => {
+                if self.monitored.remove(&flow).is_some() {
+                    self.records.entry(flow).or_default().released(at);
+                }
+            }
+            Command::Unresponsive => {
+                if let Some(m) = self.monitored.get_mut(&flow).filter(|m| !m.unresponsive) {
+                    m.unresponsive = true;
+                    self.stats.unresponsive_declarations += 1;
+                    self.records
+                        .entry(flow)
+                        .or_default()
+                        .first_unresponsive
+                        .get_or_insert(at);
+                }
+            }
         }
     }
 
@@ -429,8 +642,12 @@ impl RedPd {
         if self.lists.len() > self.params.m {
             self.lists.pop_front();
         }
-        self.identify(end, last.min(ambient));
-        self.release(end);
+        if self.params.identification != Identification::Off {
+            self.identify(end, last.min(ambient));
+        }
+        if self.params.identification == Identification::Monitor {
+            self.release(end);
+        }
         self.interval_start = end;
         self.interval_end = end + from_secs(self.params.interval(self.params.fixed_p.unwrap_or(ambient))).max(1);
         self.interval_arrivals = 0.0;
@@ -453,9 +670,9 @@ impl RedPd {
             }
         }
         let k = self.params.k;
-        // Packets, or bytes of mean-size packets in byte mode, for §4.3's "K or more drops".
+        // Packets, or bytes of mean-size packets when the lists count bytes, for §4.3's "K or more drops".
         let k_drops = k as f64
-            * if self.params.bytes {
+            * if self.params.list_in_bytes {
                 self.params.mean_pktsize
             } else {
                 1.0
@@ -472,10 +689,24 @@ impl RedPd {
             .collect()
     }
 
-    /// §5.1: raise the probability of each identified flow, or start monitoring it;
-    /// `p` is the ambient drop rate for eq. 5.
+    /// §4.2's identification at `now`, counted as a round once M lists are kept and the
+    /// warmup is over; then, unless only counting, §5.1's increases at ambient drop rate `p`.
     fn identify(&mut self, now: Time, p: f64) {
         let identified = self.identified();
+        if self.lists.len() == self.params.m && now >= self.params.measure_from {
+            self.stats.identification_rounds += 1;
+            for &(flow, _) in &identified {
+                self.records.entry(flow).or_default().identified_rounds += 1;
+            }
+        }
+        if self.params.identification == Identification::Monitor {
+            self.raise(now, identified, p);
+        }
+    }
+
+    /// §5.1: raise the probability of each `identified` flow (with its drops), or start
+    /// monitoring it; `p` is the ambient drop rate for eq. 5.
+    fn raise(&mut self, now: Time, identified: Vec<(FlowId, f64)>, p: f64) {
         if identified.is_empty() {
             return;
         }
@@ -486,24 +717,12 @@ impl RedPd {
             let quantum = drops / avg_drop_count * p;
             match self.monitored.get_mut(&flow) {
                 None => {
-                    self.monitored.insert(
-                        flow,
-                        Monitored {
-                            probability: quantum.min(2.0 * p).min(MAX_INITIAL_PROBABILITY),
-                            unresponsive: false,
-                            last_change: now,
-                            arrivals: 0.0,
-                            drops: 0.0,
-                            period_start: now,
-                            history: VecDeque::new(),
-                            since_drop: 0.0,
-                        },
-                    );
+                    let start = quantum.min(2.0 * p).min(MAX_INITIAL_PROBABILITY);
+                    self.monitored.insert(flow, Monitored::new(start, now));
                     self.stats.monitor_starts += 1;
                     let record = self.records.entry(flow).or_default();
                     record.identifications += 1;
-                    record.monitored_since = Some(now);
-                    record.first_monitored.get_or_insert(now);
+                    record.monitored_from(now);
                     self.stats.peak_monitored_flows = self.stats.peak_monitored_flows.max(self.monitored.len());
                 }
                 // §5.2: after an increase, wait M − 1 intervals.
@@ -557,10 +776,7 @@ impl RedPd {
             m.last_change = now;
             let keep = m.probability >= release.min_probability;
             if !keep {
-                let record = records.entry(*flow).or_default();
-                let since = record.monitored_since.take().unwrap_or(now);
-                record.monitored_seconds += to_secs(now - since);
-                record.last_released = Some(now);
+                records.entry(*flow).or_default().released(now);
             }
             keep
         });
@@ -633,6 +849,11 @@ impl QueueDisc for RedPd {
         self.advance(ctx.now);
         let packet = ctx.packets[id];
         let amount = if self.params.bytes { packet.size as f64 } else { 1.0 };
+        let listed = if self.params.list_in_bytes {
+            packet.size as f64
+        } else {
+            1.0
+        };
         let (responsive_active, unresponsive_active) = self.prefilter_active();
         if let Some(m) = self.monitored.get_mut(&packet.flow) {
             let active = if m.unresponsive {
@@ -640,10 +861,15 @@ impl QueueDisc for RedPd {
             } else {
                 responsive_active
             };
-            let probability = if self.params.uniformize {
-                uniformized(m.probability, m.since_drop, false)
+            let probability = if m.unresponsive {
+                (m.probability * self.params.unresponsive_penalty).min(1.0)
             } else {
                 m.probability
+            };
+            let probability = if self.params.uniformize {
+                uniformized(probability, m.since_drop, false)
+            } else {
+                probability
             };
             let drop = active && self.rng.gen::<f64>() < probability;
             m.arrivals += amount;
@@ -660,7 +886,7 @@ impl QueueDisc for RedPd {
         let marked = packet.ecn != Ecn::Ce && ctx.packets[id].ecn == Ecn::Ce;
         if matches!(verdict, Verdict::Dropped(_)) || marked {
             self.interval_drops += amount;
-            *self.current.entry(packet.flow).or_default() += amount;
+            *self.current.entry(packet.flow).or_default() += listed;
             if let Some(m) = self.monitored.get_mut(&packet.flow) {
                 m.drops += amount;
             }
@@ -698,11 +924,12 @@ impl QueueDisc for RedPd {
             ("unresponsive_declarations", self.stats.unresponsive_declarations as f64),
             ("ambient_drop_rate", self.ambient.unwrap_or(0.0)),
             ("drop_list_interval", to_secs(self.interval_end - self.interval_start)),
+            ("identification_rounds", self.stats.identification_rounds as f64),
         ]);
         counters
     }
 
-    /// Every flow ever identified; times in seconds from the start of the run, `NaN` when
+    /// Every flow ever identified or monitored; times in seconds from the start of the run, `NaN` when
     /// the event never happened; "now" is the end of the last interval closed.
     fn flow_counters(&self) -> Vec<FlowCounters> {
         let now = self.interval_start;
@@ -727,6 +954,7 @@ impl QueueDisc for RedPd {
                         ("first_monitored_at", at(r.first_monitored)),
                         ("unresponsive_at", at(r.first_unresponsive)),
                         ("last_released_at", at(r.last_released)),
+                        ("identified_rounds", r.identified_rounds as f64),
                     ],
                 }
             })
@@ -740,6 +968,7 @@ mod tests {
     use crate::qdisc::testing::QdiscHarness;
     use crate::rng::stream;
     use crate::time::NANOS_PER_SEC;
+    use crate::units::Bytes;
 
     /// A 1000-byte packet takes exactly 1 ms at 8 Mb/s.
     const LINK: LinkInfo = LinkInfo {
@@ -752,7 +981,7 @@ mod tests {
     fn red_pd(cfg: RedPdConfig) -> QdiscHarness<RedPd> {
         cfg.validate("q").unwrap();
         let red = Red::new(&cfg.red, &LINK, stream(7, "red-pd-test/red"));
-        QdiscHarness::new(Box::new(RedPd::new(&cfg, red, stream(7, "red-pd-test"))))
+        QdiscHarness::new(Box::new(RedPd::new(&cfg, red, stream(7, "red-pd-test"), 0)))
     }
 
     /// RED-PD over a RED queue that drops every arrival with probability `p` (§7.1's controlled queue).
@@ -767,19 +996,7 @@ mod tests {
     }
 
     fn monitor(h: &mut QdiscHarness<RedPd>, flow: FlowId, probability: f64, now: Time) {
-        h.q.monitored.insert(
-            flow,
-            Monitored {
-                probability,
-                unresponsive: false,
-                last_change: now,
-                arrivals: 0.0,
-                drops: 0.0,
-                period_start: now,
-                history: VecDeque::new(),
-                since_drop: 0.0,
-            },
-        );
+        h.q.monitored.insert(flow, Monitored::new(probability, now));
     }
 
     fn probability(h: &QdiscHarness<RedPd>, flow: FlowId) -> Option<f64> {
@@ -796,7 +1013,7 @@ mod tests {
 
     #[test]
     fn drop_list_interval_is_eq3_at_the_averaged_drop_rate() {
-        let params = RedPdConfig::default().params();
+        let params = RedPdConfig::default().params(0);
         // Targets 1.B (redpd-eq3), K/M = 3/5, R = 40 ms: 0.196 s at p = 1 %, 0.088 s at 5 %.
         for (p, derived) in [(0.01f64, 0.196), (0.05, 0.088)] {
             let eq3 = 0.6 * 0.040 / (1.5 * p).sqrt();
@@ -809,7 +1026,7 @@ mod tests {
             min_interval: Some(Seconds(1e-9)),
             ..Default::default()
         };
-        assert!((unclamped.params().interval(0.10) - 0.062).abs() < 5e-4);
+        assert!((unclamped.params(0).interval(0.10) - 0.062).abs() < 5e-4);
         assert_eq!(params.interval(0.0), 0.400);
 
         // The interval in use: 1 % in the first interval, then EWMA 0.5 of 1 % and 5 % = 3 %.
@@ -873,18 +1090,173 @@ mod tests {
 
     #[test]
     fn byte_mode_counts_drops_in_bytes() {
-        // §6.4: with RED in byte mode, eq. 5 counts bytes. Flow 1 sends four 500-byte packets,
-        // flow 2 two 1000-byte ones: the same bytes, twice the packets; RED drops them all.
-        for (bytes, expected) in [(false, [(1, 4.0), (2, 2.0)]), (true, [(1, 2000.0), (2, 2000.0)])] {
-            let mut cfg = fixed(1.0);
+        // §6.4: with RED in byte mode, eq. 5 counts bytes, and the ambient drop rate is bytes
+        // over bytes. Flow 1 sends four 500-byte packets, flow 2 two 1000-byte ones: the same
+        // bytes, twice the packets; RED drops them all (fixed_p = 1 for the mean size, 500 B).
+        for (bytes, quantum_in_bytes, listed, total) in [
+            (false, true, [(1, 4.0), (2, 2.0)], 6.0),
+            (true, true, [(1, 2000.0), (2, 2000.0)], 4000.0),
+            (true, false, [(1, 4.0), (2, 2.0)], 4000.0),
+        ] {
+            let mut cfg = RedPdConfig {
+                quantum_in_bytes,
+                ..fixed(1.0)
+            };
             cfg.red.bytes = bytes;
+            cfg.red.mean_pktsize = Bytes(500);
             let mut h = red_pd(cfg);
             (0..4).for_each(|_| _ = h.arrive(0, 1, 500));
             (0..2).for_each(|_| _ = h.arrive(0, 2, 1000));
-            assert_eq!(h.q.current, BTreeMap::from(expected), "bytes = {bytes}");
-            let total = expected[0].1 + expected[1].1;
+            assert_eq!(
+                h.q.current,
+                BTreeMap::from(listed),
+                "bytes = {bytes}, {quantum_in_bytes}"
+            );
             assert_eq!((h.q.interval_arrivals, h.q.interval_drops), (total, total));
         }
+    }
+
+    #[test]
+    fn count_mode_identifies_without_monitoring_and_counts_rounds_from_the_warmup() {
+        // RED drops every arrival: a flow is listed in each 80 ms interval (2R) it sends in.
+        // Flow 1 sends in the intervals of `pattern`, flow 2 in all of them.
+        let cfg = RedPdConfig {
+            identification: Identification::Count,
+            ..fixed(1.0)
+        };
+        let red = Red::new(&cfg.red, &LINK, stream(7, "red-pd-test/red"));
+        let warmup = 500 * MS;
+        let mut h = QdiscHarness::new(Box::new(RedPd::new(&cfg, red, stream(7, "red-pd-test"), warmup)));
+        let interval = 80 * MS;
+        let pattern = [1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 1];
+        for (i, &sends) in pattern.iter().enumerate() {
+            let t = i as Time * interval + 10 * MS;
+            if sends == 1 {
+                h.arrive(t, 1, 1000);
+            }
+            h.arrive(t, 2, 1000);
+        }
+        // Closes list 19 (the last of `pattern`).
+        h.arrive(pattern.len() as Time * interval + 10 * MS, 3, 1000);
+        // A round is a close with M = 5 lists (list 4 on), from the warmup: lists 6 to 19
+        // close at 560 ms … 1.6 s. Flow 1 is identified where 3 of its last 5 intervals sent.
+        let rounds: Vec<usize> = (4..pattern.len())
+            .filter(|&i| (i as Time + 1) * interval >= warmup)
+            .collect();
+        let expected = rounds
+            .iter()
+            .filter(|&&i| pattern[i - 4..=i].iter().sum::<i32>() >= 3)
+            .count();
+        let counters = h.q.counters();
+        let counter = |name: &str| counters.iter().find(|c| c.0 == name).unwrap().1;
+        assert_eq!(counter("identification_rounds"), rounds.len() as f64);
+        let identified = |flow: FlowId| {
+            let rows = h.q.flow_counters();
+            let row = rows.iter().find(|r| r.flow == flow).unwrap();
+            row.counters.iter().find(|c| c.0 == "identified_rounds").unwrap().1
+        };
+        assert_eq!((identified(1), identified(2)), (expected as f64, rounds.len() as f64));
+        assert!(expected > 0 && expected < rounds.len());
+        // Nothing monitored, nothing pre-filtered.
+        assert!(h.q.monitored.is_empty());
+        assert_eq!((counter("monitor_starts"), h.drops(DropReason::PreFilter)), (0.0, 0));
+    }
+
+    #[test]
+    fn count_mode_identifies_a_cbr_flow_as_often_as_eq4() {
+        // §4.4: a flow at γ·f(R,p) through a queue dropping each packet with probability p sends
+        // γK/(Mp) packets per eq. 3 interval; P(1) = 1 − (1 − p)^(γK/(Mp)) and it is identified
+        // in a round with P(at least K of M) (eq. 4). γ = 1, p = 5 %: 12 packets, P(1) = 0.460,
+        // eq. 4 = 0.425 (targets 1.B, redpd-eq4).
+        let (p, gamma) = (0.05, 1.0);
+        let mut h = red_pd(RedPdConfig {
+            identification: Identification::Count,
+            min_interval: Some(Seconds(1e-9)),
+            ..fixed(p)
+        });
+        let f = 1.5f64.sqrt() / (0.040 * p.sqrt());
+        let gap = from_secs(1.0 / (gamma * f));
+        let p1 = 1.0 - (1.0 - p).powf(gamma * 3.0 / (5.0 * p));
+        let binomial = |j: i32| [1.0, 5.0, 10.0, 10.0, 5.0, 1.0][j as usize] * p1.powi(j) * (1.0 - p1).powi(5 - j);
+        let eq4: f64 = (3..=5).map(binomial).sum();
+        assert!((eq4 - 0.425).abs() < 5e-4, "{eq4}");
+        let mut t = 0;
+        while h.q.stats.identification_rounds < 20_000 {
+            h.arrive(t, 1, 1000);
+            h.depart(t);
+            t += gap;
+        }
+        let identified = h.q.records.get(&1).map_or(0, |r| r.identified_rounds);
+        let fraction = identified as f64 / 20_000.0;
+        // Overlapping rounds share lists: the fraction's variance is at most (2M − 1)·¼/n,
+        // σ ≤ 0.011 for n = 20 000; three of those.
+        assert!(
+            (fraction - eq4).abs() < 0.035,
+            "identified in {fraction} of the rounds, eq. 4 {eq4}"
+        );
+        assert!(h.q.monitored.is_empty());
+    }
+
+    #[test]
+    fn schedule_monitors_penalises_and_unmonitors_at_the_given_times() {
+        // ns-2's validation suite `unresponsive` in small: no identification; flow 1 monitored at
+        // 1 s with 0.2, declared unresponsive at 2 s (penalty 3: 0.6), unmonitored at 3 s. RED
+        // drops 10 % of everything, so flow 2 is in every list, but nothing identifies it.
+        let mut h = red_pd(RedPdConfig {
+            identification: Identification::Off,
+            unresponsive_penalty: 3.0,
+            schedule: vec![
+                ScheduledAction {
+                    at: Seconds(1.0),
+                    flow: 1,
+                    action: Action::Monitor,
+                    probability: Some(0.2),
+                },
+                ScheduledAction {
+                    at: Seconds(3.0),
+                    flow: 1,
+                    action: Action::Unmonitor,
+                    probability: None,
+                },
+                ScheduledAction {
+                    at: Seconds(2.0),
+                    flow: 1,
+                    action: Action::Unresponsive,
+                    probability: None,
+                },
+            ],
+            ..fixed(0.1)
+        });
+        let mut prefiltered = [[0u32; 4]; 2];
+        let mut t = 0;
+        while t < 4 * NANOS_PER_SEC {
+            for flow in [1, 2] {
+                if h.arrive(t, flow, 1000) == Verdict::Dropped(DropReason::PreFilter) {
+                    prefiltered[flow as usize - 1][(t / NANOS_PER_SEC) as usize] += 1;
+                }
+                h.depart(t);
+            }
+            t += MS;
+        }
+        // 1000 arrivals a second: binomial σ = 13 at 0.2, 15 at 0.6.
+        let [one, two] = prefiltered;
+        assert_eq!((one[0], one[3], two), (0, 0, [0; 4]), "{prefiltered:?}");
+        assert!(one[1].abs_diff(200) < 40 && one[2].abs_diff(600) < 45, "{one:?}");
+        let rows = h.q.flow_counters();
+        assert_eq!(rows.len(), 1);
+        let value = |name: &str| rows[0].counters.iter().find(|c| c.0 == name).unwrap().1;
+        assert_eq!(
+            [
+                "monitored",
+                "identifications",
+                "first_monitored_at",
+                "unresponsive_at",
+                "last_released_at"
+            ]
+            .map(value),
+            [0.0, 0.0, 1.0, 2.0, 3.0]
+        );
+        assert!((value("time_monitored") - 2.0).abs() < 1e-9);
     }
 
     /// Puts five closed lists of `length` each, `drops` per flow in every one.
@@ -1134,16 +1506,7 @@ mod tests {
 
     #[test]
     fn an_unresponsive_flow_is_declared_responsive_once_its_latest_records_behave() {
-        let mut m = Monitored {
-            probability: 0.1,
-            unresponsive: false,
-            last_change: 0,
-            arrivals: 0.0,
-            drops: 0.0,
-            period_start: 0,
-            history: VecDeque::new(),
-            since_drop: 0.0,
-        };
+        let mut m = Monitored::new(0.1, 0);
         // Each period lasts 1 s: `rate` arrivals, `rate·p` drops.
         let mut verdicts = Vec::new();
         let mut now = 0;

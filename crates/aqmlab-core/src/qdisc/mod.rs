@@ -30,6 +30,7 @@ use std::collections::VecDeque;
 
 pub mod active_flows;
 pub mod bred;
+pub mod choke;
 pub mod codel;
 pub mod csfq;
 pub mod droptail;
@@ -68,6 +69,8 @@ pub enum DropReason {
     Codel,
     /// RED-PD's pre-filter: a monitored flow's preferential drop.
     PreFilter,
+    /// CHOKe: the arrival and the queued packet(s) drawn to compare with it, of the same flow.
+    ChokeMatch,
 }
 
 impl DropReason {
@@ -83,6 +86,7 @@ impl DropReason {
             DropReason::Sred => "sred",
             DropReason::Codel => "codel",
             DropReason::PreFilter => "pre_filter",
+            DropReason::ChokeMatch => "choke_match",
         }
     }
 }
@@ -199,6 +203,7 @@ tagged_registry! {
         "fq_codel" => FqCodel(fq_codel::FqCodelConfig),
         "pie" => Pie(pie::PieConfig),
         "sfq" => Sfq(sfq::SfqConfig),
+        "choke" => Choke(choke::ChokeConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }
@@ -307,6 +312,19 @@ impl Fifo {
     /// The packet at the head, if any.
     pub fn front(&self) -> Option<PacketId> {
         self.queue.front().copied()
+    }
+
+    /// The packet `index` places behind the head.
+    pub fn get(&self, index: usize) -> Option<PacketId> {
+        self.queue.get(index).copied()
+    }
+
+    /// Removes the packet `index` places behind the head (a drop from inside the queue); costs
+    /// O(length).
+    pub fn remove(&mut self, index: usize, packets: &PacketArena) -> Option<PacketId> {
+        let id = self.queue.remove(index)?;
+        self.bytes -= packets[id].size as u64;
+        Some(id)
     }
 
     pub fn len(&self) -> usize {

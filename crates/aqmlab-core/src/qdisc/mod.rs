@@ -41,6 +41,7 @@ pub mod loss;
 pub mod pie;
 pub mod red;
 pub mod red_pd;
+pub mod sfb;
 pub mod sfq;
 pub mod sred;
 #[cfg(test)]
@@ -71,6 +72,8 @@ pub enum DropReason {
     PreFilter,
     /// CHOKe: the arrival and the queued packet(s) drawn to compare with it, of the same flow.
     ChokeMatch,
+    /// SFB: a flow found non-responsive (every one of its bins at p = 1), beyond its penalty rate.
+    Penalty,
 }
 
 impl DropReason {
@@ -87,6 +90,7 @@ impl DropReason {
             DropReason::Codel => "codel",
             DropReason::PreFilter => "pre_filter",
             DropReason::ChokeMatch => "choke_match",
+            DropReason::Penalty => "penalty",
         }
     }
 }
@@ -204,6 +208,7 @@ tagged_registry! {
         "pie" => Pie(pie::PieConfig),
         "sfq" => Sfq(sfq::SfqConfig),
         "choke" => Choke(choke::ChokeConfig),
+        "sfb" => Sfb(sfb::SfbConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }

@@ -38,7 +38,9 @@ pub mod drr;
 pub mod fq_codel;
 pub mod fred;
 pub mod loss;
+pub mod lqd;
 pub mod pie;
+pub mod pushout;
 pub mod red;
 pub mod red_pd;
 pub mod sfb;
@@ -60,7 +62,7 @@ pub enum DropReason {
     PerFlowLimit,
     /// CSFQ probabilistic drop `1 - alpha/label`.
     Csfq,
-    /// Pushed out of a full shared buffer (DRR/LQD longest-queue drop).
+    /// Pushed out of a full shared buffer (DRR's and LQD's longest-queue drop).
     Pushout,
     /// Configured loss model (Bernoulli, periodic or scripted): not congestion.
     Loss,
@@ -209,6 +211,7 @@ tagged_registry! {
         "sfq" => Sfq(sfq::SfqConfig),
         "choke" => Choke(choke::ChokeConfig),
         "sfb" => Sfb(sfb::SfbConfig),
+        "lqd" => Lqd(lqd::LqdConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }

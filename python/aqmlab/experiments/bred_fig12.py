@@ -4,10 +4,10 @@ conditions as used in figure 9", beside BRED's (Fig. 9, `bred_many_flows.py`: it
 builder, measure and sweep, and its BRED runs again here). Buffer 400 ms of the backbone =
 150 packets, one trial per point.
 
-LQD (`lqd` qdisc) as BRED §1 describes the gateway it compares with: "whenever the buffer is
+LQD (`lqd` qdisc) as BRED §2 describes the gateway it compares with: "whenever the buffer is
 full, a packet of the flow with maximum number of packets in the buffer is dropped such that
 the chosen packet is farthest from the end of the buffer": occupancy in packets, the oldest
-packet of the longest flow (`longest_by = "packets"`, `pushout = "head"`). §1 adds that "the
+packet of the longest flow (`longest_by = "packets"`, `pushout = "head"`). §2 adds that "the
 cbr flows are penalized very much when their input rate becomes far larger than their fair
 share. This is due to the nature of dropping from front". Dropping from the tail instead is
 shown as an informative row beside each graded one.
@@ -41,7 +41,7 @@ from .bred_many_flows import FIG9_FLOWS, FIG9_LINK, FULL, QUICK, many_flows_metr
 PAPER_FIG12 = "the fairness quotient of the LQD gateways is far less than the fairness quotient of the BRED gateways"
 
 BUFFER = buffer_packets(FIG9_LINK)
-# §1's LQD (graded), and the other end of the longest flow's packets (informative).
+# §2's LQD (graded), and the other end of the longest flow's packets (informative).
 LQD = {"type": "lqd", "limit": BUFFER, "longest_by": "packets", "pushout": "head"}
 LQD_TAIL = {**LQD, "pushout": "tail"}
 MECHANISMS = {"bred": bred_qdisc(BUFFER), "lqd": LQD, "lqd_tail": LQD_TAIL}

@@ -24,7 +24,7 @@ from . import Reproduction, Row, RunSettings, _csfq, experiment
 
 # aqmlab's other mechanisms on the same 64 KB buffer, shown beside the paper's (which reports no
 # number for them, so they have no row): SRED with B = 64 KB and the SRED paper's other settings,
-# RED-PD around the demo's RED, LQD (BRED §1's: the flow with most packets loses its oldest) on
+# RED-PD around the demo's RED, LQD (BRED §2's: the flow with most packets loses its oldest) on
 # 64 KB as DRR, CoDel, FQ-CoDel and PIE with their RFCs' settings, SFQ and SFB with Linux's, and
 # CHOKe with the demo's RED counted in packets (thresholds 16 and 32 packets = 16 KB and 32 KB,
 # its w_q and max_p), each with a limit of 64 packets (64 KB of 1000-byte packets; FQ-CoDel's

@@ -5,7 +5,7 @@
 //! Packets leave first in, first out; the router only accounts how much of the buffer each flow
 //! (flow id, as DRR) holds. An arrival is always admitted, and while the buffer is over its bound
 //! packets of the flow holding the most are pushed out (`pushout.rs`, the rule DRR runs too).
-//! BRED §1 describes the LQD it compares with: "a packet of the flow with maximum number of
+//! BRED §2 describes the LQD it compares with: "a packet of the flow with maximum number of
 //! packets in the buffer is dropped such that the chosen packet is farthest from the end of the
 //! buffer" — counted in packets, the head of that flow's packets (`longest_by = "packets"`,
 //! `pushout = "head"`, the defaults); "dropping packets from the front was proposed in [11]",
@@ -31,10 +31,10 @@ pub struct LqdConfig {
     /// default `txqueuelen`; LQD has no Linux qdisc).
     pub limit: Option<u64>,
     pub limit_bytes: Option<Bytes>,
-    /// What the longest flow holds the most of: `"packets"` (BRED §1, "maximum number of packets
+    /// What the longest flow holds the most of: `"packets"` (BRED §2, "maximum number of packets
     /// in the buffer") or `"bytes"`.
     pub longest_by: Occupancy,
-    /// End of that flow's packets pushed out: `"head"` (BRED §1, "farthest from the end of the
+    /// End of that flow's packets pushed out: `"head"` (BRED §2, "farthest from the end of the
     /// buffer"; Suter et al.'s drop from front) or `"tail"`.
     pub pushout: End,
 }

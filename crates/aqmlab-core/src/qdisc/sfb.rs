@@ -21,7 +21,7 @@
 //!   flow is unresponsive, or we're badly congested");
 //! - queued in one FIFO of `limit` packets (`overflow` beyond it, checked first as in Linux).
 //!
-//! Moving hash functions (SFB §4.4): every `rehash` the hash functions change, so that a
+//! Moving hash functions (SFB §4.4, as Linux cites it): every `rehash` the hash functions change, so that a
 //! responsive flow is not stuck sharing all its bins with a non-responsive one. For `db` before
 //! each change a second set of bins, keyed with the next hash functions, counts and updates on
 //! every arrival too (double buffering); at the change it takes over, and the old set is cleared
@@ -130,9 +130,9 @@ pub struct BlueParams {
     pub freeze_time: Time,
 }
 
-/// One bin's BLUE marking probability (BLUE §4: p_m rises by d1 on packet loss and falls by d2
-/// when the link is idle, at most once per freeze_time; SFB §4.2 reads loss as a full bin and
-/// idle as an empty one).
+/// One bin's BLUE marking probability: BLUE raises p_m by d1 on packet loss and lowers it by d2
+/// when the link is idle, at most once per freeze_time; SFB reads loss as a full bin and idle as
+/// an empty one.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Blue {
     pub p: f64,
@@ -222,7 +222,11 @@ impl BinSet {
 
     fn count(&mut self, flow: FlowId, kind: PacketKind, params: &Params, delta: i32) {
         for i in self.bins_of(flow, kind, params) {
-            self.bins[i].queued = self.bins[i].queued.saturating_add_signed(delta);
+            let bin = &mut self.bins[i];
+            bin.queued = bin
+                .queued
+                .checked_add_signed(delta)
+                .expect("a bin counts each of its packets once");
         }
     }
 

@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench clean-venv
+.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs clean-venv
 
 # `reproduce` exits 1 when a paper row fails (its measured reason is printed): the demo
 # has still run. Any other status is an error.
@@ -60,6 +60,10 @@ build: $(BUILT)
 
 bench: $(BUILT)
 	$(VENV)/bin/aqmlab bench
+
+# The cost of each queue discipline: benchmark (a) under every preset of `aqmlab compare`.
+bench-qdiscs: $(BUILT)
+	$(VENV)/bin/aqmlab bench --only demo-red --mechanisms all --repeat 3
 
 $(PYTHON):
 	python3 -m venv $(VENV)

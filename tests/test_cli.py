@@ -95,3 +95,14 @@ def test_tables_fit_80_columns_without_cutting_a_cell(tmp_path):
         assert "tcp[0-30]" in done.stderr and "31 rows" in done.stderr
     wide = aqmlab_cli("run", "scenarios/csfq-fig3b.toml", "--wide", columns=80)
     assert "tcp[30]" in wide.stderr and "…" not in wide.stderr
+
+
+def test_bench_runs_a_benchmark_once_per_mechanism():
+    done = aqmlab_cli("bench", "--only", "demo-red", "--mechanisms", "droptail,sfb", "--repeat", "1", "--json")
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert list(rows) == ["demo-red/droptail", "demo-red/sfb"]
+    # The same traffic under different disciplines: different events, each a full link.
+    assert rows["demo-red/droptail"]["events"] != rows["demo-red/sfb"]["events"]
+    assert all(row["utilisation"]["L->R"] > 0.95 for row in rows.values())
+    done = aqmlab_cli("bench", "--only", "demo-red", "--mechanisms", "nosuch", "--repeat", "1")
+    assert done.returncode == 2 and "demo-red/nosuch" in done.stderr and "nosuch" in done.stderr

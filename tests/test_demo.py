@@ -29,14 +29,18 @@ def test_demo_setup_matches_the_paper():
     assert scenario.get("topology.bottleneck.rate") == "10Mbps" and scenario.get("topology.bottleneck.delay") == "1ms"
     assert scenario.get("topology.access_delay") == scenario.get("topology.sink_delay") == "1ms"
     assert scenario.get("flows[0]") == {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True}
-    # §3's 64 KB buffer everywhere: the paper's mechanisms and SRED in bytes, RED-PD in its RED,
-    # CoDel, FQ-CoDel, PIE and SFQ as 64 packets of 1000 bytes.
-    others = {"red_pd", "codel", "fq_codel", "pie", "sfq"}
+    # §3's 64 KB buffer everywhere: the paper's mechanisms, SRED and LQD in bytes, RED-PD in its
+    # RED, CoDel, FQ-CoDel, PIE, SFQ, SFB and CHOKe as 64 packets of 1000 bytes.
+    in_packets = ("codel", "fq_codel", "pie", "sfq", "sfb", "choke")
+    others = {"red_pd", *in_packets}
     assert {m["limit_bytes"] for name, m in MECHANISMS.items() if name not in others} == {"64KB"}
     assert MECHANISMS["red_pd"]["red"]["limit_bytes"] == "64KB"
-    assert {MECHANISMS[m]["limit"] for m in ("codel", "fq_codel", "pie", "sfq")} == {64}
+    assert {MECHANISMS[m]["limit"] for m in in_packets} == {64}
     for name in ("red", "fred-1", "fred-2"):
         assert (MECHANISMS[name]["min_th"], MECHANISMS[name]["max_th"]) == (16000, 32000)
+    # CHOKe's RED is the demo's, its thresholds in 1000-byte packets.
+    assert (MECHANISMS["choke"]["min_th"], MECHANISMS["choke"]["max_th"]) == (16, 32)
+    assert {k: MECHANISMS["choke"][k] for k in ("w_q", "max_p")} == {"w_q": 0.002, "max_p": 0.1}
     assert MECHANISMS["fred-2"]["two_packet_buffer"] and not MECHANISMS["fred-1"].get("two_packet_buffer")
     assert {MECHANISMS["csfq"][k] for k in ("k", "k_alpha", "k_c")} == {"100ms"}
 

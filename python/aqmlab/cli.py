@@ -522,7 +522,8 @@ def validate(
     help=(
         "Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second.\n\n"
         "(a) the demo under RED for 100 s, (b) 100 TCP flows over a 45 Mbps RED bottleneck for 100 s "
-        "(scenarios/bench-*.toml)."
+        "(scenarios/bench-*.toml). With --mechanisms, each benchmark runs once per mechanism on its "
+        "bottleneck (the cost of each queue discipline on the same traffic)."
     )
 )
 def bench(
@@ -531,20 +532,40 @@ def bench(
         str | None, typer.Option("--only", help="Run only this benchmark (demo-red or 100tcp-45mbps).")
     ] = None,
     repeat: Annotated[int, typer.Option("--repeat", help="Runs per benchmark; the fastest counts.", min=1)] = 3,
+    mechanisms: Annotated[
+        str | None,
+        typer.Option(
+            "--mechanisms",
+            "-m",
+            help="Comma-separated preset names or qdisc types, or `all`, as `aqmlab compare`; "
+            "rows are named benchmark/mechanism.",
+        ),
+    ] = None,
 ) -> None:
     from .bench import BENCHMARKS, run_benchmark
+    from .compare import mechanisms as qdisc_tables
     from .scenario import Scenario
 
     chosen = [b for b in BENCHMARKS if only in (None, b[0])]
     if not chosen:
         raise _fail(f"--only: unknown benchmark {only!r} (known: {', '.join(b[0] for b in BENCHMARKS)})")
+    names = None if mechanisms is None else [name.strip() for name in mechanisms.split(",") if name.strip()]
+    if names == []:
+        raise _fail("--mechanisms: give at least one name, or all")
     rows = []
     for name, file, what in chosen:
         console.print(f"running {name}: {what}")
-        try:
-            rows.append(run_benchmark(name, Scenario.load(scenarios_dir() / file), repeat=repeat))
-        except ScenarioError as e:
-            raise _fail(f"{file}: {e}") from None
+        scenario = Scenario.load(scenarios_dir() / file)
+        variants = (
+            {name: scenario}
+            if names is None
+            else {f"{name}/{mechanism}": scenario.with_qdisc(table) for mechanism, table in qdisc_tables(names).items()}
+        )
+        for label, variant in variants.items():
+            try:
+                rows.append(run_benchmark(label, variant, repeat=repeat))
+            except ScenarioError as e:
+                raise _fail(f"{file} as {label}: {e}") from None
     if json_output:
         _print_json(rows)
         return

@@ -28,8 +28,8 @@ _INDEX = re.compile(r"\[\d+\]$")
 
 
 def presets() -> dict[str, dict[str, Any]]:
-    """Named qdisc tables: the demo's (CSFQ §3's mechanisms, then SRED, RED-PD, CoDel,
-    FQ-CoDel and PIE on the same 64 KB buffer; see experiments/demo.py)."""
+    """Named qdisc tables: the demo's (CSFQ §3's mechanisms, then aqmlab's others on the same
+    64 KB buffer; see experiments/demo.py)."""
     from .experiments.demo import MECHANISMS
 
     return dict(MECHANISMS)

@@ -14,17 +14,16 @@
 //! a 1500-byte quantum, flow 0 of CSFQ Fig. 3a, which sends exactly its fair
 //! share, got 15 % less than its share instead of 5 %).
 //!
-//! Buffer: one shared bound (`limit` packets and/or `limit_bytes`). As ns-2's
-//! `Queue/DRR` (which the CSFQ paper ran) does, an arrival is always admitted
-//! and, while the bound is exceeded, the packet at the head of the longest
-//! queue in bytes is pushed out (`DropReason::Pushout`); that can be the
-//! arrival itself when it is alone in the longest queue.
-//! Cost: the longest queue is found by scanning the active list, only when the
-//! buffer overflows; the active list never holds more flows than there are
-//! packets in the buffer (64 with the default 64 KB of 1000-byte packets), so
-//! the scan is bounded by the buffer size, not by the number of flows.
+//! Buffer: one shared bound (`limit` packets and/or `limit_bytes`) with
+//! longest-queue drop (`pushout.rs`, shared with LQD). As ns-2's `Queue/DRR`
+//! (which the CSFQ paper ran) does, an arrival is always admitted and, while
+//! the bound is exceeded, the packet at the head of the longest queue in bytes
+//! is pushed out (`DropReason::Pushout`); that can be the arrival itself when
+//! it is alone in the longest queue. `pushout = "tail"` drops the longest
+//! queue's newest packet instead. Ties go to the first flow in round-robin order.
 
-use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::pushout::{End, FlowQueues, Occupancy, PushOut};
+use super::{Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{FlowId, PacketId};
 use crate::rng::Rng;
@@ -40,6 +39,8 @@ pub struct DrrConfig {
     pub limit_bytes: Option<Bytes>,
     /// Bytes a flow earns per round; default 1000, the CSFQ experiments' packet size (§3.4: "1 packet = 1 KB").
     pub quantum: Bytes,
+    /// End of the longest queue that loses a packet: `"head"` (ns-2 `Queue/DRR`) or `"tail"`.
+    pub pushout: End,
 }
 
 impl Default for DrrConfig {
@@ -48,6 +49,7 @@ impl Default for DrrConfig {
             limit: None,
             limit_bytes: None,
             quantum: Bytes(1000),
+            pushout: End::Head,
         }
     }
 }
@@ -85,7 +87,8 @@ impl QdiscConfig for DrrConfig {
 /// DRR's parameters in effect.
 #[derive(Clone, Copy, Debug)]
 struct Params {
-    limit: Limit,
+    /// The shared buffer and its longest-queue drop (in bytes, as ns-2).
+    pushout: PushOut,
     /// Bytes.
     quantum: u64,
 }
@@ -119,7 +122,11 @@ impl Drr {
     pub fn new(config: &DrrConfig) -> Self {
         Drr {
             params: Params {
-                limit: config.limit(),
+                pushout: PushOut {
+                    limit: config.limit(),
+                    longest_by: Occupancy::Bytes,
+                    end: config.pushout,
+                },
                 quantum: config.quantum.0,
             },
             flows: Vec::new(),
@@ -130,21 +137,14 @@ impl Drr {
         }
     }
 
-    /// The active flow with the most queued bytes (first in round-robin order on ties).
-    fn longest(&self) -> FlowId {
-        let mut best = self.active[0];
-        for &f in self.active.iter().skip(1) {
-            if self.flows[f as usize].fifo.bytes() > self.flows[best as usize].fifo.bytes() {
-                best = f;
-            }
-        }
-        best
-    }
-
-    /// Removes the head packet of `flow`, keeping the totals and the active list right.
-    fn pop_head(&mut self, flow: FlowId, ctx: &QdiscCtx) -> PacketId {
+    /// Removes the packet at `end` of `flow`'s queue, keeping the totals and the active list right.
+    fn take(&mut self, flow: FlowId, end: End, ctx: &QdiscCtx) -> PacketId {
         let queue = &mut self.flows[flow as usize];
-        let id = queue.fifo.pop(ctx.packets).expect("active flows have packets");
+        let id = match end {
+            End::Head => queue.fifo.pop(ctx.packets),
+            End::Tail => queue.fifo.pop_back(ctx.packets),
+        }
+        .expect("active flows have packets");
         self.packets -= 1;
         self.bytes -= ctx.packets[id].size as u64;
         if queue.fifo.is_empty() {
@@ -156,6 +156,25 @@ impl Drr {
             self.active.remove(at);
         }
         id
+    }
+}
+
+impl FlowQueues for Drr {
+    fn totals(&self) -> (usize, u64) {
+        (self.packets, self.bytes)
+    }
+
+    fn backlogged(&self) -> impl Iterator<Item = FlowId> + '_ {
+        self.active.iter().copied()
+    }
+
+    fn occupancy(&self, flow: FlowId) -> (usize, u64) {
+        let fifo = &self.flows[flow as usize].fifo;
+        (fifo.len(), fifo.bytes())
+    }
+
+    fn remove(&mut self, flow: FlowId, end: End, ctx: &QdiscCtx) -> PacketId {
+        self.take(flow, end, ctx)
     }
 }
 
@@ -175,17 +194,9 @@ impl QueueDisc for Drr {
         queue.fifo.push(id, ctx.packets);
         self.packets += 1;
         self.bytes += ctx.packets[id].size as u64;
-        let mut verdict = Verdict::Enqueued;
         // Longest-queue drop (CSFQ §3; ns-2 drops the head of the longest queue in bytes).
-        while !self.params.limit.holds(self.packets, self.bytes) {
-            let victim = self.pop_head(self.longest(), ctx);
-            if victim == id {
-                verdict = Verdict::Dropped(DropReason::Pushout);
-            } else {
-                ctx.drop_packet(victim, DropReason::Pushout);
-            }
-        }
-        verdict
+        let pushout = self.params.pushout;
+        pushout.enforce(self, id, ctx)
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
@@ -195,7 +206,7 @@ impl QueueDisc for Drr {
             let head = ctx.packets[queue.fifo.front().expect("active flows have packets")].size as u64;
             if head <= queue.deficit {
                 queue.deficit -= head;
-                return Some(self.pop_head(flow, ctx));
+                return Some(self.take(flow, End::Head, ctx));
             }
             // Not enough deficit: earn a quantum and wait for the next round.
             queue.deficit += self.params.quantum;
@@ -221,14 +232,15 @@ mod tests {
     use super::*;
     use crate::packet::Packet;
     use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::DropReason;
     use DropReason::Pushout;
     use Verdict::{Dropped, Enqueued};
 
     fn drr(limit: Option<u64>, quantum: u64) -> QdiscHarness<Drr> {
         QdiscHarness::new(Box::new(Drr::new(&DrrConfig {
             limit,
-            limit_bytes: None,
             quantum: Bytes(quantum),
+            ..Default::default()
         })))
     }
 
@@ -290,6 +302,24 @@ mod tests {
         assert_eq!(pushed_out(&h).len(), 1);
         assert_eq!(h.depart(0).map(|p| (p.flow, p.seq)), Some((1, 1)));
         assert!(h.depart(0).is_none());
+    }
+
+    #[test]
+    fn tail_pushout_drops_the_newest_packet_of_the_longest_queue() {
+        let mut h = QdiscHarness::new(Box::new(Drr::new(&DrrConfig {
+            limit: Some(4),
+            pushout: End::Tail,
+            ..Default::default()
+        })));
+        for seq in 0..3 {
+            h.offer(0, packet(7, 1000, seq));
+        }
+        h.offer(0, packet(2, 1000, 0));
+        assert_eq!(h.offer(0, packet(2, 1000, 1)).0, Enqueued);
+        assert_eq!(pushed_out(&h), vec![(7, 2, Pushout)]);
+        // An arrival that makes its own queue the longest is itself the newest packet there.
+        assert_eq!(h.offer(0, packet(2, 1000, 2)).0, Dropped(Pushout));
+        assert_eq!(pushed_out(&h).len(), 1);
     }
 
     #[test]

@@ -30,6 +30,7 @@ use std::collections::VecDeque;
 
 pub mod active_flows;
 pub mod bred;
+pub mod choke;
 pub mod codel;
 pub mod csfq;
 pub mod droptail;
@@ -37,9 +38,12 @@ pub mod drr;
 pub mod fq_codel;
 pub mod fred;
 pub mod loss;
+pub mod lqd;
 pub mod pie;
+pub mod pushout;
 pub mod red;
 pub mod red_pd;
+pub mod sfb;
 pub mod sfq;
 pub mod sred;
 #[cfg(test)]
@@ -58,7 +62,7 @@ pub enum DropReason {
     PerFlowLimit,
     /// CSFQ probabilistic drop `1 - alpha/label`.
     Csfq,
-    /// Pushed out of a full shared buffer (DRR/LQD longest-queue drop).
+    /// Pushed out of a full shared buffer (DRR's and LQD's longest-queue drop).
     Pushout,
     /// Configured loss model (Bernoulli, periodic or scripted): not congestion.
     Loss,
@@ -68,6 +72,10 @@ pub enum DropReason {
     Codel,
     /// RED-PD's pre-filter: a monitored flow's preferential drop.
     PreFilter,
+    /// CHOKe: the arrival and the queued packet(s) drawn to compare with it, of the same flow.
+    ChokeMatch,
+    /// SFB: a flow found non-responsive (every one of its bins at p = 1), beyond its penalty rate.
+    Penalty,
 }
 
 impl DropReason {
@@ -83,6 +91,8 @@ impl DropReason {
             DropReason::Sred => "sred",
             DropReason::Codel => "codel",
             DropReason::PreFilter => "pre_filter",
+            DropReason::ChokeMatch => "choke_match",
+            DropReason::Penalty => "penalty",
         }
     }
 }
@@ -199,6 +209,9 @@ tagged_registry! {
         "fq_codel" => FqCodel(fq_codel::FqCodelConfig),
         "pie" => Pie(pie::PieConfig),
         "sfq" => Sfq(sfq::SfqConfig),
+        "choke" => Choke(choke::ChokeConfig),
+        "sfb" => Sfb(sfb::SfbConfig),
+        "lqd" => Lqd(lqd::LqdConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
     }
@@ -307,6 +320,19 @@ impl Fifo {
     /// The packet at the head, if any.
     pub fn front(&self) -> Option<PacketId> {
         self.queue.front().copied()
+    }
+
+    /// The packet `index` places behind the head.
+    pub fn get(&self, index: usize) -> Option<PacketId> {
+        self.queue.get(index).copied()
+    }
+
+    /// Removes the packet `index` places behind the head (a drop from inside the queue); costs
+    /// O(length).
+    pub fn remove(&mut self, index: usize, packets: &PacketArena) -> Option<PacketId> {
+        let id = self.queue.remove(index)?;
+        self.bytes -= packets[id].size as u64;
+        Some(id)
     }
 
     pub fn len(&self) -> usize {

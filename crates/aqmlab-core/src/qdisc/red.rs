@@ -424,16 +424,21 @@ impl Red {
             }
         }
     }
-}
 
-impl QueueDisc for Red {
-    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+    /// Samples the queue for an arrival at `now`: RED's average as the arrival finds it (F–J Fig. 2).
+    pub(super) fn average_on_arrival(&mut self, now: Time) -> f64 {
         let q = if self.params.bytes {
             self.fifo.bytes() as f64
         } else {
             self.fifo.len() as f64
         };
-        let avg = self.average.on_arrival(q, ctx.now);
+        self.average.on_arrival(q, now)
+    }
+
+    /// RED's verdict on an arrival that found the average at `avg`: drop, mark or queue it
+    /// (F–J Fig. 2's decision, then the buffer bound). CHOKe runs its match step between
+    /// [`Self::average_on_arrival`] and this.
+    pub(super) fn admit(&mut self, id: PacketId, avg: f64, ctx: &mut QdiscCtx) -> Verdict {
         let packet = &mut ctx.packets[id];
         match self.decide(avg, packet.size) {
             Decision::Pass => {}
@@ -455,6 +460,23 @@ impl QueueDisc for Red {
         }
         self.fifo.push(id, ctx.packets);
         Verdict::Enqueued
+    }
+
+    /// RED's drop curve (its thresholds).
+    pub(super) fn curve(&self) -> &DropCurve {
+        &self.params.curve
+    }
+
+    /// The queue itself, for a discipline that draws from it (CHOKe).
+    pub(super) fn queue_mut(&mut self) -> &mut Fifo {
+        &mut self.fifo
+    }
+}
+
+impl QueueDisc for Red {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        let avg = self.average_on_arrival(ctx.now);
+        self.admit(id, avg, ctx)
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {

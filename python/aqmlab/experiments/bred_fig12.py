@@ -1,0 +1,129 @@
+"""BRED §5.2.2, Fig. 12: eq. 17's fairness quotient F of 20, 50 and 100 flows (a quarter of them
+CBR) against the CBRs' total rate on 1.5 Mb/s under LQD gateways, "simulated under the same
+conditions as used in figure 9", beside BRED's (Fig. 9, `bred_many_flows.py`: its scenario
+builder, measure and sweep, and its BRED runs again here). Buffer 400 ms of the backbone =
+150 packets, one trial per point.
+
+LQD (`lqd` qdisc) as BRED §2 describes the gateway it compares with: "whenever the buffer is
+full, a packet of the flow with maximum number of packets in the buffer is dropped such that
+the chosen packet is farthest from the end of the buffer": occupancy in packets, the oldest
+packet of the longest flow (`longest_by = "packets"`, `pushout = "head"`). §2 adds that "the
+cbr flows are penalized very much when their input rate becomes far larger than their fair
+share. This is due to the nature of dropping from front". Dropping from the tail instead is
+shown as an informative row beside each graded one.
+
+The figure's values are not in the text. Reported (§5.2.2): "the fairness quotient of the LQD
+gateways is far less than the fairness quotient of the BRED gateways"; the rows check the
+ordering F(LQD) < F(BRED) at every load and number of flows (ordering only, as the
+reproduction target states). Where the CBRs send below their equal share, LQD treats every
+flow alike and is not less fair than BRED; up to about 3x their share (20 and 50 flows) LQD holds
+them near it while BRED lets them have 1.5-1.7x it. Those rows fail, with the CBRs' measured
+shares and the TCPs' spread as the reason (quick mode: 3 of 12; full: 7 of 18). Beyond, dropping
+from the front starves the CBRs and F(LQD) is 0.74 against BRED's 0.81-0.92.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pandas as pd
+
+import aqmlab
+
+from ..plots import pyplot
+from ..results import MBPS
+from . import Reproduction, Row, experiment
+from ._bred import bred_qdisc, buffer_packets
+from .bred_many_flows import FIG9_FLOWS, FIG9_LINK, FULL, QUICK, many_flows_metrics, many_flows_scenario
+
+# §5.2.2 (A. Anjum, L. Tassiulas, "Balanced-RED", CSHCN T.R. 99-9, 1999), what Fig. 12 shows.
+PAPER_FIG12 = "the fairness quotient of the LQD gateways is far less than the fairness quotient of the BRED gateways"
+
+BUFFER = buffer_packets(FIG9_LINK)
+# §2's LQD (graded), and the other end of the longest flow's packets (informative).
+LQD = {"type": "lqd", "limit": BUFFER, "longest_by": "packets", "pushout": "head"}
+LQD_TAIL = {**LQD, "pushout": "tail"}
+MECHANISMS = {"bred": bred_qdisc(BUFFER), "lqd": LQD, "lqd_tail": LQD_TAIL}
+
+
+@experiment(
+    "bred-fig12", "BRED Fig. 12: fairness quotient of LQD vs BRED (Fig. 9), 20/50/100 flows (a quarter CBR), 1.5 Mb/s"
+)
+def fig12(quick: bool) -> Reproduction:
+    settings = QUICK if quick else FULL
+    records = []
+    for n, total, (name, qdisc) in itertools.product(FIG9_FLOWS, settings.sweep, MECHANISMS.items()):
+        results = aqmlab.run(many_flows_scenario(n, total * MBPS, qdisc, duration=settings.duration))
+        records.append(
+            {"flows": n, "cbr_total": total, "mechanism": name, **many_flows_metrics(results)}
+            | {"equal_share": FIG9_LINK / MBPS / n}
+        )
+    table = pd.DataFrame(records)
+    rows = fig12_rows(table)
+    return Reproduction(
+        rows=rows,
+        figure=_fig12_figure(table),
+        data={"fig12": table},
+        show=["fig12"],
+        notes=[f"one trial of {settings.duration:g} s per point (as the paper), goodput over the latter half"],
+        reasons={row.key: _reason(table, row.key) for row in rows if row.graded and not row.passed},
+    )
+
+
+def _key(n: int, total: float) -> str:
+    return f"order.n{n}.cbr{round(total * 1000)}k.lqd_lt_bred"
+
+
+def fig12_rows(table: pd.DataFrame) -> list[Row]:
+    """F(LQD) < F(BRED) for each number of flows and CBR load, with LQD dropping from the tail
+    as the informative other reading."""
+    f = table.set_index(["flows", "cbr_total", "mechanism"])["F"]
+    rows = []
+    for n, total in itertools.product(FIG9_FLOWS, sorted(set(table["cbr_total"]))):
+        metric = f"F with {n} flows, CBR total {total:g} Mb/s: LQD < BRED"
+        for lqd, reading in [("lqd", None), ("lqd_tail", "LQD dropping from the tail")]:
+            row = Row.ordered(
+                metric,
+                "LQD far less than BRED",
+                [{"LQD": f[n, total, lqd]}, {"BRED": f[n, total, "bred"]}],
+                digits=3,
+                key=_key(n, total),
+            )
+            rows.append(row if reading is None else row.informative(reading, alt="alt_tail"))
+    return rows
+
+
+def _reason(table: pd.DataFrame, key: str) -> str:
+    """Why F(LQD) is not below F(BRED) at a point: what the CBRs get against the equal share,
+    and the spread of the TCPs (slowest over mean)."""
+    point = next(p for p in table.itertuples() if _key(p.flows, p.cbr_total) == key and p.mechanism == "lqd")
+    by = table[(table["flows"] == point.flows) & (table["cbr_total"] == point.cbr_total)].set_index("mechanism")
+    offered = point.cbr_total / (point.flows // 4) / point.equal_share
+
+    def measured(name: str) -> str:
+        got = by.loc[name, "cbr_mean"] / point.equal_share
+        spread = by.loc[name, "tcp_min"] / by.loc[name, "tcp_mean"]
+        return f"CBRs {got:.2f}x, slowest TCP {spread:.2f}x the TCP mean, F {by.loc[name, 'F']:.3f}"
+
+    return (
+        f"each CBR offers {offered:.2f}x the equal share of {point.equal_share * 1000:.0f} kb/s; "
+        f"LQD: {measured('lqd')}; BRED: {measured('bred')}"
+    )
+
+
+def _fig12_figure(table: pd.DataFrame) -> Any:
+    fig, ax = pyplot().subplots(figsize=(6.5, 4.5))
+    styles = {"bred": ("-", "BRED (Fig. 9)"), "lqd": ("--", "LQD (Fig. 12)"), "lqd_tail": (":", "LQD, tail drop")}
+    for (name, (line, label)), (n, marker) in itertools.product(styles.items(), zip(FIG9_FLOWS, "ox+", strict=True)):
+        points = table[(table["mechanism"] == name) & (table["flows"] == n)]
+        ax.plot(points["cbr_total"], points["F"], line, marker=marker, label=f"{label}, {n} flows")
+    ax.set(
+        title="BRED Fig. 12: LQD vs BRED, many flows, 1.5 Mb/s",
+        xlabel="total CBR sending rate (Mb/s)",
+        ylabel="fairness quotient F (eq. 17)",
+        ylim=(0, 1.02),
+    )
+    ax.legend(fontsize="small", ncol=3)
+    fig.tight_layout()
+    return fig

@@ -205,6 +205,7 @@ fn tfrc_errors_name_the_field() {
         ("initial_rate = 0", "flows[0].initial_rate: must be > 0, got 0"),
         ("rate = \"1Mbps\"", "flows[0].rate: unknown field"),
         ("history_discounting = 1", "flows[0].history_discounting: invalid type"),
+        ("rto_tick = 0", "flows[0].rto_tick: must be > 0, got 0"),
     ];
     for (extra, expected) in cases {
         let err = common::error_of(&flow(extra));

@@ -10,10 +10,5 @@ for _id, _title, _reason in (
     ("redpd-fig9-sim", "RED-PD Fig. 9: identification probability of CBR flows against eq. 4", _LATER),
     ("redpd-sec6.4", "RED-PD §6.4: packet vs byte mode, two packet sizes at the same byte rate", _LATER),
     ("redpd-ns2-suite", "RED-PD: the six scenarios of ns-2's test-suite-red-pd.tcl", _LATER),
-    (
-        "redpd-fig20-21",
-        "RED-PD Figs. 20–21: TFRC vs TCP at 30 and 120 ms, RED vs RED-PD",
-        "needs TFRC (equation-based congestion control), which aqmlab does not implement yet",
-    ),
 ):
     not_reproduced(_id, _title, _reason)

@@ -25,12 +25,18 @@
 //! last two RTTs. A flow's packets follow one route through queues that keep
 //! its order, so they arrive in order and the receiver handles no reordering.
 //!
-//! Where ns-2's `tcp/tfrc.cc` and `tfrc-sink.cc` of 2000–2001 (the papers'
-//! TFRC, ns-default.tcl defaults) differ from RFC 5348, which this follows:
-//! - R is an EWMA with `df_ 0.95` (RFC: q = 0.9); t_RTO is TCP's RTO from
-//!   SRTT and RTTVAR in `tcp_tick_` units, not 4R;
-//! - before the first feedback ns-2 sends at `InitRate_` (300 B/s) and then
-//!   from one packet per RTT (RFC: s per second, then W_init/R, RFC 3390);
+//! Where ns-2's TFRC (the papers' simulator) differs from RFC 5348, which this
+//! follows; read in ns-2.35's `tcp/tfrc.cc`, `tfrc-sink.cc` and ns-default.tcl,
+//! whose comments date the later changes (the code of 2000–2001 may differ in
+//! detail):
+//! - R is an EWMA with `df_ 0.95` (RFC: q = 0.9); t_RTO is TCP's timeout,
+//!   SRTT + 4·RTTVAR of RTT samples rounded to `tcp_tick_` (0.1 s) in TCP's
+//!   integer filters, not 4R (`rto_tick` selects it: at R = 30 ms it is
+//!   0.3 s = 10R, at 120 ms 2.5R; the receiver still inverts with 4R, where
+//!   ns-2's used the sender's value, which only sets the first interval);
+//! - before the first feedback ns-2 sends at `InitRate_` (300 B/s), then
+//!   slow-starts from `rate_init_` packets per RTT (RFC: s per second, then
+//!   W_init/R, RFC 3390);
 //! - above the equation's rate ns-2 grows by at most one packet per RTT per
 //!   feedback (`increase_rate()`), where the RFC sets X = min(X_calc, 2·X_recv);
 //!   with `ca_ 1` it spaces packets by √R_sample / mean √R (RFC 5348 §4.5's
@@ -41,13 +47,14 @@
 //! - history discounting (`discount_ 1`, `minDiscountRatio_ 0.5`) and the
 //!   open-interval rule (`smooth_ 1`) are the RFC's.
 
+use super::tcp::ns2_rtt::Ns2Rtt;
 use super::tcp::timer::{kind_of, Timer};
 use super::{Agent, AgentCtx, FlowConfig};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet, PacketKind, TfrcHeader};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
-use crate::units::Rate;
+use crate::units::{Rate, Seconds};
 use crate::validate::require_positive;
 use serde::Deserialize;
 use std::collections::VecDeque;
@@ -82,6 +89,9 @@ pub struct TfrcConfig {
     /// Discount old loss intervals while the open one is more than twice
     /// the average (RFC 5348 §5.5, a MAY); default on, as ns-2's `discount_ 1`.
     pub history_discounting: bool,
+    /// When set, t_RTO in the equation is ns-2 tfrc.cc's TCP-style timeout
+    /// with this tick (ns-2 `tcp_tick_ 0.1`) instead of RFC 5348's 4R (module header).
+    pub rto_tick: Option<Seconds>,
     /// Record X (`x_bps`, bits/s), p (`p`) and R (`rtt`, s) at each feedback and nofeedback expiry.
     pub trace: bool,
 }
@@ -91,6 +101,7 @@ impl Default for TfrcConfig {
         TfrcConfig {
             initial_rate: None,
             history_discounting: true,
+            rto_tick: None,
             trace: false,
         }
     }
@@ -98,10 +109,13 @@ impl Default for TfrcConfig {
 
 impl FlowConfig for TfrcConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        match self.initial_rate {
-            Some(rate) => require_positive(&format!("{path}.initial_rate"), rate.0),
-            None => Ok(()),
+        if let Some(rate) = self.initial_rate {
+            require_positive(&format!("{path}.initial_rate"), rate.0)?;
         }
+        if let Some(tick) = self.rto_tick {
+            require_positive(&format!("{path}.rto_tick"), tick.0)?;
+        }
+        Ok(())
     }
 
     /// Elastic: the equation follows what the network leaves it.
@@ -115,17 +129,22 @@ impl FlowConfig for TfrcConfig {
 
     fn build(&self, size: u32, stop: Time, _rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
         let initial_rate = self.initial_rate.map_or(size as f64, |r| r.0 / 8.0);
-        (
-            Box::new(TfrcSender::new(size, initial_rate, stop)),
-            Box::new(TfrcReceiver::new(self.history_discounting)),
-        )
+        let mut sender = TfrcSender::new(size, initial_rate, stop);
+        if let Some(tick) = self.rto_tick {
+            sender = sender.with_ns2_rto(tick.nanos());
+        }
+        (Box::new(sender), Box::new(TfrcReceiver::new(self.history_discounting)))
     }
 }
 
 /// The throughput equation (§3.1, b = 1, t_RTO = 4R): bytes per second for
 /// packets of `size` bytes, RTT `rtt` seconds and loss event rate `p`.
 pub fn equation_rate(size: f64, rtt: f64, p: f64) -> f64 {
-    let t_rto = 4.0 * rtt;
+    equation_rate_with_rto(size, rtt, 4.0 * rtt, p)
+}
+
+/// The throughput equation with its retransmission timeout `t_rto` (seconds) given.
+pub fn equation_rate_with_rto(size: f64, rtt: f64, t_rto: f64, p: f64) -> f64 {
     size / (rtt * (2.0 * p / 3.0).sqrt() + t_rto * 3.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p))
 }
 
@@ -263,6 +282,8 @@ pub struct TfrcSender {
     loss_event_rate: f64,
     /// X_Bps, the equation's rate at p and R (0 while p = 0).
     equation_rate: f64,
+    /// ns-2's timeout filters when t_RTO is ns-2's (`rto_tick`); None: 4R.
+    ns2_rto: Option<Ns2Rtt>,
     /// X_recv_set (§4.3): reported receive rates of the last two RTTs with
     /// their arrival times; starts with one infinite entry (§4.2).
     receive_rates: Vec<(Time, f64)>,
@@ -284,12 +305,32 @@ impl TfrcSender {
             rtt: None,
             loss_event_rate: 0.0,
             equation_rate: 0.0,
+            ns2_rto: None,
             receive_rates: Vec::new(),
             last_doubled: None,
             next_seq: 0,
             last_sent: 0,
             send_timer: Timer::new(SEND),
             nofeedback_timer: Timer::new(NOFEEDBACK),
+        }
+    }
+
+    /// t_RTO as ns-2 computed it, with ticks of `tick` ns (`rto_tick`).
+    pub fn with_ns2_rto(mut self, tick: Time) -> Self {
+        // tfrc.cc start(): no estimate (`srtt_init_ 0`); `rtxcur_init_ 6.0` until the first sample.
+        self.ns2_rto = Some(Ns2Rtt::new(tick, 0, 6.0, 0.0));
+        self
+    }
+
+    /// t_RTO for the equation, after an RTT sample of `sample` seconds: 4R, or
+    /// ns-2's SRTT + 4·RTTVAR of samples rounded to ticks (tfrc.cc update_rtt()).
+    fn timeout(&mut self, rtt: f64, sample: f64) -> f64 {
+        match &mut self.ns2_rto {
+            Some(filters) => {
+                filters.sample_ticks((sample / filters.tick_secs() + 0.5) as i64);
+                filters.current()
+            }
+            None => 4.0 * rtt,
         }
     }
 
@@ -347,6 +388,7 @@ impl TfrcSender {
             .rtt
             .map_or(sample, |r| RTT_FILTER * r + (1.0 - RTT_FILTER) * sample);
         self.rtt = Some(rtt);
+        let t_rto = self.timeout(rtt, sample);
         self.loss_event_rate = feedback.tfrc.loss_event_rate;
         let initial = initial_window(self.size) / rtt;
         // §4.2: the first feedback gives R and starts slow start at W_init/R.
@@ -359,7 +401,7 @@ impl TfrcSender {
         self.receive_rates.push((now, feedback.tfrc.receive_rate));
         let limit = self.receive_limit();
         if self.loss_event_rate > 0.0 {
-            self.equation_rate = equation_rate(self.size, rtt, self.loss_event_rate);
+            self.equation_rate = equation_rate_with_rto(self.size, rtt, t_rto, self.loss_event_rate);
             self.rate = self.equation_rate.min(limit).max(self.min_rate());
         } else if now - self.last_doubled.unwrap_or(now) >= from_secs(rtt) {
             // Slow start: double once per RTT, within twice the receive rate.
@@ -761,24 +803,60 @@ mod tests {
         assert_eq!(h.timer(SEND).0, NANOS_PER_SEC / 10);
     }
 
-    #[test]
-    fn without_feedback_the_rate_halves_each_timeout() {
-        let mut h = Harness::new(1000.0);
-        h.call(0, |s, ctx| s.start(ctx));
-        // Feedback after 100 ms reporting p = 1 % and a high receive rate:
-        // X = the equation's 112.33 kB/s.
-        let feedback = Packet {
+    /// A feedback packet reporting p = 1 % and a high receive rate, for a packet sent at `sent_at`.
+    fn feedback(sent_at: Time) -> Packet {
+        Packet {
             kind: PacketKind::Ack,
-            sent_at: 0,
+            sent_at,
             tfrc: TfrcHeader {
                 receive_rate: 1e6,
                 loss_event_rate: 0.01,
                 ..Default::default()
             },
             ..Default::default()
-        };
+        }
+    }
+
+    #[test]
+    fn ns2_s_timeout_is_tcp_s_in_ticks() {
+        // tfrc.cc update_rtt(): a sample of R rounds to int(R/0.1 s + 0.5) ticks,
+        // at least 1; the first sets SRTT = t, RTTVAR = t/2, so t_RTO = 3t ticks:
+        // 0.3 s at R = 30 ms (10R) and 120 ms (2.5R), 0.9 s at 250 ms (3 ticks).
+        for (rtt, t_rto) in [(0.03, 0.3), (0.12, 0.3), (0.25, 0.9)] {
+            let mut h = Harness::new(1000.0);
+            h.sender = h.sender.with_ns2_rto(NANOS_PER_SEC / 10);
+            h.call(0, |s, ctx| s.start(ctx));
+            let at = from_secs(rtt);
+            h.call(at, |s, ctx| s.receive(&feedback(0), ctx));
+            let expected = equation_rate_with_rto(1000.0, rtt, t_rto, 0.01);
+            assert!(
+                close(h.sender.equation_rate, expected),
+                "R {rtt}: {}",
+                h.sender.equation_rate
+            );
+        }
+        // RTTVAR of 1/2 tick never decays in the integer filter (0.5/4 rounds to 0): still 0.3 s.
+        let mut h = Harness::new(1000.0);
+        h.sender = h.sender.with_ns2_rto(NANOS_PER_SEC / 10);
+        h.call(0, |s, ctx| s.start(ctx));
+        for k in 1..=10 {
+            h.call(k * from_secs(0.03), |s, ctx| {
+                s.receive(&feedback((k - 1) * from_secs(0.03)), ctx)
+            });
+        }
+        assert!(close(
+            h.sender.equation_rate,
+            equation_rate_with_rto(1000.0, 0.03, 0.3, 0.01)
+        ));
+    }
+
+    #[test]
+    fn without_feedback_the_rate_halves_each_timeout() {
+        let mut h = Harness::new(1000.0);
+        h.call(0, |s, ctx| s.start(ctx));
+        // Feedback after 100 ms: X = the equation's 112.33 kB/s at p = 1 %.
         let at = NANOS_PER_SEC / 10;
-        h.call(at, |s, ctx| s.receive(&feedback, ctx));
+        h.call(at, |s, ctx| s.receive(&feedback(0), ctx));
         assert!((h.sender.rate - 112_332.0).abs() < 10.0);
         // §4.4: the timer is max(4R, 2s/X) = 400 ms away; each expiry halves X.
         assert_eq!(h.timer(NOFEEDBACK).0, at + 4 * at);

@@ -60,6 +60,20 @@ pub struct Packet {
     pub enqueued_at: Time,
     /// Links traversed so far (the simulator's forwarding state, not a header field).
     pub hop: u16,
+    /// TFRC's header fields (RFC 5348 §3.2), zero for other transports.
+    pub tfrc: TfrcHeader,
+}
+
+/// What a TFRC data packet and a TFRC feedback packet carry besides the
+/// sequence number and timestamp (RFC 5348 §3.2.1, §3.2.2).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TfrcHeader {
+    /// Data: the sender's RTT estimate R in seconds (0 before it has one).
+    pub rtt: f64,
+    /// Feedback: X_recv, the rate the receiver received data at, bytes/s.
+    pub receive_rate: f64,
+    /// Feedback: p, the receiver's loss event rate.
+    pub loss_event_rate: f64,
 }
 
 /// Slab of packets with a free list. Each slot knows whether it holds a live

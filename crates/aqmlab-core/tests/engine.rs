@@ -259,11 +259,11 @@ fn flow_types_take_only_their_own_settings() {
     );
     assert_eq!(
         error_of(&cbr.replace("\"cbr\"", "\"udp\"")),
-        "flows[0].type: unknown type `udp`, expected one of tcp, cbr, onoff, rlm"
+        "flows[0].type: unknown type `udp`, expected one of tcp, cbr, onoff, tfrc, rlm"
     );
     assert_eq!(
         error_of(&cbr.replace("type = \"cbr\"", "")),
-        "flows[0]: missing field `type` (one of tcp, cbr, onoff, rlm)"
+        "flows[0]: missing field `type` (one of tcp, cbr, onoff, tfrc, rlm)"
     );
     let onoff = cbr
         .replace("\"cbr\"", "\"onoff\"")

@@ -1,6 +1,6 @@
 //! The `[[flows]]` schema: what every flow has ([`FlowCommon`]: name, count,
 //! endpoints, start and stop, packet size, ...) and what its `type` selects
-//! ([`FlowKind`]: the config of a TCP, CBR or ON-OFF flow, which lives next
+//! ([`FlowKind`]: the config of a TCP, CBR, ON-OFF or TFRC flow, which lives next
 //! to its agents as the qdisc configs live next to their qdiscs).
 //!
 //! A flow is written as one flat table (`type = "cbr"`, `rate = "5Mbps"`,
@@ -10,7 +10,7 @@
 //! rest to the config of the type. Both reject unknown fields and name the
 //! path (`flows[0].rate: unknown field ...` for a rate on a tcp flow).
 
-use super::{rlm, tcp, udp, Agent};
+use super::{rlm, tcp, tfrc, udp, Agent};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
@@ -165,6 +165,7 @@ tagged_registry! {
         "tcp" => Tcp(tcp::TcpFlow),
         "cbr" => Cbr(udp::CbrConfig),
         "onoff" => OnOff(udp::OnOffConfig),
+        "tfrc" => Tfrc(tfrc::TfrcConfig),
         "rlm" => Rlm(rlm::RlmConfig),
     }
 }

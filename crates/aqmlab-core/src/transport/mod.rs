@@ -3,12 +3,13 @@
 //! exchange packets through the network and see nothing of the routers.
 //!
 //! To add a flow type: write its config (implementing [`FlowConfig`]) next to
-//! its agents (as `udp.rs` and `tcp/` do), then add one line to the
+//! its agents (as `udp.rs`, `tfrc.rs` and `tcp/` do), then add one line to the
 //! `tagged_registry!` invocation in [`flow`].
 
 pub mod flow;
 pub mod rlm;
 pub mod tcp;
+pub mod tfrc;
 pub mod udp;
 
 use crate::packet::{FlowId, NodeId, Packet};

@@ -122,7 +122,18 @@ impl Ns2Rtt {
         self.t_rtxcur = ticks as f64 * self.tick_secs();
     }
 
-    fn tick_secs(&self) -> f64 {
+    /// A sample of `t_rtt` ticks taken elsewhere: ns-2's TFRC sender (tfrc.cc
+    /// update_rtt()) rounds each feedback's RTT to ticks and runs these filters.
+    pub fn sample_ticks(&mut self, t_rtt: i64) {
+        self.update(t_rtt.max(1));
+    }
+
+    /// `t_rtxcur_`, seconds: floor(SRTT + 4·RTTVAR) ticks, without rtt_timeout()'s back-off and floors.
+    pub fn current(&self) -> f64 {
+        self.t_rtxcur
+    }
+
+    pub fn tick_secs(&self) -> f64 {
         self.tick as f64 * 1e-9
     }
 

@@ -1,0 +1,73 @@
+"""RED-PD §7.6, Figs. 20–21 (python/aqmlab/experiments/redpd_fig20_21.py) in quick mode: the
+setup taken from the authors' script, the rows that hold and the rows that fail, by key, with
+their measured reason, for both TFRC readings (RFC 5348's t_RTO = 4R, ns-2's t_RTO in ticks)."""
+
+import pytest
+from aqmlab.experiments import Reproduction, not_reproduced_list, registry
+from aqmlab.experiments import redpd_fig20_21 as fig
+from conftest import failing, rows
+
+
+@pytest.fixture(scope="module")
+def quick() -> Reproduction:
+    return registry()["redpd-fig20-21"].run(quick=True)
+
+
+def test_it_is_reproduced_not_listed_as_missing():
+    assert "redpd-fig20-21" in registry()
+    assert "redpd-fig20-21" not in not_reproduced_list()
+
+
+def test_the_setup_is_the_authors_script():
+    scenario = fig.fig20_21_scenario(3, "red_pd", 100.0, rto_tick=0.1)
+    flows = scenario["flows"]
+    # 4n sources: n TFRC and n TCP at each RTT.
+    assert [f["type"] for f in flows].count("tfrc") == 6 and [f["type"] for f in flows].count("tcp") == 6
+    # netTFRC: 30 + 0.4j and 120 + 0.4j ms, each way 2·(access + 5 ms bottleneck + 1 ms sink).
+    rtts = sorted(round(2 * (f["access_delay"] + 0.005 + 0.001), 6) for f in flows if f["type"] == "tcp")
+    assert rtts == pytest.approx([0.030, 0.0304, 0.0308, 0.120, 0.1204, 0.1208])
+    assert all(f["rto_tick"] == 0.1 for f in flows if f["type"] == "tfrc")
+    tcp = next(f for f in flows if f["type"] == "tcp")["tcp"]
+    assert (tcp["variant"], tcp["window"], tcp["timer_granularity"], tcp["delayed_ack"]) == ("sack", 50, 0.01, False)
+    qdisc = scenario["topology"]["bottleneck"]["qdisc"]
+    assert (qdisc["target_rtt"], qdisc["red"]["limit"], qdisc["red"]["min_th"], qdisc["red"]["max_th"]) == (
+        0.060,
+        50,
+        10,
+        33,
+    )
+    assert "rto_tick" not in fig.fig20_21_scenario(3, "red", 100.0)["flows"][0]
+
+
+def test_quick_rows(quick):
+    # RFC 5348's TFRC (t_RTO = 4R = 120 ms at 30 ms) gets what the 30-ms TCP gets at every
+    # drop rate under RED (0.98–1.05), so its relative throughput neither falls nor is below
+    # the TCP's; under RED-PD the 30-ms TFRCs lose about 20 % against 9–17 % for the TCPs. With
+    # ns-2's t_RTO (0.3 s = 10R) the 30-ms TFRC falls to 0.79 of the TCP at n = 8, and only
+    # n = 2 keeps RED-PD's relative 30-ms TFRC below RED's; under RED the TCPs get more than
+    # the TFRCs in total (15.4 against 13.7 Mb/s).
+    assert failing(quick) == {
+        "tfrc30.falls.red",
+        "tfrc30.falls.red_pd",
+        "ratio30.red_pd_ge_red",
+        "tfrc30.loses_less",
+        "tfrc30.below_tcp30",
+        "ratio30.red_pd_ge_red.ns2_rto",
+        "tfrc30.loses_less.ns2_rto",
+        "bias.red.ns2_rto",
+    }
+    found = rows(quick)
+    for suffix in ("", ".ns2_rto"):
+        for key in ("drop.rises.red", "drop.rises.red_pd", "tcp30.less_with_red_pd", "gain120.tfrc", "gain120.tcp"):
+            assert found[key + suffix].passed, key + suffix
+
+
+def test_ns2_s_timeout_moves_tfrc_from_short_to_long_rtts(quick):
+    rfc, ns2 = quick.data["fig20_21"], quick.data["fig20_21_ns2_rto"]
+    # t_RTO 0.3 s is 10R at 30 ms (RFC: 4R) and 2.5R at 120 ms (RFC: 4R): the 30-ms TFRC gets
+    # less of its TCP's throughput and the 120-ms TFRC more, at every n.
+    assert (ns2["norm_30ms_red"] < rfc["norm_30ms_red"]).all()
+    assert (ns2["norm_120ms_red"] > rfc["norm_120ms_red"]).all()
+    # RED-PD roughly halves the ambient drop rate in both readings (0.51–0.64 of RED's).
+    for table in (rfc, ns2):
+        assert (table["drop_rate_red_pd"] < 0.7 * table["drop_rate_red"]).all()

@@ -41,3 +41,20 @@ def test_an_unknown_mechanism_is_named_in_the_error():
     done = aqmlab_cli("compare", "scenarios/csfq-fig3b.toml", "-m", "red,nonsense")
     assert done.returncode == 2
     assert "mechanism 'nonsense': topology.bottleneck.qdisc.type: unknown type `nonsense`" in done.stderr
+
+
+def test_every_transport_on_one_link_fair_mechanisms_share_it():
+    """scenarios/mixed-transports.toml: 6 TCPs, 2 TFRCs, 2 RLM sessions and a 4 Mb/s CBR on
+    10 Mb/s, a max-min share of 10/11 Mb/s. Per-flow schedulers hold the CBR within 25 % of that
+    share (a 64 KB buffer shared by 11 flows leaves DRR short of exact) and give a TFRC flow
+    TCP's rate within 20 % (RFC 5348's equation is TCP's; RLM's whole layers leave the rest to
+    them); drop-tail lets the CBR keep over three times its share."""
+    scenario = aqmlab.load(aqmlab.scenarios_dir() / "mixed-transports.toml")
+    table, _ = compare(scenario, ["droptail", "drr", "fq_codel"])
+    rows = table.set_index("mechanism")
+    share = 10 / 11
+    for fair in ("drr", "fq_codel"):
+        row = rows.loc[fair]
+        assert abs(row["cbr_mbps"] / share - 1) < 0.25, row
+        assert abs((row["tfrc_mbps"] / 2) / (row["tcp_mbps"] / 6) - 1) < 0.2, row
+    assert rows.loc["droptail", "cbr_mbps"] > 3 * share

@@ -4,7 +4,7 @@
 mod common;
 
 use aqmlab_core::Results;
-use common::{error_of, simulate};
+use common::{error_of, one_flow_path, scripted_loss, simulate};
 
 /// The validation table, one line per row, for failure messages.
 fn table(rows: &[aqmlab_core::validation::Row]) -> String {
@@ -67,24 +67,12 @@ const RTT: f64 = 0.040;
 /// One flow with a receiver window of 16 packets over a 40 ms path whose
 /// bottleneck drops the first transmissions of `seqs`; delivery binned per millisecond.
 fn scripted(variant: &str, seqs: &[u64], extra: &str) -> Results {
-    simulate(&format!(
-        r#"
-[simulation]
-duration = 4
-record_drops = true
-throughput_bin = 0.001
-sample_interval = 0
-[topology]
-type = "dumbbell"
-access_rate = "1Gbps"
-access_delay = 0
-sink_delay = 0
-bottleneck = {{ rate = "1Gbps", delay = 0.02, qdisc = {{ type = "loss", model = "scripted", flow = 0, seqs = {seqs:?} }} }}
-[[flows]]
-type = "tcp"
-tcp = {{ variant = "{variant}", window = 16, trace = true {extra} }}
-"#
-    ))
+    one_flow_path(
+        "duration = 4\nthroughput_bin = 0.001",
+        0.02,
+        &scripted_loss(seqs),
+        &format!("type = \"tcp\"\ntcp = {{ variant = \"{variant}\", window = 16, trace = true {extra} }}"),
+    )
 }
 
 /// Seconds from the first scripted drop until the receiver has all data up to the last dropped packet.

@@ -5,7 +5,7 @@
 mod common;
 
 use aqmlab_core::Results;
-use common::simulate;
+use common::{one_flow_path, scripted_loss, trace};
 
 /// One flow over a 1 Gbps path with one-way delay `delay` (s) whose bottleneck
 /// drops the first transmissions of `seqs`.
@@ -13,33 +13,14 @@ fn run(tcp: &str, delay: f64, seqs: &[u64]) -> Results {
     let qdisc = if seqs.is_empty() {
         r#"{ type = "droptail" }"#.to_string()
     } else {
-        format!(r#"{{ type = "loss", model = "scripted", flow = 0, seqs = {seqs:?} }}"#)
+        scripted_loss(seqs)
     };
-    simulate(&format!(
-        r#"
-[simulation]
-duration = 4
-record_drops = true
-sample_interval = 0
-[topology]
-type = "dumbbell"
-access_rate = "1Gbps"
-access_delay = 0
-sink_delay = 0
-bottleneck = {{ rate = "1Gbps", delay = {delay}, qdisc = {qdisc} }}
-[[flows]]
-type = "tcp"
-tcp = {{ trace = true, {tcp} }}
-"#
-    ))
-}
-
-fn trace(r: &Results, var: &str) -> Vec<(f64, f64)> {
-    r.traces
-        .iter()
-        .filter(|t| t.var == var)
-        .map(|t| (t.time, t.value))
-        .collect()
+    one_flow_path(
+        "duration = 4",
+        delay,
+        &qdisc,
+        &format!("type = \"tcp\"\ntcp = {{ trace = true, {tcp} }}"),
+    )
 }
 
 /// Review defect #2: window 40, RTT 40 ms, six losses in one window (200, 203, …, 215).

@@ -6,38 +6,17 @@ mod common;
 
 use aqmlab_core::transport::tfrc::equation_rate;
 use aqmlab_core::Results;
-use common::simulate;
+use common::{one_flow_path, scripted_loss, simulate, trace};
 
 /// One TFRC flow over a 100 ms path of 1 Gb/s links (no queueing) whose
 /// bottleneck runs `qdisc`; drops logged.
 fn lossy_path(qdisc: &str, duration: f64, warmup: f64) -> Results {
-    simulate(&format!(
-        r#"
-[simulation]
-duration = {duration}
-warmup = {warmup}
-record_drops = true
-sample_interval = 0
-[topology]
-type = "dumbbell"
-access_rate = "1Gbps"
-access_delay = 0
-sink_delay = 0
-bottleneck = {{ rate = "1Gbps", delay = 0.05, qdisc = {qdisc} }}
-[[flows]]
-type = "tfrc"
-trace = true
-"#
-    ))
-}
-
-/// The traced values of `var` from `from` seconds on: (time, value).
-fn trace(r: &Results, var: &str, from: f64) -> Vec<(f64, f64)> {
-    r.traces
-        .iter()
-        .filter(|t| t.var == var && t.time >= from)
-        .map(|t| (t.time, t.value))
-        .collect()
+    one_flow_path(
+        &format!("duration = {duration}\nwarmup = {warmup}"),
+        0.05,
+        qdisc,
+        "type = \"tfrc\"\ntrace = true",
+    )
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
@@ -63,7 +42,7 @@ fn under_periodic_loss_the_rate_is_the_equation_s_and_p_is_the_loss_rate() {
         let model = equation_rate(1000.0, flow.base_rtt, p);
         // Measured: 0.9997, 0.9998, 1.0006 of the equation.
         assert!((sent / model - 1.0).abs() < 0.15, "p {p}: {sent:.0} B/s vs {model:.0}");
-        let estimate = mean(trace(&r, "p", warmup).into_iter().map(|(_, v)| v));
+        let estimate = mean(trace(&r, "p").into_iter().filter(|&(t, _)| t >= warmup).map(|(_, v)| v));
         // Measured: 1.000, 1.000, 0.997 of p (the open interval, up to 1/p + 3
         // packets long before a loss is declared, raises the mean briefly).
         assert!((estimate / p - 1.0).abs() < 0.10, "p {p}: estimate {estimate:.5}");
@@ -86,14 +65,10 @@ fn under_periodic_loss_the_rate_is_the_equation_s_and_p_is_the_loss_rate() {
 /// takes as "half of the sending rate when the loss occurred".
 #[test]
 fn slow_start_doubles_from_w_init_and_the_first_loss_halves_the_rate() {
-    let r = lossy_path(
-        r#"{ type = "loss", model = "scripted", flow = 0, seqs = [3000] }"#,
-        4.0,
-        0.0,
-    );
+    let r = lossy_path(&scripted_loss(&[3000]), 4.0, 0.0);
     // The first feedback that reports the loss.
-    let reported = trace(&r, "p", 0.0).iter().find(|(_, p)| *p > 0.0).expect("a loss").0;
-    let x = trace(&r, "x_bps", 0.0);
+    let reported = trace(&r, "p").iter().find(|(_, p)| *p > 0.0).expect("a loss").0;
+    let x = trace(&r, "x_bps");
     let split = x.iter().position(|(t, _)| *t >= reported).expect("X after the loss");
     let (before, after) = x.split_at(split);
     assert!((before[0].1 / 320_000.0 - 1.0).abs() < 0.01, "{:?}", before[0]);
@@ -118,13 +93,9 @@ fn halving_time(every: u64) -> f64 {
     let boundary = 4000;
     let mut seqs: Vec<u64> = (1..=boundary / 100).map(|k| k * 100 - 1).collect();
     seqs.extend((1..=400).map(|k| boundary + k * every - 1));
-    let r = lossy_path(
-        &format!(r#"{{ type = "loss", model = "scripted", flow = 0, seqs = {seqs:?} }}"#),
-        80.0,
-        0.0,
-    );
+    let r = lossy_path(&scripted_loss(&seqs), 80.0, 0.0);
     let step = r.drop_log[(boundary / 100 - 1) as usize].time;
-    let x = trace(&r, "x_bps", 0.0);
+    let x = trace(&r, "x_bps");
     let before = mean(
         x.iter()
             .filter(|(t, _)| *t > step - 10.0 && *t <= step)

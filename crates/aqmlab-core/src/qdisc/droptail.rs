@@ -18,7 +18,7 @@ pub struct DropTailConfig {
 impl DropTailConfig {
     pub const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 
-    fn limit(&self) -> Limit {
+    pub(super) fn limit(&self) -> Limit {
         Limit::configured(
             self.limit,
             self.limit_bytes.map(|b| b.0),

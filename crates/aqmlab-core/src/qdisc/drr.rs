@@ -22,14 +22,13 @@
 //! it is alone in the longest queue. `pushout = "tail"` drops the longest
 //! queue's newest packet instead. Ties go to the first flow in round-robin order.
 
-use super::pushout::{End, FlowQueues, Occupancy, PushOut};
-use super::{Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::pushout::{End, FlowBacklog, Occupancy, PushOut};
+use super::{Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::{FlowId, PacketId};
+use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::units::Bytes;
 use serde::Deserialize;
-use std::collections::VecDeque;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -93,29 +92,10 @@ struct Params {
     quantum: u64,
 }
 
-#[derive(Default)]
-struct FlowQueue {
-    fifo: Fifo,
-    deficit: u64,
-}
-
-/// What DRR counts beyond the engine's drop table.
-#[derive(Default)]
-struct Stats {
-    /// Most flows ever queued at once: the size of the per-flow state in use.
-    peak_active_flows: usize,
-}
-
 pub struct Drr {
     params: Params,
-    /// Per-flow queues indexed by flow id.
-    flows: Vec<FlowQueue>,
-    /// Flows with queued packets, in round-robin order.
-    active: VecDeque<FlowId>,
-    /// Packets and bytes queued, over all flows.
-    packets: usize,
-    bytes: u64,
-    stats: Stats,
+    /// Per-flow queues, each flow with its deficit (bytes); the active flows in round-robin order.
+    backlog: FlowBacklog<u64>,
 }
 
 impl Drr {
@@ -129,101 +109,48 @@ impl Drr {
                 },
                 quantum: config.quantum.0,
             },
-            flows: Vec::new(),
-            active: VecDeque::new(),
-            packets: 0,
-            bytes: 0,
-            stats: Stats::default(),
+            backlog: FlowBacklog::default(),
         }
-    }
-
-    /// Removes the packet at `end` of `flow`'s queue, keeping the totals and the active list right.
-    fn take(&mut self, flow: FlowId, end: End, ctx: &QdiscCtx) -> PacketId {
-        let queue = &mut self.flows[flow as usize];
-        let id = match end {
-            End::Head => queue.fifo.pop(ctx.packets),
-            End::Tail => queue.fifo.pop_back(ctx.packets),
-        }
-        .expect("active flows have packets");
-        self.packets -= 1;
-        self.bytes -= ctx.packets[id].size as u64;
-        if queue.fifo.is_empty() {
-            let at = self
-                .active
-                .iter()
-                .position(|&f| f == flow)
-                .expect("an emptied flow was active");
-            self.active.remove(at);
-        }
-        id
-    }
-}
-
-impl FlowQueues for Drr {
-    fn totals(&self) -> (usize, u64) {
-        (self.packets, self.bytes)
-    }
-
-    fn backlogged(&self) -> impl Iterator<Item = FlowId> + '_ {
-        self.active.iter().copied()
-    }
-
-    fn occupancy(&self, flow: FlowId) -> (usize, u64) {
-        let fifo = &self.flows[flow as usize].fifo;
-        (fifo.len(), fifo.bytes())
-    }
-
-    fn remove(&mut self, flow: FlowId, end: End, ctx: &QdiscCtx) -> PacketId {
-        self.take(flow, end, ctx)
     }
 }
 
 impl QueueDisc for Drr {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        let flow = ctx.packets[id].flow;
-        if flow as usize >= self.flows.len() {
-            self.flows.resize_with(flow as usize + 1, FlowQueue::default);
-        }
-        let queue = &mut self.flows[flow as usize];
-        if queue.fifo.is_empty() {
+        if self.backlog.push(id, ctx) {
             // A flow joining the round starts with one quantum (Shreedhar–Varghese Fig. 3).
-            queue.deficit = self.params.quantum;
-            self.active.push_back(flow);
-            self.stats.peak_active_flows = self.stats.peak_active_flows.max(self.active.len());
+            *self.backlog.state_mut(ctx.packets[id].flow) = self.params.quantum;
         }
-        queue.fifo.push(id, ctx.packets);
-        self.packets += 1;
-        self.bytes += ctx.packets[id].size as u64;
         // Longest-queue drop (CSFQ §3; ns-2 drops the head of the longest queue in bytes).
-        let pushout = self.params.pushout;
-        pushout.enforce(self, id, ctx)
+        self.params.pushout.enforce(&mut self.backlog, id, ctx)
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         loop {
-            let flow = *self.active.front()?;
-            let queue = &mut self.flows[flow as usize];
-            let head = ctx.packets[queue.fifo.front().expect("active flows have packets")].size as u64;
-            if head <= queue.deficit {
-                queue.deficit -= head;
-                return Some(self.take(flow, End::Head, ctx));
+            let flow = self.backlog.first_active()?;
+            let (_, head) = self.backlog.head(flow).expect("active flows have packets");
+            let size = ctx.packets[head].size as u64;
+            let deficit = self.backlog.state_mut(flow);
+            if size <= *deficit {
+                *deficit -= size;
+                return Some(self.backlog.take(flow, End::Head, ctx));
             }
             // Not enough deficit: earn a quantum and wait for the next round.
-            queue.deficit += self.params.quantum;
-            self.active.rotate_left(1);
+            *deficit += self.params.quantum;
+            self.backlog.rotate();
         }
     }
 
     fn len_packets(&self) -> usize {
-        self.packets
+        self.backlog.len_packets()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.backlog.len_bytes()
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("peak_active_flows", self.stats.peak_active_flows as f64)]
+        // Most flows ever queued at once: the size of the per-flow state in use.
+        vec![("peak_active_flows", self.backlog.peak_active() as f64)]
     }
 }
 

@@ -11,10 +11,12 @@
 //! `pushout = "head"`, the defaults); "dropping packets from the front was proposed in [11]",
 //! Suter et al., so that TCP senders learn of the loss a queue's worth of time sooner.
 //!
-//! Storage: each flow's packets in arrival order, and the FIFO as (flow, arrival number) entries;
-//! an entry whose packet was pushed out is skipped when it reaches the head.
+//! Storage: each flow's packets in arrival order (the [`FlowBacklog`] DRR keeps too), and the
+//! FIFO as (flow, arrival number) entries; an entry whose packet was pushed out is skipped when
+//! it reaches the head.
 
-use super::pushout::{End, FlowQueues, Occupancy, PushOut};
+use super::droptail::DropTailConfig;
+use super::pushout::{End, FlowBacklog, Occupancy, PushOut};
 use super::{Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{FlowId, PacketId};
@@ -51,14 +53,13 @@ impl Default for LqdConfig {
 }
 
 impl LqdConfig {
-    pub const DEFAULT_LIMIT_PACKETS: u64 = 1000;
-
+    /// The buffer is drop-tail's, default included.
     fn limit(&self) -> Limit {
-        Limit::configured(
-            self.limit,
-            self.limit_bytes.map(|b| b.0),
-            Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None),
-        )
+        DropTailConfig {
+            limit: self.limit,
+            limit_bytes: self.limit_bytes,
+        }
+        .limit()
     }
 }
 
@@ -72,33 +73,12 @@ impl QdiscConfig for LqdConfig {
     }
 }
 
-/// One flow's packets in the buffer, oldest first, with their arrival numbers.
-#[derive(Default)]
-struct FlowQueue {
-    packets: VecDeque<(u64, PacketId)>,
-    bytes: u64,
-}
-
-/// What LQD counts beyond the engine's drop table.
-#[derive(Default)]
-struct Stats {
-    /// Most flows ever holding packets at once: the size of the per-flow accounting in use.
-    peak_active_flows: usize,
-}
-
 pub struct Lqd {
     pushout: PushOut,
-    /// Per-flow packets, indexed by flow id.
-    flows: Vec<FlowQueue>,
-    /// Flows holding packets, in the order they came to (ties in length go to the first).
-    active: VecDeque<FlowId>,
+    /// Per-flow packets, the flows holding any in the order they came to.
+    backlog: FlowBacklog,
     /// The FIFO: (flow, arrival number) of each packet queued, or pushed out since it arrived.
     order: VecDeque<(FlowId, u64)>,
-    arrivals: u64,
-    /// Packets and bytes queued, over all flows.
-    packets: usize,
-    bytes: u64,
-    stats: Stats,
 }
 
 impl Lqd {
@@ -109,101 +89,40 @@ impl Lqd {
                 longest_by: config.longest_by,
                 end: config.pushout,
             },
-            flows: Vec::new(),
-            active: VecDeque::new(),
+            backlog: FlowBacklog::default(),
             order: VecDeque::new(),
-            arrivals: 0,
-            packets: 0,
-            bytes: 0,
-            stats: Stats::default(),
         }
-    }
-
-    /// Takes the packet at `end` of `flow`'s packets, keeping the totals and the active list right.
-    fn take(&mut self, flow: FlowId, end: End, ctx: &QdiscCtx) -> PacketId {
-        let queue = &mut self.flows[flow as usize];
-        let (_, id) = match end {
-            End::Head => queue.packets.pop_front(),
-            End::Tail => queue.packets.pop_back(),
-        }
-        .expect("active flows have packets");
-        let size = ctx.packets[id].size as u64;
-        queue.bytes -= size;
-        self.packets -= 1;
-        self.bytes -= size;
-        if queue.packets.is_empty() {
-            let at = self
-                .active
-                .iter()
-                .position(|&f| f == flow)
-                .expect("an emptied flow was active");
-            self.active.remove(at);
-        }
-        id
-    }
-}
-
-impl FlowQueues for Lqd {
-    fn totals(&self) -> (usize, u64) {
-        (self.packets, self.bytes)
-    }
-
-    fn backlogged(&self) -> impl Iterator<Item = FlowId> + '_ {
-        self.active.iter().copied()
-    }
-
-    fn occupancy(&self, flow: FlowId) -> (usize, u64) {
-        let queue = &self.flows[flow as usize];
-        (queue.packets.len(), queue.bytes)
-    }
-
-    fn remove(&mut self, flow: FlowId, end: End, ctx: &QdiscCtx) -> PacketId {
-        self.take(flow, end, ctx)
     }
 }
 
 impl QueueDisc for Lqd {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        let flow = ctx.packets[id].flow;
-        if flow as usize >= self.flows.len() {
-            self.flows.resize_with(flow as usize + 1, FlowQueue::default);
-        }
-        let queue = &mut self.flows[flow as usize];
-        if queue.packets.is_empty() {
-            self.active.push_back(flow);
-            self.stats.peak_active_flows = self.stats.peak_active_flows.max(self.active.len());
-        }
-        self.arrivals += 1;
-        queue.packets.push_back((self.arrivals, id));
-        queue.bytes += ctx.packets[id].size as u64;
-        self.order.push_back((flow, self.arrivals));
-        self.packets += 1;
-        self.bytes += ctx.packets[id].size as u64;
-        let pushout = self.pushout;
-        pushout.enforce(self, id, ctx)
+        self.backlog.push(id, ctx);
+        self.order.push_back((ctx.packets[id].flow, self.backlog.arrivals()));
+        self.pushout.enforce(&mut self.backlog, id, ctx)
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         loop {
             let (flow, arrival) = self.order.pop_front()?;
-            let head = self.flows[flow as usize].packets.front();
             // Otherwise that packet was pushed out: skip its entry.
-            if head.is_some_and(|&(n, _)| n == arrival) {
-                return Some(self.take(flow, End::Head, ctx));
+            if self.backlog.head(flow).is_some_and(|(n, _)| n == arrival) {
+                return Some(self.backlog.take(flow, End::Head, ctx));
             }
         }
     }
 
     fn len_packets(&self) -> usize {
-        self.packets
+        self.backlog.len_packets()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.backlog.len_bytes()
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("peak_active_flows", self.stats.peak_active_flows as f64)]
+        // Most flows ever holding packets at once: the size of the per-flow accounting in use.
+        vec![("peak_active_flows", self.backlog.peak_active() as f64)]
     }
 }
 

@@ -16,18 +16,23 @@ ROOT = Path(__file__).resolve().parents[1]
 def dumbbell(
     *flows: dict,
     rate: str = "10Mbps",
+    delay: str = "5ms",
     qdisc: dict | None = None,
     duration: str = "3s",
     warmup: str = "1s",
     seed: int = 1,
+    access_rate: str | None = None,
+    access_delay: str | None = None,
 ) -> dict:
-    """A dumbbell scenario dict with the given flow tables."""
+    """A dumbbell scenario dict with the given flow tables (the access links' defaults unless given)."""
+    access = {"access_rate": access_rate, "access_delay": access_delay}
     return {
         "name": "test",
         "simulation": {"duration": duration, "warmup": warmup, "seed": seed},
         "topology": {
             "type": "dumbbell",
-            "bottleneck": {"rate": rate, "delay": "5ms", "qdisc": qdisc or {"type": "droptail", "limit": 100}},
+            "bottleneck": {"rate": rate, "delay": delay, "qdisc": qdisc or {"type": "droptail", "limit": 100}},
+            **{key: value for key, value in access.items() if value is not None},
         },
         "flows": list(flows),
     }

@@ -19,6 +19,7 @@ import math
 
 import aqmlab
 import pytest
+from conftest import dumbbell
 
 CHOKE = {"type": "choke", "limit": 300, "min_th": 100, "max_th": 200}
 RED = {"type": "red", "limit": 300, "min_th": 100, "max_th": 200, "max_p": 0.02}
@@ -28,20 +29,16 @@ PEAK = 1 / (math.e + 1)  # Tang–Wang–Low's maximum UDP share
 
 def udp_share(qdisc: dict, udp_mbps: float) -> float:
     """The UDP flow's share of the link's 1 Mb/s, measured after a 20 s warmup."""
-    scenario = aqmlab.Scenario.from_dict(
-        {
-            "simulation": {"duration": "100s", "warmup": "20s", "seed": 1},
-            "topology": {
-                "type": "dumbbell",
-                "bottleneck": {"rate": "1Mbps", "delay": "10ms", "qdisc": qdisc},
-                "access_rate": "100Mbps",
-                "access_delay": "5ms",
-            },
-            "flows": [
-                {"name": "udp", "type": "cbr", "rate": f"{udp_mbps}Mbps", "jitter": True},
-                {"name": "tcp", "type": "tcp", "count": 32, "start_jitter": "1s"},
-            ],
-        }
+    scenario = dumbbell(
+        {"name": "udp", "type": "cbr", "rate": f"{udp_mbps}Mbps", "jitter": True},
+        {"name": "tcp", "type": "tcp", "count": 32, "start_jitter": "1s"},
+        rate="1Mbps",
+        delay="10ms",
+        qdisc=qdisc,
+        duration="100s",
+        warmup="20s",
+        access_rate="100Mbps",
+        access_delay="5ms",
     )
     flows = aqmlab.run(scenario).flows.set_index("name")
     return flows.loc["udp", "goodput_bps"] / 1e6

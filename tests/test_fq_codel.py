@@ -4,24 +4,21 @@ max-min fair share (RFC 8290 §1: flow isolation and sparse-flow priority)."""
 
 import aqmlab
 import pytest
+from conftest import dumbbell
 
 
 def mixed(qdisc: dict) -> aqmlab.Results:
-    scenario = aqmlab.Scenario.from_dict(
-        {
-            "simulation": {"duration": "40s", "warmup": "10s", "seed": 2},
-            "topology": {
-                "type": "dumbbell",
-                "bottleneck": {"rate": "10Mbps", "delay": "20ms", "qdisc": qdisc},
-                "access_rate": "1Gbps",
-                "access_delay": "1ms",
-            },
-            "flows": [
-                {"name": "sparse", "type": "cbr", "rate": "64kbps", "packet_size": 200},
-                {"name": "udp", "type": "cbr", "rate": "10Mbps", "packet_size": 1000},
-                {"name": "bulk", "type": "tcp", "count": 8, "packet_size": 1000, "start_jitter": "1s"},
-            ],
-        }
+    scenario = dumbbell(
+        {"name": "sparse", "type": "cbr", "rate": "64kbps", "packet_size": 200},
+        {"name": "udp", "type": "cbr", "rate": "10Mbps", "packet_size": 1000},
+        {"name": "bulk", "type": "tcp", "count": 8, "packet_size": 1000, "start_jitter": "1s"},
+        delay="20ms",
+        qdisc=qdisc,
+        duration="40s",
+        warmup="10s",
+        seed=2,
+        access_rate="1Gbps",
+        access_delay="1ms",
     )
     return aqmlab.run(scenario)
 

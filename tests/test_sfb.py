@@ -22,6 +22,7 @@ enough for p to reach 1: it got 0.35-1.8 Mb/s (1.6 × its fair share with 8 TCPs
 
 import aqmlab
 import pytest
+from conftest import dumbbell
 
 PENALTY_BPS = 10 * 1000 * 8
 
@@ -30,27 +31,16 @@ SEEDS = [1, 2, 3]
 
 
 def udp_against_tcps(qdisc: dict, seed: int = 1) -> aqmlab.Results:
-    scenario = aqmlab.Scenario.from_dict(
-        {
-            "simulation": {"duration": "60s", "warmup": "20s", "seed": seed},
-            "topology": {
-                "type": "dumbbell",
-                "bottleneck": {"rate": "10Mbps", "delay": "20ms", "qdisc": qdisc},
-                "access_rate": "100Mbps",
-                "access_delay": "1ms",
-            },
-            "flows": [
-                {"name": "udp", "type": "cbr", "rate": "10Mbps", "packet_size": 1000},
-                {
-                    "name": "tcp",
-                    "type": "tcp",
-                    "count": 64,
-                    "packet_size": 1000,
-                    "start_jitter": "1s",
-                    "tcp": {"ecn": True},
-                },
-            ],
-        }
+    scenario = dumbbell(
+        {"name": "udp", "type": "cbr", "rate": "10Mbps", "packet_size": 1000},
+        {"name": "tcp", "type": "tcp", "count": 64, "packet_size": 1000, "start_jitter": "1s", "tcp": {"ecn": True}},
+        delay="20ms",
+        qdisc=qdisc,
+        duration="60s",
+        warmup="20s",
+        seed=seed,
+        access_rate="100Mbps",
+        access_delay="1ms",
     )
     return aqmlab.run(scenario)
 

@@ -3,19 +3,18 @@ on a 10 Mb/s link. With 1024 buckets each flow that has a bucket to itself gets 
 with 8 buckets the flows collide and share buckets' round-robin turns."""
 
 import aqmlab
+from conftest import dumbbell
 
 
 def cbr_flows(divisor: int) -> aqmlab.Results:
-    scenario = aqmlab.Scenario.from_dict(
-        {
-            "simulation": {"duration": "12s", "warmup": "2s", "seed": 4},
-            "topology": {
-                "type": "dumbbell",
-                "bottleneck": {"rate": "10Mbps", "delay": "1ms", "qdisc": {"type": "sfq", "divisor": divisor}},
-                "access_rate": "100Mbps",
-            },
-            "flows": [{"name": "cbr", "type": "cbr", "rate": "625kbps", "jitter": True, "count": 32}],
-        }
+    scenario = dumbbell(
+        {"name": "cbr", "type": "cbr", "rate": "625kbps", "jitter": True, "count": 32},
+        delay="1ms",
+        qdisc={"type": "sfq", "divisor": divisor},
+        duration="12s",
+        warmup="2s",
+        seed=4,
+        access_rate="100Mbps",
     )
     return aqmlab.run(scenario)
 

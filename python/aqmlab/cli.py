@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -283,6 +284,47 @@ def reproduce(
         raise typer.Exit(1)
 
 
+def _run_jobs(
+    run: Callable[[Callable[[Any, Any, Any], None]], Any],
+    noun: str,
+    total: int,
+    pending: int,
+    kept_in: Path,
+    failure: Callable[[Any, Any], str],
+    mode: str | None = None,
+) -> Any:
+    """`run(on_done)` for `reproduce --all` and `sweep`: says how many of the `total` `noun` are
+    already done, counts the `pending` ones on a bar as `run` reports each with
+    `on_done(job, wall, error)` (no bar when none is pending: a resumed run that only combines
+    the results), prints each failure as `failure(job, error)` words it; on Ctrl-C says how many
+    finished, kept in `kept_in`, and exits with status 130."""
+    heading = f"{total} {noun}" + (f" ({mode})" if mode else "")
+    console.print(f"{heading}, {total - pending} already done, running {pending}")
+    finished = 0
+
+    def done(job: Any, wall: Any, error: Any) -> None:
+        nonlocal finished
+        finished += 1
+        if bar is not None:
+            bar.advance(task)
+        if error is not None:
+            console.print(failure(job, error))
+
+    try:
+        with job_progress(console) if pending else contextlib.nullcontext() as bar:
+            task = bar.add_task(noun, total=pending) if bar is not None else None
+            return run(done)
+    except ScenarioError as e:
+        raise _fail(str(e)) from None
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: {finished} of {pending} {noun} finished, kept in {kept_in}; "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130) from None
+
+
 def _reproduce_all(
     out: Path, quick: bool, only: str | None, workers: int | None, scheduler: str | None, json_output: bool
 ) -> None:
@@ -295,31 +337,15 @@ def _reproduce_all(
     if unknown or not ids:
         raise _fail(f"--only: unknown experiment {', '.join(unknown) or '(none given)'} (known: {', '.join(known)})")
     pending = pending_experiments(out, ids, quick)
-    mode = "quick" if quick else "full"
-    console.print(f"{len(ids)} experiments ({mode}), {len(ids) - len(pending)} already done, running {len(pending)}")
-    finished = 0
-
-    def done(id: str, wall: Any, error: Any) -> None:
-        nonlocal finished
-        finished += 1
-        if bar is not None:
-            bar.advance(task)
-        if error is not None:
-            console.print(f"[red]{id} failed to run[/]: {error}")
-
-    try:
-        with job_progress(console) if pending else contextlib.nullcontext() as bar:
-            task = bar.add_task("experiments", total=len(pending)) if bar is not None else None
-            report = run_suite(out, ids, quick, workers=workers, scheduler=scheduler, on_done=done)
-    except ScenarioError as e:
-        raise _fail(str(e)) from None
-    except KeyboardInterrupt:
-        print(
-            f"interrupted: {finished} of {len(pending)} experiments finished, kept in {out}; "
-            "run the same command again to resume",
-            file=sys.stderr,
-        )
-        raise typer.Exit(130) from None
+    report = _run_jobs(
+        lambda on_done: run_suite(out, ids, quick, workers=workers, scheduler=scheduler, on_done=on_done),
+        "experiments",
+        len(ids),
+        len(pending),
+        out,
+        lambda id, error: f"[red]{id} failed to run[/]: {error}",
+        mode="quick" if quick else "full",
+    )
     entries = json.loads((out / "index.json").read_text())["experiments"]
     chosen = [e for e in entries if e["id"] in ids]
     if json_output:
@@ -431,32 +457,14 @@ def sweep(
         parsed = load_spec(spec)
     except ScenarioError as e:
         raise _fail(f"{spec}: {e}") from None
-    pending = len(pending_jobs(parsed, out))
-    console.print(f"{len(parsed.jobs)} jobs, {len(parsed.jobs) - pending} already done, running {pending}")
-    finished = 0
-
-    def done(job: Any, wall: Any, error: Any) -> None:
-        nonlocal finished
-        finished += 1
-        if bar is not None:
-            bar.advance(task)
-        if error is not None:
-            console.print(f"[red]job {job.index} failed[/] ({job.label}): {error}")
-
-    try:
-        # No bar when every job is already done (a resumed sweep that only combines the tables).
-        with job_progress(console) if pending else contextlib.nullcontext() as bar:
-            task = bar.add_task("jobs", total=pending) if bar is not None else None
-            report = run_sweep(parsed, out, workers=workers, scheduler=scheduler, on_done=done)
-    except ScenarioError as e:
-        raise _fail(str(e)) from None
-    except KeyboardInterrupt:
-        print(
-            f"interrupted: {finished} of {pending} jobs finished, kept in {out / 'jobs'}; "
-            "run the same command again to resume",
-            file=sys.stderr,
-        )
-        raise typer.Exit(130) from None
+    report = _run_jobs(
+        lambda on_done: run_sweep(parsed, out, workers=workers, scheduler=scheduler, on_done=on_done),
+        "jobs",
+        len(parsed.jobs),
+        len(pending_jobs(parsed, out)),
+        out / "jobs",
+        lambda job, error: f"[red]job {job.index} failed[/] ({job.label}): {error}",
+    )
     console.print(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
     if report.failed:
         raise _fail(f"{len(report.failed)} jobs failed", code=1)

@@ -44,6 +44,7 @@ from ..results import Results
 
 LINK_RATE = 10e6  # §7: "The capacity of the congested link is 10 Mbps"
 FIXED_LOSS_RATE = 100e6  # the fixed-loss queue's link (module docstring)
+LOSS_RATES = (0.01, 0.05, 0.10)  # the fixed-loss queue's p in §4.4's Fig. 9 (its lines) and §6.4
 ACCESS_RATE = 100e6
 BOTTLENECK_DELAY = 0.005
 SINK_DELAY = 0.001

@@ -37,6 +37,7 @@ from ..plots import pyplot
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
     FIXED_LOSS_RATE,
+    LOSS_RATES,
     PACKET,
     TARGET_RTT,
     K,
@@ -48,7 +49,6 @@ from ._redpd import (
     scenario,
 )
 
-LOSS_RATES = (0.01, 0.05, 0.10)  # Fig. 9's lines
 GAMMAS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 # Eq. 4 for K/M = 3/5, derived in the reproduction targets (1.B, redpd-eq4): {γ: (1 %, 5 %, 10 %)}.
 EQ4_TABLE = {

@@ -237,26 +237,26 @@ def gated_rows(run: Run, flow: int, name: str, key: str) -> list[Row]:
     ]
 
 
+def unfiltered_row(run: Run, flow: int, metric: str, start: float, end: float, key: str) -> Row:
+    """None of `flow`'s arrivals from `start` to `end` (s) pre-filtered: it was not monitored then."""
+    return Row.within(metric, 0, run.dropped(flow, start, end, ("pre_filter",)), 0, key=key)
+
+
+def monitored_rows(run: Run, flow: int, name: str, key: str) -> list[Row]:
+    """A flow monitored from 10 s: nothing pre-filtered before, then `gated_rows` to 20 s."""
+    return [
+        unfiltered_row(run, flow, f"{name} pre-filter drops before 10 s", 0, MONITOR_AT, f"{key}.before"),
+        *gated_rows(run, flow, name, f"{key}.during"),
+    ]
+
+
 def simple_rows(run: Run) -> list[Row]:
     tcp1, tcp2 = 0, 1
     share = {w: run.goodput(tcp1, *w) / (run.goodput(tcp1, *w) + run.goodput(tcp2, *w)) for w in WINDOWS}
     return [
-        Row.within(
-            "tcp1 pre-filter drops before 10 s",
-            0,
-            run.dropped(tcp1, 0, MONITOR_AT, ("pre_filter",)),
-            0,
-            key="simple.before",
-        ),
-        *gated_rows(run, tcp1, "tcp1", "simple.during"),
-        Row.within(
-            "tcp1 pre-filter drops after 20 s",
-            0,
-            run.dropped(tcp1, UNMONITOR_AT, DURATION, ("pre_filter",)),
-            0,
-            key="simple.after",
-        ),
-        Row.within("tcp2 pre-filter drops", 0, run.dropped(tcp2, 0, DURATION, ("pre_filter",)), 0, key="simple.tcp2"),
+        *monitored_rows(run, tcp1, "tcp1", "simple"),
+        unfiltered_row(run, tcp1, "tcp1 pre-filter drops after 20 s", UNMONITOR_AT, DURATION, "simple.after"),
+        unfiltered_row(run, tcp2, "tcp2 pre-filter drops", 0, DURATION, "simple.tcp2"),
         Row.ordered(
             "tcp1's share of the two TCPs' goodput: 10–20 s < 20–30 s",
             "lower while monitored",
@@ -286,14 +286,7 @@ def unresponsive_rows(run: Run) -> list[Row]:
             1e-6,
             key="unresponsive.declared_at",
         ),
-        Row.within(
-            "CBR pre-filter drops before 10 s",
-            0,
-            run.dropped(cbr, 0, MONITOR_AT, ("pre_filter",)),
-            0,
-            key="unresponsive.before",
-        ),
-        *gated_rows(run, cbr, "CBR", "unresponsive.during"),
+        *monitored_rows(run, cbr, "CBR", "unresponsive"),
         Row.within(
             "CBR's arrivals pre-filtered, 20–30 s (unresponsive, penalty 3)",
             penalised,

@@ -42,9 +42,8 @@ import pandas as pd
 from ..plots import pyplot
 from ..results import Results
 from . import Reproduction, Row, RunSettings, experiment, run_seeds
-from ._redpd import FIXED_LOSS_RATE, PACKET, START_SPREAD, fixed_loss_qdisc, reference_rate, scenario
+from ._redpd import FIXED_LOSS_RATE, LOSS_RATES, PACKET, START_SPREAD, fixed_loss_qdisc, reference_rate, scenario
 
-LOSS_RATES = (0.01, 0.05, 0.10)  # Fig. 9's loss rates
 PER_GROUP = 4
 SMALL = PACKET // 2  # "a packet size ratio of two"
 LARGE_GAMMA = 0.75  # × f(R,p) packets/s, below it; the small-packet group sends twice the packets

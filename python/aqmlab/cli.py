@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from . import __version__, reporting, scenarios_dir, terminal
+from . import __version__, reporting, scenarios_dir
 from ._core import ScenarioError
-from .progress import RunProgress, job_progress
 from .results import to_json_value
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+# Start-up (issue 15): rich, pandas and the command modules are imported inside the commands that
+# use them, so that `aqmlab --help` and `aqmlab run FILE --json` load neither.
 
 app = typer.Typer(
     help=(
@@ -30,10 +35,18 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: typer's rich help loads rich's markdown and traceback modules, 0.1 s of the
+    # 0.15 s that `aqmlab --help` may take (issue 15).
+    rich_markup_mode=None,
 )
 
-# Everything for people goes to stderr, so stdout carries only the --json output.
-console = Console(stderr=True)
+
+@functools.cache
+def console() -> Console:
+    """Everything for people goes to stderr, so stdout carries only the --json output."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 class Format(str, Enum):
@@ -77,6 +90,10 @@ def _rows_table(
     """Checked rows (`experiments.Row`) as a table: metric, the reference value (the paper's,
     or the model's for `validate`), ours, with `ratio` ours / reference (where the reference is
     not 0), tolerance, pass, and with `notes` (one per row) a note column."""
+    from rich.table import Table
+
+    from . import terminal
+
     columns = ["metric", reference, "ours", *(["ratio"] if ratio else []), "tolerance", "pass"]
     table = Table(*columns, *(["note"] if notes is not None else []), title=title, title_justify="left")
     for index, row in enumerate(rows):
@@ -91,8 +108,10 @@ def _rows_table(
 
 def _print_tables(frame: Any, title: str, wide: bool) -> None:
     """`frame` fitted to the terminal (terminal.tables): no cell cut, long tables summarised unless `wide`."""
-    for table in terminal.tables(frame, title, console.width, wide):
-        console.print(table)
+    from . import terminal
+
+    for table in terminal.tables(frame, title, console().width, wide):
+        console().print(table)
 
 
 @app.command(
@@ -122,6 +141,7 @@ def run(
 ) -> None:
     from . import load
     from . import run as run_scenario
+    from .progress import RunProgress
 
     try:
         scenario = load(file)
@@ -147,7 +167,7 @@ def run(
     else:
         _print_run(results, summary, wide)
     if written:
-        console.print(f"wrote {len(written)} files to {out}")
+        console().print(f"wrote {len(written)} files to {out}")
 
 
 def _print_run(results: Any, summary: dict, wide: bool) -> None:
@@ -163,8 +183,8 @@ def _print_run(results: Any, summary: dict, wide: bool) -> None:
     _print_tables(frame, title, wide)
     utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
     drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
-    console.print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
-    console.print(
+    console().print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
+    console().print(
         f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s ({summary['events_per_second']:,.0f} events/s)"
     )
 
@@ -191,7 +211,11 @@ def reproduce(
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
 ) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     from .experiments import get, not_reproduced_list, registry
+    from .progress import RunProgress
 
     if list_:
         experiments, missing = registry(), not_reproduced_list()
@@ -215,7 +239,7 @@ def reproduce(
         experiment = get(id)
     except KeyError as e:
         raise _fail(e.args[0]) from None
-    console.print(f"[bold]{experiment.id}[/]: {experiment.title}")
+    console().print(f"[bold]{experiment.id}[/]: {experiment.title}")
     try:
         with RunProgress(console) as bars, reporting(bars):
             reproduction = experiment.run(quick=quick)
@@ -230,11 +254,11 @@ def reproduce(
         for name in reproduction.show:
             _print_tables(reproduction.data[name], name, wide)
         for note in reproduction.notes:
-            console.print(note)
-        console.print(_rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
+            console().print(note)
+        console().print(_rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
         for note in reproduction.failures():
-            console.print(f"[red]{note}[/]")
-    console.print(f"wrote {', '.join(str(p) for p in written)}")
+            console().print(f"[red]{note}[/]")
+    console().print(f"wrote {', '.join(str(p) for p in written)}")
     if not reproduction.passed:
         raise typer.Exit(1)
 
@@ -279,7 +303,7 @@ def compare(
     else:
         _print_tables(table, f"{file.name}: mechanisms compared", wide=True)
     if out is not None:
-        console.print(f"wrote {out / 'compare.csv'}, {out / 'compare.png'}")
+        console().print(f"wrote {out / 'compare.csv'}, {out / 'compare.png'}")
 
 
 @app.command(
@@ -308,6 +332,7 @@ def sweep(
         int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)
     ] = None,
 ) -> None:
+    from .progress import job_progress
     from .sweep import load_spec, pending_jobs, run_sweep
 
     try:
@@ -315,7 +340,7 @@ def sweep(
     except ScenarioError as e:
         raise _fail(f"{spec}: {e}") from None
     pending = len(pending_jobs(parsed, out))
-    console.print(f"{len(parsed.jobs)} jobs, {len(parsed.jobs) - pending} already done, running {pending}")
+    console().print(f"{len(parsed.jobs)} jobs, {len(parsed.jobs) - pending} already done, running {pending}")
     finished = 0
 
     def done(job: Any, wall: Any, error: Any) -> None:
@@ -324,11 +349,11 @@ def sweep(
         if bar is not None:
             bar.advance(task)
         if error is not None:
-            console.print(f"[red]job {job.index} failed[/] ({job.label}): {error}")
+            console().print(f"[red]job {job.index} failed[/] ({job.label}): {error}")
 
     try:
         # No bar when every job is already done (a resumed sweep that only combines the tables).
-        with job_progress(console) if pending else contextlib.nullcontext() as bar:
+        with job_progress(console()) if pending else contextlib.nullcontext() as bar:
             task = bar.add_task("jobs", total=pending) if bar is not None else None
             report = run_sweep(parsed, out, workers=workers, scheduler=scheduler, on_done=done)
     except ScenarioError as e:
@@ -340,7 +365,7 @@ def sweep(
             file=sys.stderr,
         )
         raise typer.Exit(130) from None
-    console.print(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
+    console().print(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
     if report.failed:
         raise _fail(f"{len(report.failed)} jobs failed", code=1)
 
@@ -373,6 +398,8 @@ def validate(
         ),
     ] = False,
 ) -> None:
+    from rich.console import Console
+
     from ._core import validate_tcp
     from .experiments import Row
 
@@ -396,7 +423,7 @@ def validate(
         )
     else:
         Console().print(_rows_table(rows, title=f"validate {suite}", reference="model", ratio=True, notes=notes))
-        console.print(f"{sum(row.passed for row in rows)} of {len(rows)} checks pass")
+        console().print(f"{sum(row.passed for row in rows)} of {len(rows)} checks pass")
     if not all(row.passed for row in rows):
         raise typer.Exit(1)
 
@@ -415,6 +442,9 @@ def bench(
     ] = None,
     repeat: Annotated[int, typer.Option("--repeat", help="Runs per benchmark; the fastest counts.", min=1)] = 3,
 ) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     from .bench import BENCHMARKS, run_benchmark
     from .scenario import Scenario
 
@@ -423,7 +453,7 @@ def bench(
         raise _fail(f"--only: unknown benchmark {only!r} (known: {', '.join(b[0] for b in BENCHMARKS)})")
     rows = []
     for name, file, what in chosen:
-        console.print(f"running {name}: {what}")
+        console().print(f"running {name}: {what}")
         try:
             rows.append(run_benchmark(name, Scenario.load(scenarios_dir() / file), repeat=repeat))
         except ScenarioError as e:

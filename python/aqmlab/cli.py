@@ -430,61 +430,123 @@ def validate(
 
 @app.command(
     help=(
-        "Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second.\n\n"
-        "(a) the demo under RED for 100 s, (b) 100 TCP flows over a 45 Mbps RED bottleneck for 100 s "
-        "(scenarios/bench-*.toml)."
+        "Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second; "
+        "then the scale series; with --ns3, the comparison with ns-3.\n\n"
+        "Whole runs (scenarios/bench-*.toml): the demo under RED and 100 TCP flows over a 45 Mbps RED "
+        "bottleneck, 100 s each; ns-3's cases (a) 31 TCP + 1 UDP on 10 Mbps and (b) 100 TCP on 45 Mbps, RED "
+        "and TCP configured as ns-3's. The scale series: N NewReno flows over a RED bottleneck of N x 1 Mbps "
+        "(10^4 flows: 10 Gbps), 5 s simulated, once per point, each in a fresh process: wall time, events/s "
+        "and the peak memory the run added, per flow (10^5 flows take minutes). --ns3 PATH: a built ns-3 "
+        "reference program (a dumbbell printing one JSON object); it runs cases (a) and (b) beside aqmlab: "
+        "time in Simulator::Run against aqmlab's engine, the whole processes, and the outcomes (utilisation, "
+        "bottleneck drops, TCP and UDP goodput, Jain's index of TCP goodput)."
     )
 )
 def bench(
-    json_output: Annotated[bool, typer.Option("--json", help="Print the results as one JSON list on stdout.")] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help='Print {"runs", "scale", "ns3"} as one JSON object on stdout.')
+    ] = False,
     only: Annotated[
-        str | None, typer.Option("--only", help="Run only this benchmark (demo-red or 100tcp-45mbps).")
+        str | None,
+        typer.Option("--only", help="Run only this: demo-red, 100tcp-45mbps, ns3-a, ns3-b or scale."),
     ] = None,
     repeat: Annotated[int, typer.Option("--repeat", help="Runs per benchmark; the fastest counts.", min=1)] = 3,
+    scale: Annotated[
+        str, typer.Option("--scale", help="Flows of each point of the scale series, comma-separated (none: skip).")
+    ] = "100,1000,10000,100000",
+    ns3: Annotated[
+        Path | None, typer.Option("--ns3", help="A built ns-3 reference program to compare with on cases (a), (b).")
+    ] = None,
 ) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .bench import BENCHMARKS, run_benchmark
+    from .bench import BENCHMARKS, ns3_comparison, run_benchmark, run_scale_point
     from .scenario import Scenario
+    from .terminal import fmt
 
-    chosen = [b for b in BENCHMARKS if only in (None, b[0])]
-    if not chosen:
-        raise _fail(f"--only: unknown benchmark {only!r} (known: {', '.join(b[0] for b in BENCHMARKS)})")
-    rows = []
-    for name, file, what in chosen:
-        console().print(f"running {name}: {what}")
-        try:
-            rows.append(run_benchmark(name, Scenario.load(scenarios_dir() / file), repeat=repeat))
-        except ScenarioError as e:
-            raise _fail(f"{file}: {e}") from None
+    names = [b[0] for b in BENCHMARKS] + ["scale"]
+    if only not in (None, *names):
+        raise _fail(f"--only: unknown benchmark {only!r} (known: {', '.join(names)})")
+    try:
+        points = [int(n) for n in scale.split(",") if n.strip() and n.strip() != "none"]
+    except ValueError:
+        raise _fail(f"--scale: expected flows separated by commas, e.g. 100,1000, got {scale!r}") from None
+    if ns3 is not None and not ns3.is_file():
+        raise _fail(f"--ns3: no program at {ns3} (build it with the ns-3 reference's build.sh)")
+    report: dict[str, list] = {"runs": [], "scale": [], "ns3": []}
+    for name, file, what in BENCHMARKS:
+        if only in (None, name):
+            console().print(f"running {name}: {what}")
+            report["runs"].append(run_benchmark(name, Scenario.load(scenarios_dir() / file), repeat=repeat))
+    for flows in points if only in (None, "scale") else []:
+        console().print(f"running the scale series at {flows} flows")
+        report["scale"].append(run_scale_point(flows))
+    for name, file, _ in BENCHMARKS if ns3 is not None else []:
+        if name.startswith("ns3-") and only in (None, name):
+            console().print(f"running {name} in ns-3 and in aqmlab")
+            report["ns3"].append(ns3_comparison(name, scenarios_dir() / file, ns3, repeat=repeat))
     if json_output:
-        _print_json(rows)
+        _print_json(report)
         return
-    table = Table(
-        "benchmark",
-        "simulated",
-        "wall time",
-        "events",
-        "events/s",
-        "util.",
-        "Jain",
-        title=f"aqmlab {__version__}",
-        title_justify="left",
-    )
-    for r in rows:
-        utilisation = ", ".join(f"{u:.1%}" for u in r["utilisation"].values())
-        rate = f"{r['events_per_second'] / 1e6:.2f} M"
-        table.add_row(
-            r["name"],
-            f"{r['simulated_s']:g} s",
-            f"{r['wall_time_s']:.3f} s",
-            f"{r['events'] / 1e6:.2f} M",
-            rate,
-            utilisation,
-            f"{r['jain_index']:.3f}",
+    tables = []
+    if report["runs"]:
+        table = Table(
+            "benchmark", "simulated", "wall time", "events", "events/s", "util.", "Jain", title=f"aqmlab {__version__}"
         )
-    Console().print(table)
+        for r in report["runs"]:
+            utilisation = ", ".join(f"{u:.1%}" for u in r["utilisation"].values())
+            table.add_row(
+                r["name"],
+                f"{r['simulated_s']:g} s",
+                f"{r['wall_time_s']:.3f} s",
+                f"{r['events'] / 1e6:.2f} M",
+                f"{r['events_per_second'] / 1e6:.2f} M",
+                utilisation,
+                f"{r['jain_index']:.3f}",
+            )
+        tables.append(table)
+    if report["scale"]:
+        table = Table("flows", "wall time", "events", "events/s", "peak memory", "per flow", "util.", title="scale")
+        for r in report["scale"]:
+            table.add_row(
+                f"{r['flows']:,}",
+                f"{r['wall_time_s']:.2f} s",
+                f"{r['events'] / 1e6:.1f} M",
+                f"{r['events_per_second'] / 1e6:.2f} M",
+                f"{r['peak_memory_bytes'] / 2**20:,.0f} MiB",
+                f"{r['memory_per_flow_bytes'] / 1024:.1f} KiB",
+                f"{r['utilisation']['L->R']:.1%}",
+            )
+        tables.append(table)
+    if report["ns3"]:
+        table = Table(
+            "case",
+            "ns-3 Simulator::Run",
+            "aqmlab engine",
+            "ratio",
+            "ns-3 process",
+            "aqmlab run --json",
+            "ratio",
+            title="ns-3 vs aqmlab: wall time",
+        )
+        outcomes = Table("case", "outcome", "ns-3", "aqmlab", title="ns-3 vs aqmlab: outcomes (second half)")
+        for r in report["ns3"]:
+            table.add_row(
+                r["name"],
+                f"{r['ns3_run_s']:.3f} s",
+                f"{r['aqmlab_engine_s']:.3f} s",
+                f"{r['engine_ratio']:.0f}x",
+                f"{r['ns3_process_s']:.2f} s",
+                f"{r['aqmlab_process_s']:.2f} s",
+                f"{r['process_ratio']:.1f}x",
+            )
+            for metric, (theirs, ours) in r["outcome"].items():
+                outcomes.add_row(r["name"], metric.replace("_", " "), fmt(theirs), fmt(ours))
+        tables += [table, outcomes]
+    for table in tables:
+        table.title_justify = "left"
+        Console().print(table)
 
 
 def main() -> None:

@@ -9,7 +9,9 @@
 //!   scheduled for an earlier one): a few hundred at 10 Gbps;
 //! - `wheel` holds those of the next 4095 slots (67 ms: transmissions, link
 //!   delays, round trips) in one unsorted bucket per slot, a push being an
-//!   append; a slot's bucket becomes the near heap when its turn comes;
+//!   append to a chain of blocks from a shared pool (memory follows the events
+//!   pending, not each bucket's busiest moment); a slot's bucket is poured into
+//!   the near heap when its turn comes;
 //! - `far`, a binary heap, holds the rest (retransmission timeouts, starts,
 //!   think times), moved into the wheel as it turns.
 //!
@@ -83,6 +85,10 @@ impl Entry {
 const SLOT_BITS: u32 = 14;
 /// Slots the wheel spans, the current one's bucket included (a multiple of 64: one bit each).
 const WHEEL_SLOTS: u64 = 4096;
+/// Events per block of a bucket's chain (1 KB).
+const BLOCK: usize = 32;
+/// No block.
+const NONE: u32 = u32::MAX;
 
 fn slot_of(time: Time) -> u64 {
     time >> SLOT_BITS
@@ -161,13 +167,92 @@ impl Heap {
     }
 }
 
+/// One slot's events: a chain of blocks, filled in order.
+#[derive(Clone, Copy)]
+struct Bucket {
+    first: u32,
+    last: u32,
+    len: usize,
+}
+
+const EMPTY: Bucket = Bucket {
+    first: NONE,
+    last: NONE,
+    len: 0,
+};
+
+/// The blocks of the wheel's buckets, with a free list.
+#[derive(Default)]
+struct Blocks {
+    /// Block `b` is `entries[b * BLOCK..(b + 1) * BLOCK]`.
+    entries: Vec<Entry>,
+    /// The block after each block in its bucket's chain.
+    next: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl Blocks {
+    fn take(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            let filler = Entry {
+                time: 0,
+                seq: 0,
+                event: Event::Sample,
+            };
+            self.entries.extend([filler; BLOCK]);
+            self.next.push(NONE);
+            (self.next.len() - 1) as u32
+        })
+    }
+
+    #[inline]
+    fn push(&mut self, bucket: &mut Bucket, entry: Entry) {
+        if bucket.len % BLOCK == 0 {
+            let block = self.take();
+            self.next[block as usize] = NONE;
+            if bucket.len == 0 {
+                bucket.first = block;
+            } else {
+                self.next[bucket.last as usize] = block;
+            }
+            bucket.last = block;
+        }
+        self.entries[bucket.last as usize * BLOCK + bucket.len % BLOCK] = entry;
+        bucket.len += 1;
+    }
+
+    /// The events of `bucket`, in the order they came; its blocks go back to the pool.
+    fn pour(&mut self, bucket: Bucket, into: &mut Vec<Entry>) {
+        let (mut block, mut left) = (bucket.first, bucket.len);
+        while left > 0 {
+            let start = block as usize * BLOCK;
+            let n = left.min(BLOCK);
+            into.extend_from_slice(&self.entries[start..start + n]);
+            self.free.push(block);
+            left -= n;
+            block = self.next[block as usize];
+        }
+    }
+
+    fn iter(&self, bucket: Bucket) -> impl Iterator<Item = &Entry> + '_ {
+        let mut block = bucket.first;
+        (0..bucket.len).map(move |i| {
+            if i > 0 && i % BLOCK == 0 {
+                block = self.next[block as usize];
+            }
+            &self.entries[block as usize * BLOCK + i % BLOCK]
+        })
+    }
+}
+
 /// The pending events (see the module's header).
 pub struct EventQueue {
     near: Heap,
     /// The slot `near` covers: every pending event of this slot or an earlier one is in `near`.
     slot: u64,
     /// `wheel[s % WHEEL_SLOTS]` holds the events of slot `s`, for `slot < s < slot + WHEEL_SLOTS`.
-    wheel: Vec<Vec<Entry>>,
+    wheel: Vec<Bucket>,
+    blocks: Blocks,
     /// One bit per bucket of `wheel`: whether it holds events.
     occupied: Vec<u64>,
     in_wheel: usize,
@@ -182,7 +267,8 @@ impl Default for EventQueue {
         EventQueue {
             near: Heap::default(),
             slot: 0,
-            wheel: (0..WHEEL_SLOTS).map(|_| Vec::new()).collect(),
+            wheel: vec![EMPTY; WHEEL_SLOTS as usize],
+            blocks: Blocks::default(),
             occupied: vec![0; (WHEEL_SLOTS / 64) as usize],
             in_wheel: 0,
             far: Heap::default(),
@@ -214,7 +300,7 @@ impl EventQueue {
     #[inline]
     fn put_in_wheel(&mut self, slot: u64, entry: Entry) {
         let bucket = (slot % WHEEL_SLOTS) as usize;
-        self.wheel[bucket].push(entry);
+        self.blocks.push(&mut self.wheel[bucket], entry);
         self.occupied[bucket / 64] |= 1 << (bucket % 64);
         self.in_wheel += 1;
     }
@@ -268,13 +354,15 @@ impl EventQueue {
         let bucket = (next % WHEEL_SLOTS) as usize;
         if self.occupied[bucket / 64] & 1 << (bucket % 64) != 0 {
             self.occupied[bucket / 64] &= !(1 << (bucket % 64));
-            self.in_wheel -= self.wheel[bucket].len();
+            let events = std::mem::replace(&mut self.wheel[bucket], EMPTY);
+            self.in_wheel -= events.len;
             if self.near.entries.is_empty() {
-                // Swapped, not copied: the emptied near heap's storage becomes the bucket's.
-                std::mem::swap(&mut self.near.entries, &mut self.wheel[bucket]);
+                self.blocks.pour(events, &mut self.near.entries);
                 self.near.heapify();
             } else {
-                for entry in self.wheel[bucket].drain(..) {
+                let mut poured = Vec::with_capacity(events.len);
+                self.blocks.pour(events, &mut poured);
+                for entry in poured {
                     self.near.push(entry);
                 }
             }
@@ -309,7 +397,7 @@ impl EventQueue {
 
     /// How many pending events `is` picks out: a scan, for end-of-run checks only.
     pub fn count_pending(&self, is: impl Fn(&Event) -> bool) -> u64 {
-        let wheel = self.wheel.iter().flatten();
+        let wheel = self.wheel.iter().flat_map(|&bucket| self.blocks.iter(bucket));
         let all = self.near.entries.iter().chain(wheel).chain(&self.far.entries);
         all.filter(|e| is(&e.event)).count() as u64
     }
@@ -390,6 +478,30 @@ mod tests {
             }
         }
         assert_eq!(q.count_pending(|_| true), pending.len() as u64);
+    }
+
+    /// A slot of several blocks' worth of events, scheduled latest first, comes out earliest
+    /// first and ties in schedule order; its blocks go back to the pool and serve again.
+    #[test]
+    fn a_bucket_of_many_blocks_pours_whole() {
+        let mut q = EventQueue::default();
+        let slot_start = 5 << SLOT_BITS;
+        for round in 0..2 {
+            let base = slot_start * (round + 1);
+            for i in (0..100u32).rev() {
+                q.schedule(base + (i / 2) as Time, Event::TxDone { link: i });
+            }
+            assert_eq!(q.count_pending(|_| true), 100);
+            for i in 0..100u32 {
+                // Times base + 0, 0, 1, 1, ...: of each pair, the later-scheduled (odd) link first.
+                let link = 2 * (i / 2) + 1 - i % 2;
+                assert_eq!(
+                    q.pop_before(Time::MAX),
+                    Some((base + (i / 2) as Time, Event::TxDone { link }))
+                );
+            }
+        }
+        assert_eq!(q.blocks.next.len(), 4, "the second round reused the first's blocks");
     }
 
     /// A pop that finds nothing before `until` may leave the queue on a later slot than

@@ -207,7 +207,7 @@ impl Blocks {
 
     #[inline]
     fn push(&mut self, bucket: &mut Bucket, entry: Entry) {
-        if bucket.len % BLOCK == 0 {
+        if bucket.len.is_multiple_of(BLOCK) {
             let block = self.take();
             self.next[block as usize] = NONE;
             if bucket.len == 0 {
@@ -237,7 +237,7 @@ impl Blocks {
     fn iter(&self, bucket: Bucket) -> impl Iterator<Item = &Entry> + '_ {
         let mut block = bucket.first;
         (0..bucket.len).map(move |i| {
-            if i > 0 && i % BLOCK == 0 {
+            if i > 0 && i.is_multiple_of(BLOCK) {
                 block = self.next[block as usize];
             }
             &self.entries[block as usize * BLOCK + i % BLOCK]

@@ -106,15 +106,8 @@ impl PacketArena {
     /// the engine names the packet of the next event while it runs the current one.
     #[inline]
     pub fn prefetch(&self, id: PacketId) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(slot) = self.slots.get(id as usize) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let at = slot as *const Slot as *const i8;
-            // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot fault.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(at);
-                _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64));
-            }
+            prefetch_lines(slot);
         }
     }
 
@@ -122,6 +115,23 @@ impl PacketArena {
     pub fn is_live(&self, id: PacketId) -> bool {
         self.slots[id as usize].live
     }
+}
+
+/// Fetches the cache lines of `value` without waiting (a hint, with no other effect; none
+/// but on x86-64).
+#[inline]
+fn prefetch_lines<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let at = value as *const T as *const i8;
+        for line in (0..std::mem::size_of::<T>()).step_by(64) {
+            // SAFETY: a prefetch reads nothing the program sees and cannot fault.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(line)) }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 impl std::ops::Index<PacketId> for PacketArena {

@@ -8,7 +8,7 @@ import aqmlab
 import pandas as pd
 import pytest
 from aqmlab.results import SAVED_IF_FILLED, SCHEMA, SUMMARY_KEYS
-from conftest import dumbbell, write_scenario
+from conftest import aqmlab_cli, dumbbell, write_scenario
 
 
 def test_cbr_below_link_rate_is_delivered_at_its_rate(cbr_scenario):
@@ -168,6 +168,46 @@ def test_bench_reports_events_per_second_of_a_run(cbr_scenario):
     assert row["events"] == aqmlab.run(cbr_scenario).summary()["events"] > 0
     assert row["events_per_second"] == pytest.approx(row["events"] / row["wall_time_s"])
     assert row["simulated_s"] == 3.0 and row["utilisation"]["L->R"] == pytest.approx(0.5, abs=0.01)
+
+
+def test_scale_series_gives_every_flow_a_1_mbps_share_of_a_full_bottleneck():
+    from aqmlab.bench import run_scale_point, scale_scenario
+
+    results = aqmlab.run(scale_scenario(100))
+    assert (results.flows["fair_share_bps"] == 1e6).all()
+    bottleneck = results.link("L->R")
+    assert bottleneck["rate_bps"] == 100e6 and bottleneck["utilisation"] > 0.85
+    point = run_scale_point(10)
+    assert point["events_per_second"] == pytest.approx(point["events"] / point["wall_time_s"])
+    assert 0 < point["memory_per_flow_bytes"] * 10 <= point["peak_memory_bytes"]
+
+
+def test_bench_ns3_puts_the_reference_outcomes_beside_ours(tmp_path):
+    # A stand-in for the ns-3 reference program: it prints the fields bench reads.
+    reference = {
+        "wall_run_s": 3.0,
+        "events": 1_500_000,
+        "bn_util_last_half": 0.999,
+        "bn_qdisc_drops": 27_000,
+        "goodput_tcp_sum_mbps": 1.5,
+        "goodput_udp_sum_mbps": 8.1,
+        "jain_tcp": 0.8,
+    }
+    program = tmp_path / "dumbbell"
+    program.write_text(f"#!/bin/sh\necho 'building'\necho '{json.dumps(reference)}'\n")
+    program.chmod(0o755)
+    done = aqmlab_cli("bench", "--only", "ns3-a", "--repeat", "1", "--ns3", program, "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["ns3"]
+    outcome = row["outcome"]
+    assert [theirs for theirs, _ in outcome.values()] == [
+        reference[k] for k in ("bn_util_last_half", "bn_qdisc_drops", "goodput_tcp_sum_mbps")
+    ] + [reference[k] for k in ("goodput_udp_sum_mbps", "jain_tcp", "events")]
+    assert row["ns3_run_s"] == 3.0 and row["engine_ratio"] == pytest.approx(3.0 / row["aqmlab_engine_s"])
+    # Payload goodput: the 10 Mbps link's carried rate less 42 B of 1042 (TCP) and 30 B of 1030 (UDP).
+    carried = 10 * outcome["utilisation"][1]
+    assert carried * 1000 / 1042 <= outcome["tcp_goodput_mbps"][1] + outcome["udp_goodput_mbps"][1]
+    assert outcome["tcp_goodput_mbps"][1] + outcome["udp_goodput_mbps"][1] <= carried * 1000 / 1030
 
 
 def test_red_pd_prefilter_drops_and_monitoring_state_reach_the_tables():

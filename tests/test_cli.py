@@ -1,6 +1,9 @@
 """The `aqmlab` command: --json output, the experiment list, errors."""
 
 import json
+import os
+import subprocess
+import sys
 
 import aqmlab
 from aqmlab.results import FLOW_SUMMARY_KEYS, SUMMARY_KEYS
@@ -34,6 +37,36 @@ def test_run_out_writes_tables_summary_and_plots(tmp_path):
     assert not any(p.suffix == ".png" for p in (tmp_path / "noplots").iterdir())
 
 
+# What `aqmlab --help` and `aqmlab run FILE --json` must start without (issue 15: 0.5 s of imports).
+HEAVY = {"pandas", "numpy", "pyarrow", "matplotlib", "dask", "rich"}
+
+
+def packages_imported_by(*args: str) -> set[str]:
+    """Top-level packages in `sys.modules` after `aqmlab ARGS` ran in a fresh interpreter."""
+    code = (
+        "import json, sys\n"
+        "from aqmlab.cli import app\n"
+        "try:\n"
+        "    app(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted({name.partition('.')[0] for name in sys.modules})), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60)
+    return set(json.loads(done.stderr.splitlines()[-1]))
+
+
+def test_help_and_run_json_import_no_heavy_library(tmp_path):
+    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "5Mbps"}))
+    for args in (["--help"], ["run", str(path), "--json"]):
+        packages = packages_imported_by(*args)
+        assert "aqmlab" in packages and "typer" in packages, args  # it did run
+        assert packages & HEAVY == set(), args
+    # The check can fail: the table printed without --json needs pandas and rich.
+    assert {"pandas", "rich"} <= packages_imported_by("run", str(path))
+
+
 def test_version_prints_the_package_version():
     result = aqmlab_cli("--version")
     assert result.returncode == 0, result.stderr
@@ -59,7 +92,7 @@ def test_help_explains_each_command():
     done = aqmlab_cli("--help")
     assert done.returncode == 0
     for command in ("run", "reproduce", "sweep", "validate", "bench"):
-        assert f"│ {command} " in done.stdout, command
+        assert f"\n  {command} " in done.stdout, command
 
 
 def test_validate_tcp_json_rows_and_exit_status():
@@ -99,7 +132,7 @@ def test_tables_fit_80_columns_without_cutting_a_cell(tmp_path):
 
 def test_bench_runs_a_benchmark_once_per_mechanism():
     done = aqmlab_cli("bench", "--only", "demo-red", "--mechanisms", "droptail,sfb", "--repeat", "1", "--json")
-    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    rows = {row["name"]: row for row in json.loads(done.stdout)["runs"]}
     assert list(rows) == ["demo-red/droptail", "demo-red/sfb"]
     # The same traffic under different disciplines: different events, each a full link.
     assert rows["demo-red/droptail"]["events"] != rows["demo-red/sfb"]["events"]

@@ -1,9 +1,17 @@
-"""Whole-run benchmarks: wall time, simulated events and events per second."""
+"""Whole-run benchmarks: wall time, simulated events and events per second; the scale
+series (the same per-flow work at 10² to 10⁵ flows, with peak memory per flow); and the
+comparison with ns-3 on the same work, given a built reference program."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
+import resource
+import subprocess
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 from . import _core
 from .scenario import Scenario
@@ -12,7 +20,28 @@ from .scenario import Scenario
 BENCHMARKS = (
     ("demo-red", "bench-demo-red.toml", "the demo (1 UDP + 31 TCP on 10 Mbps) under RED, 100 s"),
     ("100tcp-45mbps", "bench-100tcp-45mbps.toml", "100 TCP flows over a 45 Mbps RED bottleneck, 100 s"),
+    ("ns3-a", "bench-ns3-a.toml", "ns-3 case (a): 31 TCP + 1 UDP on 10 Mbps RED, TCP as ns-3's, 100 s"),
+    ("ns3-b", "bench-ns3-b.toml", "ns-3 case (b): 100 TCP on 45 Mbps RED, TCP as ns-3's, 100 s"),
 )
+
+# The ns-3 reference program's arguments for the same work as bench-ns3-a/b.toml (`--ns3 PATH`:
+# a dumbbell of NewReno BulkSend and OnOff CBR senders over RED, printing one JSON object).
+NS3_ARGS = {
+    "ns3-a": ("--nTcp=31", "--nUdp=1", "--udpRates=10", "--qdisc=red", "--bw=10", "--T=100"),
+    "ns3-b": ("--nTcp=100", "--nUdp=0", "--qdisc=red", "--bw=45", "--T=100"),
+}
+# ns-3 reports application payload, aqmlab the packets on the wire: the headers the scenarios'
+# packet sizes include (IPv4 20 bytes, TCP 20 or UDP 8, PPP 2).
+HEADER_BYTES = {"tcp": 42, "cbr": 30}
+
+# The scale series (issue 15): N NewReno flows on a RED dumbbell of N Mbps, so that every flow
+# has a 1 Mbps fair share and does the same work at every N (10⁴ flows: a 10 Gbps bottleneck).
+SCALE_FLOWS = (100, 1_000, 10_000, 100_000)
+SCALE_SHARE_MBPS = 1
+SCALE_DURATION_S = 5
+# The buffer holds 20 ms of the bottleneck's rate (about half the 42 ms minimum RTT); RED's
+# thresholds and weights are the 100-TCP benchmark's (SRED §VI: B/6, B/3, w 1/500, max_p 0.075).
+SCALE_BUFFER_S = 0.02
 
 
 def run_benchmark(name: str, scenario: Scenario, repeat: int = 3) -> dict:
@@ -35,4 +64,112 @@ def run_benchmark(name: str, scenario: Scenario, repeat: int = 3) -> dict:
         "events_per_second": summary["events"] / wall if wall > 0 else None,
         "utilisation": dict(summary["utilisation"]),
         "jain_index": summary["jain_index"],
+    }
+
+
+def scale_scenario(flows: int) -> Scenario:
+    """`flows` long-lived NewReno flows over a RED bottleneck of `flows` × 1 Mbps, 42 ms minimum RTT."""
+    rate_bps = flows * SCALE_SHARE_MBPS * 1e6
+    buffer = round(rate_bps * SCALE_BUFFER_S / 8)
+    red = {
+        "type": "red",
+        "bytes": True,
+        "limit_bytes": buffer,
+        "min_th": buffer // 6,
+        "max_th": buffer // 3,
+        "w_q": 0.002,
+        "max_p": 0.075,
+    }
+    return Scenario.from_dict(
+        {
+            "name": f"scale-{flows}",
+            "simulation": {"duration": f"{SCALE_DURATION_S}s", "warmup": "1s", "seed": 1},
+            "topology": {
+                "type": "dumbbell",
+                "access_delay": "10ms",
+                "sink_delay": "10ms",
+                "bottleneck": {"rate": f"{flows * SCALE_SHARE_MBPS}Mbps", "delay": "1ms", "qdisc": red},
+            },
+            "flows": [{"name": "tcp", "type": "tcp", "count": flows, "start_jitter": "1s"}],
+        }
+    )
+
+
+def run_scale_point(flows: int) -> dict:
+    """One point of the scale series, in a fresh process (see `scale_point`); forkserver, as sweeps."""
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(scale_point, flows).result()
+
+
+def scale_point(flows: int) -> dict:
+    """Runs `scale_scenario(flows)` once: wall time (building, simulating, collecting results),
+    events per second, and the peak resident memory the run added, per flow (ru_maxrss after the
+    run less before it: meaningful in a process that has run nothing else)."""
+    text = scale_scenario(flows).to_json()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    raw = _core.run(text)
+    wall = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    summary = json.loads(raw)["summary"]
+    return {
+        "flows": flows,
+        "simulated_s": summary["duration"],
+        "wall_time_s": wall,
+        "events": summary["events"],
+        "events_per_second": summary["events"] / wall,
+        # ru_maxrss is in KiB on Linux.
+        "peak_memory_bytes": peak * 1024,
+        "memory_per_flow_bytes": (peak - before) * 1024 / flows,
+        "utilisation": dict(summary["utilisation"]),
+        "jain_index": summary["jain_index"],
+    }
+
+
+def ns3_comparison(name: str, scenario_file: Path, program: Path, repeat: int = 3) -> dict:
+    """The ns-3 reference program and aqmlab on the same work (`NS3_ARGS[name]` and
+    `scenario_file`), fastest of `repeat`: ns-3's time inside `Simulator::Run` and its whole
+    process, aqmlab's engine (`wall_time_s`: building, simulating, collecting results) and
+    its whole `aqmlab run FILE --json` process; then what each computed over the second half
+    (bottleneck utilisation, drops at the bottleneck, goodput of TCP and UDP in payload Mbps,
+    Jain's index of the TCP flows' goodput)."""
+    from . import run
+    from .metrics import jain_index
+
+    ns3_run = ns3_process = aqmlab_process = aqmlab_engine = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run([str(program), *NS3_ARGS[name]], capture_output=True, text=True, check=True)
+        ns3_process = min(ns3_process, time.perf_counter() - start)
+        ns3 = json.loads(done.stdout.strip().splitlines()[-1])
+        ns3_run = min(ns3_run, ns3["wall_run_s"])
+        start = time.perf_counter()
+        command = [sys.executable, "-m", "aqmlab", "run", str(scenario_file), "--json"]
+        summary = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+        aqmlab_process = min(aqmlab_process, time.perf_counter() - start)
+        aqmlab_engine = min(aqmlab_engine, summary["wall_time_s"])
+    scenario = Scenario.load(scenario_file)
+    results = run(scenario)
+    payload = {group["type"]: 1 - HEADER_BYTES[group["type"]] / group["packet_size"] for group in scenario.get("flows")}
+    flows = results.flows
+    goodput = flows["goodput_bps"] * flows["type"].map(payload) / 1e6
+    tcp = flows["type"] == "tcp"
+    bottleneck = results.link("L->R")
+    return {
+        "name": name,
+        "ns3_run_s": ns3_run,
+        "aqmlab_engine_s": aqmlab_engine,
+        "engine_ratio": ns3_run / aqmlab_engine,
+        "ns3_process_s": ns3_process,
+        "aqmlab_process_s": aqmlab_process,
+        "process_ratio": ns3_process / aqmlab_process,
+        "outcome": {
+            "utilisation": (ns3["bn_util_last_half"], float(bottleneck["utilisation"])),
+            "bottleneck_drops": (ns3["bn_qdisc_drops"], int(bottleneck["drops"])),
+            "tcp_goodput_mbps": (ns3["goodput_tcp_sum_mbps"], float(goodput[tcp].sum())),
+            "udp_goodput_mbps": (ns3["goodput_udp_sum_mbps"], float(goodput[~tcp].sum())),
+            "tcp_jain_index": (ns3["jain_tcp"], jain_index(goodput[tcp])),
+            "events": (ns3["events"], results.summary()["events"]),
+        },
     }

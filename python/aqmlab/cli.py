@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from . import __version__, reporting, scenarios_dir, terminal
+from . import __version__, reporting, scenarios_dir
 from ._core import ScenarioError
-from .progress import RunProgress, job_progress
 from .results import to_json_value
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+# Start-up (issue 15): rich, pandas and the command modules are imported inside the commands that
+# use them, so that `aqmlab --help` and `aqmlab run FILE --json` load neither.
 
 app = typer.Typer(
     help=(
@@ -31,10 +36,18 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: typer's rich help loads rich's markdown and traceback modules, 0.1 s of the
+    # 0.15 s that `aqmlab --help` may take (issue 15).
+    rich_markup_mode=None,
 )
 
-# Everything for people goes to stderr, so stdout carries only the --json output.
-console = Console(stderr=True)
+
+@functools.cache
+def console() -> Console:
+    """Everything for people goes to stderr, so stdout carries only the --json output."""
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 class Format(str, Enum):
@@ -78,6 +91,10 @@ def _rows_table(
     """Checked rows (`experiments.Row`) as a table: metric, the reference value (the paper's,
     or the model's for `validate`), ours, with `ratio` ours / reference (where the reference is
     not 0), tolerance, pass, and with `notes` (one per row) a note column."""
+    from rich.table import Table
+
+    from . import terminal
+
     columns = ["metric", reference, "ours", *(["ratio"] if ratio else []), "tolerance", "pass"]
     table = Table(*columns, *(["note"] if notes is not None else []), title=title, title_justify="left")
     for index, row in enumerate(rows):
@@ -92,8 +109,10 @@ def _rows_table(
 
 def _print_tables(frame: Any, title: str, wide: bool) -> None:
     """`frame` fitted to the terminal (terminal.tables): no cell cut, long tables summarised unless `wide`."""
-    for table in terminal.tables(frame, title, console.width, wide):
-        console.print(table)
+    from . import terminal
+
+    for table in terminal.tables(frame, title, console().width, wide):
+        console().print(table)
 
 
 @app.command(
@@ -136,6 +155,7 @@ def run(
 ) -> None:
     from . import load
     from . import run as run_scenario
+    from .progress import RunProgress
 
     try:
         scenario = load(file)
@@ -149,7 +169,7 @@ def run(
         if pcap is not None and out is None:
             raise _fail("--pcap: give --out DIR, the folder the captures are written to")
         if scenario.get_or("simulation.pcap") and out is None:
-            console.print("[yellow]simulation.pcap: no capture written without --out DIR[/]")
+            console().print("[yellow]simulation.pcap: no capture written without --out DIR[/]")
         with RunProgress(console) as bars:
             results = run_scenario(scenario, progress=bars, pcap_dir=out)
     except ScenarioError as e:
@@ -171,7 +191,7 @@ def run(
     else:
         _print_run(results, summary, wide)
     if written:
-        console.print(f"wrote {len(written)} files to {out}")
+        console().print(f"wrote {len(written)} files to {out}")
 
 
 def _print_run(results: Any, summary: dict, wide: bool) -> None:
@@ -187,8 +207,8 @@ def _print_run(results: Any, summary: dict, wide: bool) -> None:
     _print_tables(frame, title, wide)
     utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
     drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
-    console.print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
-    console.print(
+    console().print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
+    console().print(
         f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s ({summary['events_per_second']:,.0f} events/s)"
     )
 
@@ -231,7 +251,11 @@ def reproduce(
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
 ) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     from .experiments import get, not_reproduced_list, registry
+    from .progress import RunProgress
 
     if list_:
         experiments, missing = registry(), not_reproduced_list()
@@ -260,7 +284,7 @@ def reproduce(
         experiment = get(id)
     except KeyError as e:
         raise _fail(e.args[0]) from None
-    console.print(f"[bold]{experiment.id}[/]: {experiment.title}")
+    console().print(f"[bold]{experiment.id}[/]: {experiment.title}")
     try:
         with RunProgress(console) as bars, reporting(bars):
             reproduction = experiment.run(quick=quick)
@@ -275,11 +299,11 @@ def reproduce(
         for name in reproduction.show:
             _print_tables(reproduction.data[name], name, wide)
         for note in reproduction.notes:
-            console.print(note)
-        console.print(_rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
+            console().print(note)
+        console().print(_rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
         for note in reproduction.failures():
-            console.print(f"[red]{note}[/]")
-    console.print(f"wrote {', '.join(str(p) for p in written)}")
+            console().print(f"[red]{note}[/]")
+    console().print(f"wrote {', '.join(str(p) for p in written)}")
     if not reproduction.passed:
         raise typer.Exit(1)
 
@@ -298,8 +322,10 @@ def _run_jobs(
     `on_done(job, wall, error)` (no bar when none is pending: a resumed run that only combines
     the results), prints each failure as `failure(job, error)` words it; on Ctrl-C says how many
     finished, kept in `kept_in`, and exits with status 130."""
+    from .progress import job_progress
+
     heading = f"{total} {noun}" + (f" ({mode})" if mode else "")
-    console.print(f"{heading}, {total - pending} already done, running {pending}")
+    console().print(f"{heading}, {total - pending} already done, running {pending}")
     finished = 0
 
     def done(job: Any, wall: Any, error: Any) -> None:
@@ -308,10 +334,10 @@ def _run_jobs(
         if bar is not None:
             bar.advance(task)
         if error is not None:
-            console.print(failure(job, error))
+            console().print(failure(job, error))
 
     try:
-        with job_progress(console) if pending else contextlib.nullcontext() as bar:
+        with job_progress(console()) if pending else contextlib.nullcontext() as bar:
             task = bar.add_task(noun, total=pending) if bar is not None else None
             return run(done)
     except ScenarioError as e:
@@ -356,8 +382,8 @@ def _reproduce_all(
             status = {"passed": "[green]pass[/]", "failed": "[red]FAIL[/]"}.get(e["status"], f"[red]{e['status']}[/]")
             counts = f"{e['rows_passed']} / {e['rows_graded']}" if "rows_graded" in e else "-"
             table.add_row(e["id"], counts, status)
-        console.print(table)
-    console.print(f"ran {len(report.ran)}; wrote {report.written[0]} and {len(report.written) - 2} experiment pages")
+        console().print(table)
+    console().print(f"ran {len(report.ran)}; wrote {report.written[0]} and {len(report.written) - 2} experiment pages")
     if any(e["status"] != "passed" for e in chosen):
         raise typer.Exit(1)
 
@@ -379,7 +405,7 @@ def report(
     except ValueError as e:
         raise _fail(str(e)) from None
     more = f" and {len(written) - 2} experiment pages" if written[0].name == "index.html" else ""
-    console.print(f"wrote {written[0]}{more}")
+    console().print(f"wrote {written[0]}{more}")
 
 
 @app.command(
@@ -422,7 +448,7 @@ def compare(
     else:
         _print_tables(table, f"{file.name}: mechanisms compared", wide=True)
     if out is not None:
-        console.print(f"wrote {out / 'compare.csv'}, {out / 'compare.png'}")
+        console().print(f"wrote {out / 'compare.csv'}, {out / 'compare.png'}")
 
 
 @app.command(
@@ -465,7 +491,7 @@ def sweep(
         out / "jobs",
         lambda job, error: f"[red]job {job.index} failed[/] ({job.label}): {error}",
     )
-    console.print(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
+    console().print(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
     if report.failed:
         raise _fail(f"{len(report.failed)} jobs failed", code=1)
 
@@ -498,6 +524,8 @@ def validate(
         ),
     ] = False,
 ) -> None:
+    from rich.console import Console
+
     from ._core import validate_tcp
     from .experiments import Row
 
@@ -521,23 +549,33 @@ def validate(
         )
     else:
         Console().print(_rows_table(rows, title=f"validate {suite}", reference="model", ratio=True, notes=notes))
-        console.print(f"{sum(row.passed for row in rows)} of {len(rows)} checks pass")
+        console().print(f"{sum(row.passed for row in rows)} of {len(rows)} checks pass")
     if not all(row.passed for row in rows):
         raise typer.Exit(1)
 
 
 @app.command(
     help=(
-        "Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second.\n\n"
-        "(a) the demo under RED for 100 s, (b) 100 TCP flows over a 45 Mbps RED bottleneck for 100 s "
-        "(scenarios/bench-*.toml). With --mechanisms, each benchmark runs once per mechanism on its "
-        "bottleneck (the cost of each queue discipline on the same traffic)."
+        "Time whole runs and print wall time (fastest of --repeat runs), simulated events and events/second; "
+        "then the scale series; with --ns3, the comparison with ns-3.\n\n"
+        "Whole runs (scenarios/bench-*.toml): the demo under RED and 100 TCP flows over a 45 Mbps RED "
+        "bottleneck, 100 s each; ns-3's cases (a) 31 TCP + 1 UDP on 10 Mbps and (b) 100 TCP on 45 Mbps, RED "
+        "and TCP configured as ns-3's. The scale series: N NewReno flows over a RED bottleneck of N x 1 Mbps "
+        "(10^4 flows: 10 Gbps), 5 s simulated, once per point, each in a fresh process: wall time, events/s "
+        "and the peak memory the run added, per flow (10^5 flows take minutes). --ns3 PATH: a built ns-3 "
+        "reference program (a dumbbell printing one JSON object); it runs cases (a) and (b) beside aqmlab: "
+        "time in Simulator::Run against aqmlab's engine, the whole processes, and the outcomes (utilisation, "
+        "bottleneck drops, TCP and UDP goodput, Jain's index of TCP goodput). With --mechanisms, each whole-run "
+        "benchmark runs once per mechanism on its bottleneck (the cost of each queue discipline on the same traffic)."
     )
 )
 def bench(
-    json_output: Annotated[bool, typer.Option("--json", help="Print the results as one JSON list on stdout.")] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help='Print {"runs", "scale", "ns3"} as one JSON object on stdout.')
+    ] = False,
     only: Annotated[
-        str | None, typer.Option("--only", help="Run only this benchmark (demo-red or 100tcp-45mbps).")
+        str | None,
+        typer.Option("--only", help="Run only this: demo-red, 100tcp-45mbps, ns3-a, ns3-b or scale."),
     ] = None,
     repeat: Annotated[int, typer.Option("--repeat", help="Runs per benchmark; the fastest counts.", min=1)] = 3,
     mechanisms: Annotated[
@@ -549,58 +587,116 @@ def bench(
             "rows are named benchmark/mechanism.",
         ),
     ] = None,
+    scale: Annotated[
+        str, typer.Option("--scale", help="Flows of each point of the scale series, comma-separated (none: skip).")
+    ] = "100,1000,10000,100000",
+    ns3: Annotated[
+        Path | None, typer.Option("--ns3", help="A built ns-3 reference program to compare with on cases (a), (b).")
+    ] = None,
 ) -> None:
-    from .bench import BENCHMARKS, run_benchmark
+    from rich.console import Console
+    from rich.table import Table
+
+    from .bench import BENCHMARKS, ns3_comparison, run_benchmark, run_scale_point
     from .compare import mechanisms as qdisc_tables
     from .scenario import Scenario
+    from .terminal import fmt
 
-    chosen = [b for b in BENCHMARKS if only in (None, b[0])]
-    if not chosen:
-        raise _fail(f"--only: unknown benchmark {only!r} (known: {', '.join(b[0] for b in BENCHMARKS)})")
-    names = None if mechanisms is None else [name.strip() for name in mechanisms.split(",") if name.strip()]
-    if names == []:
+    names = [b[0] for b in BENCHMARKS] + ["scale"]
+    if only not in (None, *names):
+        raise _fail(f"--only: unknown benchmark {only!r} (known: {', '.join(names)})")
+    try:
+        points = [int(n) for n in scale.split(",") if n.strip() and n.strip() != "none"]
+    except ValueError:
+        raise _fail(f"--scale: expected flows separated by commas, e.g. 100,1000, got {scale!r}") from None
+    if ns3 is not None and not ns3.is_file():
+        raise _fail(f"--ns3: no program at {ns3} (build it with the ns-3 reference's build.sh)")
+    report: dict[str, list] = {"runs": [], "scale": [], "ns3": []}
+    chosen = None if mechanisms is None else [name.strip() for name in mechanisms.split(",") if name.strip()]
+    if chosen == []:
         raise _fail("--mechanisms: give at least one name, or all")
-    rows = []
-    for name, file, what in chosen:
-        console.print(f"running {name}: {what}")
-        scenario = Scenario.load(scenarios_dir() / file)
-        variants = (
-            {name: scenario}
-            if names is None
-            else {f"{name}/{mechanism}": scenario.with_qdisc(table) for mechanism, table in qdisc_tables(names).items()}
-        )
-        for label, variant in variants.items():
-            try:
-                rows.append(run_benchmark(label, variant, repeat=repeat))
-            except ScenarioError as e:
-                raise _fail(f"{file} as {label}: {e}") from None
+    for name, file, what in BENCHMARKS:
+        if only in (None, name):
+            console().print(f"running {name}: {what}")
+            scenario = Scenario.load(scenarios_dir() / file)
+            variants = (
+                {name: scenario}
+                if chosen is None
+                else {f"{name}/{m}": scenario.with_qdisc(table) for m, table in qdisc_tables(chosen).items()}
+            )
+            for label, variant in variants.items():
+                try:
+                    report["runs"].append(run_benchmark(label, variant, repeat=repeat))
+                except ScenarioError as e:
+                    raise _fail(f"{file} as {label}: {e}") from None
+    for flows in points if only in (None, "scale") else []:
+        console().print(f"running the scale series at {flows} flows")
+        report["scale"].append(run_scale_point(flows))
+    for name, file, _ in BENCHMARKS if ns3 is not None else []:
+        if name.startswith("ns3-") and only in (None, name):
+            console().print(f"running {name} in ns-3 and in aqmlab")
+            report["ns3"].append(ns3_comparison(name, scenarios_dir() / file, ns3, repeat=repeat))
     if json_output:
-        _print_json(rows)
+        _print_json(report)
         return
-    table = Table(
-        "benchmark",
-        "simulated",
-        "wall time",
-        "events",
-        "events/s",
-        "util.",
-        "Jain",
-        title=f"aqmlab {__version__}",
-        title_justify="left",
-    )
-    for r in rows:
-        utilisation = ", ".join(f"{u:.1%}" for u in r["utilisation"].values())
-        rate = f"{r['events_per_second'] / 1e6:.2f} M"
-        table.add_row(
-            r["name"],
-            f"{r['simulated_s']:g} s",
-            f"{r['wall_time_s']:.3f} s",
-            f"{r['events'] / 1e6:.2f} M",
-            rate,
-            utilisation,
-            f"{r['jain_index']:.3f}",
+    tables = []
+    if report["runs"]:
+        table = Table(
+            "benchmark", "simulated", "wall time", "events", "events/s", "util.", "Jain", title=f"aqmlab {__version__}"
         )
-    Console().print(table)
+        for r in report["runs"]:
+            utilisation = ", ".join(f"{u:.1%}" for u in r["utilisation"].values())
+            table.add_row(
+                r["name"],
+                f"{r['simulated_s']:g} s",
+                f"{r['wall_time_s']:.3f} s",
+                f"{r['events'] / 1e6:.2f} M",
+                f"{r['events_per_second'] / 1e6:.2f} M",
+                utilisation,
+                f"{r['jain_index']:.3f}",
+            )
+        tables.append(table)
+    if report["scale"]:
+        table = Table("flows", "wall time", "events", "events/s", "peak memory", "per flow", "util.", title="scale")
+        for r in report["scale"]:
+            table.add_row(
+                f"{r['flows']:,}",
+                f"{r['wall_time_s']:.2f} s",
+                f"{r['events'] / 1e6:.1f} M",
+                f"{r['events_per_second'] / 1e6:.2f} M",
+                f"{r['peak_memory_bytes'] / 2**20:,.0f} MiB",
+                f"{r['memory_per_flow_bytes'] / 1024:.1f} KiB",
+                f"{r['utilisation']['L->R']:.1%}",
+            )
+        tables.append(table)
+    if report["ns3"]:
+        table = Table(
+            "case",
+            "ns-3 Simulator::Run",
+            "aqmlab engine",
+            "ratio",
+            "ns-3 process",
+            "aqmlab run --json",
+            "ratio",
+            title="ns-3 vs aqmlab: wall time",
+        )
+        outcomes = Table("case", "outcome", "ns-3", "aqmlab", title="ns-3 vs aqmlab: outcomes (second half)")
+        for r in report["ns3"]:
+            table.add_row(
+                r["name"],
+                f"{r['ns3_run_s']:.3f} s",
+                f"{r['aqmlab_engine_s']:.3f} s",
+                f"{r['engine_ratio']:.0f}x",
+                f"{r['ns3_process_s']:.2f} s",
+                f"{r['aqmlab_process_s']:.2f} s",
+                f"{r['process_ratio']:.1f}x",
+            )
+            for metric, (theirs, ours) in r["outcome"].items():
+                outcomes.add_row(r["name"], metric.replace("_", " "), fmt(theirs), fmt(ours))
+        tables += [table, outcomes]
+    for table in tables:
+        table.title_justify = "left"
+        Console().print(table)
 
 
 def main() -> None:

@@ -1,19 +1,15 @@
-"""Progress bars (rich) for runs that take longer than a few seconds."""
+"""Progress bars (rich) for runs that take longer than a few seconds. rich is imported when a
+bar first appears: a short run loads none of it (issue 15)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 # A bar appears once a run has taken this long; shorter runs print nothing.
 SHOW_AFTER_SECONDS = 2.0
@@ -21,13 +17,14 @@ SHOW_AFTER_SECONDS = 2.0
 
 class RunProgress:
     """A `progress(done, total, label)` callback for `aqmlab.run`: one bar per run
-    (a run starts when `done == 0`), shown only once the run is slow enough to need it.
+    (a run starts when `done == 0`), shown only once the run is slow enough to need it, on the
+    console that `console()` returns then.
 
         with RunProgress(console) as bars, aqmlab.reporting(bars):
             ...  # every aqmlab.run in here reports
     """
 
-    def __init__(self, console: Console, show_after: float = SHOW_AFTER_SECONDS):
+    def __init__(self, console: Callable[[], Console], show_after: float = SHOW_AFTER_SECONDS):
         self.console = console
         self.show_after = show_after
         self._progress: Progress | None = None
@@ -51,12 +48,14 @@ class RunProgress:
             if time.monotonic() - self._started < self.show_after:
                 return
             if self._progress is None:
+                from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
                 self._progress = Progress(
                     TextColumn("{task.description}"),
                     BarColumn(),
                     TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
                     TimeRemainingColumn(),
-                    console=self.console,
+                    console=self.console(),
                 )
                 self._progress.start()
             self._task = self._progress.add_task(label, total=total)
@@ -65,6 +64,15 @@ class RunProgress:
 
 def job_progress(console: Console) -> Progress:
     """A bar counting finished jobs (sweeps)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),

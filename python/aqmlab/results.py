@@ -3,7 +3,9 @@
 The core returns plain JSON (crates/aqmlab-core/src/metrics/mod.rs); this
 module turns each list in it into a DataFrame with fixed column types, so that
 empty tables still have their columns and saved files are byte-identical for
-the same scenario and seed.
+the same scenario and seed. A table is built when first used, and pandas is
+imported only then: `summary()` needs neither (so `aqmlab run --json` starts
+without loading pandas, issue 15).
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .scenario import Scenario
 
 # Column types of each table, in the core's field order. Fields the core adds
@@ -103,6 +104,8 @@ FLOW_SUMMARY_KEYS = (
 
 
 def _frame(rows: list[dict[str, Any]], schema: dict[str, str]) -> pd.DataFrame:
+    import pandas as pd
+
     # Fields beyond the schema come in any row's order of first appearance (some rows may lack them).
     extra = dict.fromkeys(k for r in rows for k in r if k not in schema)
     columns = list(schema) + list(extra)
@@ -112,6 +115,8 @@ def _frame(rows: list[dict[str, Any]], schema: dict[str, str]) -> pd.DataFrame:
 
 def _counters_frame(rows: list[dict[str, Any]], schema: dict[str, str], prefix: str) -> pd.DataFrame:
     """A table whose rows carry `counters` (name, value) pairs: one float column `<prefix><name>` per counter."""
+    import pandas as pd
+
     counters: dict[str, list[float]] = {}
     for i, row in enumerate(rows):
         for name, value in row.get("counters", []):
@@ -155,12 +160,18 @@ class Results:
         self.scenario = scenario
         self.wall_time = wall_time
         self.pcap_files = pcap_files or []
-        for table in TABLES:
-            rows = raw.get(table, [])
-            if table in COUNTER_PREFIX:
-                setattr(self, table, _counters_frame(rows, SCHEMA[table], COUNTER_PREFIX[table]))
-            else:
-                setattr(self, table, _frame(rows, SCHEMA[table]))
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        """A table, built on first use and kept (only names absent from the instance get here)."""
+        if name not in TABLES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        rows = self.raw.get(name, [])
+        if name in COUNTER_PREFIX:
+            frame = _counters_frame(rows, SCHEMA[name], COUNTER_PREFIX[name])
+        else:
+            frame = _frame(rows, SCHEMA[name])
+        setattr(self, name, frame)
+        return frame
 
     @classmethod
     def from_json(cls, text: str, scenario: Scenario | None = None, wall_time: float | None = None) -> Results:
@@ -192,6 +203,9 @@ class Results:
         "active" = sending a file whose last byte is not yet acknowledged), from `transfers`;
         a transfer still open at the end counts until the end. E.g.
         `results.active_sources(1.0).median()`."""
+        import numpy as np
+        import pandas as pd
+
         times = np.arange(0.0, self.duration, step)
         starts = np.sort(self.transfers["start"].to_numpy())
         ends = np.sort(self.transfers["end"].fillna(np.inf).to_numpy())
@@ -265,6 +279,8 @@ def _write_json(path: Path, data: Any) -> Path:
 def goodput_table(results_by_label: Mapping[str, Results]) -> pd.DataFrame:
     """One row per flow: fair share (Mbps), then for each run its goodput (`<label>_mbps`) and
     goodput / fair share (`<label>_norm`)."""
+    import pandas as pd
+
     first = next(iter(results_by_label.values())).flows
     table = pd.DataFrame(
         {

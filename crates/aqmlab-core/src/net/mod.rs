@@ -141,11 +141,70 @@ impl<'a> Builder<'a> {
         self.duplex(last, dst, access(common.sink_delay.unwrap_or(hosts.sink_delay)), false);
         (src, dst, f.path.clone())
     }
+}
 
-    /// Hop-count shortest path (ties: lowest link index first), as a list of links.
-    fn path(&self, adjacency: &[Vec<u32>], src: NodeId, dst: NodeId) -> Option<Vec<u32>> {
-        let mut via: Vec<Option<u32>> = vec![None; self.nodes.len()];
-        let mut seen = vec![false; self.nodes.len()];
+/// Hop-count shortest paths (ties: lowest link index first) as lists of links, each searched once.
+struct Router<'l> {
+    links: &'l [Link],
+    /// Per node, the links leaving it and the links entering it, in link order.
+    outgoing: Vec<Vec<u32>>,
+    incoming: Vec<Vec<u32>>,
+    searched: HashMap<(NodeId, NodeId), Option<Vec<u32>>>,
+}
+
+impl<'l> Router<'l> {
+    fn new(links: &'l [Link], nodes: usize) -> Self {
+        let mut outgoing = vec![Vec::new(); nodes];
+        let mut incoming = vec![Vec::new(); nodes];
+        for (i, l) in links.iter().enumerate() {
+            outgoing[l.from as usize].push(i as u32);
+            incoming[l.to as usize].push(i as u32);
+        }
+        Router {
+            links,
+            outgoing,
+            incoming,
+            searched: HashMap::new(),
+        }
+    }
+
+    /// The path from `src` to `dst`. A node with one link out (every host of a dumbbell or a
+    /// parking lot) can only start a path by it, and a node with one link in can only end one
+    /// by it: those links are taken as they are and the search runs between their other ends
+    /// (the routers), once per pair. The path is the one a breadth-first search from `src`
+    /// finds (a leaf adds no other node to the search), and a search from each of thousands
+    /// of hosts through a network of thousands of hosts would cost the square of the flows.
+    fn path(&mut self, src: NodeId, dst: NodeId) -> Option<Vec<u32>> {
+        let (mut from, mut to) = (src, dst);
+        let mut first = None;
+        if let [out] = self.outgoing[from as usize][..] {
+            if from != to {
+                first = Some(out);
+                from = self.links[out as usize].to;
+            }
+        }
+        let mut last = None;
+        if let [into] = self.incoming[to as usize][..] {
+            if from != to {
+                last = Some(into);
+                to = self.links[into as usize].from;
+            }
+        }
+        let between = match self.searched.get(&(from, to)) {
+            Some(path) => path.clone(),
+            None => {
+                let path = self.search(from, to);
+                self.searched.insert((from, to), path.clone());
+                path
+            }
+        }?;
+        Some(first.into_iter().chain(between).chain(last).collect())
+    }
+
+    /// Breadth-first search from `src`, following each node's links in link order.
+    fn search(&self, src: NodeId, dst: NodeId) -> Option<Vec<u32>> {
+        let mut via: Vec<Option<u32>> = vec![None; self.outgoing.len()];
+        let mut seen = vec![false; self.outgoing.len()];
         let mut queue = VecDeque::from([src]);
         seen[src as usize] = true;
         while let Some(n) = queue.pop_front() {
@@ -159,7 +218,7 @@ impl<'a> Builder<'a> {
                 path.reverse();
                 return Some(path);
             }
-            for &l in &adjacency[n as usize] {
+            for &l in &self.outgoing[n as usize] {
                 let to = self.links[l as usize].to;
                 if !seen[to as usize] {
                     seen[to as usize] = true;
@@ -220,25 +279,16 @@ impl Network {
                 }
             }
         }
-        let mut adjacency = vec![Vec::new(); b.nodes.len()];
-        for (i, l) in b.links.iter().enumerate() {
-            adjacency[l.from as usize].push(i as u32);
-        }
-        let mut cache: HashMap<(NodeId, NodeId), Vec<u32>> = HashMap::new();
+        let mut router = Router::new(&b.links, b.nodes.len());
         let mut routes = Vec::with_capacity(endpoints.len());
         for (src, dst, path) in endpoints {
-            let mut route_between = |a: NodeId, c: NodeId| -> Result<Vec<u32>, ScenarioError> {
-                if let Some(p) = cache.get(&(a, c)) {
-                    return Ok(p.clone());
-                }
-                let p = b.path(&adjacency, a, c).ok_or_else(|| {
+            let mut route_between = |a: NodeId, c: NodeId| {
+                router.path(a, c).ok_or_else(|| {
                     ScenarioError::new(
                         format!("{path}.dst"),
                         format!("no route from {:?} to {:?}", b.nodes[a as usize], b.nodes[c as usize]),
                     )
-                })?;
-                cache.insert((a, c), p.clone());
-                Ok(p)
+                })
             };
             let forward = route_between(src, dst)?;
             let reverse = route_between(dst, src)?;
@@ -254,5 +304,79 @@ impl Network {
             links: b.links,
             routes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two equally short ways from `a` to `d` (via `c`, listed first, and via `b`), hosts `h1`
+    /// and `h2` on one link each, `h3` on two; `x` and `y` joined only to each other, `z` to nothing.
+    const GRAPH: &str = r#"
+[simulation]
+duration = "1s"
+[topology]
+type = "graph"
+nodes = ["h1", "a", "b", "c", "d", "h2", "h3", "x", "y", "z"]
+links = [
+  { from = "h1", to = "a", rate = "1Mbps", delay = "1ms" },
+  { from = "a", to = "c", rate = "1Mbps", delay = "1ms" },
+  { from = "a", to = "b", rate = "1Mbps", delay = "1ms" },
+  { from = "b", to = "d", rate = "1Mbps", delay = "1ms" },
+  { from = "c", to = "d", rate = "1Mbps", delay = "1ms" },
+  { from = "d", to = "h2", rate = "1Mbps", delay = "1ms" },
+  { from = "h3", to = "b", rate = "1Mbps", delay = "1ms" },
+  { from = "h3", to = "c", rate = "1Mbps", delay = "1ms" },
+  { from = "x", to = "y", rate = "1Mbps", delay = "1ms" },
+]
+[[flows]]
+type = "cbr"
+src = "h1"
+dst = "h2"
+rate = "1Mbps"
+"#;
+
+    fn names<'n>(net: &'n Network, path: &[u32]) -> Vec<&'n str> {
+        path.iter().map(|&l| net.links[l as usize].name.as_str()).collect()
+    }
+
+    #[test]
+    fn leaves_shortcut_the_search_without_changing_a_path() {
+        let net = Network::build(&Scenario::from_toml_str(GRAPH).unwrap()).unwrap();
+        assert_eq!(names(&net, &net.routes[0].forward), ["h1->a", "a->c", "c->d", "d->h2"]);
+        assert_eq!(names(&net, &net.routes[0].reverse), ["h2->d", "d->b", "b->a", "a->h1"]);
+        let mut router = Router::new(&net.links, net.nodes.len());
+        for src in 0..net.nodes.len() as NodeId {
+            for dst in 0..net.nodes.len() as NodeId {
+                assert_eq!(router.path(src, dst), router.search(src, dst), "{src} -> {dst}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_dumbbell_is_searched_once_per_direction_whatever_its_flows() {
+        let text = r#"
+[simulation]
+duration = "1s"
+[topology]
+type = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "1ms" }
+[[flows]]
+type = "cbr"
+rate = "1Mbps"
+count = 50
+"#;
+        let net = Network::build(&Scenario::from_toml_str(text).unwrap()).unwrap();
+        let mut router = Router::new(&net.links, net.nodes.len());
+        for route in &net.routes {
+            assert_eq!(router.path(route.src, route.dst).as_ref(), Some(&route.forward));
+            assert_eq!(router.search(route.src, route.dst).as_ref(), Some(&route.forward));
+            assert_eq!(router.path(route.dst, route.src).as_ref(), Some(&route.reverse));
+        }
+        let (left, right) = (0, 1); // the routers come first
+        let mut searched: Vec<_> = router.searched.keys().copied().collect();
+        searched.sort();
+        assert_eq!(searched, [(left, right), (right, left)]);
     }
 }

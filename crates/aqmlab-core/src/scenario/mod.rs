@@ -58,11 +58,10 @@ pub struct SimulationSpec {
     pub pcap_drops: bool,
 }
 
-/// Most flows a scenario may expand to (`count` summed): each has its agents, a
-/// route and its statistics, and building searches each flow's route through a
-/// network that grows with the flows (own hosts), so building takes time
-/// quadratic in them: a few seconds for 10 000.
-pub const MAX_FLOWS: u64 = 10_000;
+/// Most flows a scenario may expand to (`count` summed): each has its agents, its
+/// hosts and access links, a route and its statistics, a few kilobytes in all
+/// (BENCHMARKS.md, the scale series), so a million flows take several gigabytes.
+pub const MAX_FLOWS: u64 = 1_000_000;
 /// Most congested links of a parking lot: a flow through all of them has a
 /// route this long, and there may be [`MAX_FLOWS`] flows.
 pub const MAX_CONGESTED_LINKS: u32 = 100;

@@ -46,7 +46,9 @@ def tables(frame: pd.DataFrame, title: str, width: int, wide: bool = False) -> l
     out = []
     for n, columns in enumerate(groups):
         part = f" (columns {n + 1}/{len(groups)})" if len(groups) > 1 else ""
-        table = Table(title=f"{title}{part}{note}" or None, title_justify="left")
+        heading = f"{title}{part}{note}"
+        # At least as wide as its title (up to `width`), so that rich does not wrap the title.
+        table = Table(title=heading or None, title_justify="left", min_width=min(len(heading), width))
         for i in columns:
             numeric = frame[frame.columns[i]].dtype.kind in "iuf"
             table.add_column(headers[i], justify="right" if numeric else "left")

@@ -187,14 +187,10 @@ impl QueueDisc for Choke {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::testing::{link, QdiscHarness};
     use crate::rng::stream;
 
-    const LINK: LinkInfo = LinkInfo {
-        rate_bps: 8e6,
-        delay: 0,
-        measure_from: 0,
-    };
+    const LINK: LinkInfo = link(8e6);
 
     /// A CHOKe queue whose average is the queue the arrival finds (w_q = 1), drawing from `min_th`
     /// = 10 packets on, with RED's early drop all but off (p_b ≤ 10⁻⁹) below max_th = 200.

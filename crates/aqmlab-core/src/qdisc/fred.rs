@@ -398,17 +398,12 @@ impl QueueDisc for Fred {
 mod tests {
     use super::*;
     use crate::packet::Packet;
-    use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::testing::{link, QdiscHarness, MS};
     use crate::rng::stream;
-    use crate::time::{from_secs, Time};
+    use crate::time::from_secs;
 
     /// 10 Mb/s: a 1000-byte packet takes 0.8 ms.
-    const LINK: LinkInfo = LinkInfo {
-        rate_bps: 10e6,
-        delay: 0,
-        measure_from: 0,
-    };
-    const MS: Time = 1_000_000;
+    const LINK: LinkInfo = link(10e6);
 
     /// A FRED queue driven by hand: arrivals and departures at chosen times.
     fn fred(cfg: FredConfig) -> QdiscHarness<Fred> {

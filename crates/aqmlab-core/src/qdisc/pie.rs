@@ -274,15 +274,10 @@ impl QueueDisc for Pie {
 mod tests {
     use super::*;
     use crate::packet::Packet;
-    use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::testing::{link, QdiscHarness, MS};
     use crate::rng::stream;
 
-    const MS: Time = 1_000_000;
-    const LINK: LinkInfo = LinkInfo {
-        rate_bps: 10e6,
-        delay: 0,
-        measure_from: 0,
-    };
+    const LINK: LinkInfo = link(10e6);
 
     fn pie() -> Pie {
         Pie::new(&PieConfig::default(), stream(1, "pie"))

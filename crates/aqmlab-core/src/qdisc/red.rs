@@ -508,16 +508,11 @@ impl QueueDisc for Red {
 mod tests {
     use super::*;
     use crate::packet::Packet;
-    use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::testing::{link, QdiscHarness, MS};
     use crate::rng::stream;
 
     /// A 1000-byte packet takes exactly 1 ms at 8 Mb/s.
-    const LINK: LinkInfo = LinkInfo {
-        rate_bps: 8e6,
-        delay: 0,
-        measure_from: 0,
-    };
-    const MS: Time = 1_000_000;
+    const LINK: LinkInfo = link(8e6);
 
     fn red(cfg: RedConfig) -> Red {
         cfg.validate("q").unwrap();

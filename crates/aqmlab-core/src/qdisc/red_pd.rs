@@ -965,18 +965,13 @@ impl QueueDisc for RedPd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::testing::{link, QdiscHarness, MS};
     use crate::rng::stream;
     use crate::time::NANOS_PER_SEC;
     use crate::units::Bytes;
 
     /// A 1000-byte packet takes exactly 1 ms at 8 Mb/s.
-    const LINK: LinkInfo = LinkInfo {
-        rate_bps: 8e6,
-        delay: 0,
-        measure_from: 0,
-    };
-    const MS: Time = 1_000_000;
+    const LINK: LinkInfo = link(8e6);
 
     fn red_pd(cfg: RedPdConfig) -> QdiscHarness<RedPd> {
         cfg.validate("q").unwrap();

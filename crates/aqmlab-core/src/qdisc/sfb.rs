@@ -441,15 +441,10 @@ impl QueueDisc for Sfb {
 mod tests {
     use super::*;
     use crate::packet::Packet;
-    use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::testing::{link, QdiscHarness, MS};
     use crate::rng::stream;
 
-    const LINK: LinkInfo = LinkInfo {
-        rate_bps: 10e6,
-        delay: 0,
-        measure_from: 0,
-    };
-    const MS: Time = 1_000_000;
+    const LINK: LinkInfo = link(10e6);
 
     const BLUE: BlueParams = BlueParams {
         increment: 0.0005,

@@ -213,14 +213,10 @@ impl QueueDisc for Sfq {
 mod tests {
     use super::*;
     use crate::packet::Packet;
-    use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::testing::{link, QdiscHarness};
     use crate::rng::stream;
 
-    const LINK: LinkInfo = LinkInfo {
-        rate_bps: 10e6,
-        delay: 0,
-        measure_from: 0,
-    };
+    const LINK: LinkInfo = link(10e6);
 
     fn sfq(config: SfqConfig) -> QdiscHarness<dyn QueueDisc> {
         QdiscHarness::new(config.build(&LINK, stream(1, "sfq")))

@@ -544,14 +544,10 @@ impl QueueDisc for Sred {
 mod tests {
     use super::*;
     use crate::packet::{Packet, PacketKind};
-    use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::testing::{link, QdiscHarness};
     use crate::rng::stream;
 
-    const LINK: LinkInfo = LinkInfo {
-        rate_bps: 45e6,
-        delay: 0,
-        measure_from: 0,
-    };
+    const LINK: LinkInfo = link(45e6);
     /// The paper's settings (§II, §III): M = 1000, K = 1, p = 0.25, α = 1/M.
     const M: usize = 1000;
     const P: f64 = 0.25;

@@ -1,10 +1,22 @@
 //! A qdisc driven by hand, as the engine drives it: the shared harness of the qdisc unit tests.
 
 use super::droptail::DropTail;
-use super::{DropReason, Limit, QdiscCtx, QueueDisc, Verdict};
+use super::{DropReason, Limit, LinkInfo, QdiscCtx, QueueDisc, Verdict};
 use crate::packet::{FlowId, Packet, PacketArena, PacketId};
 use crate::time::Time;
 use std::collections::BTreeMap;
+
+/// One millisecond, for writing test times.
+pub(crate) const MS: Time = 1_000_000;
+
+/// A link of `rate_bps` with no delay, measured from the start: the qdisc unit tests' link.
+pub(crate) const fn link(rate_bps: f64) -> LinkInfo {
+    LinkInfo {
+        rate_bps,
+        delay: 0,
+        measure_from: 0,
+    }
+}
 
 /// A queue discipline with its own packet arena. Like the engine, it frees a
 /// dropped arrival and the packets the qdisc pushes out, and tallies every drop

@@ -27,7 +27,8 @@
 // The layers, bottom up. A module uses only the layers above it in this list;
 // nothing points back up (ARCHITECTURE.md draws the picture).
 
-// 1. Vocabulary: errors, units, field checks, time, random streams, packets.
+// 1. Vocabulary: errors, units, field checks, time, random streams, packets, prefetch.
+pub mod cache;
 pub mod error;
 pub mod packet;
 pub mod rng;

@@ -2,6 +2,7 @@
 //! handles; a packet is allocated once at its source and freed when it is
 //! delivered or dropped, so the hot path does no heap allocation.
 
+use crate::cache;
 use crate::time::Time;
 
 pub type PacketId = u32;
@@ -30,36 +31,42 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 /// What a router can see of a packet (headers) plus the transport fields the
 /// endpoints need. Qdiscs must only read `flow`, `size`, `kind`, `ecn`,
 /// `label`, `weight` and `enqueued_at`, as a real router would.
+///
+/// The fields are in the order given (`repr(C)`) so that everything a hop reads or
+/// writes (the router's fields, `dst` and `hop`) lies in the first 64 bytes, which
+/// [`PacketArena`] aligns to a cache line: a packet crossing a router costs one line,
+/// the endpoints read the rest (issue 15).
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 pub struct Packet {
     pub flow: FlowId,
     pub src: NodeId,
     pub dst: NodeId,
     /// Size on the wire in bytes (used for serialization and byte-mode queues).
     pub size: u32,
-    pub kind: PacketKind,
-    pub ecn: Ecn,
-    /// TCP: ECN-echo flag on ACKs.
-    pub ece: bool,
-    /// Data: sequence number in packets. Ack: cumulative ack (next expected).
-    pub seq: u64,
-    /// Time the sender stamped the data packet (echoed in the ACK for RTT samples).
-    pub sent_at: Time,
-    /// Set on a retransmitted data packet (Karn's rule uses it via the echo).
-    pub retransmit: bool,
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
-    pub sack_len: u8,
-    /// RLM: the layer (1-based) of a data packet; on a control packet, the number of
-    /// layers the receiver subscribes to (0 for every other transport).
-    pub layer: u8,
+    /// When the packet entered the current queue (set by the link).
+    pub enqueued_at: Time,
     /// CSFQ label: the flow's normalised rate estimate in bits/s (0 = unlabelled).
     pub label: f64,
     /// CSFQ weight of the flow (1.0 unless weighted CSFQ).
     pub weight: f64,
-    /// When the packet entered the current queue (set by the link).
-    pub enqueued_at: Time,
     /// Links traversed so far (the simulator's forwarding state, not a header field).
     pub hop: u16,
+    pub kind: PacketKind,
+    pub ecn: Ecn,
+    /// TCP: ECN-echo flag on ACKs.
+    pub ece: bool,
+    /// Set on a retransmitted data packet (Karn's rule uses it via the echo).
+    pub retransmit: bool,
+    pub sack_len: u8,
+    /// RLM: the layer (1-based) of a data packet; on a control packet, the number of
+    /// layers the receiver subscribes to (0 for every other transport).
+    pub layer: u8,
+    /// Data: sequence number in packets. Ack: cumulative ack (next expected).
+    pub seq: u64,
+    /// Time the sender stamped the data packet (echoed in the ACK for RTT samples).
+    pub sent_at: Time,
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     /// TFRC's header fields (RFC 5348 §3.2), zero for other transports.
     pub tfrc: TfrcHeader,
 }
@@ -85,11 +92,12 @@ pub struct PacketArena {
     free: Vec<PacketId>,
 }
 
-/// The live bit sits beside the packet: freeing reads and writes the cache
-/// line it already touches.
+/// A slot starts a cache line, and the live bit comes first, so that it shares the line
+/// of the packet's hop fields: checking or freeing a packet touches no other.
+#[repr(C, align(64))]
 struct Slot {
-    packet: Packet,
     live: bool,
+    packet: Packet,
 }
 
 /// A packet was freed when its slot was already free: a bug in whoever freed it.
@@ -124,7 +132,15 @@ impl PacketArena {
     #[inline]
     pub fn prefetch(&self, id: PacketId) {
         if let Some(slot) = self.slots.get(id as usize) {
-            prefetch_lines(slot);
+            cache::prefetch(slot);
+        }
+    }
+
+    /// Like [`prefetch`](Self::prefetch), only the first cache line: what a hop reads.
+    #[inline]
+    pub fn prefetch_hop_fields(&self, id: PacketId) {
+        if let Some(slot) = self.slots.get(id as usize) {
+            cache::prefetch_first(slot, 64);
         }
     }
 
@@ -132,23 +148,6 @@ impl PacketArena {
     pub fn is_live(&self, id: PacketId) -> bool {
         self.slots[id as usize].live
     }
-}
-
-/// Fetches the cache lines of `value` without waiting (a hint, with no other effect; none
-/// but on x86-64).
-#[inline]
-fn prefetch_lines<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let at = value as *const T as *const i8;
-        for line in (0..std::mem::size_of::<T>()).step_by(64) {
-            // SAFETY: a prefetch reads nothing the program sees and cannot fault.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(line)) }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
 }
 
 impl std::ops::Index<PacketId> for PacketArena {

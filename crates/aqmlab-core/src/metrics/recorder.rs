@@ -237,6 +237,22 @@ impl Recorder {
         }
     }
 
+    /// Asks for `link`'s counters to be fetched into the cache (the engine knows the next event's link).
+    #[inline]
+    pub fn prefetch_link(&self, link: u32) {
+        if let Some(stats) = self.link_stats.get(link as usize) {
+            crate::cache::prefetch(stats);
+        }
+    }
+
+    /// Asks for `flow`'s counters to be fetched into the cache (the engine knows the next event's flow).
+    #[inline]
+    pub fn prefetch_flow(&self, flow: FlowId) {
+        if let Some(stats) = self.flow_stats.get(flow as usize) {
+            crate::cache::prefetch(stats);
+        }
+    }
+
     /// `link`'s qdisc dropped `packet` for `reason`.
     pub fn on_drop(&mut self, packet: &Packet, link: u32, reason: DropReason, now: Time) {
         let in_window = self.in_window(now) as u64;
@@ -318,7 +334,9 @@ impl Recorder {
         self.check_conservation(in_flight)?;
         let window = to_secs(self.end - self.warmup);
         let capacity: Vec<f64> = net.links.iter().map(|l| l.rate_bps).collect();
-        let routes: Vec<Vec<u32>> = net.routes.iter().map(|r| r.forward.clone()).collect();
+        let routes: Vec<Vec<u32>> = (0..net.routes.len() as u32)
+            .map(|f| net.path(f, PacketKind::Data).to_vec())
+            .collect();
         let demand: Vec<f64> = self.flows.iter().map(|f| f.demand_bps).collect();
         let shares = max_min_shares(&capacity, &routes, &demand);
         let link_delay = |ls: &[u32]| ls.iter().map(|&l| to_secs(net.links[l as usize].delay)).sum::<f64>();
@@ -334,7 +352,8 @@ impl Recorder {
                 kind: label.kind,
                 src: net.nodes[route.src as usize].clone(),
                 dst: net.nodes[route.dst as usize].clone(),
-                base_rtt: link_delay(&route.forward) + link_delay(&route.reverse),
+                base_rtt: link_delay(net.path(id as u32, PacketKind::Data))
+                    + link_delay(net.path(id as u32, PacketKind::Ack)),
                 sent_packets: s.sent_packets,
                 sent_bytes: s.sent_bytes,
                 delivered_packets: s.delivered_packets,

@@ -27,13 +27,20 @@ impl DropTailConfig {
     }
 }
 
+impl DropTailConfig {
+    /// The queue itself, for a link to hold without a box (see `net::LinkQueue`).
+    pub fn unboxed(&self) -> DropTail {
+        DropTail::new(self.limit())
+    }
+}
+
 impl QdiscConfig for DropTailConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.limit().validate(path)
     }
 
     fn build(&self, _link: &LinkInfo, _rng: Rng) -> Box<dyn QueueDisc> {
-        Box::new(DropTail::new(self.limit()))
+        Box::new(self.unboxed())
     }
 }
 

@@ -5,19 +5,23 @@
 //! event held about 10⁵ of them with 10⁴ flows, and each pop walked 17 levels
 //! of it, the lower ones cache misses: events/s fell to a third of the rate at
 //! 10³ flows. Time is cut into slots of 2^14 ns (16 µs), and
-//! - `near`, a binary heap, holds the events of the current slot (and any
-//!   scheduled for an earlier one): a few hundred at 10 Gbps;
+//! - `poured` holds the events of the current slot as they were when its turn
+//!   came, sorted, and `near`, a binary heap, those scheduled into it (or into
+//!   an earlier slot) since: a few hundred at 10 Gbps, most of them poured. A
+//!   sorted slot costs less than popping them all from a heap, and its order is
+//!   known ahead, so the engine can fetch what the next events will touch
+//!   ([`EventQueue::ahead`]);
 //! - `wheel` holds those of the next 4095 slots (67 ms: transmissions, link
 //!   delays, round trips) in one unsorted bucket per slot, a push being an
 //!   append to a chain of blocks from a shared pool (memory follows the events
-//!   pending, not each bucket's busiest moment); a slot's bucket is poured into
-//!   the near heap when its turn comes;
+//!   pending, not each bucket's busiest moment); a slot's bucket is poured and
+//!   sorted when its turn comes;
 //! - `far`, a binary heap, holds the rest (retransmission timeouts, starts,
 //!   think times), moved into the wheel as it turns.
 //!
 //! Every event of a tier is due in a later slot than every event of the tier
-//! before, so the earliest pending event is always the near heap's first: the
-//! order is exactly a single heap's.
+//! before, so the earliest pending event is always the first of `poured` or
+//! `near`: the order is exactly a single heap's.
 //!
 //! A small queue is faster as one heap (all in the cache; the demo's 10 Mbps
 //! link has one event per ten slots, and turning slot by slot cost it a fifth
@@ -35,8 +39,12 @@ use crate::time::Time;
 pub enum Event {
     /// A link finished serializing its current packet.
     TxDone { link: u32 },
-    /// A packet reaches the far end of a link.
-    Arrive { link: u32, packet: PacketId },
+    /// A packet reaches the far end of `link`, to go on by `next`, the next link of its route.
+    /// (Decided when it was sent, while its packet was in the cache; so are `Deliver`'s fields.)
+    Arrive { link: u32, packet: PacketId, next: u32 },
+    /// A packet reaches its destination, the far end of its route's last link, where agent
+    /// `to` takes it.
+    Deliver { packet: PacketId, to: AgentId },
     /// An agent starts (at its flow's start time).
     Start { agent: AgentId },
     /// An agent's timer fires; `token` is the agent's own.
@@ -267,9 +275,15 @@ impl Blocks {
 
 /// The pending events (see the module's header).
 pub struct EventQueue {
+    /// The current slot's events as its bucket held them when its turn came, sorted, from
+    /// `poured_next` on: their order is known ahead, so the engine can fetch what the next
+    /// few will touch (see [`EventQueue::ahead`]).
+    poured: Vec<Entry>,
+    poured_next: usize,
+    /// The events scheduled into the current slot (or an earlier one) since it was poured.
     near: Heap,
-    /// The slot `near` covers: every pending event of this slot or an earlier one is in `near`
-    /// ([`ALL_IN_NEAR`]: every pending event).
+    /// The slot `poured` and `near` cover: every pending event of this slot or an earlier one
+    /// is in one of them ([`ALL_IN_NEAR`]: every pending event is in `near`).
     slot: u64,
     /// `wheel[s % WHEEL_SLOTS]` holds the events of slot `s`, for `slot < s < slot + WHEEL_SLOTS`.
     wheel: Vec<Bucket>,
@@ -289,6 +303,8 @@ pub struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
+            poured: Vec::new(),
+            poured_next: 0,
             near: Heap::default(),
             slot: ALL_IN_NEAR,
             wheel: vec![EMPTY; WHEEL_SLOTS as usize],
@@ -337,33 +353,43 @@ impl EventQueue {
     /// Removes and returns the earliest event strictly before `until`.
     #[inline]
     pub fn pop_before(&mut self, until: Time) -> Option<(Time, Event)> {
-        if self.near.entries.is_empty() && !self.turn() {
+        if self.poured_next == self.poured.len() && self.near.entries.is_empty() && !self.turn() {
             return None;
         }
-        let first = self.near.entries[0];
+        let from_poured = match (self.poured.get(self.poured_next), self.near.first()) {
+            (Some(poured), Some(near)) => poured.key() < near.key(),
+            (poured, _) => poured.is_some(),
+        };
+        let first = if from_poured {
+            self.poured[self.poured_next]
+        } else {
+            self.near.entries[0]
+        };
         if first.time >= until {
             return None;
         }
-        self.near.remove_first();
+        if from_poured {
+            self.poured_next += 1;
+        } else {
+            self.near.remove_first();
+        }
         self.processed += 1;
         Some((first.time, first.event))
     }
 
-    /// The next event when many are pending (the calendar is laid out) and it is due in the
-    /// current slot: a glance for the engine to fetch its packet ahead, which pays only when
-    /// the packets in flight have outgrown the cache.
+    /// The event `distance` places after the next among those the current slot's turn
+    /// brought (events scheduled since may come between), if the calendar is laid out: a
+    /// glance for the engine to fetch what it will touch, which pays only when the state of
+    /// thousands of flows has outgrown the cache.
     #[inline]
-    pub fn next_of_many(&self) -> Option<&Event> {
-        if self.slot == ALL_IN_NEAR {
-            return None;
-        }
-        self.near.first().map(|e| &e.event)
+    pub fn ahead(&self, distance: usize) -> Option<&Event> {
+        self.poured.get(self.poured_next + distance).map(|e| &e.event)
     }
 
-    /// The near heap is empty: moves on to the next slot that holds events and
-    /// makes its bucket the near heap; false when no event is pending. (The slot
-    /// may then lie beyond the clock: an event scheduled before it goes to the
-    /// near heap, which takes any time.)
+    /// The current slot's events are all taken: moves on to the next slot that holds events
+    /// and pours its bucket, sorted; false when no event is pending. (The slot may then lie
+    /// beyond the clock: an event scheduled before it goes to the near heap, which takes any
+    /// time.)
     #[inline(never)]
     fn turn(&mut self) -> bool {
         if self.slot != ALL_IN_NEAR && self.in_wheel + self.far.entries.len() < self.gather_below {
@@ -378,6 +404,8 @@ impl EventQueue {
             },
         };
         self.slot = next;
+        self.poured.clear();
+        self.poured_next = 0;
         // The wheel now reaches `WHEEL_SLOTS` past `next`: bring in the far events it covers.
         while let Some(entry) = self.far.first() {
             let slot = slot_of(entry.time);
@@ -386,7 +414,7 @@ impl EventQueue {
             }
             let entry = self.far.pop().expect("not empty");
             if slot == next {
-                self.near.push(entry);
+                self.poured.push(entry);
             } else {
                 self.put_in_wheel(slot, entry);
             }
@@ -396,17 +424,9 @@ impl EventQueue {
             self.occupied[bucket / 64] &= !(1 << (bucket % 64));
             let events = std::mem::replace(&mut self.wheel[bucket], EMPTY);
             self.in_wheel -= events.len;
-            if self.near.entries.is_empty() {
-                self.blocks.pour(events, &mut self.near.entries);
-                self.near.heapify();
-            } else {
-                let mut poured = Vec::with_capacity(events.len);
-                self.blocks.pour(events, &mut poured);
-                for entry in poured {
-                    self.near.push(entry);
-                }
-            }
+            self.blocks.pour(events, &mut self.poured);
         }
+        self.poured.sort_unstable_by_key(Entry::key);
         true
     }
 
@@ -427,7 +447,8 @@ impl EventQueue {
         self.near.heapify();
     }
 
-    /// Puts every pending event back into the near heap (which is empty: see `turn`).
+    /// Puts every pending event back into the near heap (which is empty, as `poured` is
+    /// spent: see `turn`).
     #[cold]
     fn gather(&mut self) {
         for events in self.wheel.iter_mut().filter(|events| events.len > 0) {
@@ -469,7 +490,12 @@ impl EventQueue {
     /// How many pending events `is` picks out: a scan, for end-of-run checks only.
     pub fn count_pending(&self, is: impl Fn(&Event) -> bool) -> u64 {
         let wheel = self.wheel.iter().flat_map(|&bucket| self.blocks.iter(bucket));
-        let all = self.near.entries.iter().chain(wheel).chain(&self.far.entries);
+        let poured = &self.poured[self.poured_next..];
+        let all = poured
+            .iter()
+            .chain(&self.near.entries)
+            .chain(wheel)
+            .chain(&self.far.entries);
         all.filter(|e| is(&e.event)).count() as u64
     }
 }

@@ -16,7 +16,7 @@ use super::{
     Summary, ThroughputBin,
 };
 use crate::error::InternalError;
-use crate::net::{Link, Network};
+use crate::net::Network;
 use crate::packet::{FlowId, Packet, PacketKind};
 use crate::qdisc::DropReason;
 use crate::scenario::{ExpandedFlow, Scenario};
@@ -50,8 +50,6 @@ struct FlowStats {
     window_delivered: u64,
     window_delay_sum: Time,
     window_delay_max: Time,
-    /// Goodput bytes per throughput bin.
-    bins: Vec<u64>,
 }
 
 /// One simplex link's transmissions and drops.
@@ -110,6 +108,11 @@ pub struct Recorder {
     record_drops: bool,
     flows: Vec<FlowLabel>,
     flow_stats: Vec<FlowStats>,
+    /// Goodput bytes per flow and throughput bin: flow `f`'s bins are
+    /// `goodput_bins[f * n_bins..(f + 1) * n_bins]`, in one table so that the engine can
+    /// name the one it will add to without reading anything first (see `prefetch_flow`).
+    goodput_bins: Vec<u64>,
+    n_bins: usize,
     link_stats: Vec<LinkStats>,
     drops: BTreeMap<DropKey, DropTally>,
     drop_log: Vec<DropEvent>,
@@ -147,13 +150,9 @@ impl Recorder {
                     ),
                 })
                 .collect(),
-            flow_stats: flows
-                .iter()
-                .map(|_| FlowStats {
-                    bins: vec![0; n_bins],
-                    ..Default::default()
-                })
-                .collect(),
+            flow_stats: flows.iter().map(|_| FlowStats::default()).collect(),
+            goodput_bins: vec![0; flows.len() * n_bins],
+            n_bins,
             link_stats: (0..links).map(|_| LinkStats::default()).collect(),
             drops: BTreeMap::new(),
             drop_log: Vec::new(),
@@ -230,8 +229,9 @@ impl Recorder {
             return;
         }
         let in_window = self.in_window(now);
+        let bin = self.bin_index(flow, now);
+        self.goodput_bins[bin] += bytes;
         let s = &mut self.flow_stats[flow as usize];
-        s.bins[(now / self.bin) as usize] += bytes;
         if in_window {
             s.window_goodput_bytes += bytes;
         }
@@ -245,11 +245,19 @@ impl Recorder {
         }
     }
 
-    /// Asks for `flow`'s counters to be fetched into the cache (the engine knows the next event's flow).
+    fn bin_index(&self, flow: FlowId, now: Time) -> usize {
+        flow as usize * self.n_bins + (now / self.bin) as usize
+    }
+
+    /// Asks for `flow`'s counters, and its goodput bin at `now`, to be fetched into the cache
+    /// (the engine knows the flow of an event ahead).
     #[inline]
-    pub fn prefetch_flow(&self, flow: FlowId) {
+    pub fn prefetch_flow(&self, flow: FlowId, now: Time) {
         if let Some(stats) = self.flow_stats.get(flow as usize) {
             crate::cache::prefetch(stats);
+        }
+        if let Some(bin) = self.goodput_bins.get(self.bin_index(flow, now)) {
+            crate::cache::prefetch(bin);
         }
     }
 
@@ -296,11 +304,12 @@ impl Recorder {
     }
 
     /// Samples the queue of every monitored link.
-    pub fn sample(&mut self, now: Time, links: &[Link]) {
-        for (i, l) in links.iter().enumerate().filter(|(_, l)| l.monitored) {
+    pub fn sample(&mut self, now: Time, net: &Network) {
+        for &i in &net.monitored {
+            let l = &net.links[i as usize];
             self.queue_samples.push(QueueSample {
                 time: to_secs(now),
-                link: i as u32,
+                link: i,
                 packets: l.qdisc.len_packets() as u64,
                 bytes: l.qdisc.len_bytes(),
                 average: l.qdisc.average(),
@@ -465,8 +474,8 @@ impl Recorder {
     fn throughput(&self) -> Vec<ThroughputBin> {
         let bin_secs = to_secs(self.bin);
         let mut out = Vec::new();
-        for (flow, s) in self.flow_stats.iter().enumerate() {
-            for (b, &bytes) in s.bins.iter().enumerate() {
+        for (flow, bins) in self.goodput_bins.chunks(self.n_bins.max(1)).enumerate() {
+            for (b, &bytes) in bins.iter().enumerate() {
                 let width = to_secs(((b as Time + 1) * self.bin).min(self.end) - b as Time * self.bin);
                 out.push(ThroughputBin {
                     time: b as f64 * bin_secs,

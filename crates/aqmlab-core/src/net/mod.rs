@@ -95,6 +95,8 @@ pub struct Network {
     pub routes: Vec<FlowRoute>,
     /// The links of every route's paths, one after another.
     hops: Vec<u32>,
+    /// The monitored links (sampled and summarised), in link order.
+    pub monitored: Vec<u32>,
 }
 
 impl Network {
@@ -107,6 +109,15 @@ impl Network {
             PacketKind::Ack => (r.reverse, r.end),
         };
         &self.hops[start as usize..end as usize]
+    }
+
+    /// Asks for the links of `flow`'s paths to be fetched into the cache (see [`crate::cache`]).
+    #[inline]
+    pub fn prefetch_path(&self, flow: u32) {
+        let r = &self.routes[flow as usize];
+        if let Some(hops) = self.hops.get(r.forward as usize..r.end as usize) {
+            crate::cache::prefetch(hops);
+        }
     }
 }
 
@@ -364,11 +375,15 @@ impl Network {
                 end: hops.len() as u32,
             });
         }
+        let monitored = (0..b.links.len() as u32)
+            .filter(|&i| b.links[i as usize].monitored)
+            .collect();
         Ok(Network {
             nodes: b.nodes,
             links: b.links,
             routes,
             hops,
+            monitored,
         })
     }
 }

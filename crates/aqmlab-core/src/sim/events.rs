@@ -328,6 +328,7 @@ impl EventQueue {
             seq: self.next_seq,
             event,
         };
+        debug_assert!(self.next_seq < 1 << (64 - SLOT_BITS), "see `turn`'s sort key");
         self.next_seq += 1;
         let slot = slot_of(time);
         if slot <= self.slot {
@@ -426,7 +427,11 @@ impl EventQueue {
             self.in_wheel -= events.len;
             self.blocks.pour(events, &mut self.poured);
         }
-        self.poured.sort_unstable_by_key(Entry::key);
+        // Within one slot, (time, seq) order is the order of one word: the time's offset in
+        // the slot above the sequence number (below 2^50: a thousand years of events).
+        let start = next << SLOT_BITS;
+        self.poured
+            .sort_unstable_by_key(|e| (e.time - start) << (64 - SLOT_BITS) | e.seq);
         true
     }
 

@@ -9,7 +9,7 @@ use crate::cache::prefetch;
 use crate::error::{InternalError, ScenarioError};
 use crate::metrics::{pcap, InFlight, Recorder, Results};
 use crate::net::Network;
-use crate::packet::{DoubleFree, Packet, PacketArena, PacketId};
+use crate::packet::{DoubleFree, FlowId, Packet, PacketArena, PacketId};
 use crate::qdisc::{DropReason, QdiscCtx, Verdict};
 use crate::rng;
 use crate::scenario::Scenario;
@@ -19,8 +19,9 @@ use events::{AgentId, Event, EventQueue, Role};
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// How many events ahead the engine fetches what an event will touch (see `fetch_ahead`).
-const FETCH_AHEAD: usize = 1;
+/// How many events ahead of the next the engine starts fetching what an event will touch
+/// (see `fetch_named_by`).
+const FETCH_AHEAD: usize = 3;
 
 /// A flow's two agents and what the engine tells them about their flow.
 struct FlowAgents {
@@ -78,7 +79,7 @@ impl Simulation {
             });
         }
         let sample_interval = sim.sample_interval.nanos();
-        if sample_interval > 0 && net.links.iter().any(|l| l.monitored) {
+        if sample_interval > 0 && !net.monitored.is_empty() {
             events.schedule(0, Event::Sample);
         }
         Ok(Simulation {
@@ -142,8 +143,11 @@ impl Simulation {
             self.now = t;
             // With thousands of flows the packets in flight, the links and the agents outgrow
             // the cache: fetch what the next events will touch while this one runs.
-            if let Some(next) = self.events.ahead(FETCH_AHEAD) {
-                self.fetch_ahead(next);
+            if let Some(later) = self.events.ahead(FETCH_AHEAD) {
+                self.fetch_named_by(later);
+            }
+            if let Some(sooner) = self.events.ahead(FETCH_AHEAD - 1) {
+                self.fetch_found_through(sooner);
             }
             match event {
                 Event::TxDone { link } => {
@@ -155,7 +159,7 @@ impl Simulation {
                 Event::Start { agent } => self.call_agent(agent, |a, ctx| a.start(ctx)),
                 Event::Timer { agent, token } => self.call_agent(agent, |a, ctx| a.timer(token, ctx)),
                 Event::Sample => {
-                    self.recorder.sample(self.now, &self.net.links);
+                    self.recorder.sample(self.now, &self.net);
                     self.events.schedule(self.now + self.sample_interval, Event::Sample);
                 }
             }
@@ -163,9 +167,10 @@ impl Simulation {
         false
     }
 
-    /// Asks the processor to fetch what `event` will touch into the cache, without waiting.
+    /// Asks the processor to fetch into the cache, without waiting, what `event` will touch
+    /// and the event names: its packet, link, flow's agents and route, and their counters.
     #[inline]
-    fn fetch_ahead(&self, event: &Event) {
+    fn fetch_named_by(&self, event: &Event) {
         match *event {
             Event::Arrive { packet, next, .. } => {
                 self.packets.prefetch_hop_fields(packet);
@@ -174,19 +179,39 @@ impl Simulation {
             }
             Event::Deliver { packet, to } => {
                 self.packets.prefetch(packet);
-                let agents = &self.flows[to.flow as usize];
-                match to.role {
-                    Role::Sender => prefetch(agents.sender.as_ref()),
-                    Role::Receiver => prefetch(agents.receiver.as_ref()),
-                }
-                self.recorder.prefetch_flow(to.flow);
+                self.fetch_flow(to.flow);
             }
             Event::TxDone { link } => {
                 self.net.links[link as usize].prefetch();
                 self.recorder.prefetch_link(link);
             }
-            Event::Start { .. } | Event::Timer { .. } | Event::Sample => {}
+            Event::Start { agent } | Event::Timer { agent, .. } => self.fetch_flow(agent.flow),
+            Event::Sample => {}
         }
+    }
+
+    fn fetch_flow(&self, flow: FlowId) {
+        prefetch(&self.flows[flow as usize]);
+        prefetch(&self.net.routes[flow as usize]);
+        self.recorder.prefetch_flow(flow, self.now);
+    }
+
+    /// The second step for an event whose [`fetch_named_by`](Self::fetch_named_by) was asked
+    /// for an event earlier: what is found through what that fetched (the agent behind the
+    /// flow's entry, the links of its route).
+    #[inline]
+    fn fetch_found_through(&self, event: &Event) {
+        let agent = match *event {
+            Event::Deliver { to, .. } => to,
+            Event::Start { agent } | Event::Timer { agent, .. } => agent,
+            _ => return,
+        };
+        let agents = &self.flows[agent.flow as usize];
+        match agent.role {
+            Role::Sender => prefetch(agents.sender.as_ref()),
+            Role::Receiver => prefetch(agents.receiver.as_ref()),
+        }
+        self.net.prefetch_path(agent.flow);
     }
 
     /// Calls `agent`, then schedules the timers it set and sends the packets it sent.

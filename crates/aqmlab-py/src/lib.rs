@@ -17,13 +17,6 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
-/// What the simulations allocate comes from mimalloc rather than the C library's malloc:
-/// with 10⁴ flows the engine's state outgrows the cache, and mimalloc's pages (huge ones
-/// for large blocks) made such runs 1.2× faster (BENCHMARKS.md, issue 15). Only this
-/// extension's Rust allocations use it; Python keeps its own.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 create_exception!(
     aqmlab._core,
     ScenarioError,

@@ -18,8 +18,13 @@ use std::collections::{HashMap, VecDeque};
 #[repr(C, align(64))]
 pub struct Link {
     pub to: NodeId,
-    /// Whether it is serializing a packet (the engine's: its `TxDone` is pending).
+    /// Whether it is serializing a packet (the engine's: its `TxDone` is pending, or lazy).
     pub transmitting: bool,
+    /// A drop-tail link's end of transmission while it is not scheduled: its place in the
+    /// event order (time, seq). It is scheduled only if a packet arrives to wait for it (the
+    /// engine's `enqueue`): most access links never queue, and half their events were ends
+    /// of transmission that found nothing to send.
+    pub lazy_tx_done: Option<(Time, u64)>,
     pub rate_bps: f64,
     pub delay: Time,
     pub qdisc: LinkQueue,
@@ -176,6 +181,7 @@ impl<'a> Builder<'a> {
         self.links.push(Link {
             to,
             transmitting: false,
+            lazy_tx_done: None,
             rate_bps: rate,
             delay: info.delay,
             qdisc: LinkQueue::build(qdisc, &info, rng),

@@ -303,6 +303,7 @@ pub struct EventQueue {
     far: Heap,
     next_seq: u64,
     processed: u64,
+    current: (Time, u64),
 }
 
 impl Default for EventQueue {
@@ -322,6 +323,7 @@ impl Default for EventQueue {
             far: Heap::default(),
             next_seq: 0,
             processed: 0,
+            current: (0, 0),
         }
     }
 }
@@ -329,13 +331,29 @@ impl Default for EventQueue {
 impl EventQueue {
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
-        let entry = Entry {
-            time,
-            seq: self.next_seq,
-            event,
-        };
+        let seq = self.reserve();
+        self.schedule_reserved(time, seq, event);
+    }
+
+    /// The place in the order of an event that may never be scheduled (a drop-tail link's
+    /// end of transmission, `Link::lazy_tx_done`): scheduled later with
+    /// [`schedule_reserved`](Self::schedule_reserved), it runs where it would have run had it
+    /// been scheduled now.
+    #[inline(always)]
+    pub fn reserve(&mut self) -> u64 {
         debug_assert!(self.next_seq < 1 << (64 - SLOT_BITS), "see `turn`'s sort key");
         self.next_seq += 1;
+        self.next_seq - 1
+    }
+
+    /// The (time, seq) of the event being run: the last one popped.
+    pub fn current(&self) -> (Time, u64) {
+        self.current
+    }
+
+    #[inline(always)]
+    pub fn schedule_reserved(&mut self, time: Time, seq: u64, event: Event) {
+        let entry = Entry { time, seq, event };
         let slot = slot_of(time);
         if slot <= self.slot {
             self.near.push(entry);
@@ -381,6 +399,7 @@ impl EventQueue {
             self.near.remove_first();
         }
         self.processed += 1;
+        self.current = first.key();
         Some((first.time, first.event))
     }
 

@@ -33,9 +33,9 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 /// `label`, `weight` and `enqueued_at`, as a real router would.
 ///
 /// The fields are in the order given (`repr(C)`) so that everything a hop reads or
-/// writes (the router's fields, `dst` and `hop`) lies in the first 64 bytes, which
-/// [`PacketArena`] aligns to a cache line: a packet crossing a router costs one line,
-/// the endpoints read the rest (issue 15).
+/// writes (the router's fields, `dst` and `hop`) lies in the first 48 bytes, which share
+/// a cache line with the live flag of [`PacketArena`]'s slot: a packet crossing a router
+/// costs one line, the endpoints read the rest (issue 15).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct Packet {
@@ -50,7 +50,8 @@ pub struct Packet {
     pub label: f64,
     /// CSFQ weight of the flow (1.0 unless weighted CSFQ).
     pub weight: f64,
-    /// Links traversed so far (the simulator's forwarding state, not a header field).
+    /// The link of its route it is on or queued for, counted from 1 (the simulator's
+    /// forwarding state, not a header field; a capture derives the TTL from it).
     pub hop: u16,
     pub kind: PacketKind,
     pub ecn: Ecn,

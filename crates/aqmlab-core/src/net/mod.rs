@@ -22,8 +22,8 @@ pub struct Link {
     pub transmitting: bool,
     /// A drop-tail link's end of transmission while it is not scheduled: its place in the
     /// event order (time, seq). It is scheduled only if a packet arrives to wait for it (the
-    /// engine's `enqueue`): most access links never queue, and half their events were ends
-    /// of transmission that found nothing to send.
+    /// engine's `enqueue`): most access links never queue, so most of their ends of
+    /// transmission found nothing to send.
     pub lazy_tx_done: Option<(Time, u64)>,
     pub rate_bps: f64,
     pub delay: Time,

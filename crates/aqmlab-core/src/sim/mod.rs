@@ -158,7 +158,10 @@ impl Simulation {
                     self.net.links[link as usize].transmitting = false;
                     self.start_transmission(link);
                 }
-                Event::Arrive { packet, next, .. } => self.enqueue(next, packet),
+                Event::Arrive { packet, next, .. } => {
+                    self.packets[packet].hop += 1;
+                    self.enqueue(next, packet);
+                }
                 Event::Deliver { packet, to } => self.deliver(packet, to),
                 Event::Start { agent } => self.call_agent(agent, |a, ctx| a.start(ctx)),
                 Event::Timer { agent, token } => self.call_agent(agent, |a, ctx| a.timer(token, ctx)),
@@ -315,8 +318,7 @@ impl Simulation {
             let to = AgentId::addressee(p);
             Event::Deliver { packet: id, to }
         } else {
-            p.hop += 1;
-            let next = self.net.path(p.flow, p.kind)[p.hop as usize - 1];
+            let next = self.net.path(p.flow, p.kind)[p.hop as usize];
             Event::Arrive { link, packet: id, next }
         };
         // A drop-tail link's end of transmission waits to be needed unless a packet waits already.
@@ -420,7 +422,7 @@ rate = "15Mbps"
         let mut sim = Simulation::build(&scenario).unwrap();
         if let Some(q) = qdisc {
             let bottleneck = sim.net.links.iter().position(|l| l.name == "L->R").unwrap();
-            sim.net.links[bottleneck].qdisc = crate::net::LinkQueue::Boxed(q);
+            sim.net.links[bottleneck].qdisc = LinkQueue::Boxed(q);
         }
         sim.run_to_end();
         sim.results()
@@ -522,6 +524,9 @@ rate = "15Mbps"
         assert_eq!(dropped.len() as u64, link("L->R").drops);
         assert!(dropped.len() > 100 && sent.windows(2).all(|w| w[0] <= w[1]));
         assert_eq!(pcap_times(&files[2]).len() as u64, link("src0->L").packets_sent);
+        // IPv4's TTL (64) less the routers crossed: none on the access link, one on the bottleneck.
+        let first_ttl = |path: &Path| std::fs::read(path).unwrap()[24 + 16 + 8];
+        assert_eq!((first_ttl(&files[2]), first_ttl(&files[0])), (64, 63));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

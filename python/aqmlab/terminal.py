@@ -124,3 +124,21 @@ def _group_label(values: pd.Series) -> str:
     if a and b:
         return f"{first[: a.start()]}[{a.group(1)}-{b.group(1)}]"
     return f"{first}-{last}"
+
+
+def rows_table(
+    rows: list[Any], title: str, reference: str = "paper", ratio: bool = False, notes: list[str] | None = None
+) -> Table:
+    """Checked rows (`experiments.Row`) as a table: metric, the reference value (the paper's,
+    or the model's for `validate`), ours, with `ratio` ours / reference (where the reference is
+    not 0), tolerance, pass, and with `notes` (one per row) a note column."""
+    columns = ["metric", reference, "ours", *(["ratio"] if ratio else []), "tolerance", "pass"]
+    table = Table(*columns, *(["note"] if notes is not None else []), title=title, title_justify="left")
+    for index, row in enumerate(rows):
+        cells = [row.metric, fmt(row.paper), fmt(row.ours)]
+        if ratio:
+            cells.append(f"{row.ours / row.paper:.3f}" if row.paper else "-")
+        verdict = "[green]pass[/]" if row.passed else "[red]FAIL[/]"
+        cells += [row.tolerance, verdict if row.graded else f"info ({'pass' if row.passed else 'fail'})"]
+        table.add_row(*cells, *([notes[index]] if notes is not None else []))
+    return table

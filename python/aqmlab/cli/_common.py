@@ -1,4 +1,4 @@
-"""What every command shares: its typer app, the consoles, errors and exit statuses, --json
+"""What every command shares: its typer app, stderr messages and the bars' console, errors and exit statuses, --json
 output, and the job bar of `reproduce --all` and `sweep`."""
 
 from __future__ import annotations
@@ -34,11 +34,16 @@ def command_help(name: str, details: str) -> str:
 
 @functools.cache
 def console() -> Console:
-    """Everything for people goes to stderr, so stdout carries only the --json output.
-    rich is imported on first use: a command that prints nothing loads none of it."""
+    """The progress bars' console, on stderr. rich is imported on first use: a command that
+    shows no bar loads none of it."""
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def say(message: str) -> None:
+    """Progress and diagnostics go to stderr, so that stdout carries only results (tables, or --json)."""
+    print(message, file=sys.stderr)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -72,7 +77,7 @@ def run_jobs(
     the results), prints each failure as `failure(job, error)` words it; on Ctrl-C says how many
     finished, kept in `kept_in`, and exits with status 130."""
     heading = f"{total} {noun}" + (f" ({mode})" if mode else "")
-    console().print(f"{heading}, {total - pending} already done, running {pending}")
+    say(f"{heading}, {total - pending} already done, running {pending}")
     finished = 0
 
     def done(job: Any, wall: Any, error: Any) -> None:
@@ -81,7 +86,7 @@ def run_jobs(
         if bar is not None:
             bar.advance(task)
         if error is not None:
-            console().print(failure(job, error))
+            say(failure(job, error))
 
     try:
         with job_progress(console()) if pending else contextlib.nullcontext() as bar:

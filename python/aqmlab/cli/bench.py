@@ -6,14 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from .. import __version__
+from .. import __version__, terminal
 from .._core import ScenarioError
 from ..bench import BENCHMARKS, run_all
-from ..terminal import fmt
-from ._common import command_app, command_help, console, fail, print_json
+from ._common import command_app, command_help, fail, print_json, say
 
 app = command_app()
 
@@ -73,39 +70,36 @@ def bench(
     if chosen == []:
         raise fail("--mechanisms: give at least one name, or all")
     try:
-        report = run_all(only, repeat, chosen, points, ns3, on_start=console().print)
+        report = run_all(only, repeat, chosen, points, ns3, on_start=say)
     except ScenarioError as e:
         raise fail(str(e)) from None
     if json_output:
         print_json(report)
         return
-    for table in _tables(report):
-        table.title_justify = "left"
-        Console().print(table)
+    terminal.show(_lines(report))
 
 
-def _tables(report: dict[str, list[dict]]) -> list[Table]:
-    tables = []
+def _lines(report: dict[str, list[dict]]) -> list[str]:
+    lines = []
     if report["runs"]:
-        table = Table(
-            "benchmark", "simulated", "wall time", "events", "events/s", "util.", "Jain", title=f"aqmlab {__version__}"
-        )
-        for r in report["runs"]:
-            utilisation = ", ".join(f"{u:.1%}" for u in r["utilisation"].values())
-            table.add_row(
+        columns = ["benchmark", "simulated", "wall time", "events", "events/s", "util.", "Jain"]
+        rows = [
+            [
                 r["name"],
                 f"{r['simulated_s']:g} s",
                 f"{r['wall_time_s']:.3f} s",
                 f"{r['events'] / 1e6:.2f} M",
                 f"{r['events_per_second'] / 1e6:.2f} M",
-                utilisation,
+                ", ".join(f"{u:.1%}" for u in r["utilisation"].values()),
                 f"{r['jain_index']:.3f}",
-            )
-        tables.append(table)
+            ]
+            for r in report["runs"]
+        ]
+        lines += terminal.table(columns, rows, f"aqmlab {__version__}")
     if report["scale"]:
-        table = Table("flows", "wall time", "events", "events/s", "peak memory", "per flow", "util.", title="scale")
-        for r in report["scale"]:
-            table.add_row(
+        columns = ["flows", "wall time", "events", "events/s", "peak memory", "per flow", "util."]
+        rows = [
+            [
                 f"{r['flows']:,}",
                 f"{r['wall_time_s']:.2f} s",
                 f"{r['events'] / 1e6:.1f} M",
@@ -113,10 +107,12 @@ def _tables(report: dict[str, list[dict]]) -> list[Table]:
                 f"{r['peak_memory_bytes'] / 2**20:,.0f} MiB",
                 f"{r['memory_per_flow_bytes'] / 1024:.1f} KiB",
                 f"{r['utilisation']['L->R']:.1%}",
-            )
-        tables.append(table)
+            ]
+            for r in report["scale"]
+        ]
+        lines += terminal.table(columns, rows, "scale")
     if report["ns3"]:
-        table = Table(
+        columns = [
             "case",
             "ns-3 Simulator::Run",
             "aqmlab engine",
@@ -124,11 +120,9 @@ def _tables(report: dict[str, list[dict]]) -> list[Table]:
             "ns-3 process",
             "aqmlab run --json",
             "ratio",
-            title="ns-3 vs aqmlab: wall time",
-        )
-        outcomes = Table("case", "outcome", "ns-3", "aqmlab", title="ns-3 vs aqmlab: outcomes (second half)")
-        for r in report["ns3"]:
-            table.add_row(
+        ]
+        rows = [
+            [
                 r["name"],
                 f"{r['ns3_run_s']:.3f} s",
                 f"{r['aqmlab_engine_s']:.3f} s",
@@ -136,8 +130,16 @@ def _tables(report: dict[str, list[dict]]) -> list[Table]:
                 f"{r['ns3_process_s']:.2f} s",
                 f"{r['aqmlab_process_s']:.2f} s",
                 f"{r['process_ratio']:.1f}x",
-            )
-            for metric, (theirs, ours) in r["outcome"].items():
-                outcomes.add_row(r["name"], metric.replace("_", " "), fmt(theirs), fmt(ours))
-        tables += [table, outcomes]
-    return tables
+            ]
+            for r in report["ns3"]
+        ]
+        lines += terminal.table(columns, rows, "ns-3 vs aqmlab: wall time")
+        outcomes = [
+            [r["name"], metric.replace("_", " "), terminal.fmt(theirs), terminal.fmt(ours)]
+            for r in report["ns3"]
+            for metric, (theirs, ours) in r["outcome"].items()
+        ]
+        lines += terminal.table(
+            ["case", "outcome", "ns-3", "aqmlab"], outcomes, "ns-3 vs aqmlab: outcomes (second half)"
+        )
+    return lines

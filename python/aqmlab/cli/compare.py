@@ -11,7 +11,7 @@ from .. import compare as comparison
 from .. import terminal
 from .._core import ScenarioError
 from ..scenario import load
-from ._common import command_app, command_help, console, fail, print_json
+from ._common import command_app, command_help, fail, print_json, say
 
 app = command_app()
 
@@ -51,7 +51,6 @@ def compare(
     if json_output:
         print_json({"mechanisms": table.to_dict(orient="records")})
     else:
-        for part in terminal.tables(table, f"{file.name}: mechanisms compared", console().width, wide=True):
-            console().print(part)
+        terminal.show(terminal.frame_table(table, f"{file.name}: mechanisms compared", wide=True))
     if out is not None:
-        console().print(f"wrote {out / 'compare.csv'}, {out / 'compare.png'}")
+        say(f"wrote {out / 'compare.csv'}, {out / 'compare.png'}")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..report import write_report
-from ._common import command_app, command_help, console, fail
+from ._common import command_app, command_help, fail, say
 
 app = command_app()
 
@@ -29,4 +29,4 @@ def report(
     except ValueError as e:
         raise fail(str(e)) from None
     more = f" and {len(written) - 2} experiment pages" if written[0].name == "index.html" else ""
-    console().print(f"wrote {written[0]}{more}")
+    say(f"wrote {written[0]}{more}")

@@ -7,15 +7,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from .. import reporting, terminal
 from .._core import ScenarioError
 from ..experiments import get, not_reproduced_list, registry
 from ..progress import RunProgress
 from ..suite import pending_experiments, run_suite
-from ._common import command_app, command_help, console, fail, interrupted, print_json, run_jobs
+from ._common import command_app, command_help, console, fail, interrupted, print_json, run_jobs, say
 
 app = command_app()
 
@@ -72,7 +70,6 @@ def reproduce(
         experiment = get(id)
     except KeyError as e:
         raise fail(e.args[0]) from None
-    console().print(f"[bold]{experiment.id}[/]: {experiment.title}")
     try:
         with RunProgress(console) as bars, reporting(bars):
             reproduction = experiment.run(quick=quick)
@@ -84,15 +81,16 @@ def reproduce(
     if json_output:
         print_json(reproduction.to_dict())
     else:
+        lines = [*terminal.paragraph(f"{experiment.id}: {experiment.title}", "bold"), ""]
         for name in reproduction.show:
-            for table in terminal.tables(reproduction.data[name], name, console().width, wide):
-                console().print(table)
+            lines += terminal.frame_table(reproduction.data[name], name, wide=wide)
         for note in reproduction.notes:
-            console().print(note)
-        console().print(terminal.rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
-        for note in reproduction.failures():
-            console().print(f"[red]{note}[/]")
-    console().print(f"wrote {', '.join(str(p) for p in written)}")
+            lines += terminal.paragraph(note)
+        lines += ["", *terminal.rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours")]
+        for failure in reproduction.failures():
+            lines += terminal.paragraph(failure, "red")
+        terminal.show(lines)
+    say(f"wrote {', '.join(str(p) for p in written)}")
     if not reproduction.passed:
         raise typer.Exit(1)
 
@@ -105,12 +103,9 @@ def _print_list(json_output: bool) -> None:
             listed + [{"id": e.id, "title": e.title, "reproduced": False, "reason": e.reason} for e in missing.values()]
         )
         return
-    table = Table("id", "title", title="experiments", title_justify="left")
-    for e in experiments.values():
-        table.add_row(e.id, e.title)
-    for e in missing.values():
-        table.add_row(e.id, f"{e.title} [yellow]- not yet reproduced: {e.reason}[/]")
-    Console().print(table)
+    rows = [[e.id, e.title] for e in experiments.values()]
+    rows += [[e.id, f"{e.title} - not yet reproduced: {e.reason}"] for e in missing.values()]
+    terminal.show(terminal.table(["id", "title"], rows, "experiments"))
 
 
 def _reproduce_all(
@@ -128,7 +123,7 @@ def _reproduce_all(
         len(ids),
         len(pending),
         out,
-        lambda id, error: f"[red]{id} failed to run[/]: {error}",
+        lambda id, error: f"{id} failed to run: {error}",
         mode="quick" if quick else "full",
     )
     entries = json.loads((out / "index.json").read_text())["experiments"]
@@ -136,12 +131,20 @@ def _reproduce_all(
     if json_output:
         print_json({"experiments": chosen})
     else:
-        table = Table("experiment", "graded rows passing", "status", title="reproductions", title_justify="left")
-        for e in chosen:
-            status = {"passed": "[green]pass[/]", "failed": "[red]FAIL[/]"}.get(e["status"], f"[red]{e['status']}[/]")
-            counts = f"{e['rows_passed']} / {e['rows_graded']}" if "rows_graded" in e else "-"
-            table.add_row(e["id"], counts, status)
-        console().print(table)
-    console().print(f"ran {len(report.ran)}; wrote {report.written[0]} and {len(report.written) - 2} experiment pages")
+        rows = [
+            [
+                e["id"],
+                f"{e['rows_passed']} / {e['rows_graded']}" if "rows_graded" in e else "-",
+                _status(e["status"]),
+            ]
+            for e in chosen
+        ]
+        terminal.show(terminal.table(["experiment", "graded rows passing", "status"], rows, "reproductions"))
+    say(f"ran {len(report.ran)}; wrote {report.written[0]} and {len(report.written) - 2} experiment pages")
     if any(e["status"] != "passed" for e in chosen):
         raise typer.Exit(1)
+
+
+def _status(status: str) -> str:
+    """An index entry's status as a cell: pass, FAIL, or what else stopped it (e.g. error)."""
+    return terminal.verdict(status == "passed") if status in ("passed", "failed") else terminal.colour(status, "red")

@@ -9,12 +9,12 @@ from typing import Annotated, Any
 import typer
 
 from .. import run as run_scenario
+from .. import terminal
 from .._core import ScenarioError
 from ..plots import save_run_figures
 from ..progress import RunProgress
-from ..results import Results
 from ..scenario import load
-from ._common import command_app, command_help, console, fail, interrupted, print_json
+from ._common import command_app, command_help, console, fail, interrupted, print_json, say
 
 app = command_app()
 
@@ -73,7 +73,7 @@ def run(
         if pcap is not None and out is None:
             raise fail("--pcap: give --out DIR, the folder the captures are written to")
         if scenario.get_or("simulation.pcap") and out is None:
-            console().print("[yellow]simulation.pcap: no capture written without --out DIR[/]")
+            say("simulation.pcap: no capture written without --out DIR")
         with RunProgress(console) as bars:
             results = run_scenario(scenario, progress=bars, pcap_dir=out)
     except ScenarioError as e:
@@ -91,29 +91,34 @@ def run(
     if json_output:
         print_json(summary)
     else:
-        _print_run(results, summary, wide)
+        terminal.show(_run_lines(summary, wide))
     if written:
-        console().print(f"wrote {len(written)} files to {out}")
+        say(f"wrote {len(written)} files to {out}")
 
 
-def _print_run(results: Results, summary: dict[str, Any], wide: bool) -> None:
-    # The table needs pandas and rich, which `run --json` does without (issue 15).
-    from .. import terminal
-
-    flows = results.flows
-    frame = flows[["id", "name", "type"]].copy()
-    frame["goodput"] = flows["goodput_bps"] / 1e6
-    frame["fair share"] = flows["fair_share_bps"] / 1e6
-    frame["norm."] = flows["normalised_goodput"]
-    frame["drops"] = flows["dropped_packets"]
-    frame["loss"] = flows["loss_rate"]
+def _run_lines(summary: dict[str, Any], wide: bool) -> list[str]:
+    """The per-flow table (Mbps), then the Jain index, utilisation, drops and the run's speed."""
+    columns = ["id", "name", "type", "goodput", "fair share", "norm.", "drops", "loss"]
+    rows = [
+        [
+            flow["id"],
+            flow["name"],
+            flow["type"],
+            flow["goodput_bps"] / 1e6,
+            flow["fair_share_bps"] / 1e6,
+            flow["normalised_goodput"],
+            flow["dropped_packets"],
+            flow["loss_rate"],
+        ]
+        for flow in summary["flows"]
+    ]
     window = summary["duration"] - summary["warmup"]
     title = f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"
-    for table in terminal.tables(frame, title, console().width, wide):
-        console().print(table)
     utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
     drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
-    console().print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
-    console().print(
-        f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s ({summary['events_per_second']:,.0f} events/s)"
-    )
+    return [
+        *terminal.records_table(columns, rows, title, wide=wide),
+        f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}",
+        f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s "
+        f"({summary['events_per_second']:,.0f} events/s)",
+    ]

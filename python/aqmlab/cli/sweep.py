@@ -9,7 +9,7 @@ import typer
 
 from .._core import ScenarioError
 from ..sweep import load_spec, pending_jobs, run_sweep
-from ._common import command_app, command_help, console, fail, run_jobs
+from ._common import command_app, command_help, fail, run_jobs, say
 
 app = command_app()
 
@@ -50,8 +50,8 @@ def sweep(
         len(parsed.jobs),
         len(pending_jobs(parsed, out)),
         out / "jobs",
-        lambda job, error: f"[red]job {job.index} failed[/] ({job.label}): {error}",
+        lambda job, error: f"job {job.index} failed ({job.label}): {error}",
     )
-    console().print(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
+    say(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
     if report.failed:
         raise fail(f"{len(report.failed)} jobs failed", code=1)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from .. import terminal
 from ..validation import SUITES, run_suite
-from ._common import command_app, command_help, console, fail, print_json
+from ._common import command_app, command_help, fail, print_json
 
 app = command_app()
 
@@ -53,9 +52,7 @@ def validate(
             }
         )
     else:
-        Console().print(
-            terminal.rows_table(rows, title=f"validate {suite}", reference="model", ratio=True, notes=notes)
-        )
-        console().print(f"{sum(row.passed for row in rows)} of {len(rows)} checks pass")
+        lines = terminal.rows_table(rows, title=f"validate {suite}", reference="model", ratio=True, notes=notes)
+        terminal.show([*lines, f"{sum(row.passed for row in rows)} of {len(rows)} checks pass"])
     if not all(row.passed for row in rows):
         raise typer.Exit(1)

@@ -75,8 +75,7 @@ CASES: dict[str, list[Case]] = {
         Case(["sweep", "scenarios/sweeps/droptail-buffer.toml", "--out", "{out}/sweep", "--workers", "2"], prints=False)
     ],
     "aqmlab report DIR": [
-        Case(["report", "{out}/" + folder], prints=False)
-        for folder in ("run", "pcap", "fig11", "all", "sweep")
+        Case(["report", "{out}/" + folder], prints=False) for folder in ("run", "pcap", "fig11", "all", "sweep")
     ],
     "aqmlab validate tcp [--json]": [Case(["validate", "tcp", "--json"])],
     "aqmlab bench [--json] [--repeat N] [--only NAME] [-m NAMES|all] [--scale N,...] [--ns3 PATH]": [

@@ -57,7 +57,7 @@ impl QdiscConfig for SfqConfig {
         require_positive(&field("flows"), self.flows as f64)?;
         require_positive(&field("limit"), self.limit as f64)?;
         require_positive(&field("quantum"), self.quantum.0 as f64)?;
-        require_non_negative(&field("perturb"), self.perturb.0)
+        require_non_negative(&field("perturb"), self.perturb)
     }
 
     fn build(&self, _link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {

@@ -15,7 +15,9 @@ import typer
 
 from . import __version__, reporting, scenarios_dir
 from ._core import ScenarioError
+from .outdir import OutputError
 from .results import to_json_value
+from .workers import CONNECT_TIMEOUT_S, WORKER_TIMEOUT_S
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,6 +60,28 @@ class Format(str, Enum):
 def _fail(message: str, code: int = 2) -> typer.Exit:
     print(f"error: {message}", file=sys.stderr)
     return typer.Exit(code)
+
+
+def _say(message: str) -> None:
+    """A diagnostic line (waiting for a folder's lock, taking over a stale one) on stderr."""
+    print(message, file=sys.stderr)
+
+
+# Options of the commands that write an output folder (outdir.py).
+WaitOption = Annotated[
+    bool, typer.Option("--wait", help="If another aqmlab is writing the output folder, wait for it (default: stop).")
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Replace an output folder that holds another result (default: refuse).")
+]
+ConnectTimeoutOption = Annotated[
+    float,
+    typer.Option("--connect-timeout", help="With --scheduler: seconds to wait for the scheduler to answer.", min=0.1),
+]
+WorkerTimeoutOption = Annotated[
+    float,
+    typer.Option("--worker-timeout", help="With --scheduler: seconds to wait while the cluster has no worker.", min=1),
+]
 
 
 def _interrupted(e: KeyboardInterrupt) -> typer.Exit:
@@ -152,9 +176,12 @@ def run(
         bool,
         typer.Option("--pcap-drops", help="Also capture what those links drop, to OUT/<link>.drops.pcap."),
     ] = False,
+    force: ForceOption = False,
+    wait: WaitOption = False,
 ) -> None:
     from . import load
     from . import run as run_scenario
+    from .outdir import result_folder
     from .progress import RunProgress
 
     try:
@@ -170,21 +197,21 @@ def run(
             raise _fail("--pcap: give --out DIR, the folder the captures are written to")
         if scenario.get_or("simulation.pcap") and out is None:
             console().print("[yellow]simulation.pcap: no capture written without --out DIR[/]")
-        with RunProgress(console) as bars:
-            results = run_scenario(scenario, progress=bars, pcap_dir=out)
-    except ScenarioError as e:
+        # The folder is taken and checked before the run, written under a temporary name and
+        # renamed into place last: a run folder is whole or absent (outdir.py).
+        about = {"kind": "run", "name": scenario.name, "scenario_sha256": scenario.digest()}
+        with result_folder(out, about, force, wait, _say) if out is not None else contextlib.nullcontext() as folder:
+            with RunProgress(console) as bars:
+                results = run_scenario(scenario, progress=bars, pcap_dir=folder)
+            written = list(results.pcap_files)
+            if folder is not None:
+                written += _save_run(results, folder, format.value, not no_plots)
+    except (ScenarioError, OutputError) as e:
         raise _fail(str(e)) from None
     except OSError as e:
         raise _fail(str(e), code=1) from None
     except KeyboardInterrupt as e:
         raise _interrupted(e) from None
-    written = list(results.pcap_files)
-    if out is not None:
-        written += results.save(out, format=format.value)
-        if not no_plots:
-            from .plots import save_run_figures
-
-            written += save_run_figures(results, out)
     summary = results.summary()
     if json_output:
         _print_json(summary)
@@ -192,6 +219,19 @@ def run(
         _print_run(results, summary, wide)
     if written:
         console().print(f"wrote {len(written)} files to {out}")
+
+
+def _save_run(results: Any, folder: Path, format: str, plots: bool) -> list[Path]:
+    """The tables, summary and plots of a run, into `folder`."""
+    try:
+        written = results.save(folder, format=format)
+        if plots:
+            from .plots import save_run_figures
+
+            written += save_run_figures(results, folder)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("interrupted while saving the results: nothing written") from None
+    return written
 
 
 def _print_run(results: Any, summary: dict, wide: bool) -> None:
@@ -250,12 +290,18 @@ def reproduce(
     wide: Annotated[
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
+    force: ForceOption = False,
+    wait: WaitOption = False,
+    connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT_S,
+    worker_timeout: WorkerTimeoutOption = WORKER_TIMEOUT_S,
 ) -> None:
     from rich.console import Console
     from rich.table import Table
 
     from .experiments import get, not_reproduced_list, registry
+    from .outdir import result_folder
     from .progress import RunProgress
+    from .workers import Cluster
 
     if list_:
         experiments, missing = registry(), not_reproduced_list()
@@ -276,7 +322,8 @@ def reproduce(
     if all_ or only is not None:
         if id is not None:
             raise _fail("give an experiment id or --all, not both")
-        _reproduce_all(out or Path("out") / "all", quick, only, workers, scheduler, json_output)
+        cluster = Cluster(scheduler, connect_timeout, worker_timeout) if scheduler else None
+        _reproduce_all(out or Path("out") / "all", quick, only, workers, cluster, json_output, wait)
         return
     if id is None:
         raise _fail("give an experiment id, --all, or --list")
@@ -285,14 +332,18 @@ def reproduce(
     except KeyError as e:
         raise _fail(e.args[0]) from None
     console().print(f"[bold]{experiment.id}[/]: {experiment.title}")
+    out = out or Path("out") / experiment.id
     try:
-        with RunProgress(console) as bars, reporting(bars):
-            reproduction = experiment.run(quick=quick)
-    except ScenarioError as e:
+        about = {"kind": "experiment", "experiment": experiment.id}
+        with result_folder(out, about, force, wait, _say) as folder:
+            with RunProgress(console) as bars, reporting(bars):
+                reproduction = experiment.run(quick=quick)
+            saved = reproduction.save(folder)
+    except (ScenarioError, OutputError) as e:
         raise _fail(str(e)) from None
     except KeyboardInterrupt as e:
         raise _interrupted(e) from None
-    written = reproduction.save(out or Path("out") / reproduction.id)
+    written = [out / path.name for path in saved]
     if json_output:
         _print_json(reproduction.to_dict())
     else:
@@ -309,24 +360,28 @@ def reproduce(
 
 
 def _run_jobs(
-    run: Callable[[Callable[[Any, Any, Any], None]], Any],
+    opening: contextlib.AbstractContextManager[Any],
+    run: Callable[[Any, Callable[[Any, Any, Any], None]], Any],
     noun: str,
-    total: int,
-    pending: int,
     kept_in: Path,
     failure: Callable[[Any, Any], str],
     mode: str | None = None,
 ) -> Any:
-    """`run(on_done)` for `reproduce --all` and `sweep`: says how many of the `total` `noun` are
-    already done, counts the `pending` ones on a bar as `run` reports each with
-    `on_done(job, wall, error)` (no bar when none is pending: a resumed run that only combines
-    the results), prints each failure as `failure(job, error)` words it; on Ctrl-C says how many
-    finished, kept in `kept_in`, and exits with status 130."""
+    """The jobs of `reproduce --all` and `sweep`: enters `opening` (suite.open_suite or
+    sweep.open_sweep: the output folder taken and its results checked), says which results fail
+    their manifest and how many of its `total` `noun` are already done, then `run(folder,
+    on_done)`, counting the pending ones on a bar as `run` reports each with `on_done(job, wall,
+    error)` (no bar when none is pending: a resumed run that only combines the results), and
+    printing each failure as `failure(job, error)` words it. On a cluster fault or Ctrl-C, says
+    how many finished, kept in `kept_in`, and exits with status 2 or 130."""
     from .progress import job_progress
+    from .workers import ClusterError
 
-    heading = f"{total} {noun}" + (f" ({mode})" if mode else "")
-    console().print(f"{heading}, {total - pending} already done, running {pending}")
-    finished = 0
+    finished = pending = 0
+    bar = task = None
+
+    def kept() -> str:
+        return f"{finished} of {pending} {noun} finished, kept in {kept_in}; run the same command again to resume"
 
     def done(job: Any, wall: Any, error: Any) -> None:
         nonlocal finished
@@ -337,37 +392,41 @@ def _run_jobs(
             console().print(failure(job, error))
 
     try:
-        with job_progress(console()) if pending else contextlib.nullcontext() as bar:
-            task = bar.add_task(noun, total=pending) if bar is not None else None
-            return run(done)
-    except ScenarioError as e:
+        with opening as folder:
+            for name, reason in folder.damaged().items():
+                _say(f"{name}: {reason}; running it again")
+            pending = len(folder.pending)
+            heading = f"{folder.total} {noun}" + (f" ({mode})" if mode else "")
+            console().print(f"{heading}, {folder.total - pending} already done, running {pending}")
+            with job_progress(console()) if pending else contextlib.nullcontext() as bar:
+                task = bar.add_task(noun, total=pending) if bar is not None else None
+                return run(folder, done)
+    except (ScenarioError, OutputError) as e:
         raise _fail(str(e)) from None
+    except ClusterError as e:
+        raise _fail(f"{e}; {kept()}") from None
     except KeyboardInterrupt:
-        print(
-            f"interrupted: {finished} of {pending} {noun} finished, kept in {kept_in}; "
-            "run the same command again to resume",
-            file=sys.stderr,
-        )
+        print(f"interrupted: {kept()}", file=sys.stderr)
         raise typer.Exit(130) from None
 
 
 def _reproduce_all(
-    out: Path, quick: bool, only: str | None, workers: int | None, scheduler: str | None, json_output: bool
+    out: Path, quick: bool, only: str | None, workers: int | None, cluster: Any, json_output: bool, wait: bool
 ) -> None:
+    from rich.table import Table
+
     from .experiments import registry
-    from .suite import pending_experiments, run_suite
+    from .suite import open_suite
 
     known = registry()
     ids = list(known) if only is None else [name.strip() for name in only.split(",") if name.strip()]
     unknown = [name for name in ids if name not in known]
     if unknown or not ids:
         raise _fail(f"--only: unknown experiment {', '.join(unknown) or '(none given)'} (known: {', '.join(known)})")
-    pending = pending_experiments(out, ids, quick)
     report = _run_jobs(
-        lambda on_done: run_suite(out, ids, quick, workers=workers, scheduler=scheduler, on_done=on_done),
+        open_suite(out, ids, quick, wait, _say),
+        lambda folder, on_done: folder.run(workers, cluster, on_done),
         "experiments",
-        len(ids),
-        len(pending),
         out,
         lambda id, error: f"[red]{id} failed to run[/]: {error}",
         mode="quick" if quick else "full",
@@ -402,7 +461,7 @@ def report(
 
     try:
         written = write_report(folder)
-    except ValueError as e:
+    except ValueError as e:  # OutputError included: a damaged or foreign file, named
         raise _fail(str(e)) from None
     more = f" and {len(written) - 2} experiment pages" if written[0].name == "index.html" else ""
     console().print(f"wrote {written[0]}{more}")
@@ -430,19 +489,24 @@ def compare(
 ) -> None:
     from . import compare as comparison
     from . import load
+    from .outdir import check_folder_path, replaced_file
 
     names = [name.strip() for name in mechanisms.split(",") if name.strip()]
     if not names:
         raise _fail("--mechanisms: give at least one name, or all")
     try:
         scenario = load(file)
+        if out is not None:
+            check_folder_path(out)
         table, _ = comparison.compare(scenario, names)
-    except ScenarioError as e:
+    except (ScenarioError, OutputError) as e:
         raise _fail(str(e)) from None
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        table.to_csv(out / "compare.csv", index=False)
-        comparison.compare_figure(table, title=f"{scenario.get_or('name', file.stem)}").savefig(out / "compare.png")
+        with replaced_file(out / "compare.csv") as partial:
+            table.to_csv(partial, index=False)
+        figure = comparison.compare_figure(table, title=f"{scenario.get_or('name', file.stem)}")
+        with replaced_file(out / "compare.png") as partial:
+            figure.savefig(partial, format="png")
     if json_output:
         _print_json({"mechanisms": table.to_dict(orient="records")})
     else:
@@ -476,18 +540,22 @@ def sweep(
     workers: Annotated[
         int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)
     ] = None,
+    wait: WaitOption = False,
+    connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT_S,
+    worker_timeout: WorkerTimeoutOption = WORKER_TIMEOUT_S,
 ) -> None:
-    from .sweep import load_spec, pending_jobs, run_sweep
+    from .sweep import load_spec, open_sweep
+    from .workers import Cluster
 
     try:
         parsed = load_spec(spec)
     except ScenarioError as e:
-        raise _fail(f"{spec}: {e}") from None
+        raise _fail(str(e)) from None
+    cluster = Cluster(scheduler, connect_timeout, worker_timeout) if scheduler else None
     report = _run_jobs(
-        lambda on_done: run_sweep(parsed, out, workers=workers, scheduler=scheduler, on_done=on_done),
+        open_sweep(parsed, out, wait, _say),
+        lambda folder, on_done: folder.run(workers, cluster, on_done),
         "jobs",
-        len(parsed.jobs),
-        len(pending_jobs(parsed, out)),
         out / "jobs",
         lambda job, error: f"[red]job {job.index} failed[/] ({job.label}): {error}",
     )

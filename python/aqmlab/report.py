@@ -27,7 +27,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, outdir
+from .results import CORE_SUMMARY_KEYS
 from .terminal import fmt
 
 # Rows of a data table shown on a page; the files hold every row.
@@ -74,12 +75,15 @@ def write_report(folder: str | Path) -> list[Path]:
     kind = folder_kind(folder)
     if kind == "suite":
         return write_suite_pages(folder)
+    damage = outdir.verify(folder) if (folder / outdir.MANIFEST).is_file() else None
+    if damage is not None:
+        raise ValueError(f"{folder}: {damage}; the results are damaged, run them again")
     if kind == "experiment" and (folder.parent / "index.json").is_file():  # one experiment of a suite
         page = experiment_page(folder, index="../index.html")
     else:
         page = {"run": run_page, "experiment": experiment_page, "sweep": sweep_page}[kind](folder)
     path = folder / "report.html"
-    path.write_text(page)
+    outdir.write_text(path, page)
     return [path]
 
 
@@ -168,8 +172,18 @@ def _read_table(folder: Path, name: str) -> Any:
     return None
 
 
+# Keys each JSON file of an output folder must have for its page.
+REQUIRED_KEYS = {
+    "summary.json": (*CORE_SUMMARY_KEYS, "utilisation", "drops_by_reason"),
+    "rows.json": ("id", "title", "passed", "rows"),
+    "sweep.json": ("grid", "jobs"),
+}
+
+
 def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
+    """A JSON object of an output folder (OutputError, a ValueError, naming the file if it is not
+    one, or lacks a key its page needs)."""
+    return outdir.read_json(path, REQUIRED_KEYS.get(path.name, ()))
 
 
 def _subfolders(folder: Path) -> list[Path]:
@@ -362,16 +376,18 @@ def suite_entries(folder: Path) -> list[dict[str, Any]]:
     for id, experiment in registry().items():
         entry: dict[str, Any] = {"id": id, "title": experiment.title}
         sub = folder / id
-        if _is_experiment(sub):
+        damage = outdir.verify(sub) if (sub / outdir.MANIFEST).is_file() else None
+        if damage is not None:
+            entry |= {"status": "damaged", "reason": f"{damage}: aqmlab reproduce --all runs it again"}
+        elif _is_experiment(sub):
             reproduction = _read_json(sub / "rows.json")
             passing, graded = _row_counts(reproduction["rows"])
-            wall = sub / "wall_time.txt"
             entry |= {
                 "status": "passed" if reproduction["passed"] else "failed",
                 "rows_passed": passing,
                 "rows_graded": graded,
                 "quick": bool(_read_json(sub / "experiment.json").get("quick")),
-                "wall_time_s": float(wall.read_text()) if wall.is_file() else None,
+                "wall_time_s": _wall_time(sub / "wall_time.txt"),
                 "page": f"{id}/report.html",
             }
         elif id in errors:
@@ -384,6 +400,14 @@ def suite_entries(folder: Path) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda entry: entry["id"])
 
 
+def _wall_time(path: Path) -> float | None:
+    """The seconds an experiment took, when recorded."""
+    try:
+        return float(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def write_suite_pages(folder: Path) -> list[Path]:
     """Each experiment's page, then `index.html` and `index.json`; returns the index first."""
     pages = []
@@ -391,12 +415,12 @@ def write_suite_pages(folder: Path) -> list[Path]:
     for entry in entries:
         if "page" in entry:
             page = folder / entry["page"]
-            page.write_text(experiment_page(page.parent, index="../index.html"))
+            outdir.write_text(page, experiment_page(page.parent, index="../index.html"))
             pages.append(page)
     index = folder / "index.html"
-    index.write_text(index_page(entries))
+    outdir.write_text(index, index_page(entries))
     listing = folder / "index.json"
-    listing.write_text(json.dumps({"aqmlab": __version__, "experiments": entries}, indent=2) + "\n")
+    outdir.write_text(listing, json.dumps({"aqmlab": __version__, "experiments": entries}, indent=2) + "\n")
     return [index, listing, *pages]
 
 
@@ -404,6 +428,7 @@ STATUS_MARKS = {
     "passed": ("pass", "pass"),
     "failed": ("fail", "FAIL"),
     "error": ("fail", "error"),
+    "damaged": ("fail", "damaged"),
     "not run": ("pending", "not run"),
     "not reproduced": ("missing", "not reproduced yet"),
 }

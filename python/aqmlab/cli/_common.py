@@ -1,0 +1,129 @@
+"""What every command shares: its typer app, stderr messages and the bars' console, errors and exit statuses, --json
+output, and the job bar of `reproduce --all` and `sweep`."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .._core import ScenarioError
+from ..outdir import OutputError
+from ..progress import job_progress
+from ..results import to_json_value
+from ..workers import ClusterError
+from . import COMMANDS
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def command_app() -> typer.Typer:
+    """The typer app of one command's module, with the settings of the `aqmlab` app."""
+    return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+def command_help(name: str, details: str) -> str:
+    """A command's --help: its summary line (`COMMANDS`), then `details`."""
+    return f"{COMMANDS[name]}\n\n{details}"
+
+
+@functools.cache
+def console() -> Console:
+    """The progress bars' console, on stderr. rich is imported on first use: a command that
+    shows no bar loads none of it."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def say(message: str) -> None:
+    """Progress and diagnostics go to stderr, so that stdout carries only results (tables, or --json)."""
+    print(message, file=sys.stderr)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """One line `error: message` on stderr; raise the result to exit with `code`."""
+    print(f"error: {message}", file=sys.stderr)
+    return typer.Exit(code)
+
+
+def interrupted(e: KeyboardInterrupt) -> typer.Exit:
+    """Ctrl-C: one line saying how far the run got (the core's message), and status 130 as a shell uses."""
+    print(str(e) or "interrupted", file=sys.stderr)
+    return typer.Exit(130)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(to_json_value(data)) + "\n")
+
+
+# Options of the commands that write an output folder (outdir.py), and of those that use Dask.
+WaitOption = Annotated[
+    bool, typer.Option("--wait", help="If another aqmlab is writing the output folder, wait for it (default: stop).")
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Replace an output folder that holds another result (default: refuse).")
+]
+ConnectTimeoutOption = Annotated[
+    float,
+    typer.Option("--connect-timeout", help="With --scheduler: seconds to wait for the scheduler to answer.", min=0.1),
+]
+WorkerTimeoutOption = Annotated[
+    float,
+    typer.Option("--worker-timeout", help="With --scheduler: seconds to wait while the cluster has no worker.", min=1),
+]
+
+
+def run_jobs(
+    opening: contextlib.AbstractContextManager[Any],
+    run: Callable[[Any, Callable[[Any, Any, Any], None]], Any],
+    noun: str,
+    kept_in: Path,
+    failure: Callable[[Any, Any], str],
+    mode: str | None = None,
+) -> Any:
+    """The jobs of `reproduce --all` and `sweep`: enters `opening` (suite.open_suite or
+    sweep.open_sweep: the output folder taken and its results checked), says which results fail
+    their manifest and how many of its `total` `noun` are already done, then `run(folder,
+    on_done)`, counting the pending ones on a bar as `run` reports each with `on_done(job, wall,
+    error)` (no bar when none is pending: a resumed run that only combines the results), and
+    printing each failure as `failure(job, error)` words it. On a cluster fault or Ctrl-C, says
+    how many finished, kept in `kept_in`, and exits with status 2 or 130."""
+    finished = pending = 0
+    bar = task = None
+
+    def kept() -> str:
+        return f"{finished} of {pending} {noun} finished, kept in {kept_in}; run the same command again to resume"
+
+    def done(job: Any, wall: Any, error: Any) -> None:
+        nonlocal finished
+        finished += 1
+        if bar is not None:
+            bar.advance(task)
+        if error is not None:
+            say(failure(job, error))
+
+    try:
+        with opening as folder:
+            for name, reason in folder.damaged().items():
+                say(f"{name}: {reason}; running it again")
+            pending = len(folder.pending)
+            heading = f"{folder.total} {noun}" + (f" ({mode})" if mode else "")
+            say(f"{heading}, {folder.total - pending} already done, running {pending}")
+            with job_progress(console()) if pending else contextlib.nullcontext() as bar:
+                task = bar.add_task(noun, total=pending) if bar is not None else None
+                return run(folder, done)
+    except (ScenarioError, OutputError) as e:
+        raise fail(str(e)) from None
+    except ClusterError as e:
+        raise fail(f"{e}; {kept()}") from None
+    except KeyboardInterrupt:
+        print(f"interrupted: {kept()}", file=sys.stderr)
+        raise typer.Exit(130) from None

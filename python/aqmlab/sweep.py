@@ -195,7 +195,9 @@ class SweepFolder:
             scheduler=scheduler,
             dask_key=lambda index: f"aqmlab-job-{by_index[index].hash[:16]}",
         )
-        written = _combine(self.spec, self.jobs_dir, out)
+        # Whole results: those that passed their manifest at the start, and those just written.
+        whole = {job.index for job in self.spec.jobs if job.index not in self.reasons} | set(ran)
+        written = _combine(self.spec, self.jobs_dir, out, whole)
         return SweepReport(self.total, self.total - len(self.pending), sorted(ran), failed, written)
 
 
@@ -277,13 +279,13 @@ def _grid_columns(params: dict[str, Any]) -> dict[str, Any]:
     return {(f"grid.{k}" if k in RESULT_COLUMNS else k): _param_text(v) for k, v in params.items()}
 
 
-def _combine(spec: SweepSpec, jobs_dir: Path, out: Path) -> list[Path]:
-    """Writes jobs.csv and flows.csv from every job with whole results, in grid order."""
+def _combine(spec: SweepSpec, jobs_dir: Path, out: Path, whole: set[int]) -> list[Path]:
+    """Writes jobs.csv and flows.csv from the jobs with whole results (indices `whole`), in grid order."""
     job_rows, flow_frames = [], []
     for job in spec.jobs:
-        folder = _job_dir(jobs_dir, job)
-        if outdir.verify(folder) is not None:
+        if job.index not in whole:
             continue
+        folder = _job_dir(jobs_dir, job)
         key = {"job": job.index, "hash": job.hash[:16], **_grid_columns(job.params)}
         summary = json.loads((folder / "summary.json").read_text())
         row = dict(key)

@@ -87,9 +87,8 @@ def run(
         with result_folder(out, about, force, wait, say) if out is not None else contextlib.nullcontext() as folder:
             with RunProgress(console) as bars:
                 results = run_scenario(scenario, progress=bars, pcap_dir=folder)
-            written = list(results.pcap_files)
             if folder is not None:
-                written += _save(results, folder, format.value, not no_plots)
+                _save(results, folder, format.value, not no_plots)
     except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
     except OSError as e:
@@ -101,19 +100,18 @@ def run(
         print_json(summary)
     else:
         terminal.show(_run_lines(summary, wide))
-    if written:
-        say(f"wrote {len(written)} files to {out}")
+    if out is not None:  # the tables, summary, plots, captures and manifest
+        say(f"wrote {sum(1 for _ in out.iterdir())} files to {out}")
 
 
-def _save(results: Results, folder: Path, format: str, plots: bool) -> list[Path]:
+def _save(results: Results, folder: Path, format: str, plots: bool) -> None:
     """The tables, summary and plots of a run, into `folder`."""
     try:
-        written = results.save(folder, format=format)
+        results.save(folder, format=format)
         if plots:
-            written += save_run_figures(results, folder)
+            save_run_figures(results, folder)
     except KeyboardInterrupt:
         raise KeyboardInterrupt("interrupted while saving the results: nothing written") from None
-    return written
 
 
 def _run_lines(summary: dict[str, Any], wide: bool) -> list[str]:

@@ -63,6 +63,6 @@ def test_every_transport_on_one_link_fair_mechanisms_share_it():
 def test_a_narrow_continuation_table_keeps_its_title_on_one_line():
     # The second column group (one column) is narrower than its title: rich used to wrap the
     # title to the table's width ("mechanisms \ncompared (columns 2/2)").
-    done = aqmlab_cli("compare", "scenarios/csfq-fig3b.toml", "-m", "droptail,drr", columns=100)
+    done = aqmlab_cli("compare", "scenarios/csfq-fig3b.toml", "-m", "droptail,drr", columns=80)
     assert done.returncode == 0, done.stderr
-    assert "csfq-fig3b.toml: mechanisms compared (columns 2/2)" in done.stderr.splitlines()
+    assert "csfq-fig3b.toml: mechanisms compared (columns 2/2)" in done.stdout.splitlines()

@@ -10,10 +10,13 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from . import _core
+from . import _core, scenarios_dir
+from ._core import ScenarioError
+from .compare import mechanisms as qdisc_tables
 from .scenario import Scenario
 
 # (name, scenario file in scenarios/, what it measures)
@@ -42,6 +45,45 @@ SCALE_DURATION_S = 5
 # The buffer holds 20 ms of the bottleneck's rate (about half the 42 ms minimum RTT); RED's
 # thresholds and weights are the 100-TCP benchmark's (SRED §VI: B/6, B/3, w 1/500, max_p 0.075).
 SCALE_BUFFER_S = 0.02
+
+
+def run_all(
+    only: str | None = None,
+    repeat: int = 3,
+    mechanisms: Sequence[str] | None = None,
+    scale: Sequence[int] = SCALE_FLOWS,
+    ns3: Path | None = None,
+    on_start: Callable[[str], None] = lambda what: None,
+) -> dict[str, list[dict]]:
+    """What `aqmlab bench` measures: `{"runs", "scale", "ns3"}`. The whole-run benchmarks
+    (`only` one of them, or "scale" for only the series), each once per mechanism of
+    `mechanisms` on its bottleneck when given; the scale series at `scale` flows; with `ns3`
+    (a built reference program) the comparison with ns-3. `on_start(what)` is told what each
+    step runs. A mechanism a benchmark cannot take is a ScenarioError naming both."""
+    report: dict[str, list[dict]] = {"runs": [], "scale": [], "ns3": []}
+    for name, file, what in BENCHMARKS:
+        if only not in (None, name):
+            continue
+        on_start(f"running {name}: {what}")
+        scenario = Scenario.load(scenarios_dir() / file)
+        variants = (
+            {name: scenario}
+            if mechanisms is None
+            else {f"{name}/{m}": scenario.with_qdisc(table) for m, table in qdisc_tables(mechanisms).items()}
+        )
+        for label, variant in variants.items():
+            try:
+                report["runs"].append(run_benchmark(label, variant, repeat=repeat))
+            except ScenarioError as e:
+                raise ScenarioError(f"{file} as {label}: {e}") from None
+    for flows in scale if only in (None, "scale") else []:
+        on_start(f"running the scale series at {flows} flows")
+        report["scale"].append(run_scale_point(flows))
+    for name, file, _ in BENCHMARKS if ns3 is not None else []:
+        if name.startswith("ns3-") and only in (None, name):
+            on_start(f"running {name} in ns-3 and in aqmlab")
+            report["ns3"].append(ns3_comparison(name, scenarios_dir() / file, ns3, repeat=repeat))
+    return report
 
 
 def run_benchmark(name: str, scenario: Scenario, repeat: int = 3) -> dict:

@@ -5,7 +5,10 @@ setup in _csfq_figures.py) and the tables (csfq_table*.py, their setup in _csfq_
 CSFQ §3: "Each output link has a capacity of 10 Mbps, a latency of 1 ms, and a buffer
 of 64 KB. In the RED and FRED cases the first threshold is set to 16 KB, while the
 second one is set to 32 KB. The averaging constants K, K_alpha, and K_c are all set to
-100 ms unless specified otherwise." RED's other settings are unstated. We configure byte
+100 ms unless specified otherwise." The paper ran ns-2 ("All algorithms used in the
+simulation, except CSFQ and FRED, were part of the standard ns-2 distribution"), so RED is
+ns-2's `red.cc` (`profile = "ns2"`: its instantaneous-queue guard, first-packet rule, idle
+averaging and byte-mode buffer; issue 21). RED's other settings are unstated. We configure byte
 mode (the thresholds are in KB), w_q = 0.002 and max_p = 0.1 (ns-2's `q_weight_` and
 1/`linterm_`), and keep our RED's defaults for the rest, which are not ns-2's: `wait = false`
 (ns-2: `wait_ = true`) and `mean_pktsize = 1000` bytes for the idle decay and byte scaling
@@ -51,7 +54,15 @@ def mechanisms(buffer: str = BUFFER, k: str = K, thresholds: dict | None = None)
     fred = {"type": "fred", "bytes": True, "limit_bytes": buffer, **th, "max_packet_size": PACKET}
     return {
         "droptail": {"type": "droptail", "limit_bytes": buffer},
-        "red": {"type": "red", "bytes": True, "limit_bytes": buffer, **th, "w_q": 0.002, "max_p": 0.1},
+        "red": {
+            "type": "red",
+            "profile": "ns2",
+            "bytes": True,
+            "limit_bytes": buffer,
+            **th,
+            "w_q": 0.002,
+            "max_p": 0.1,
+        },
         "fred-1": fred,
         "fred-2": {**fred, "two_packet_buffer": True},
         "drr": {"type": "drr", "limit_bytes": buffer},

@@ -30,7 +30,7 @@
 //!   returns before touching it.
 
 use super::active_flows::{flow_key, ActiveFlows, FlowKey};
-use super::red::{uniformized, DropCurve, RedAverage, Region};
+use super::red::{uniformized, DropCurve, IdleRule, RedAverage, Region};
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::PacketId;
@@ -222,7 +222,7 @@ impl Fred {
             params,
             fifo: Fifo::default(),
             flows: ActiveFlows::default(),
-            average: RedAverage::new(params.w_q, config.mean_pktsize.0, link.rate_bps),
+            average: RedAverage::new(params.w_q, config.mean_pktsize.0, link.rate_bps, IdleRule::Decay),
             avgcq: params.packet,
             count: -1.0,
             rng,

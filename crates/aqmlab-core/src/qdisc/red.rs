@@ -26,6 +26,20 @@
 //! drops are 1/p_b to 2/p_b arrivals apart) and `fixed_p` (every arrival is
 //! dropped with a fixed probability, ignoring the average: RED-PD §7.1; in byte
 //! mode scaled by size/mean_pktsize, as ns-2's `P_testFRp_`).
+//!
+//! Two profiles ([`RedProfile`]). `floyd93` (the default) is F–J Fig. 2 as above. `ns2` is
+//! RED as ns-2.35's `queue/red.cc` runs it, the RED the RED-PD, CSFQ and BRED authors
+//! simulated; it differs in four rules (issue 21 measured each against ns-2.35):
+//! - **instantaneous-queue guard**: no early or forced drop while the arrival finds at most one
+//!   packet queued (one byte in byte mode: red.cc compares the queue in its own unit), however
+//!   high the average;
+//! - **first packet**: the first arrival that finds the average ≥ min_th with more than one
+//!   packet queued is never dropped; it restarts `count` at 1 (red.cc's `old`);
+//! - **idle averaging**: an arrival after an idle period decays the average by the whole
+//!   number of mean-size transmission times the link was idle, then takes an ordinary
+//!   averaging step (F–J only decays, by the fractional number);
+//! - **byte mode**: `count` is red.cc's `count_bytes / mean_pktsize` in whole packets, and the
+//!   buffer overflows when the bytes queued *before* the arrival reach the limit.
 
 use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
@@ -43,6 +57,7 @@ use serde::Deserialize;
 #[derive(Clone, Debug)]
 pub struct RedAverage {
     w_q: f64,
+    idle_rule: IdleRule,
     /// Transmission time of a mean-size packet in ns: F–J's `s`, so an idle
     /// period of `t` counts as `m = t/s` arrivals to an empty queue.
     packet_time: f64,
@@ -51,6 +66,16 @@ pub struct RedAverage {
     idle_since: Option<Time>,
     /// When the queue was last sampled, and by which side.
     last_sample: Option<(Time, Side)>,
+}
+
+/// What the first arrival after an idle period does to the average.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleRule {
+    /// F–J Fig. 2: `avg ← (1 − w_q)^m·avg` with `m = idle time / s`, no sample.
+    Decay,
+    /// ns-2 red.cc (`enque`, `estimator`): `m` truncated to whole transmission times, then an
+    /// ordinary step, `avg ← (1 − w_q)·(1 − w_q)^⌊m⌋·avg + w_q·q`.
+    DecayThenSample,
 }
 
 /// The event that samples the queue.
@@ -63,9 +88,10 @@ enum Side {
 impl RedAverage {
     /// `w_q` is the EWMA weight; idle periods are measured in transmission
     /// times of `mean_pktsize` bytes at `rate_bps`.
-    pub fn new(w_q: f64, mean_pktsize: u64, rate_bps: f64) -> Self {
+    pub fn new(w_q: f64, mean_pktsize: u64, rate_bps: f64, idle_rule: IdleRule) -> Self {
         RedAverage {
             w_q,
+            idle_rule,
             packet_time: mean_pktsize as f64 * 8.0 * NANOS_PER_SEC as f64 / rate_bps,
             avg: 0.0,
             idle_since: Some(0),
@@ -90,7 +116,15 @@ impl RedAverage {
         // same queue (FRED §4.4 footnote 1). The idle decay still applies; it counts time, not samples.
         let sampled_by_other_side = self.last_sample.is_some_and(|(t, s)| t == now && s != side);
         self.avg = match self.idle_since.take() {
-            Some(since) => self.avg * (1.0 - self.w_q).powf((now - since) as f64 / self.packet_time),
+            Some(since) => {
+                let idle_packets = (now - since) as f64 / self.packet_time;
+                match self.idle_rule {
+                    IdleRule::Decay => self.avg * (1.0 - self.w_q).powf(idle_packets),
+                    IdleRule::DecayThenSample => {
+                        (1.0 - self.w_q) * self.avg * (1.0 - self.w_q).powf(idle_packets.floor()) + self.w_q * q
+                    }
+                }
+            }
             None if sampled_by_other_side => self.avg,
             None => (1.0 - self.w_q) * self.avg + self.w_q * q,
         };
@@ -174,11 +208,23 @@ pub fn uniformized(p_b: f64, count: f64, wait: bool) -> f64 {
     }
 }
 
+/// Which RED runs: the 1993 paper's or ns-2.35's (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RedProfile {
+    /// Floyd & Jacobson 1993, Fig. 2: the default, so that files written before profiles existed keep their meaning.
+    #[default]
+    Floyd93,
+    /// ns-2.35's `queue/red.cc`.
+    Ns2,
+}
+
 /// RED parameters as in a scenario file. Thresholds and the average are in
 /// packets, or in bytes when `bytes = true`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedConfig {
+    pub profile: RedProfile,
     /// Buffer in packets; with neither `limit` nor `limit_bytes`, 50 packets (ns-2 `Queue set limit_ 50`).
     pub limit: Option<u64>,
     pub limit_bytes: Option<Bytes>,
@@ -207,6 +253,7 @@ pub struct RedConfig {
 impl Default for RedConfig {
     fn default() -> Self {
         RedConfig {
+            profile: RedProfile::Floyd93,
             limit: None,
             limit_bytes: None,
             min_th: None,
@@ -270,6 +317,7 @@ impl RedConfig {
 
     fn params(&self) -> Params {
         Params {
+            profile: self.profile,
             limit: self.limit(),
             curve: DropCurve {
                 min_th: self.min_th(),
@@ -331,6 +379,7 @@ impl QdiscConfig for RedConfig {
 /// RED's parameters in effect, resolved once from the config (Linux `red_parms`).
 #[derive(Clone, Copy, Debug)]
 struct Params {
+    profile: RedProfile,
     limit: Limit,
     curve: DropCurve,
     /// Byte mode: the queue, the average and the thresholds in bytes.
@@ -362,26 +411,71 @@ pub struct Red {
     params: Params,
     fifo: Fifo,
     average: RedAverage,
-    /// F–J's `count`: arrivals since the last drop or mark, −1 while avg < min_th.
-    /// In byte mode each accepted arrival adds size/mean_pktsize.
-    count: f64,
+    spacing: Spacing,
     rng: Rng,
     stats: Stats,
 }
 
+/// What spaces RED's early drops: the state behind `p_a`, one per profile.
+#[derive(Clone, Copy, Debug)]
+enum Spacing {
+    /// F–J's `count`: arrivals since the last drop or mark, −1 while avg < min_th.
+    /// In byte mode each accepted arrival adds size/mean_pktsize.
+    Floyd93 { count: f64 },
+    /// red.cc's `count` and `count_bytes`: arrivals and bytes since the last drop or mark,
+    /// the arrival being judged included; `armed` is red.cc's `old`: the previous arrival
+    /// already found the average ≥ min_th with more than one packet queued.
+    Ns2 { count: u64, count_bytes: u64, armed: bool },
+}
+
+impl Spacing {
+    fn new(profile: RedProfile) -> Self {
+        match profile {
+            RedProfile::Floyd93 => Spacing::Floyd93 { count: -1.0 },
+            RedProfile::Ns2 => Spacing::Ns2 {
+                count: 0,
+                count_bytes: 0,
+                armed: false,
+            },
+        }
+    }
+
+    /// Any drop restarts the spacing (red.cc resets on forced drops too), except F–J's
+    /// −1 below min_th.
+    fn restart(&mut self) {
+        match self {
+            Spacing::Floyd93 { count } => *count = count.min(0.0),
+            Spacing::Ns2 { count, count_bytes, .. } => (*count, *count_bytes) = (0, 0),
+        }
+    }
+}
+
 impl Red {
     pub fn new(cfg: &RedConfig, link: &LinkInfo, rng: Rng) -> Self {
+        let idle_rule = match cfg.profile {
+            RedProfile::Floyd93 => IdleRule::Decay,
+            RedProfile::Ns2 => IdleRule::DecayThenSample,
+        };
         Red {
             params: cfg.params(),
             fifo: Fifo::default(),
-            average: RedAverage::new(cfg.w_q, cfg.mean_pktsize.0, link.rate_bps),
-            count: -1.0,
+            average: RedAverage::new(cfg.w_q, cfg.mean_pktsize.0, link.rate_bps, idle_rule),
+            spacing: Spacing::new(cfg.profile),
             rng,
             stats: Stats::default(),
         }
     }
 
-    /// F–J Fig. 2's decision for an arrival of `size` bytes at average `avg`.
+    /// The queue in the average's unit: packets, or bytes in byte mode.
+    fn queued(&self) -> f64 {
+        if self.params.bytes {
+            self.fifo.bytes() as f64
+        } else {
+            self.fifo.len() as f64
+        }
+    }
+
+    /// RED's decision for an arrival of `size` bytes at average `avg`, before the buffer bound.
     fn decide(&mut self, avg: f64, size: u32) -> Decision {
         // Byte mode (F–J §4) makes p ∝ size.
         let scale = if self.params.bytes {
@@ -397,15 +491,17 @@ impl Red {
                 Decision::Pass
             };
         }
-        match self.params.curve.region(avg) {
-            Region::Below => {
-                self.count = -1.0;
-                Decision::Pass
-            }
-            Region::Forced => {
-                self.count = 0.0;
-                Decision::Forced
-            }
+        match self.spacing {
+            Spacing::Floyd93 { count } => self.decide_floyd93(count, avg, scale),
+            Spacing::Ns2 { .. } => self.decide_ns2(avg, size, scale),
+        }
+    }
+
+    /// F–J Fig. 2.
+    fn decide_floyd93(&mut self, count: f64, avg: f64, scale: f64) -> Decision {
+        let (decision, count) = match self.params.curve.region(avg) {
+            Region::Below => (Decision::Pass, -1.0),
+            Region::Forced => (Decision::Forced, 0.0),
             Region::Early(p_b) => {
                 // F–J Fig. 2: increment count, then p_a = p_b/(1 − count·p_b).
                 // In byte mode the arrival is judged at count + 1 and its p_a scaled by
@@ -413,49 +509,114 @@ impl Red {
                 // its size in mean-size packets to count. So at any count p ∝ size; F–J's
                 // p_b·size inside the uniformization would drop a 3x larger packet about 7x
                 // as often as a small one.
-                let p_a = (scale * uniformized(p_b, self.count + 1.0, self.params.wait)).min(1.0);
+                let p_a = (scale * uniformized(p_b, count + 1.0, self.params.wait)).min(1.0);
                 if self.rng.gen::<f64>() < p_a {
-                    self.count = 0.0;
-                    Decision::Early
+                    (Decision::Early, 0.0)
                 } else {
-                    self.count += scale;
-                    Decision::Pass
+                    (Decision::Pass, count + scale)
                 }
             }
+        };
+        self.spacing = Spacing::Floyd93 { count };
+        decision
+    }
+
+    /// ns-2.35 red.cc's `enque` and `drop_early` (module docs: the guard and the first packet).
+    fn decide_ns2(&mut self, avg: f64, size: u32, scale: f64) -> Decision {
+        let guard_open = self.queued() > 1.0;
+        let mean_pktsize = self.params.mean_pktsize as u64;
+        let Spacing::Ns2 {
+            count,
+            count_bytes,
+            armed,
+        } = &mut self.spacing
+        else {
+            unreachable!("decide_ns2 runs only with the ns-2 spacing")
+        };
+        *count += 1;
+        *count_bytes += u64::from(size);
+        if !guard_open || avg < self.params.curve.min_th {
+            *armed = false;
+            return Decision::Pass;
+        }
+        let p_b = match self.params.curve.region(avg) {
+            Region::Forced => return Decision::Forced,
+            Region::Early(p_b) => p_b,
+            Region::Below => unreachable!("avg ≥ min_th"),
+        };
+        if !*armed {
+            // The average has just come above min_th with a queue: this arrival passes and
+            // starts the count.
+            (*count, *count_bytes, *armed) = (1, u64::from(size), true);
+            return Decision::Pass;
+        }
+        // red.cc's modify_p: in byte mode the count is whole mean-size packets.
+        let spaced = if self.params.bytes {
+            (*count_bytes / mean_pktsize) as f64
+        } else {
+            *count as f64
+        };
+        let mut p_a = uniformized(p_b, spaced, self.params.wait);
+        if p_a < 1.0 {
+            p_a *= scale;
+        }
+        if self.rng.gen::<f64>() < p_a.min(1.0) {
+            (*count, *count_bytes) = (0, 0);
+            Decision::Early
+        } else {
+            Decision::Pass
+        }
+    }
+
+    /// Whether the arrival overflows the buffer. ns-2 (red.cc) compares the queue found before
+    /// the arrival with the limit in the queue's unit, so in byte mode an arrival is admitted
+    /// while fewer than `limit_bytes` (or `limit` mean-size packets) are queued.
+    fn overflows(&self, size: u32) -> bool {
+        let limit = self.params.limit;
+        match self.params.profile {
+            RedProfile::Floyd93 => !limit.admits(self.fifo.len(), self.fifo.bytes(), size),
+            RedProfile::Ns2 if self.params.bytes => {
+                let bytes = limit
+                    .bytes
+                    .or(limit.packets.map(|p| p * self.params.mean_pktsize as u64));
+                bytes.is_some_and(|b| self.fifo.bytes() >= b)
+            }
+            RedProfile::Ns2 => limit.packets.is_some_and(|p| self.fifo.len() as u64 >= p),
         }
     }
 
     /// Samples the queue for an arrival at `now`: RED's average as the arrival finds it (F–J Fig. 2).
     pub(super) fn average_on_arrival(&mut self, now: Time) -> f64 {
-        let q = if self.params.bytes {
-            self.fifo.bytes() as f64
-        } else {
-            self.fifo.len() as f64
-        };
-        self.average.on_arrival(q, now)
+        self.average.on_arrival(self.queued(), now)
     }
 
     /// RED's verdict on an arrival that found the average at `avg`: drop, mark or queue it
     /// (F–J Fig. 2's decision, then the buffer bound). CHOKe runs its match step between
     /// [`Self::average_on_arrival`] and this.
     pub(super) fn admit(&mut self, id: PacketId, avg: f64, ctx: &mut QdiscCtx) -> Verdict {
+        let size = ctx.packets[id].size;
+        let decision = self.decide(avg, size);
+        // ns-2 judges the buffer after its early decision and lets a full buffer override it.
+        if self.params.profile == RedProfile::Ns2 && self.overflows(size) {
+            self.spacing.restart();
+            return Verdict::Dropped(DropReason::Overflow);
+        }
         let packet = &mut ctx.packets[id];
-        match self.decide(avg, packet.size) {
+        match decision {
             Decision::Pass => {}
             Decision::Early if self.params.ecn && packet.ecn != Ecn::NotEct => {
                 packet.ecn = Ecn::Ce;
                 self.stats.ecn_marks += 1;
             }
             Decision::Early => return Verdict::Dropped(DropReason::Early),
-            Decision::Forced => return Verdict::Dropped(DropReason::Forced),
+            Decision::Forced => {
+                self.spacing.restart();
+                return Verdict::Dropped(DropReason::Forced);
+            }
         }
-        if !self
-            .params
-            .limit
-            .admits(self.fifo.len(), self.fifo.bytes(), packet.size)
-        {
+        if self.overflows(size) {
             // A buffer overflow is a drop too: restart the count (ns-2 red.cc), unless below min_th.
-            self.count = self.count.min(0.0);
+            self.spacing.restart();
             return Verdict::Dropped(DropReason::Overflow);
         }
         self.fifo.push(id, ctx.packets);
@@ -862,5 +1023,91 @@ mod tests {
         assert_eq!(verdicts[20], Verdict::Dropped(DropReason::Overflow));
         assert_eq!((h.drops(DropReason::Early), h.drops(DropReason::Forced)), (0, 0));
         assert_eq!(h.q.counters(), vec![("ecn_marks", 0.0)]);
+    }
+
+    fn ns2(cfg: RedConfig) -> RedConfig {
+        RedConfig {
+            profile: RedProfile::Ns2,
+            ..cfg
+        }
+    }
+
+    #[test]
+    fn ns2_profile_never_drops_while_at_most_one_packet_is_queued() {
+        // The average stays above max_th for 100 arrivals (w_q = 0.002 pulls it from 20 to 16.5).
+        let offer_100 = |cfg: RedConfig| {
+            let mut h = held(cfg, 1);
+            h.q.average.avg = 20.0;
+            (0..100)
+                .filter(|_| offer_held(&mut h, Packet::default()).0 != Verdict::Enqueued)
+                .count()
+        };
+        assert_eq!(offer_100(ns2(RedConfig::default())), 0);
+        assert_eq!(offer_100(RedConfig::default()), 100);
+    }
+
+    #[test]
+    fn ns2_profile_spares_the_first_arrival_above_min_th_and_counts_from_it() {
+        // p_b = 0.9 at avg 14: from count 2 on, p_a = 1 (count·p_b ≥ 1), and after a drop count 1 gives 0.9/0.1 ≥ 1.
+        let cfg = ns2(RedConfig {
+            max_p: 1.0,
+            ..Default::default()
+        });
+        let mut h = held(cfg, 5);
+        h.q.average.avg = 14.0;
+        let verdicts: Vec<Verdict> = (0..4).map(|_| offer_held(&mut h, Packet::default()).0).collect();
+        let early = Verdict::Dropped(DropReason::Early);
+        assert_eq!(verdicts, [Verdict::Enqueued, early, early, early]);
+        // A queue of one packet disarms the rule: the next arrival above min_th with a queue passes again.
+        while h.q.fifo.len() > 1 {
+            h.depart(0).unwrap();
+        }
+        assert_eq!(offer_held(&mut h, Packet::default()).0, Verdict::Enqueued);
+        assert_eq!(h.arrive(0, 0, 1000), Verdict::Enqueued);
+        h.q.average.avg = 14.0;
+        let verdicts: Vec<Verdict> = (0..2).map(|_| offer_held(&mut h, Packet::default()).0).collect();
+        assert_eq!(verdicts, [Verdict::Enqueued, early]);
+    }
+
+    #[test]
+    fn ns2_profile_after_idle_decays_by_whole_packet_times_then_samples() {
+        let w_q = 0.1;
+        let average_after_idle = |cfg: RedConfig| {
+            let mut h = QdiscHarness::new(Box::new(red(RedConfig { w_q, ..cfg })));
+            for _ in 0..4 {
+                h.arrive(MS, 0, 1000);
+            }
+            let busy = h.q.average.value();
+            for t in 2..=5 {
+                h.depart(t * MS);
+            }
+            h.depart(9 * MS);
+            // 7.5 packet times idle.
+            h.arrive(16 * MS + MS / 2, 0, 1000);
+            (busy, h.q.average.value())
+        };
+        let (busy, after) = average_after_idle(ns2(RedConfig::default()));
+        let expected = (1.0 - w_q).powi(8) * busy;
+        assert!((after - expected).abs() < 1e-15 * busy, "{after} vs {expected}");
+        let (busy, after) = average_after_idle(RedConfig::default());
+        let expected = (1.0 - w_q).powf(7.5) * busy;
+        assert!((after - expected).abs() < 1e-15 * busy, "{after} vs {expected}");
+    }
+
+    #[test]
+    fn ns2_profile_byte_buffer_admits_while_fewer_bytes_than_the_limit_are_queued() {
+        let held_after_5 = |cfg: RedConfig| {
+            let mut h = QdiscHarness::new(Box::new(red(RedConfig {
+                bytes: true,
+                limit_bytes: Some(Bytes(3000)),
+                min_th: Some(1000.0),
+                max_th: Some(3000.0),
+                ..cfg
+            })));
+            (0..5).filter(|_| h.arrive(0, 0, 1400) == Verdict::Enqueued).count()
+        };
+        // 0, 1400 and 2800 bytes queued are each below 3000: the third packet is admitted and the buffer holds 4200.
+        assert_eq!(held_after_5(ns2(RedConfig::default())), 3);
+        assert_eq!(held_after_5(RedConfig::default()), 2);
     }
 }

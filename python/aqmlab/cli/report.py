@@ -1,0 +1,32 @@
+"""`aqmlab report DIR`: the HTML page(s) of an output folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..report import write_report
+from ._common import command_app, command_help, fail, say
+
+app = command_app()
+
+
+@app.command(
+    help=command_help(
+        "report",
+        "DIR/report.html for the folder of `aqmlab run`, `reproduce ID` or `sweep` (figures embedded, tables, "
+        "the scenario, the summary, pass/fail marks); for the folder of `reproduce --all`, each experiment's "
+        "page and DIR/index.html.",
+    )
+)
+def report(
+    folder: Annotated[Path, typer.Argument(help="An output folder (--out) of run, reproduce or sweep.")],
+) -> None:
+    try:
+        written = write_report(folder)
+    except ValueError as e:
+        raise fail(str(e)) from None
+    more = f" and {len(written) - 2} experiment pages" if written[0].name == "index.html" else ""
+    say(f"wrote {written[0]}{more}")

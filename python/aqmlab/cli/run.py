@@ -1,0 +1,124 @@
+"""`aqmlab run FILE`: one scenario, its per-flow table, and with --out its files."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .. import run as run_scenario
+from .. import terminal
+from .._core import ScenarioError
+from ..plots import save_run_figures
+from ..progress import RunProgress
+from ..scenario import load
+from ._common import command_app, command_help, console, fail, interrupted, print_json, say
+
+app = command_app()
+
+
+class Format(str, Enum):
+    parquet = "parquet"
+    csv = "csv"
+
+
+@app.command(
+    help=command_help(
+        "run",
+        "With --out, also write every table (Parquet or CSV), summary.json and the plots (per-flow throughput"
+        " with the fair share marked; queue length over time), and with --pcap (or simulation.pcap) a libpcap"
+        " capture of each link named (`L-R.pcap`, for Wireshark or `tshark -r`). The same scenario and seed"
+        " always give byte-identical files.",
+    )
+)
+def run(
+    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")
+    ] = None,
+    format: Annotated[Format, typer.Option("--format", help="File format of the tables.")] = Format.parquet,
+    no_plots: Annotated[bool, typer.Option("--no-plots", help="Do not draw the plots.")] = False,
+    seed: Annotated[int | None, typer.Option("--seed", help="Override simulation.seed.")] = None,
+    json_output: Annotated[
+        bool,
+        typer.Option("--json", help="Print the summary as one JSON object on stdout (nothing else goes to stdout)."),
+    ] = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
+    ] = False,
+    pcap: Annotated[
+        str | None,
+        typer.Option(
+            "--pcap",
+            help="Capture these links (comma-separated, by name `L->R` or file name `L-R`) to OUT/<link>.pcap: "
+            "every packet each transmits, with IPv4 and TCP/UDP headers. Sets simulation.pcap.",
+        ),
+    ] = None,
+    pcap_drops: Annotated[
+        bool,
+        typer.Option("--pcap-drops", help="Also capture what those links drop, to OUT/<link>.drops.pcap."),
+    ] = False,
+) -> None:
+    try:
+        scenario = load(file)
+        if seed is not None:
+            scenario = scenario.with_seed(seed)
+        if pcap is not None:
+            scenario = scenario.with_({"simulation.pcap": [name.strip() for name in pcap.split(",") if name.strip()]})
+        if pcap_drops:
+            scenario = scenario.with_({"simulation.pcap_drops": True})
+        scenario.validate()
+        if pcap is not None and out is None:
+            raise fail("--pcap: give --out DIR, the folder the captures are written to")
+        if scenario.get_or("simulation.pcap") and out is None:
+            say("simulation.pcap: no capture written without --out DIR")
+        with RunProgress(console) as bars:
+            results = run_scenario(scenario, progress=bars, pcap_dir=out)
+    except ScenarioError as e:
+        raise fail(str(e)) from None
+    except OSError as e:
+        raise fail(str(e), code=1) from None
+    except KeyboardInterrupt as e:
+        raise interrupted(e) from None
+    written = list(results.pcap_files)
+    if out is not None:
+        written += results.save(out, format=format.value)
+        if not no_plots:
+            written += save_run_figures(results, out)
+    summary = results.summary()
+    if json_output:
+        print_json(summary)
+    else:
+        terminal.show(_run_lines(summary, wide))
+    if written:
+        say(f"wrote {len(written)} files to {out}")
+
+
+def _run_lines(summary: dict[str, Any], wide: bool) -> list[str]:
+    """The per-flow table (Mbps), then the Jain index, utilisation, drops and the run's speed."""
+    columns = ["id", "name", "type", "goodput", "fair share", "norm.", "drops", "loss"]
+    rows = [
+        [
+            flow["id"],
+            flow["name"],
+            flow["type"],
+            flow["goodput_bps"] / 1e6,
+            flow["fair_share_bps"] / 1e6,
+            flow["normalised_goodput"],
+            flow["dropped_packets"],
+            flow["loss_rate"],
+        ]
+        for flow in summary["flows"]
+    ]
+    window = summary["duration"] - summary["warmup"]
+    title = f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"
+    utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
+    drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
+    return [
+        *terminal.records_table(columns, rows, title, wide=wide),
+        f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}",
+        f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s "
+        f"({summary['events_per_second']:,.0f} events/s)",
+    ]

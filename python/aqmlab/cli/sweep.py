@@ -1,0 +1,57 @@
+"""`aqmlab sweep SPEC`: a parameter grid over a base scenario, on local processes or Dask."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .._core import ScenarioError
+from ..sweep import load_spec, pending_jobs, run_sweep
+from ._common import command_app, command_help, fail, run_jobs, say
+
+app = command_app()
+
+
+@app.command(
+    help=command_help(
+        "sweep",
+        "Each job's results are stored under a hash of its full scenario in OUT/jobs/, so rerunning an "
+        "interrupted sweep runs only the missing jobs. The combined tables are OUT/jobs.csv (one row per job)"
+        " and OUT/flows.csv (one row per job and flow).\n\n"
+        'A spec names a scenario file (`scenario = "base.toml"`) or holds a [base] table, and a [grid] of '
+        'dotted paths to lists, e.g. `"simulation.seed" = [1, 2, 3]` or `"topology.bottleneck.qdisc" = [{type'
+        ' = "droptail", limit = 50}, {type = "red", ...}]`.',
+    )
+)
+def sweep(
+    spec: Annotated[
+        Path, typer.Argument(help="Sweep spec (TOML): a base scenario and a [grid] of dotted paths to lists of values.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the jobs' results and the combined tables.")],
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler", help="Dask scheduler address (e.g. tcp://host:8786); default: a local process pool."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)
+    ] = None,
+) -> None:
+    try:
+        parsed = load_spec(spec)
+    except ScenarioError as e:
+        raise fail(f"{spec}: {e}") from None
+    report = run_jobs(
+        lambda on_done: run_sweep(parsed, out, workers=workers, scheduler=scheduler, on_done=on_done),
+        "jobs",
+        len(parsed.jobs),
+        len(pending_jobs(parsed, out)),
+        out / "jobs",
+        lambda job, error: f"job {job.index} failed ({job.label}): {error}",
+    )
+    say(f"ran {len(report.ran)} jobs; combined tables: {', '.join(str(p) for p in report.written)}")
+    if report.failed:
+        raise fail(f"{len(report.failed)} jobs failed", code=1)

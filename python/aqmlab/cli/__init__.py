@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "sweep": "Run every combination of a parameter grid over a base scenario.",
     "validate": "Check the simulator against closed-form models and exact event counts.",
     "bench": "Time whole runs and print wall time, simulated events and events/second.",
+    "export": "Write a scenario as a script for another simulator (ns-2).",
+    "crosscheck": "Run one scenario in ns-2 and in aqmlab and compare the outcomes.",
 }
 
 

@@ -27,9 +27,11 @@ A part ns-2 cannot express raises `ScenarioError` naming its field path, as the 
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,7 +88,6 @@ SFQ_LIMIT = 127  # qdisc/sfq.rs
 # transport/tcp/mod.rs Profile::Ns2 and TcpOptions::resolve.
 NS2_PROFILE = {"window": 20, "initial_window": 1, "min_rto": 0.0, "timer_granularity": 0.1, "initial_rto": 6.0}
 DELACK_TIMEOUT = 0.1
-RED_PROFILES = ("floyd93", "ns2")
 
 
 @dataclass(frozen=True)
@@ -149,15 +150,16 @@ def draw_starts(scenario: Scenario) -> list[float]:
     the seed and the flow's name (the exporter's own draw: the core's stream cannot be read)."""
     seed = scenario.get_or("simulation.seed", 1)
     starts = []
-    for index, spec in enumerate(scenario.get("flows")):
-        for name in _flow_names(spec, index, len(starts)):
+    for spec in scenario.get("flows"):
+        for name in _flow_names(spec, len(starts)):
             jitter = seconds(spec.get("start_jitter", 0))
             draw = random.Random(f"aqmlab-ns2/{seed}/{name}").uniform(0.0, jitter) if jitter > 0 else 0.0
             starts.append(seconds(spec.get("start", 0)) + draw)
     return starts
 
 
-def _flow_names(spec: Mapping[str, Any], index: int, first_id: int) -> list[str]:
+def _flow_names(spec: Mapping[str, Any], first_id: int) -> list[str]:
+    """The names the core gives a flow group's flows (`name`, `name[k]`, or `flow<id>`)."""
     count = spec.get("count", 1)
     name = spec.get("name")
     if name is None:
@@ -171,10 +173,10 @@ def pinned(scenario: Scenario) -> Scenario:
     streams, so nothing else changes): what aqmlab runs when it is compared with ns-2."""
     starts = iter(draw_starts(scenario))
     flows = []
-    for index, spec in enumerate(scenario.get("flows")):
-        names = _flow_names(spec, index, sum(f.get("count", 1) for f in flows))
+    for spec in scenario.get("flows"):
+        names = _flow_names(spec, sum(f.get("count", 1) for f in flows))
         times = [next(starts) for _ in names]
-        if not spec.get("start_jitter"):
+        if seconds(spec.get("start_jitter", 0)) == 0:
             flows.append(spec)
             continue
         for name, start in zip(names, times, strict=True):
@@ -240,7 +242,7 @@ def _network(scenario: Scenario) -> tuple[list[str], list[Link], list[Flow]]:
         ends = lambda spec, flow_id: hosts(spec, flow_id, left, right)  # noqa: E731
     elif kind == "parking_lot":
         routers = [node(f"R{i}") for i in range(topology["congested_links"] + 1)]
-        for a, b in zip(routers, routers[1:]):
+        for a, b in itertools.pairwise(routers):
             duplex(a, b, topology["link"], _paths("topology.link"), True)
 
         def ends(spec: Mapping[str, Any], flow_id: int) -> tuple[int, int]:
@@ -257,7 +259,7 @@ def _network(scenario: Scenario) -> tuple[list[str], list[Link], list[Flow]]:
         ends = lambda spec, flow_id: (nodes.index(spec["src"]), nodes.index(spec["dst"]))  # noqa: E731
 
     for index, spec in enumerate(scenario.get("flows")):
-        for name in _flow_names(spec, index, len(flows)):
+        for name in _flow_names(spec, len(flows)):
             flow_id = len(flows)
             src, dst = ends(spec, flow_id)
             flows.append(
@@ -313,7 +315,9 @@ class _Script:
     def settings(self, target: str, values: Iterable[tuple[str, Any, str]]) -> None:
         """`target set var value` lines, each with its reason as a comment."""
         for var, value, why in values:
-            shown = _bool(value) if isinstance(value, bool) else _num(value) if isinstance(value, (int, float)) else value
+            shown = (
+                _bool(value) if isinstance(value, bool) else _num(value) if isinstance(value, (int, float)) else value
+            )
             self.add(f"{target} set {var} {shown}" + (f" ;# {why}" if why else ""))
 
 
@@ -344,10 +348,7 @@ def _droptail(qdisc: Mapping[str, Any], path: str) -> tuple[str, list[tuple[str,
 
 
 def _red(qdisc: Mapping[str, Any], path: str, notes: list[str]) -> tuple[str, list[tuple[str, Any, str]]]:
-    profile = qdisc.get("profile", "floyd93")
-    if profile not in RED_PROFILES:
-        raise _unexportable(f"{path}.profile", f"must be one of {', '.join(RED_PROFILES)}, got {profile!r}")
-    if profile != "ns2":
+    if qdisc.get("profile", "floyd93") != "ns2":
         notes.append(f'{path}: ns-2 runs its own RED (red.cc), which aqmlab runs with profile = "ns2"')
     if qdisc.get("fixed_p") is not None:
         raise _unexportable(f"{path}.fixed_p", "ns-2's Queue/RED has no fixed drop probability (RED-PD's P_testFRp_)")
@@ -363,8 +364,13 @@ def _red(qdisc: Mapping[str, Any], path: str, notes: list[str]) -> tuple[str, li
             raise _unexportable(f"{path}.limit", "ns-2's byte-mode RED bounds the queue in bytes: give limit_bytes")
         if limit is not None:
             raise _unexportable(f"{path}.limit", "ns-2's byte-mode RED bounds bytes only (limit_ x mean_pktsize_)")
+        if size(limit_bytes) % mean:
+            raise _unexportable(
+                f"{path}.limit_bytes",
+                f"ns-2's byte-mode RED holds limit_ x mean_pktsize_ bytes: give a multiple of {mean}",
+            )
         queue_limit = size(limit_bytes) // mean
-        why = f"ours {size(limit_bytes)} B: limit_ x mean_pktsize_ bytes, the same for packets of mean_pktsize_"
+        why = f"ours {size(limit_bytes)} B: limit_ x mean_pktsize_ bytes"
     else:
         if limit_bytes is not None:
             raise _unexportable(f"{path}.limit_bytes", "ns-2's packet-mode RED bounds packets only: give limit")
@@ -521,7 +527,9 @@ def _tcp_options(flow: Flow) -> dict[str, Any]:
         raise _unexportable(f"{path}.initial_ssthresh", "ns-2's ssthresh_ is a whole number of packets")
     workload = flow.spec.get("workload", {"type": "infinite"})
     if workload.get("type", "infinite") not in ("infinite", "transfer"):
-        raise _unexportable(f"{flow.path}.workload.type", f"the export has no {workload['type']!r} (infinite, transfer)")
+        raise _unexportable(
+            f"{flow.path}.workload.type", f"the export has no {workload['type']!r} (infinite, transfer)"
+        )
     window = tcp.get("window", NS2_PROFILE["window"])
     return {
         "variant": tcp.get("variant", "newreno"),
@@ -545,7 +553,7 @@ def _tcp_options(flow: Flow) -> dict[str, Any]:
 def export(scenario: Scenario) -> Export:
     """The ns-2 script for `scenario` (validated first); `ScenarioError` naming the first part
     ns-2 cannot express."""
-    _validate(scenario)
+    scenario.validate()
     nodes, links, flows = _network(scenario)
     for flow in flows:
         if flow.type not in ("tcp", "cbr", "onoff"):
@@ -564,7 +572,7 @@ def export(scenario: Scenario) -> Export:
     script.section(f"Random numbers: aqmlab's seed {seed}")
     script.add(f"ns-random {ns2_seed(seed)}", f"$defaultRNG seed {ns2_seed(seed)}")
     if any(f.type == "tcp" for f in flows):
-        script.section('TCP: ns-2\'s one-way agents as aqmlab\'s profile "ns2" (ns-2 of 1997-2001)')
+        script.section("TCP: ns-2's one-way agents as aqmlab's profile \"ns2\" (ns-2 of 1997-2001)")
         for target, var, value, why in NS2_PROFILE_CLASS_SETTINGS:
             script.settings(target, [(var, value, why)])
     script.section("Nodes (ns-2 node i is aqmlab's node i)")
@@ -573,51 +581,34 @@ def export(scenario: Scenario) -> Export:
     _links(script, nodes, links, flows, notes)
     _flows(script, flows)
     _monitors(script, links, flows, warmup, duration)
-    script.add("", "$ns run")
+    script.add(
+        "",
+        "# ns-2's own time in the event loop (`aqmlab bench --ns2` reads it)",
+        "set engine_start [clock microseconds]",
+        "$ns run",
+        f'puts "{MARK} engine [format %.6f [expr {{([clock microseconds] - $engine_start) / 1e6}}]]"',
+    )
     return Export("\n".join(script.lines) + "\n", nodes, links, flows, warmup, duration, seed, notes)
-
-
-def _validate(scenario: Scenario) -> None:
-    """The core's validation, of the scenario without its RED `profile` fields: ns-2 runs its
-    own RED whatever the profile says (`_red` checks the name), so a scenario written for the
-    ns-2 RED exports with a core that does not know the field yet."""
-    data = scenario.to_dict()
-    for table in _qdisc_tables(data):
-        if table.get("type") == "red":
-            table.pop("profile", None)
-    Scenario(data).validate()
-
-
-def _qdisc_tables(data: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    topology = data.get("topology", {})
-    holders = [topology] + [topology.get(k, {}) for k in ("bottleneck", "link")] + list(topology.get("links", []))
-    for holder in holders:
-        for key in ("qdisc", "reverse_qdisc", "access_qdisc"):
-            if isinstance(holder, dict) and isinstance(holder.get(key), dict):
-                yield holder[key]
 
 
 def _links(script: _Script, nodes: list[str], links: list[Link], flows: list[Flow], notes: list[str]) -> None:
     script.section("Links: one simplex link per direction, each with its own queue (rate b/s, delay s)")
-    drr_keys: dict[int, list[int]] = {}
-    sfq_keys: dict[int, list[int]] = {}
-    for f in flows:
-        # Data from the source node, ACKs from the sink node: every address a queue may hash.
-        for address in (f.src, f.dst):
-            drr_keys.setdefault(_drr_hash(address), [])
-            if f.id not in drr_keys[_drr_hash(address)]:
-                drr_keys[_drr_hash(address)].append(f.id)
-        sfq_keys.setdefault(_sfq_hash(f.src, f.dst), []).append(f.id)
+    crossing: dict[int, list[tuple[Flow, bool]]] = {}  # the routes, worked out for the first DRR or SFQ
     for link in links:
         kind = link.qdisc.get("type", "droptail")
+        if kind in ("drr", "sfq") and not crossing:
+            crossing = _crossing(nodes, links, flows)
         if kind == "droptail":
             ns2_type, settings = _droptail(link.qdisc, link.qdisc_path)
         elif kind == "red":
             ns2_type, settings = _red(link.qdisc, link.qdisc_path, notes)
         elif kind == "drr":
-            ns2_type, settings = _drr(link.qdisc, link.qdisc_path, _buckets(drr_keys, link.qdisc_path, "source node"))
+            # ns-2 hashes a packet by its source node: a flow's data by its source, its ACKs by its sink.
+            keys = _keys((_drr_hash(f.src if data else f.dst), f.id) for f, data in crossing[link.index])
+            ns2_type, settings = _drr(link.qdisc, link.qdisc_path, _buckets(keys, link.qdisc_path, "source node"))
         elif kind == "sfq":
-            buckets = _buckets(sfq_keys, link.qdisc_path, "source + sink node")
+            keys = _keys((_sfq_hash(f.src, f.dst), f.id) for f, _ in crossing[link.index])
+            buckets = _buckets(keys, link.qdisc_path, "source + sink node")
             ns2_type, settings = _sfq(link.qdisc, link.qdisc_path, buckets)
             notes.append(f"{link.qdisc_path}: ns-2's SFQ is McKenney's (a packet per turn, its own drop rule)")
         else:
@@ -626,6 +617,48 @@ def _links(script: _Script, nodes: list[str], links: list[Link], flows: list[Flo
         script.add(f"$ns simplex-link {a} {b} {_num(link.rate_bps)} {_num(link.delay_s)} {ns2_type} ;# {link.name}")
         script.add(f"set q({link.index}) [[$ns link {a} {b}] queue]")
         script.settings(f"$q({link.index})", settings)
+
+
+def _keys(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    """Hash key -> the flows whose packets it stands for, from (key, flow) pairs."""
+    keys: dict[int, list[int]] = {}
+    for key, flow in pairs:
+        if flow not in keys.setdefault(key, []):
+            keys[key].append(flow)
+    return keys
+
+
+def _crossing(nodes: list[str], links: list[Link], flows: list[Flow]) -> dict[int, list[tuple[Flow, bool]]]:
+    """Per link, the flows whose packets cross it: (flow, True) for its data, (flow, False) for
+    its ACKs, on the routes the core takes (hop-count shortest paths, a breadth-first search
+    following each node's links in link order; net/mod.rs `Router`)."""
+    outgoing: list[list[Link]] = [[] for _ in nodes]
+    for link in links:
+        outgoing[link.src].append(link)
+
+    def route(src: int, dst: int) -> list[Link]:
+        via: dict[int, Link] = {}
+        queue = deque([src])
+        seen = {src}
+        while queue:
+            node = queue.popleft()
+            for link in outgoing[node]:
+                if link.dst not in seen:
+                    seen.add(link.dst)
+                    via[link.dst] = link
+                    queue.append(link.dst)
+        path = []
+        while dst in via:
+            path.append(via[dst])
+            dst = via[dst].src
+        return path
+
+    crossing: dict[int, list[tuple[Flow, bool]]] = {link.index: [] for link in links}
+    for f in flows:
+        for data, (a, b) in ((True, (f.src, f.dst)), (False, (f.dst, f.src))):
+            for link in route(a, b):
+                crossing[link.index].append((f, data))
+    return crossing
 
 
 def _flows(script: _Script, flows: list[Flow]) -> None:
@@ -663,7 +696,7 @@ def _flows(script: _Script, flows: list[Flow]) -> None:
                 f"$app({f.id}) attach-agent $src({f.id})",
             )
             if tcp["initial_ssthresh"] is not None:
-                script.add(f"$ns at 0 \"$src({f.id}) set ssthresh_ {tcp['initial_ssthresh']}\"")
+                script.add(f'$ns at 0 "$src({f.id}) set ssthresh_ {tcp["initial_ssthresh"]}"')
             begin = "start" if tcp["packets"] is None else f"produce {tcp['packets']}"
             script.add(f'$ns at {_num(f.start)} "$app({f.id}) {begin}"')
         else:

@@ -91,6 +91,15 @@ def run(export: Export, timeout: float = TIMEOUT_S) -> Ns2Results:
     return parse_output(stdout, export, cpu, wall)
 
 
+def engine_seconds(text: str) -> float:
+    """ns-2's time in `$ns run`, as the script prints it (`aqmlab-ns2 engine SECONDS`)."""
+    for line in text.splitlines():
+        words = line.split()
+        if words[:2] == [MARK, "engine"]:
+            return float(words[2])
+    raise Ns2Error("ns-2 printed no engine time")
+
+
 def parse_output(text: str, export: Export, cpu_s: float = 0.0, wall_s: float = 0.0) -> Ns2Results:
     """The script's `aqmlab-ns2` lines as rows: each count at `end` less the one at `start`
     (the window), timeouts at `end` (the whole run)."""

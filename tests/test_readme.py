@@ -18,7 +18,7 @@ from aqmlab.cli import COMMANDS
 from conftest import ROOT, aqmlab_cli
 
 README = ROOT / "README.md"
-SCENARIO = "scenarios/cbr-overload.toml"
+SCENARIO = "cbr-overload"
 
 
 @dataclass
@@ -78,7 +78,7 @@ CASES: dict[str, list[Case]] = {
         Case(["compare", SCENARIO, "-m", "droptail", "--json"]),
     ],
     "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS]": [
-        Case(["sweep", "scenarios/sweeps/droptail-buffer.toml", "--out", "{out}/sweep", "--workers", "2"], prints=False)
+        Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2"], prints=False)
     ],
     "aqmlab report DIR": [
         Case(["report", "{out}/" + folder], prints=False) for folder in ("run", "pcap", "fig11", "all", "sweep")
@@ -90,6 +90,8 @@ CASES: dict[str, list[Case]] = {
         Case(["bench", "--only", "scale", "--scale", "100", "--repeat", "1", "--json"]),
         Case(["bench", "--ns2", "--only", "ns2-a", "--repeat", "1", "--json"], needs_ns2=True),
     ],
+    "aqmlab export ns2": [Case(["export", "ns2", "python/aqmlab/ns2/scenarios/tcp1-reno.toml"])],
+    "aqmlab scenarios": [Case(["scenarios"])],
     "aqmlab export ns2 FILE [-o OUT.tcl]": [
         Case(["export", "ns2", SCENARIO]),
         Case(["export", "ns2", SCENARIO, "-o", "{out}/cbr-overload.tcl"], prints=False),
@@ -98,6 +100,13 @@ CASES: dict[str, list[Case]] = {
         Case(["crosscheck", SCENARIO, "--seeds", "2", "--json"], needs_ns2=True)
     ],
     "make bench-qdiscs": [Case(["bench", "--only", "demo-red", "--mechanisms", "all", "--repeat", "1", "--json"])],
+    "aqmlab scenarios [NAME] [--copy DEST]": [
+        Case(["scenarios"]),
+        Case(["scenarios", "parking-lot"]),
+        Case(["scenarios", "parking-lot", "--copy", "{out}/parking-lot.toml"], prints=False),
+        Case(["run", "{out}/parking-lot.toml"]),
+    ],
+    "aqmlab run csfq-fig3b": [Case(["run", "csfq-fig3b"])],
     "aqmlab --help": [Case(["--help"])],
     "aqmlab COMMAND --help": [Case([command, "--help"]) for command in COMMANDS],
     "aqmlab --version": [Case(["--version"])],

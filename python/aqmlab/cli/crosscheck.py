@@ -29,7 +29,9 @@ app = command_app()
     )
 )
 def crosscheck(
-    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    file: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML), or the name of a shipped one (`aqmlab scenarios`).")
+    ],
     seeds: Annotated[int, typer.Option("--seeds", help="Runs in each simulator, one per seed.", min=1)] = 1,
     json_output: Annotated[
         bool,

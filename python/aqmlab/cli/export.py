@@ -30,7 +30,9 @@ TARGETS = ("ns2",)
 )
 def export(
     target: Annotated[str, typer.Argument(help="What to write: ns2.")],
-    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    file: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML), or the name of a shipped one (`aqmlab scenarios`).")
+    ],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the script here (default: stdout).")] = None,
 ) -> None:
     if target not in TARGETS:

@@ -258,20 +258,22 @@ def experiment_page(folder: Path, index: str | None = None) -> str:
     body.append(f"<p>{_pass_mark(reproduction['passed'])} {passing} of {graded} graded rows pass · {mode}</p>")
     body.append("<h2>Paper vs ours</h2>")
     reasons = any("reason" in r for r in rows)
-    columns = ["key", "metric", "paper", "ours", "tolerance", "pass", *(["why it fails"] if reasons else [])]
+    with_ns2 = any("ns2" in r for r in rows)
+    columns = ["key", "metric", "paper", *(["ns-2"] if with_ns2 else []), "ours", "tolerance", "pass"]
+    columns += ["why it fails", "verdict"] if reasons else []
     cells = [
-        [
-            r.get("key", ""),
-            r["metric"],
-            r["paper"],
-            r["ours"],
-            r["tolerance"],
-            _pass_mark(r["pass"], r.get("graded", True)),
-        ]
-        + ([r.get("reason", "")] if reasons else [])
+        [r.get("key", ""), r["metric"], r["paper"]]
+        + ([_ns2_value(r)] if with_ns2 else [])
+        + [r["ours"], r["tolerance"], _pass_mark(r["pass"], r.get("graded", True))]
+        + ([r.get("reason", ""), _verdict_text(r)] if reasons else [])
         for r in rows
     ]
+    counts = _verdict_counts(rows)
+    if any(counts[kind] for kind in FAILING_VERDICTS):
+        body.append(f"<p>{_e(_verdict_summary(counts))}</p>")
     body.append(_table(columns, cells, raw=("pass",)))
+    if reproduction.get("ns2_source"):
+        body.append(f'<p class="muted">ns-2 column: {_e(reproduction["ns2_source"])}</p>')
     figure = folder / f"{reproduction['id'] or 'figure'}.png"
     if figure.is_file():
         body += ["<h2>Figure</h2>", _png(figure.read_bytes(), reproduction["id"])]
@@ -289,6 +291,44 @@ def experiment_page(folder: Path, index: str | None = None) -> str:
             body.append(f"<details{opened}><summary>{_e(path.name)}</summary>\n{table}\n</details>")
     version = about.get("aqmlab", "?")
     return _page(f"{reproduction['id']}: {reproduction['title']}", body, f"aqmlab {version} · {folder.name}")
+
+
+# Verdicts of failing graded rows (experiments/_verdicts.py), in the order a reader weighs them.
+FAILING_VERDICTS = {
+    "ns2": "fail as ns-2 does",
+    "arithmetic": "fail by the paper's own arithmetic or an open choice",
+    "defect": "our defect",
+    "open": "no independent reference yet",
+}
+
+
+def _ns2_value(row: dict) -> str:
+    if "ns2" not in row:
+        return ""
+    value, spread = row["ns2"], row.get("ns2_spread")
+    return f"{value:.4g}" + (f" ±{spread:.3g}" if spread else "") if isinstance(value, (int, float)) else str(value)
+
+
+def _verdict_text(row: dict) -> str:
+    kind = row.get("verdict")
+    if kind in (None, "paper"):
+        return ""
+    why = row.get("verdict_why", "")
+    return FAILING_VERDICTS.get(kind, kind) + (f": {why}" if why else "")
+
+
+def _verdict_counts(rows: list[dict]) -> dict[str, int]:
+    """Graded rows by verdict (rows written before verdicts existed count as failing and open)."""
+    counts = dict.fromkeys(["paper", *FAILING_VERDICTS], 0)
+    for row in rows:
+        if row.get("graded", True):
+            counts[row.get("verdict") or ("paper" if row["pass"] else "open")] += 1
+    return counts
+
+
+def _verdict_summary(counts: dict[str, int]) -> str:
+    failing = ", ".join(f"{counts[kind]} {text}" for kind, text in FAILING_VERDICTS.items() if counts[kind])
+    return f"{counts['paper']} graded rows agree with the paper; of those that fail: {failing or 'none'}."
 
 
 def _row_counts(rows: list[dict]) -> tuple[int, int]:
@@ -370,6 +410,7 @@ def suite_entries(folder: Path) -> list[dict[str, Any]]:
                 "status": "passed" if reproduction["passed"] else "failed",
                 "rows_passed": passing,
                 "rows_graded": graded,
+                "verdicts": _verdict_counts(reproduction["rows"]),
                 "quick": bool(_read_json(sub / "experiment.json").get("quick")),
                 "wall_time_s": float(wall.read_text()) if wall.is_file() else None,
                 "page": f"{id}/report.html",
@@ -420,6 +461,8 @@ def index_page(entries: list[dict[str, Any]]) -> str:
         f"graded row; {rows_passed} of {rows_graded} graded rows pass; "
         f"{len(entries) - len(registered)} more are not reproduced yet."
     )
+    totals = {kind: sum(e["verdicts"][kind] for e in ran) for kind in ("paper", *FAILING_VERDICTS)}
+    verdicts_line = _verdict_summary(totals)
     cells = []
     for e in entries:
         link = f'<a href="{_e(e["page"])}">{_e(e["id"])}</a>' if "page" in e else _e(e["id"])
@@ -432,6 +475,7 @@ def index_page(entries: list[dict[str, Any]]) -> str:
         cells.append([link, e["title"], counts, _mark(*STATUS_MARKS[e["status"]]), note])
     body = [
         f"<p>{_e(headline)}</p>",
+        f"<p>{_e(verdicts_line)}</p>",
         '<p class="muted">Rows passing counts the graded rows (the paper\'s numbers and orderings); informative '
         "rows, the other reading of a choice the paper leaves open, are on each page.</p>",
         _table(["experiment", "title", "graded rows passing", "status", "note"], cells, raw=("experiment", "status")),

@@ -2,11 +2,16 @@
 
 The Rust core owns the schema and its validation; this module only reads files
 and edits the dict. See docs/scenario.md for the fields.
+
+The package ships scenario files (`scenarios_dir()`; `aqmlab scenarios` lists them): a path
+that is no file but names one of them (`"csfq-fig3b"` or `"csfq-fig3b.toml"`) loads it, so
+`aqmlab.load("csfq-fig3b")` and `aqmlab run csfq-fig3b` work from any folder.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import json
 import math
@@ -21,6 +26,50 @@ from . import _core
 from ._core import ScenarioError
 
 _INDEX = re.compile(r"\[(\d+)\]")
+# Where the shipped sweep specs live, in `scenarios_dir()`.
+SWEEPS = "sweeps"
+
+
+def scenarios_dir() -> Path:
+    """The scenario files shipped inside the package (package data: the examples, the paper
+    setups the experiments start from, the benchmarks; sweep specs in `sweeps/`). In a
+    checkout, `scenarios/` at the root is a link to this folder. The package holds a compiled
+    extension, so it is always installed as files, never imported from a zip."""
+    return Path(__file__).with_name("scenarios")
+
+
+def shipped() -> dict[str, Path]:
+    """The shipped scenarios, then the shipped sweep specs, by name (file name without `.toml`)."""
+    folder = scenarios_dir()
+    files = sorted(folder.glob("*.toml")) + sorted((folder / SWEEPS).glob("*.toml"))
+    return {path.stem: path for path in files}
+
+
+def description(path: Path) -> str:
+    """A shipped file's one-line description: its first comment line."""
+    first = path.read_text().splitlines()[0]
+    return first.removeprefix("#").strip()
+
+
+def shipped_file(name: str, missing: str = "not a shipped scenario or sweep spec") -> Path:
+    """The shipped scenario or sweep spec `name` (`csfq-fig3b` or `csfq-fig3b.toml`); else a
+    ScenarioError `name: <missing> (did you mean ...? ...)`."""
+    known = shipped()
+    stem = name.removesuffix(".toml")
+    if stem in known:
+        return known[stem]
+    close = difflib.get_close_matches(stem, known, n=3)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ScenarioError(f"{name}: {missing} ({hint}`aqmlab scenarios` lists them)")
+
+
+def find(path: str | Path) -> Path:
+    """The file `path` names: itself when it exists or has a folder part, else the shipped
+    scenario or sweep spec of that name (see `shipped_file`)."""
+    path = Path(path)
+    if path.exists() or path.parent != Path("."):
+        return path
+    return shipped_file(str(path), missing="no such file, nor a shipped scenario of that name")
 
 
 def split_path(path: str) -> list[str | int]:
@@ -112,8 +161,9 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
-        """Reads a TOML scenario file (not validated yet: see `validate`)."""
-        path = Path(path)
+        """Reads a TOML scenario file, or the shipped scenario `path` names (see `find`; not
+        validated yet: see `validate`)."""
+        path = find(path)
         try:
             with path.open("rb") as f:
                 data = tomllib.load(f)
@@ -254,5 +304,5 @@ class Scenario:
 
 
 def load(path: str | Path) -> Scenario:
-    """Reads a TOML scenario file."""
+    """Reads a TOML scenario file, or a shipped scenario by name: `load("csfq-fig3b")`."""
     return Scenario.load(path)

@@ -2,7 +2,7 @@
 
 A spec file (TOML):
 
-    scenario = "../scenarios/cbr-overload.toml"   # relative to the spec; or an inline [base] table
+    scenario = "cbr-overload"   # a file (relative to the spec) or a shipped scenario; or a [base] table
     [grid]
     "topology.bottleneck.qdisc" = [{ type = "droptail", limit = 50 }, { type = "droptail", limit = 200 }]
     "simulation.seed" = [1, 2, 3]
@@ -33,7 +33,7 @@ import tomllib
 
 from . import _core
 from ._core import ScenarioError
-from .scenario import Scenario
+from .scenario import Scenario, find
 from .workers import run_tasks
 
 SPEC_FIELDS = ("scenario", "base", "grid")
@@ -76,8 +76,9 @@ def job_hash(scenario: Scenario) -> str:
 
 
 def load_spec(path: str | Path) -> SweepSpec:
-    """Reads and checks a sweep spec; every error names the field, e.g. `grid."simulation.seed"`."""
-    path = Path(path)
+    """Reads and checks a sweep spec (a file, or a shipped spec by name: `droptail-buffer`);
+    every error names the field, e.g. `grid."simulation.seed"`."""
+    path = find(path)
     try:
         data = tomllib.loads(path.read_text())
     except OSError as e:
@@ -96,7 +97,9 @@ def parse_spec(data: dict[str, Any], root: Path) -> SweepSpec:
     if "scenario" in data:
         if not isinstance(data["scenario"], str):
             raise ScenarioError(f"scenario: must be a file name, got {data['scenario']!r}")
-        base = Scenario.load(root / data["scenario"])
+        # A file beside the spec, or else a shipped scenario by name (`scenario = "cbr-overload"`).
+        beside = root / data["scenario"]
+        base = Scenario.load(beside if beside.exists() or beside.parent != root else data["scenario"])
     else:
         if not isinstance(data["base"], dict):
             raise ScenarioError("base: must be a table (the scenario)")

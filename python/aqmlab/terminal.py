@@ -17,7 +17,7 @@ import re
 import shutil
 import sys
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 # Longer tables are summarised by flow group (unless wide).
@@ -251,19 +251,32 @@ def _column_groups(widths: list[int], width_: int) -> list[list[int]]:
 
 
 def rows_table(
-    rows: Sequence[Any], title: str, reference: str = "paper", ratio: bool = False, notes: list[str] | None = None
+    rows: Sequence[Any],
+    title: str,
+    reference: str = "paper",
+    ratio: bool = False,
+    notes: list[str] | None = None,
+    ns2: Mapping[str, Any] | None = None,
+    verdicts: Mapping[str, tuple[Any, str]] | None = None,
 ) -> list[str]:
     """Checked rows (`experiments.Row`) as a table: metric, the reference value (the paper's,
-    or the model's for `validate`), ours, with `ratio` ours / reference (where the reference is
-    not 0), tolerance, pass, and with `notes` (one per row) a note column."""
-    columns = ["metric", reference, "ours", *(["ratio"] if ratio else []), "tolerance", "pass"]
+    or the model's for `validate`), with `ns2` (recorded ns-2 values by key) ns-2's, ours, with
+    `ratio` ours / reference (where the reference is not 0), tolerance, pass, with `verdicts`
+    (by key) the verdict of each failing graded row, and with `notes` (one per row) a note column."""
+    with_ns2 = bool(ns2)
+    judged = {key: kind for key, (kind, _) in (verdicts or {}).items() if str(kind) != "paper"}
+    columns = ["metric", reference, *(["ns-2"] if with_ns2 else []), "ours", *(["ratio"] if ratio else [])]
+    columns += ["tolerance", "pass", *(["verdict"] if judged else [])]
     cells = []
     for index, row in enumerate(rows):
-        line = [row.metric, fmt(row.paper), fmt(row.ours)]
+        line = [row.metric, fmt(row.paper)]
+        if with_ns2:
+            line.append(ns2[row.key].shown() if row.key in ns2 else "")
+        line.append(fmt(row.ours))
         if ratio:
             line.append(f"{row.ours / row.paper:.3f}" if row.paper else "-")
         mark = verdict(row.passed) if row.graded else f"info ({'pass' if row.passed else 'fail'})"
-        line += [row.tolerance, mark]
+        line += [row.tolerance, mark, *([str(judged.get(row.key, ""))] if judged else [])]
         cells.append(line + ([notes[index]] if notes is not None else []))
     columns += ["note"] if notes is not None else []
     return table(columns, cells, title)

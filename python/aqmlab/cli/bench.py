@@ -20,16 +20,16 @@ app = command_app()
         "bench",
         "Prints the wall time (fastest of --repeat runs), simulated events and events/second of whole runs; "
         "then the scale series; with --ns3, the comparison with ns-3.\n\n"
-        "Whole runs (scenarios/bench-*.toml): the demo under RED and 100 TCP flows over a 45 Mbps RED "
-        "bottleneck, 100 s each; ns-3's cases (a) 31 TCP + 1 UDP on 10 Mbps and (b) 100 TCP on 45 Mbps, RED "
-        "and TCP configured as ns-3's. The scale series: N NewReno flows over a RED bottleneck of N x 1 Mbps "
-        "(10^4 flows: 10 Gbps), 5 s simulated, once per point, each in a fresh process: wall time, events/s "
-        "and the peak memory the run added, per flow (10^5 flows take minutes). --ns3 PATH: a built ns-3 "
-        "reference program (a dumbbell printing one JSON object); it runs cases (a) and (b) beside aqmlab: "
-        "time in Simulator::Run against aqmlab's engine, the whole processes, and the outcomes (utilisation, "
-        "bottleneck drops, TCP and UDP goodput, Jain's index of TCP goodput). With --mechanisms, each whole-run "
-        "benchmark runs once per mechanism on its bottleneck (the cost of each queue discipline on the same "
-        "traffic).",
+        "Whole runs (the shipped bench-* scenarios, see `aqmlab scenarios`): the demo under RED and 100 TCP "
+        "flows over a 45 Mbps RED bottleneck, 100 s each; ns-3's cases (a) 31 TCP + 1 UDP on 10 Mbps and (b) "
+        "100 TCP on 45 Mbps, RED and TCP configured as ns-3's. The scale series: N NewReno flows over a RED "
+        "bottleneck of N x 1 Mbps (10^4 flows: 10 Gbps), 5 s simulated, once per point, each in a fresh "
+        "process: wall time, events/s and the peak memory the run added, per flow (10^5 flows take minutes). "
+        "--ns3 PATH: a built ns-3 reference program (a dumbbell printing one JSON object); it runs cases (a) "
+        "and (b) beside aqmlab: time in Simulator::Run against aqmlab's engine, the whole processes, and the "
+        "outcomes (utilisation, bottleneck drops, TCP and UDP goodput, Jain's index of TCP goodput). With "
+        "--mechanisms, each whole-run benchmark runs once per mechanism on its bottleneck (the cost of each "
+        "queue discipline on the same traffic).",
     )
 )
 def bench(

@@ -27,7 +27,9 @@ app = command_app()
     )
 )
 def compare(
-    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    file: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML), or the name of a shipped one (`aqmlab scenarios`).")
+    ],
     mechanisms: Annotated[
         str, typer.Option("--mechanisms", "-m", help="Comma-separated preset names or qdisc types, or `all`.")
     ] = "all",

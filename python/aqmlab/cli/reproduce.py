@@ -86,7 +86,17 @@ def reproduce(
             lines += terminal.frame_table(reproduction.data[name], name, wide=wide)
         for note in reproduction.notes:
             lines += terminal.paragraph(note)
-        lines += ["", *terminal.rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours")]
+        lines += [
+            "",
+            *terminal.rows_table(
+                reproduction.rows,
+                title=f"{reproduction.id}: paper vs ours",
+                ns2=reproduction.ns2,
+                verdicts=reproduction.verdicts,
+            ),
+        ]
+        if reproduction.ns2_source:
+            lines += terminal.paragraph(f"ns-2 column: {reproduction.ns2_source}")
         for failure in reproduction.failures():
             lines += terminal.paragraph(failure, "red")
         terminal.show(lines)
@@ -131,15 +141,22 @@ def _reproduce_all(
     if json_output:
         print_json({"experiments": chosen})
     else:
+        failing = ("ns2", "arithmetic", "defect", "open")
         rows = [
             [
                 e["id"],
                 f"{e['rows_passed']} / {e['rows_graded']}" if "rows_graded" in e else "-",
+                *(str(e["verdicts"][kind]) if "verdicts" in e else "-" for kind in failing),
                 _status(e["status"]),
             ]
             for e in chosen
         ]
-        terminal.show(terminal.table(["experiment", "graded rows passing", "status"], rows, "reproductions"))
+        totals = [sum(e.get("verdicts", {}).get(kind, 0) for e in chosen) for kind in failing]
+        passing = sum(e.get("rows_passed", 0) for e in chosen)
+        graded = sum(e.get("rows_graded", 0) for e in chosen)
+        rows.append(["all", f"{passing} / {graded}", *map(str, totals), ""])
+        columns = ["experiment", "graded rows passing", "as ns-2", "arithmetic", "defect", "open"]
+        terminal.show(terminal.table([*columns, "status"], rows, "reproductions (failing rows by verdict)"))
     say(f"ran {len(report.ran)}; wrote {report.written[0]} and {len(report.written) - 2} experiment pages")
     if any(e["status"] != "passed" for e in chosen):
         raise typer.Exit(1)

@@ -34,7 +34,9 @@ class Format(str, Enum):
     )
 )
 def run(
-    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    file: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML), or the name of a shipped one (`aqmlab scenarios`).")
+    ],
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")
     ] = None,

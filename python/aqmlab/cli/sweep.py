@@ -27,7 +27,10 @@ app = command_app()
 )
 def sweep(
     spec: Annotated[
-        Path, typer.Argument(help="Sweep spec (TOML): a base scenario and a [grid] of dotted paths to lists of values.")
+        Path,
+        typer.Argument(
+            help="Sweep spec (TOML), or a shipped one's name: a base scenario and a [grid] of dotted paths to lists."
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the jobs' results and the combined tables.")],
     scheduler: Annotated[

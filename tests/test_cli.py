@@ -143,7 +143,10 @@ def test_results_go_to_stdout_and_diagnostics_to_stderr(tmp_path):
     assert [line.split()[1] for line in table.stdout.splitlines()[3:6]] == ["cbr[0]", "cbr[1]", "cbr[2]"]
     compared = aqmlab_cli("compare", "scenarios/cbr-overload.toml", "-m", "red", "--out", tmp_path)
     assert compared.returncode == 0 and "red" in compared.stdout.splitlines()[3]
-    assert compared.stderr == f"wrote {tmp_path / 'compare.csv'}, {tmp_path / 'compare.png'}\n"
+    written = ", ".join(
+        str(tmp_path / name) for name in ("compare.csv", "compare.png", "compare.json", "scenario.json")
+    )
+    assert compared.stderr == f"wrote {written}\n"
     listed = aqmlab_cli("reproduce", "--list")
     assert listed.stderr == "" and "csfq-fig3b" in listed.stdout
 

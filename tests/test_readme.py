@@ -81,7 +81,8 @@ CASES: dict[str, list[Case]] = {
         Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2"], prints=False)
     ],
     "aqmlab report DIR": [
-        Case(["report", "{out}/" + folder], prints=False) for folder in ("run", "pcap", "fig11", "all", "sweep")
+        Case(["report", "{out}/" + folder], prints=False)
+        for folder in ("run", "pcap", "fig11", "all", "sweep", "compare")
     ],
     "aqmlab validate tcp [--json]": [Case(["validate", "tcp", "--json"])],
     "aqmlab validate ns2 [--live] [--json]": [Case(["validate", "ns2", "--json"], rows_on_stdout=True)],
@@ -107,6 +108,7 @@ CASES: dict[str, list[Case]] = {
         Case(["run", "{out}/parking-lot.toml"]),
     ],
     "aqmlab run csfq-fig3b": [Case(["run", "csfq-fig3b"])],
+    "aqmlab scenarios": [Case(["scenarios"])],
     "aqmlab --help": [Case(["--help"])],
     "aqmlab COMMAND --help": [Case([command, "--help"]) for command in COMMANDS],
     "aqmlab --version": [Case(["--version"])],

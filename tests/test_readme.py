@@ -102,6 +102,8 @@ NOT_RUN_HERE = {
     "make test": "the whole suite, this file included",
     "make test-wheel": "builds the wheel with cargo (tests/check_wheel.py)",
     "make fuzz-long": "the long fuzz, minutes by design (tests/test_fuzz.py runs its quick form)",
+    # The README names it before its command is merged (branch ns2-export): that branch adds its case.
+    "aqmlab export ns2": "not on main yet",
 }
 
 

@@ -64,7 +64,6 @@ def run_experiment(id: str, quick: bool, folder: str) -> float:
     at all (replacing results of another mode or version); returns its wall time. Runs in a
     worker process (local pool or Dask)."""
     from .experiments import get
-    from .plots import pyplot
 
     started = time.perf_counter()
     reproduction = get(id).run(quick=quick)
@@ -72,8 +71,6 @@ def run_experiment(id: str, quick: bool, folder: str) -> float:
     with outdir.atomic_folder(Path(folder), {"kind": "experiment", "experiment": id, "quick": quick}) as partial:
         reproduction.save(partial)
         (partial / "wall_time.txt").write_text(f"{wall:.3f}\n")
-    if reproduction.figure is not None:
-        pyplot().close(reproduction.figure)
     return wall
 
 

@@ -84,11 +84,13 @@ def run(
         # The folder is taken and checked before the run, written under a temporary name and
         # renamed into place last: a run folder is whole or absent (outdir.py).
         about = {"kind": "run", "name": scenario.name, "scenario_sha256": scenario.digest()}
-        with result_folder(out, about, force, wait, say) if out is not None else contextlib.nullcontext() as folder:
-            with RunProgress(console) as bars:
-                results = run_scenario(scenario, progress=bars, pcap_dir=folder)
+        with (
+            result_folder(out, about, force, wait, say) if out is not None else contextlib.nullcontext() as folder,
+            RunProgress(console) as bars,
+        ):
+            results = run_scenario(scenario, progress=bars, pcap_dir=folder)
             if folder is not None:
-                _save(results, folder, format.value, not no_plots)
+                _save(results, folder, out, format.value, not no_plots, bars)
     except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
     except OSError as e:
@@ -104,11 +106,13 @@ def run(
         say(f"wrote {sum(1 for _ in out.iterdir())} files to {out}")
 
 
-def _save(results: Results, folder: Path, format: str, plots: bool) -> None:
-    """The tables, summary and plots of a run, into `folder`."""
+def _save(results: Results, folder: Path, out: Path, format: str, plots: bool, bars: RunProgress) -> None:
+    """The tables, summary and plots of a run, into `folder` (which becomes `out`)."""
     try:
+        bars.stage(f"writing the tables to {out}")
         results.save(folder, format=format)
         if plots:
+            bars.stage(f"drawing the plots into {out}")
             save_run_figures(results, folder)
     except KeyboardInterrupt:
         raise KeyboardInterrupt("interrupted while saving the results: nothing written") from None

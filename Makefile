@@ -65,8 +65,8 @@ test-python: $(BUILT)
 	$(PYTHON) -m pytest -q
 
 # The package as a user installs it: builds the wheel, installs it into a fresh venv and runs
-# `aqmlab reproduce demo --quick` from outside the checkout (about 30 s when the release
-# build is current: maturin relinks, the demo takes a few seconds).
+# `aqmlab reproduce demo --quick` from outside the checkout (about 130 s: maturin builds the
+# wheel's release extension again, the runs take seconds).
 test-wheel: $(DEPS)
 	$(PYTHON) tests/check_wheel.py
 

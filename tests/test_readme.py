@@ -91,8 +91,8 @@ CASES: dict[str, list[Case]] = {
         Case(["bench", "--only", "scale", "--scale", "100", "--repeat", "1", "--json"]),
         Case(["bench", "--ns2", "--only", "ns2-a", "--repeat", "1", "--json"], needs_ns2=True),
     ],
-    "aqmlab export ns2": [Case(["export", "ns2", "python/aqmlab/ns2/scenarios/tcp1-reno.toml"])],
     "aqmlab export ns2 FILE [-o OUT.tcl]": [
+        Case(["export", "ns2", "python/aqmlab/ns2/scenarios/tcp1-reno.toml"]),
         Case(["export", "ns2", SCENARIO]),
         Case(["export", "ns2", SCENARIO, "-o", "{out}/cbr-overload.tcl"], prints=False),
     ],

@@ -48,8 +48,10 @@ def run(
 
     `progress(done, total, label)` is called between steps of roughly
     `STEP_WALL_SECONDS` of wall time with the simulated seconds done and the
-    duration. With `pcap_dir`, the links `simulation.pcap` names are captured into
-    that folder as the run goes (`<link>.pcap`, listed in `Results.pcap_files`).
+    duration, and once more at the end, labelled `<label>: collecting results`, while the
+    core assembles the tables (seconds, with thousands of flows). With `pcap_dir`, the links
+    `simulation.pcap` names are captured into that folder as the run goes (`<link>.pcap`,
+    listed in `Results.pcap_files`).
     Raises `ScenarioError` (a ValueError) naming the bad field, `RuntimeError`
     ("internal error: ...") if the simulator itself breaks an invariant, `OSError` if a
     capture cannot be written, and on Ctrl-C
@@ -115,4 +117,9 @@ def _run_in_steps(sim: _core.Simulation, progress: Progress | None, label: str, 
             raise
         # Ctrl-C between two steps: say the same as the core does within one.
         raise KeyboardInterrupt(f"interrupted at {sim.now:.1f} s of {total:g} s simulated") from None
-    return sim.results(summary_only=summary_only)
+    # With many flows, collecting the tables takes seconds after the last event (issue 26).
+    progress(total, total, f"{label}: collecting results")
+    try:
+        return sim.results(summary_only=summary_only)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"interrupted while collecting the results ({total:g} s simulated)") from None

@@ -81,17 +81,19 @@ def run(
             say("simulation.pcap: no capture written without --out DIR")
         with RunProgress(console) as bars:
             results = run_scenario(scenario, progress=bars, pcap_dir=out)
+            written = list(results.pcap_files)
+            if out is not None:
+                bars.stage(f"writing the tables to {out}")
+                written += results.save(out, format=format.value)
+                if not no_plots:
+                    bars.stage(f"drawing the plots into {out}")
+                    written += save_run_figures(results, out)
     except ScenarioError as e:
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(str(e), code=1) from None
     except KeyboardInterrupt as e:
         raise interrupted(e) from None
-    written = list(results.pcap_files)
-    if out is not None:
-        written += results.save(out, format=format.value)
-        if not no_plots:
-            written += save_run_figures(results, out)
     summary = results.summary()
     if json_output:
         print_json(summary)

@@ -117,7 +117,9 @@ def test_validate_tcp_json_rows_and_exit_status():
 
 def test_validate_unknown_suite_is_an_error():
     done = aqmlab_cli("validate", "udp")
-    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp)" in done.stderr
+    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp, ns2)" in done.stderr
+    live = aqmlab_cli("validate", "tcp", "--live")
+    assert (live.returncode, live.stderr) == (2, "error: --live: only for the ns2 suite\n")
 
 
 def test_tables_fit_80_columns_without_cutting_a_cell(tmp_path):
@@ -141,7 +143,10 @@ def test_results_go_to_stdout_and_diagnostics_to_stderr(tmp_path):
     assert [line.split()[1] for line in table.stdout.splitlines()[3:6]] == ["cbr[0]", "cbr[1]", "cbr[2]"]
     compared = aqmlab_cli("compare", "scenarios/cbr-overload.toml", "-m", "red", "--out", tmp_path)
     assert compared.returncode == 0 and "red" in compared.stdout.splitlines()[3]
-    assert compared.stderr == f"wrote {tmp_path / 'compare.csv'}, {tmp_path / 'compare.png'}\n"
+    written = ", ".join(
+        str(tmp_path / name) for name in ("compare.csv", "compare.png", "compare.json", "scenario.json")
+    )
+    assert compared.stderr == f"wrote {written}\n"
     listed = aqmlab_cli("reproduce", "--list")
     assert listed.stderr == "" and "csfq-fig3b" in listed.stdout
 

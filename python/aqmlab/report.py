@@ -8,12 +8,16 @@ The folder's files tell what it holds:
   paper-vs-ours rows, the figure, the notes and the data tables;
 - a sweep (`aqmlab sweep --out`): `sweep.json` → `report.html` with the grid, one row per job
   and its Jain index drawn;
+- a comparison (`aqmlab compare --out`): `compare.json` → `report.html` with the table (what
+  ran, with its buffer), the figure, each mechanism's qdisc table and the scenario;
 - a suite (`aqmlab reproduce --all --out`): experiment folders → each one's `report.html`,
-  then `index.html` (and `index.json`) with one row per experiment: rows passing / total and
-  a link to its page; every registered experiment has a row, those not run or not reproduced
-  yet with why.
+  then `index.html` (and `index.json`) with one row per experiment that ran (rows passing /
+  total and a link to its page) or failed to run, then the ids of those not run in this folder
+  and of those not reproduced yet, with why.
 
-Pages are plain HTML built with `html.escape`; the same folder gives the same bytes.
+Pages are plain HTML built with `html.escape`; the same folder gives the same bytes. Figures
+are embedded, so a page can be sent alone; each links to its PNG file beside the page, for
+the full size.
 """
 
 from __future__ import annotations
@@ -51,9 +55,11 @@ pre { background: #f6f6f6; padding: 0.8rem; overflow: auto; font-size: 0.8rem; }
 
 
 def folder_kind(folder: Path) -> str:
-    """`run`, `experiment`, `sweep` or `suite`; ValueError naming what was expected."""
+    """`run`, `experiment`, `sweep`, `compare` or `suite`; ValueError naming what was expected."""
     if (folder / "sweep.json").is_file():
         return "sweep"
+    if (folder / "compare.json").is_file():
+        return "compare"
     if (folder / "rows.json").is_file():
         return "experiment"
     if (folder / "summary.json").is_file():
@@ -61,8 +67,8 @@ def folder_kind(folder: Path) -> str:
     if any(_is_experiment(sub) for sub in _subfolders(folder)):
         return "suite"
     raise ValueError(
-        f"{folder}: not an output folder of aqmlab run, reproduce or sweep "
-        "(no summary.json, rows.json, sweep.json, or experiment folders)"
+        f"{folder}: not an output folder of aqmlab run, reproduce, sweep or compare "
+        "(no summary.json, rows.json, sweep.json, compare.json, or experiment folders)"
     )
 
 
@@ -77,7 +83,8 @@ def write_report(folder: str | Path) -> list[Path]:
     if kind == "experiment" and (folder.parent / "index.json").is_file():  # one experiment of a suite
         page = experiment_page(folder, index="../index.html")
     else:
-        page = {"run": run_page, "experiment": experiment_page, "sweep": sweep_page}[kind](folder)
+        pages = {"run": run_page, "experiment": experiment_page, "sweep": sweep_page, "compare": compare_page}
+        page = pages[kind](folder)
     path = folder / "report.html"
     path.write_text(page)
     return [path]
@@ -144,6 +151,11 @@ def _png(data: bytes, alt: str) -> str:
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
 
 
+def _png_file(path: Path) -> str:
+    """A PNG of the folder embedded in the page, linking to the file for its full size."""
+    return f'<a href="{_e(path.name)}">{_png(path.read_bytes(), path.stem)}</a>'
+
+
 def _figure(fig: Any, alt: str) -> str:
     from .plots import pyplot
 
@@ -204,7 +216,7 @@ def run_page(folder: Path) -> str:
     figures = sorted(folder.glob("*.png"))
     if figures:
         body.append("<h2>Figures</h2>")
-        body += [_png(p.read_bytes(), p.stem) for p in figures]
+        body += [_png_file(p) for p in figures]
     flows = _read_table(folder, "flows")
     if flows is not None:
         body += ["<h2>Flows</h2>", _frame_table(_flow_columns(flows), "flows")]
@@ -214,7 +226,15 @@ def run_page(folder: Path) -> str:
         body += ["<h2>Links that carried packets</h2>", _frame_table(used, "links")]
     drops = _read_table(folder, "drops")
     if drops is not None and not drops.empty:
-        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(drops, "drops")]
+        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(_named(drops, flows, links), "drops")]
+    monitored = _read_table(folder, "qdisc_flows")
+    if monitored is not None and not monitored.empty:
+        body += [
+            "<h2>Flows a queue discipline measured (qdisc_flows)</h2>",
+            '<p class="muted">per-flow state a qdisc keeps beside its decision (e.g. SRED\'s candidates, '
+            "RED-PD's monitored flows), counted from the warm-up</p>",
+            _frame_table(_named(monitored, flows, links), "qdisc_flows"),
+        ]
     captures = sorted(folder.glob("*.pcap"))
     if captures:
         body.append("<h2>Packet captures</h2>")
@@ -223,6 +243,15 @@ def run_page(folder: Path) -> str:
     if (folder / "scenario.json").is_file():
         body += ["<h2>Scenario</h2>", _json_block(_read_json(folder / "scenario.json"))]
     return _page(f"Run: {name}", body, f"aqmlab {__version__} · {folder.name}")
+
+
+def _named(frame: Any, flows: Any, links: Any) -> Any:
+    """`frame` with its `flow` and `link` ids replaced by their names (when those tables are there)."""
+    named = frame.copy()
+    for column, table in (("flow", flows), ("link", links)):
+        if column in named and table is not None:
+            named[column] = named[column].map(dict(zip(table["id"], table["name"], strict=True)))
+    return named
 
 
 def _delivery(summary: dict) -> str:
@@ -276,7 +305,7 @@ def experiment_page(folder: Path, index: str | None = None) -> str:
         body.append(f'<p class="muted">ns-2 column: {_e(reproduction["ns2_source"])}</p>')
     figure = folder / f"{reproduction['id'] or 'figure'}.png"
     if figure.is_file():
-        body += ["<h2>Figure</h2>", _png(figure.read_bytes(), reproduction["id"])]
+        body += ["<h2>Figure</h2>", _png_file(figure)]
     if about.get("notes"):
         body += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in about["notes"]) + "</ul>"]
     data = sorted(folder.glob("*.csv"))
@@ -388,6 +417,29 @@ def _jain_figure(jobs: Any) -> Any:
     return fig
 
 
+# ---------------------------------------------------------------- a comparison
+
+
+def compare_page(folder: Path) -> str:
+    """The page of an `aqmlab compare --out` folder."""
+    import pandas as pd
+
+    about = _read_json(folder / "compare.json")
+    table = pd.read_csv(folder / "compare.csv")
+    shares = ", ".join(f"{group} {mbps:.3g} Mbps" for group, mbps in about["fair_share_mbps"].items())
+    body = [
+        f"<p>{len(table)} mechanisms on the bottleneck; max-min fair share of each flow group: {_e(shares)}</p>",
+        "<h2>Mechanisms</h2>",
+        _frame_table(table, "compare.csv"),
+    ]
+    if (folder / "compare.png").is_file():
+        body += ["<h2>Figure</h2>", _png_file(folder / "compare.png")]
+    body += ["<h2>What ran</h2>", _json_block(about["mechanisms"])]
+    if (folder / "scenario.json").is_file():
+        body += ["<h2>Scenario</h2>", _json_block(_read_json(folder / "scenario.json"))]
+    return _page(f"Compare: {about['name']}", body, f"aqmlab {about.get('aqmlab', '?')} · {folder.name}")
+
+
 # ---------------------------------------------------------------- a suite
 
 
@@ -451,20 +503,22 @@ STATUS_MARKS = {
 
 
 def index_page(entries: list[dict[str, Any]]) -> str:
+    """One row per experiment that ran or failed to run; the ids of those not run in this
+    folder on one line; those not reproduced yet in a table of their own, with why."""
     ran = [e for e in entries if "page" in e]
-    registered = [e for e in entries if e["status"] != "not reproduced"]
+    shown = [e for e in entries if e["status"] in ("passed", "failed", "error")]
+    not_run = [e["id"] for e in entries if e["status"] == "not run"]
+    missing = [e for e in entries if e["status"] == "not reproduced"]
     passed = sum(e["status"] == "passed" for e in ran)
     rows_passed, rows_graded = sum(e["rows_passed"] for e in ran), sum(e["rows_graded"] for e in ran)
     modes = sorted({"quick" if e["quick"] else "full" for e in ran})
     headline = (
-        f"{len(ran)} of {len(registered)} experiments ran ({' and '.join(modes) or 'none'}); {passed} pass every "
-        f"graded row; {rows_passed} of {rows_graded} graded rows pass; "
-        f"{len(entries) - len(registered)} more are not reproduced yet."
+        f"{len(ran)} of {len(entries) - len(missing)} experiments ran ({' and '.join(modes) or 'none'}); "
+        f"{passed} pass every graded row; {rows_passed} of {rows_graded} graded rows pass."
     )
     totals = {kind: sum(e["verdicts"][kind] for e in ran) for kind in ("paper", *FAILING_VERDICTS)}
-    verdicts_line = _verdict_summary(totals)
     cells = []
-    for e in entries:
+    for e in shown:
         link = f'<a href="{_e(e["page"])}">{_e(e["id"])}</a>' if "page" in e else _e(e["id"])
         counts = f"{e['rows_passed']} / {e['rows_graded']}" if "page" in e else ""
         if "page" in e:
@@ -475,9 +529,19 @@ def index_page(entries: list[dict[str, Any]]) -> str:
         cells.append([link, e["title"], counts, _mark(*STATUS_MARKS[e["status"]]), note])
     body = [
         f"<p>{_e(headline)}</p>",
-        f"<p>{_e(verdicts_line)}</p>",
+        f"<p>{_e(_verdict_summary(totals))}</p>",
         '<p class="muted">Rows passing counts the graded rows (the paper\'s numbers and orderings); informative '
         "rows, the other reading of a choice the paper leaves open, are on each page.</p>",
         _table(["experiment", "title", "graded rows passing", "status", "note"], cells, raw=("experiment", "status")),
     ]
+    if not_run:
+        body.append(
+            f'<p class="muted">Not run in this folder ({len(not_run)}): {_e(", ".join(not_run))}. '
+            f"<code>aqmlab reproduce --all --out DIR</code> runs every one (<code>--only ID,ID</code> some).</p>"
+        )
+    if missing:
+        body += [
+            f"<h2>Not reproduced yet ({len(missing)})</h2>",
+            _table(["experiment", "title", "why"], [[e["id"], e["title"], e["reason"]] for e in missing]),
+        ]
     return _page("aqmlab: paper reproductions", body, f"aqmlab {__version__}")

@@ -52,7 +52,6 @@ def run_experiment(id: str, quick: bool, folder: str) -> float:
     """Runs experiment `id` and stores its results in `folder` (replacing results of another
     mode or version); returns its wall time. Runs in a worker process (local pool or Dask)."""
     from .experiments import get
-    from .plots import pyplot
 
     started = time.perf_counter()
     reproduction = get(id).run(quick=quick)
@@ -61,8 +60,6 @@ def run_experiment(id: str, quick: bool, folder: str) -> float:
     partial = final.with_name(f"{final.name}.partial-{uuid.uuid4().hex}")
     reproduction.save(partial)
     (partial / "wall_time.txt").write_text(f"{wall:.3f}\n")
-    if reproduction.figure is not None:
-        pyplot().close(reproduction.figure)
     if final.exists():
         shutil.rmtree(final)
     os.rename(partial, final)

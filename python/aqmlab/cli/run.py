@@ -13,6 +13,7 @@ from .. import terminal
 from .._core import ScenarioError
 from ..plots import save_run_figures
 from ..progress import RunProgress
+from ..run_summary import print_summary
 from ..scenario import load
 from ._common import command_app, command_help, console, fail, interrupted, print_json, say
 
@@ -63,6 +64,8 @@ def run(
         typer.Option("--pcap-drops", help="Also capture what those links drop, to OUT/<link>.drops.pcap."),
     ] = False,
 ) -> None:
+    if json_output and out is None and pcap is None and not pcap_drops:
+        raise typer.Exit(print_summary(file, seed))
     try:
         scenario = load(file)
         if seed is not None:
@@ -78,17 +81,19 @@ def run(
             say("simulation.pcap: no capture written without --out DIR")
         with RunProgress(console) as bars:
             results = run_scenario(scenario, progress=bars, pcap_dir=out)
+            written = list(results.pcap_files)
+            if out is not None:
+                bars.stage(f"writing the tables to {out}")
+                written += results.save(out, format=format.value)
+                if not no_plots:
+                    bars.stage(f"drawing the plots into {out}")
+                    written += save_run_figures(results, out)
     except ScenarioError as e:
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(str(e), code=1) from None
     except KeyboardInterrupt as e:
         raise interrupted(e) from None
-    written = list(results.pcap_files)
-    if out is not None:
-        written += results.save(out, format=format.value)
-        if not no_plots:
-            written += save_run_figures(results, out)
     summary = results.summary()
     if json_output:
         print_json(summary)

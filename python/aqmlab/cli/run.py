@@ -13,6 +13,7 @@ from .. import terminal
 from .._core import ScenarioError
 from ..plots import save_run_figures
 from ..progress import RunProgress
+from ..run_summary import print_summary
 from ..scenario import load
 from ._common import command_app, command_help, console, fail, interrupted, print_json, say
 
@@ -63,6 +64,8 @@ def run(
         typer.Option("--pcap-drops", help="Also capture what those links drop, to OUT/<link>.drops.pcap."),
     ] = False,
 ) -> None:
+    if json_output and out is None and pcap is None and not pcap_drops:
+        raise typer.Exit(print_summary(file, seed))
     try:
         scenario = load(file)
         if seed is not None:

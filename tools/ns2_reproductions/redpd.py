@@ -33,6 +33,14 @@ PATCHES = (
         "`trafficResponse` reads `traf_para1_` (the `flows` option) without `global`, so response.sh "
         'fails in ns-2.35 with `can\'t read "traf_para1_"`',
     ),
+    Patch(
+        "helper.tcl",
+        "\tset Mintime_  [expr 2*$TargetRTT_] ",
+        "\tset Mintime_  [expr {[info exists ::env(REDPD_MIN_INTERVAL)] ? $::env(REDPD_MIN_INTERVAL) "
+        ": 2*$TargetRTT_}] ",
+        "the engine floors its intervals at 2R; a job may lift the floor, as redpd-fig9-sim does (eq. 3's interval "
+        "at p = 10 % is 62 ms), by setting REDPD_MIN_INTERVAL; unset, the script is unchanged",
+    ),
 )
 
 SEEDS = (1, 2, 3, 4, 5)
@@ -239,40 +247,48 @@ MONITORED = 0.10  # redpd_fig22.MONITORED
 
 
 def fig22_rows(runs: dict[str, Run]) -> dict[str, object]:
-    duration = WINDOW[1]
+    rows: dict[str, object] = {}
+    # Ours: 100 s runs measured 20–100 s; the script's: 500 s runs measured 50–490 s (allTCP.pl).
+    for job, duration, window, tail in (
+        ("allTCP", WINDOW[1], WINDOW, ""),
+        ("allTCP500", 500.0, (50.0, 490.0), "|the script's 500 s runs, bandwidth 50–490 s"),
+    ):
 
-    def bw(target: float, group: str) -> float:
-        fids = TCP_GROUPS[group]
-        return sum(runs[f"allTCP.R{target * 1000:g}"].mbps(f, *WINDOW) for f in fids) / len(fids)
+        def run(target: float, job: str = job) -> Run:
+            return runs[f"{job}.R{target * 1000:g}"]
 
-    def first(group: str) -> float:
-        for target in TARGETS:
-            run = runs[f"allTCP.R{target * 1000:g}"]
+        def bw(target: float, group: str, window: tuple[float, float] = window) -> float:
             fids = TCP_GROUPS[group]
-            if sum(run.monitored_seconds(f, duration) for f in fids) / len(fids) / duration > MONITORED:
-                return target * 1000
-        return math.nan
+            return sum(run(target).mbps(f, *window) for f in fids) / len(fids)
 
-    labels = [f"R {t * 1000:.0f}" for t in TREND]
-    return {
-        "first.40ms": first("40ms"),
-        "first.80ms": first("80ms"),
-        "order.bw_40ms": [{label: bw(t, "40ms")} for label, t in zip(labels, TREND, strict=True)],
-        "order.ambient": [
-            {label: runs[f"allTCP.R{t * 1000:g}"].ambient_drop_rate(end=duration)}
-            for label, t in zip(labels, TREND, strict=True)
-        ],
-        "order.bw_160ms": [{label: bw(t, "160ms")} for label, t in zip(labels, TREND, strict=True)],
-    }
+        def first(group: str, duration: float = duration) -> float:
+            fids = TCP_GROUPS[group]
+            for target in TARGETS:
+                if sum(run(target).monitored_seconds(f, duration) for f in fids) / len(fids) / duration > MONITORED:
+                    return target * 1000
+            return math.nan
+
+        labels = [f"R {t * 1000:.0f}" for t in TREND]
+        rows[f"first.40ms{tail}"] = first("40ms")
+        rows[f"first.80ms{tail}"] = first("80ms")
+        rows[f"order.bw_40ms{tail}"] = [{label: bw(t, "40ms")} for label, t in zip(labels, TREND, strict=True)]
+        rows[f"order.ambient{tail}"] = [
+            {label: run(t).ambient_drop_rate(end=duration)} for label, t in zip(labels, TREND, strict=True)
+        ]
+        rows[f"order.bw_160ms{tail}"] = [{label: bw(t, "160ms")} for label, t in zip(labels, TREND, strict=True)]
+    return rows
 
 
 FIG22 = Experiment(
     id="redpd-fig22",
     script="tcl/ex/red-pd/allTCP/allTCP.sh",
-    changes="fixed seeds; our R grid and our 100 s runs (the script: R = 10…170 ms by 10, 500 s); `verbose 2`",
-    seeds=(1, 2, 3),
+    changes=(
+        "fixed seeds; our R grid, in our 100 s runs and in the script's 500 s (its grid: 10…170 ms by 10); `verbose 2`"
+    ),
+    seeds=SEEDS,
     jobs={
-        f"allTCP.R{t * 1000:g}": ("one", "netAllTCP", "AllTCP", "rtt", f"{t:g}", "verbose", "2", "time", "101")
+        f"{job}.R{t * 1000:g}": ("one", "netAllTCP", "AllTCP", "rtt", f"{t:g}", "verbose", "2", "time", time)
+        for job, time in (("allTCP", "101"), ("allTCP500", "500"))
         for t in TARGETS
     },
     rows=fig22_rows,
@@ -291,6 +307,7 @@ FIG22 = Experiment(
 # --- redpd-fig19: multi ----------------------------------------------------------------------
 
 LINKS = (1, 2, 3, 4, 5)
+SCRIPT_LENGTH_LINKS = (1, 2)  # the UDP through flow's closest orderings, also run at the script's 500 s
 
 
 def multi_jobs() -> dict[str, tuple[str, ...]]:
@@ -300,6 +317,8 @@ def multi_jobs() -> dict[str, tuple[str, ...]]:
             for enable in ("0", "1"):
                 args = ("multi", "netMulti", "Multi", "enable", enable, "links", str(links), "ftype", ftype)
                 jobs[f"multi.{ftype}.links{links}.enable{enable}"] = (*args, "verbose", "-1", "time", "101")
+                if ftype == "cbr" and links in SCRIPT_LENGTH_LINKS:
+                    jobs[f"multi500.{ftype}.links{links}.enable{enable}"] = (*args, "verbose", "-1", "time", "500")
     return jobs
 
 
@@ -313,6 +332,15 @@ def fig19_rows(runs: dict[str, Run]) -> dict[str, object]:
     for through, ftype in (("udp", "cbr"), ("tcp", "tcp")):
         for links in LINKS:
             rows[f"{through}.links{links}"] = [{"RED": mbps(ftype, links, "0")}, {"RED-PD": mbps(ftype, links, "1")}]
+            if ftype == "cbr" and links in SCRIPT_LENGTH_LINKS:
+                # multi.pl: the through flow's bytes from 0 to 490 s of a 500 s run.
+                script = {
+                    e: runs[f"multi500.cbr.links{links}.enable{e}"].mbps(10 * links + 1, 0.0, 490.0) for e in "01"
+                }
+                rows[f"{through}.links{links}|the script's 500 s runs, 0–490 s (multi.pl)"] = [
+                    {"RED": script["0"]},
+                    {"RED-PD": script["1"]},
+                ]
         for mechanism, enable in (("red", "0"), ("red_pd", "1")):
             rows[f"{through}.{mechanism}.trend"] = [
                 {"5 links": mbps(ftype, 5, enable)},
@@ -324,8 +352,8 @@ def fig19_rows(runs: dict[str, Run]) -> dict[str, object]:
 FIG19 = Experiment(
     id="redpd-fig19",
     script="tcl/ex/red-pd/multi/multi.sh",
-    changes="fixed seeds; our 100 s runs (the script's are 500 s)",
-    seeds=(1, 2, 3),
+    changes="fixed seeds; our 100 s runs (the script's are 500 s), and the UDP at 1 and 2 links also at 500 s",
+    seeds=SEEDS,
     jobs=multi_jobs(),
     rows=fig19_rows,
     notes={
@@ -373,7 +401,7 @@ FIG15 = Experiment(
     id="redpd-fig15",
     script="tcl/ex/red-pd/mix/mix.sh",
     changes="fixed seeds; our 100 s runs (the script's: 400 s, measured 190–390 s); `verbose 2` for the engine's log",
-    seeds=(1, 2, 3),
+    seeds=SEEDS,
     jobs={"mix.red": (*MIX, "enable", "0", "verbose", "1"), "mix.redpd": (*MIX, "verbose", "2")},
     rows=fig15_rows,
     notes={
@@ -433,7 +461,7 @@ FIG16 = Experiment(
     id="redpd-fig16",
     script="tcl/ex/red-pd/varying/varying.sh",
     changes="fixed seeds; our 300 s runs (the script's: 360 s); `verbose 2` (the script: 5, more detail)",
-    seeds=(1, 2, 3),
+    seeds=SEEDS,
     jobs={"varying.off": (*VARYING, "testUnresp", "0"), "varying.on": VARYING},
     rows=fig16_rows,
     notes={
@@ -453,45 +481,51 @@ FIG16 = Experiment(
 IDENT_RATES = (0.01, 0.05, 0.10)  # ours (PIdent.sh runs 1–5 %)
 
 
+def identified_fraction(run: Run) -> float:
+    """The fraction of the engine's `3:5-` judgements (identify-only mode) that identified."""
+    lines = [line for line in run.log if line.startswith("3:5-")]
+    return sum(line.startswith("3:5-identified") for line in lines) / len(lines)
+
+
+NO_FLOOR = 0.10  # the p at which eq. 3's interval (62 ms) is below the engine's 2R floor (80 ms)
+
+
 def fig9_rows(runs: dict[str, Run]) -> dict[str, object]:
     rows: dict[str, object] = {}
     for p in IDENT_RATES:
         for g in GAMMAS:
-            lines = [line for line in runs[f"pident.p{p:g}.gamma{g:g}"].log if line.startswith("3:5-")]
-            rows[f"sim.p{p * 100:g}.gamma_{g:g}"] = sum(line.startswith("3:5-identified") for line in lines) / len(
-                lines
-            )
+            key, job = f"sim.p{p * 100:g}.gamma_{g:g}", f"pident.p{p:g}.gamma{g:g}"
+            if p == NO_FLOOR:
+                rows[key] = identified_fraction(runs[f"{job}.nofloor"])
+                rows[f"{key}|the engine's 2R floor (80 ms intervals)"] = identified_fraction(runs[job])
+            else:
+                rows[key] = identified_fraction(runs[job])
     return rows
 
 
+PIDENT = ("one", "netTestFRp", "TestIdent")
+PIDENT_JOBS = {
+    f"pident.p{p:g}.gamma{g:g}": (*PIDENT, "p", f"{p:g}", "gamma", f"{g:g}", "ftype", "cbr", "time", "500")
+    for p in IDENT_RATES
+    for g in GAMMAS
+}
 FIG9 = Experiment(
     id="redpd-fig9-sim",
     script="tcl/ex/red-pd/PIdent/PIdent.sh",
-    changes="a fixed seed; its CBR runs at our p (1, 5, 10 %) and γ; one seed (each point has about 2500 flow-rounds)",
+    changes=(
+        "a fixed seed; its CBR runs at our p (1, 5, 10 %) and γ, 500 s; at p = 10 % also with the engine's 2R floor "
+        "on intervals lifted (REDPD_MIN_INTERVAL), as ours"
+    ),
     seeds=(1,),
-    jobs={
-        f"pident.p{p:g}.gamma{g:g}": (
-            "one",
-            "netTestFRp",
-            "TestIdent",
-            "p",
-            f"{p:g}",
-            "gamma",
-            f"{g:g}",
-            "ftype",
-            "cbr",
-            "time",
-            "500",
-        )
-        for p in IDENT_RATES
-        for g in GAMMAS
-    },
+    jobs=PIDENT_JOBS
+    | {f"pident.p{NO_FLOOR:g}.gamma{g:g}.nofloor": PIDENT_JOBS[f"pident.p{NO_FLOOR:g}.gamma{g:g}"] for g in GAMMAS},
+    env={f"pident.p{NO_FLOOR:g}.gamma{g:g}.nofloor": {"REDPD_MIN_INTERVAL": "0.000001"} for g in GAMMAS},
     rows=fig9_rows,
     notes={
         "*": (
             "five CBRs at γ·f(R,p) through the fixed-drop queue in the engine's identify-only mode (testIdent): the "
             "fraction of its `3:5-` judgements (one per flow every M = 5 intervals, so rounds do not overlap) that "
-            "identified; intervals floored at 2R = 80 ms (eq. 3 gives 62 ms at 10 %)"
+            "identified; about 2500 judgements a point at 1 %, binomial σ ≤ 0.01; one seed"
         )
     },
 )
@@ -544,8 +578,8 @@ TFRC = ("one", "netTFRC", "TFRC", "rtt", "0.060", "verbose", "1", "time", "501")
 FIG20_21 = Experiment(
     id="redpd-fig20-21",
     script="tcl/ex/red-pd/tfrc/tfrc.sh",
-    changes="fixed seeds; three of the script's five tries; run to 501 s for the 500 s dump (the script: 0–490 s)",
-    seeds=(1, 2, 3),
+    changes="fixed seeds, as the script's five tries; run to 501 s for the 500 s dump (the script measures 0–490 s)",
+    seeds=SEEDS,
     jobs={
         f"tfrc.n{n}.enable{enable}": (*TFRC, "flows", str(4 * n), "enable", enable)
         for n in TFRC_N
@@ -638,7 +672,7 @@ FIG17 = Experiment(
     id="redpd-fig17",
     script="tcl/ex/red-pd/web/web.sh",
     changes=WEB_CHANGES,
-    seeds=(1, 2, 3),
+    seeds=SEEDS,
     jobs=WEB_JOBS,
     rows=fig17_rows,
     notes={
@@ -659,7 +693,7 @@ FIG18 = Experiment(
     id="redpd-fig18",
     script="tcl/ex/red-pd/web/web.sh",
     changes=WEB_CHANGES,
-    seeds=(1, 2, 3),
+    seeds=SEEDS,
     jobs=WEB_JOBS,
     rows=fig18_rows,
     notes={"*": f"{WEB_NOTE}; bytes leaving the bottleneck per flow, mean of each pair of long TCPs"},

@@ -16,6 +16,7 @@ from ..outdir import OutputError, result_folder
 from ..plots import save_run_figures
 from ..progress import RunProgress
 from ..results import Results
+from ..run_summary import print_summary
 from ..scenario import load
 from ._common import ForceOption, WaitOption, command_app, command_help, console, fail, interrupted, print_json, say
 
@@ -68,6 +69,8 @@ def run(
     force: ForceOption = False,
     wait: WaitOption = False,
 ) -> None:
+    if json_output and out is None and pcap is None and not pcap_drops:
+        raise typer.Exit(print_summary(file, seed))
     try:
         scenario = load(file)
         if seed is not None:

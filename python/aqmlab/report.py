@@ -189,6 +189,7 @@ REQUIRED_KEYS = {
     "summary.json": (*CORE_SUMMARY_KEYS, "utilisation", "drops_by_reason"),
     "rows.json": ("id", "title", "passed", "rows"),
     "sweep.json": ("grid", "jobs"),
+    "compare.json": ("name", "mechanisms", "fair_share_mbps"),
 }
 
 

@@ -47,6 +47,10 @@ SEEDS = (1, 2, 3, 4, 5)
 # Our §7 runs: 100 s, measured from 20 s (_redpd.py). The scripts' runs of our length are given
 # `time 101`: at `time 100` the run stops before the flows file's 100 s dump.
 WINDOW = (20.0, 100.0)
+# The scripts' engine starts at 10.1 s (REDPDSim: `sched-detect-reward 10.1`); until then the queue
+# is plain RED (48 % drops in allUDP). Our RED-PD acts from 0 s, and our drop rates cover the whole
+# run; ns-2's are taken from this time on, the start of our window.
+DROPS_FROM = WINDOW[0]
 R, PACKET = 0.040, 1000
 
 
@@ -83,9 +87,10 @@ def fig14_rows(runs: dict[str, Run]) -> dict[str, object]:
         tail = f"|{suffix}" if suffix else ""
         rows[f"order.red_proportional{tail}"] = [runs["allUDP.red"].mbps(fid, start, end) for fid in range(1, 12)]
     for job, key in (("allUDP.redpd", "drop.red_pd"), ("allUDP.red", "drop.red")):
-        rows[key] = runs[job].ambient_drop_rate(end=WINDOW[1])
+        rows[key] = runs[job].ambient_drop_rate(DROPS_FROM, WINDOW[1])
+        rows[f"{key}|0–100 s"] = runs[job].ambient_drop_rate(end=WINDOW[1])
         rows[f"{key}|the script's whole 400 s run"] = runs[job].ambient_drop_rate()
-    rows["drop.red_pd|the §6.2 test on"] = runs["allUDP.redpd.test_on"].ambient_drop_rate(end=WINDOW[1])
+    rows["drop.red_pd|the §6.2 test on"] = runs["allUDP.redpd.test_on"].ambient_drop_rate(DROPS_FROM, WINDOW[1])
     return rows
 
 
@@ -109,8 +114,11 @@ FIG14 = Experiment(
             "1.51, 2, 2.5, 3.08, 3.48, 4, 4.44, 5 Mb/s (packet intervals), its RED 50/10/33 packets, gentle "
             "(limit, thresholds; ours 100/5/15)"
         ),
-        "drop.red_pd": "RED-PD, the §6.2 test off: the output queue's drops over its arrivals, 0–100 s (as allTCP.pl)",
-        "drop.red": "RED (`enable 0`): the output queue's drops over its arrivals, 0–100 s",
+        "drop.red_pd": (
+            "RED-PD, the §6.2 test off: the output queue's drops over its arrivals (as allTCP.pl), 20–100 s: the "
+            "script's engine starts at 10.1 s, the queue is plain RED before (ours: the whole run, RED-PD from 0 s)"
+        ),
+        "drop.red": "RED (`enable 0`): the output queue's drops over its arrivals, 20–100 s (ours: the whole run)",
         "order.red_proportional": "RED (`enable 0`), flows 1–11, 20–100 s",
     },
     ordered=frozenset({"order.red_proportional"}),
@@ -249,9 +257,9 @@ MONITORED = 0.10  # redpd_fig22.MONITORED
 def fig22_rows(runs: dict[str, Run]) -> dict[str, object]:
     rows: dict[str, object] = {}
     # Ours: 100 s runs measured 20–100 s; the script's: 500 s runs measured 50–490 s (allTCP.pl).
-    for job, duration, window, tail in (
-        ("allTCP", WINDOW[1], WINDOW, ""),
-        ("allTCP500", 500.0, (50.0, 490.0), "|the script's 500 s runs, bandwidth 50–490 s"),
+    for job, duration, window, drops_from, tail in (
+        ("allTCP", WINDOW[1], WINDOW, DROPS_FROM, ""),
+        ("allTCP500", 500.0, (50.0, 490.0), 0.0, "|the script's 500 s runs, bandwidth 50–490 s, drops over the run"),
     ):
 
         def run(target: float, job: str = job) -> Run:
@@ -273,7 +281,7 @@ def fig22_rows(runs: dict[str, Run]) -> dict[str, object]:
         rows[f"first.80ms{tail}"] = first("80ms")
         rows[f"order.bw_40ms{tail}"] = [{label: bw(t, "40ms")} for label, t in zip(labels, TREND, strict=True)]
         rows[f"order.ambient{tail}"] = [
-            {label: run(t).ambient_drop_rate(end=duration)} for label, t in zip(labels, TREND, strict=True)
+            {label: run(t).ambient_drop_rate(drops_from, duration)} for label, t in zip(labels, TREND, strict=True)
         ]
         rows[f"order.bw_160ms{tail}"] = [{label: bw(t, "160ms")} for label, t in zip(labels, TREND, strict=True)]
     return rows
@@ -296,7 +304,8 @@ FIG22 = Experiment(
         "*": (
             "100 s runs, the §6.2 test on (the script's default); bandwidth is the flows' bytes leaving the "
             "bottleneck 20–100 s (retransmissions included), monitored time from the engine's Monitoring/"
-            "Unmonitoring lines over the run; the script's RED 100/10/33 packets, gentle (ours 100/5/15)"
+            "Unmonitoring lines over the run, the drop rate from 20 s (the script's engine starts at 10.1 s); the "
+            "script's RED 100/10/33 packets, gentle (ours 100/5/15)"
         ),
         "first.40ms": "first R (ms) of our grid at which the 40 ms TCPs are monitored > 10 % of the run (mean of 2)",
         "first.80ms": "first R (ms) of our grid at which the 80 ms TCPs are monitored > 10 % of the run (mean of 2)",
@@ -427,7 +436,7 @@ def cutdown_eq6(gamma: float, alpha: float, p: float) -> float:
 
 
 def varying_metrics(run: Run) -> dict[str, float]:
-    f = f_bps(run.ambient_drop_rate())
+    f = f_bps(run.ambient_drop_rate(DROPS_FROM))
     bins = run.binned_bps(VARYING_UDP, UP + 1, DOWN)
 
     def first(level: float) -> float:
@@ -467,7 +476,8 @@ FIG16 = Experiment(
     notes={
         "*": (
             "9 TCPs and the UDP 0.25 → 4 Mb/s at 50 s → 0.25 at 250 s (traffic.tcl's VaryingCbr, netMix); cut-down: "
-            "the first 1-s bin after 51 s at or below α·f(R,p), f at the run's ambient drop rate; release: the "
+            "the first 1-s bin after 51 s at or below α·f(R,p), f at the ambient drop rate from 20 s (the script's "
+            "engine starts at 10.1 s; ours: the whole run); release: the "
             "engine's last `Unmonitoring` of the UDP minus 250"
         ),
         "declared": "the engine's `Declaring unresponsive` of the UDP minus 50 s (test on)",
@@ -550,7 +560,7 @@ def tfrc_measures(run: Run, n: int) -> dict[str, float]:
         "tcp_30ms": total(short[1::2]),
         "tfrc_120ms": total(long[::2]),
         "tcp_120ms": total(long[1::2]),
-        "drop": run.ambient_drop_rate(end=TFRC_END),
+        "drop": run.ambient_drop_rate(DROPS_FROM, TFRC_END),
     }
     measures["norm_30ms"] = measures["tfrc_30ms"] / measures["tcp_30ms"]
     return measures
@@ -590,7 +600,8 @@ FIG20_21 = Experiment(
         "*": (
             "ns-2's TFRC (one value for both of our TFRC readings); category totals of bytes leaving the bottleneck "
             "20–500 s (TCP retransmissions included), the 30-ms TFRC/TCP ratio per run then averaged (tfrc.pl), "
-            "the ambient drop rate over the run; RED (`enable 0`) or RED-PD with R = 60 ms and the §6.2 test on"
+            "the ambient drop rate 20–500 s (the script's engine starts at 10.1 s; ours: the whole run); "
+            "RED (`enable 0`) or RED-PD with R = 60 ms and the §6.2 test on"
         )
     },
     ordered=frozenset(
@@ -620,7 +631,7 @@ def quantile(values: list[float], q: float) -> float:
 
 def web_measures(run: Run) -> dict[str, float]:
     """Completion times of the web responses started in the window (WebTraf's `done-resp` lines,
-    VERBOSE_ 1 in trafficWeb: start and end of each response), the ambient drop rate to 100 s,
+    VERBOSE_ 1 in trafficWeb: start and end of each response), the ambient drop rate 20–100 s,
     and the web load: the link's bytes in the window less the long flows' and the UDP's."""
     times = []
     for line in run.log:
@@ -632,7 +643,7 @@ def web_measures(run: Run) -> dict[str, float]:
     return {
         "median_s": quantile(times, 0.5),
         "p90_s": quantile(times, 0.9),
-        "ambient": run.ambient_drop_rate(end=WINDOW[1]),
+        "ambient": run.ambient_drop_rate(DROPS_FROM, WINDOW[1]),
         "web_mbps": run.mbps(0, *WINDOW) - others,
     }
 
@@ -666,7 +677,8 @@ WEB_CHANGES = "fixed seeds; our 100 s runs, to 101 s (the script's: 1000 s, meas
 WEB_NOTE = (
     "the script's web traffic (WebTraf: 50 sessions of 100 pages, exponential 10 objects a page, Pareto objects of "
     "mean 24 packets, shape 1.2; 500-byte packets), long TCPs of 24, 44, 64, 84, 104 ms, the UDP at 2 Mb/s, RED "
-    "100/10/33 packets, not gentle (ours 100/5/15, gentle); RED-PD with the §6.2 test on; 20–100 s"
+    "100/10/33 packets, not gentle (ours 100/5/15, gentle); RED-PD with the §6.2 test on; 20–100 s (drop rates "
+    "too: the script's engine starts at 10.1 s)"
 )
 FIG17 = Experiment(
     id="redpd-fig17",

@@ -7,11 +7,14 @@ Items: 1 damaged results run again · 2 a reused `run --out` · 3 two writers ·
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -374,6 +377,33 @@ def test_a_bad_scheduler_address_is_one_line_and_quick(tmp_path, address, messag
         "run the same command again to resume",
     )
     assert time.monotonic() - started < 10, "the 0.5 s timeout, not distributed's 30 s"
+
+
+def test_an_address_where_something_else_answers_is_one_line(tmp_path):
+    """A server that is not a Dask scheduler (here one answering HTTP): distributed reads its
+    bytes as a message length and fails allocating exabytes."""
+    pytest.importorskip("distributed")
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                connection.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    spec = sweep_spec(tmp_path, QUICK, '"simulation.seed" = [1]')
+    try:
+        done = aqmlab_cli("sweep", spec, "--out", tmp_path / "out", "--scheduler", address, "--connect-timeout", "2")
+    finally:
+        server.close()
+    assert done.returncode == 2
+    assert error_line(done).startswith(f"error: --scheduler {address}: no Dask scheduler answers there (")
+    assert error_line(done).endswith(
+        f"; 0 of 1 jobs finished, kept in {tmp_path / 'out' / 'jobs'}; run the same command again to resume"
+    )
 
 
 # ---------------------------------------------------------------- 6. output paths checked first

@@ -128,6 +128,8 @@ def _run_on_dask(
         ) from None
     except (ValueError, TypeError) as e:
         raise ClusterError(f"{where}: not a Dask scheduler address, e.g. tcp://host:8786 ({e})") from None
+    except Exception as e:  # something answered that is not a Dask scheduler (a web server, a proxy)
+        raise ClusterError(f"{where}: no Dask scheduler answers there ({type(e).__name__}: {e})") from None
     lost = ClusterError(f"{where}: lost the connection to the scheduler")
     # distributed logs the lost connection as it gives up reconnecting; `lost` says it in one line.
     with _quiet("distributed.client"), client:

@@ -23,7 +23,6 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -148,12 +147,20 @@ def _partial_name(final: Path) -> Path:
     return final.with_name(f".{final.name}.partial-{os.urandom(6).hex()}")
 
 
+def _remove_tree(folder: Path) -> None:
+    """Removes `folder` and what it holds, as far as it can. shutil (3 ms) is imported here:
+    `aqmlab run FILE --json` reads its scenario through this module (start-up, issue 15)."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def remove_partials(folder: Path, name: str = "*") -> None:
     """Removes what writers cut short left in `folder` (of its entry `name`; of all by default):
     call it holding the lock that covers them."""
     for stale in folder.glob(f".{name}.partial-*"):
         if stale.is_dir():
-            shutil.rmtree(stale, ignore_errors=True)
+            _remove_tree(stale)
         else:
             stale.unlink(missing_ok=True)
 
@@ -171,7 +178,7 @@ def atomic_folder(final: Path, about: Mapping[str, Any]) -> Iterator[Path]:
         write_manifest(partial, about)
         _rename_over(partial, final)
     except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
+        _remove_tree(partial)
         raise
 
 
@@ -189,7 +196,7 @@ def _rename_over(source: Path, final: Path) -> None:
         old = _partial_name(final)
         with contextlib.suppress(FileNotFoundError):  # the other writer moved it first
             os.rename(final, old)
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_tree(old)
     raise OSError(f"{final}: could not be replaced (another writer keeps recreating it)")
 
 

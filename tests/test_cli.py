@@ -29,15 +29,21 @@ def test_run_out_writes_tables_summary_and_plots(tmp_path):
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     tables = ["drop_log", "drops", "flows", "links", "queue", "throughput", "traces", "transfers"]
     assert names == sorted(
-        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png"]
+        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png", "manifest.json"]
     )
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == [name for name in names if name != "manifest.json"]
+    assert manifest["scenario_sha256"] == aqmlab.load(path).digest()
+    assert manifest["files"]["flows.csv"]["bytes"] == (tmp_path / "out" / "flows.csv").stat().st_size
     assert "wall_time_s" not in json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert "flow0" in done.stderr and "Jain index 1.0000" in done.stderr
+    # The table is the result: on stdout; what was written is a diagnostic, on stderr.
+    assert "flow0" in done.stdout and "Jain index 1.0000" in done.stdout
+    assert done.stderr == f"wrote {len(names)} files to {tmp_path / 'out'}\n"
     done = aqmlab_cli("run", path, "--out", tmp_path / "noplots", "--no-plots")
     assert not any(p.suffix == ".png" for p in (tmp_path / "noplots").iterdir())
 
 
-# What `aqmlab --help` and `aqmlab run FILE --json` must start without (issue 15: 0.5 s of imports).
+# What `aqmlab --help` and `aqmlab run FILE [--json]` must start without (issue 15: 0.5 s of imports).
 HEAVY = {"pandas", "numpy", "pyarrow", "matplotlib", "dask", "rich"}
 
 
@@ -59,12 +65,13 @@ def packages_imported_by(*args: str) -> set[str]:
 
 def test_help_and_run_json_import_no_heavy_library(tmp_path):
     path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "5Mbps"}))
-    for args in (["--help"], ["run", str(path), "--json"]):
+    # The terminal table is plain Python (issue 26 item 9): printing it loads none of them either.
+    for args in (["--help"], ["run", str(path), "--json"], ["run", str(path)]):
         packages = packages_imported_by(*args)
         assert "aqmlab" in packages and "typer" in packages, args  # it did run
         assert packages & HEAVY == set(), args
-    # The check can fail: the table printed without --json needs pandas and rich.
-    assert {"pandas", "rich"} <= packages_imported_by("run", str(path))
+    # The check can fail: writing the tables needs pandas and pyarrow.
+    assert {"pandas", "pyarrow"} <= packages_imported_by("run", str(path), "--out", str(tmp_path / "out"))
 
 
 def test_version_prints_the_package_version():
@@ -114,20 +121,38 @@ def test_validate_tcp_json_rows_and_exit_status():
 
 def test_validate_unknown_suite_is_an_error():
     done = aqmlab_cli("validate", "udp")
-    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp)" in done.stderr
+    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp, ns2)" in done.stderr
+    live = aqmlab_cli("validate", "tcp", "--live")
+    assert (live.returncode, live.stderr) == (2, "error: --live: only for the ns2 suite\n")
 
 
 def test_tables_fit_80_columns_without_cutting_a_cell(tmp_path):
     # Issue 14 item 4: the demo's 32-flow x 16-column table used to print one character per cell.
     for args in (("reproduce", "demo", "--quick", "--out", tmp_path), ("run", "scenarios/csfq-fig3b.toml")):
         done = aqmlab_cli(*args, columns=80)
-        lines = done.stderr.splitlines()
-        assert "…" not in done.stderr, [line for line in lines if "…" in line]
-        assert max(len(line) for line in lines) <= 80
+        lines = done.stdout.splitlines()
+        assert "…" not in done.stdout, [line for line in lines if "…" in line]
+        assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
         # Summarised by flow group: the 31 TCPs in one mean row and one min-max row.
-        assert "tcp[0-30]" in done.stderr and "31 rows" in done.stderr
+        assert "tcp[0-30]" in done.stdout and "31 rows" in done.stdout
     wide = aqmlab_cli("run", "scenarios/csfq-fig3b.toml", "--wide", columns=80)
-    assert "tcp[30]" in wide.stderr and "…" not in wide.stderr
+    assert "tcp[30]" in wide.stdout and "…" not in wide.stdout
+
+
+def test_results_go_to_stdout_and_diagnostics_to_stderr(tmp_path):
+    # Issue 26 item 2: `aqmlab run X > results.txt` gave an empty file (the table went to stderr).
+    table = aqmlab_cli("run", "scenarios/cbr-overload.toml")
+    assert (table.returncode, table.stderr) == (0, "")
+    assert table.stdout.startswith("cbr-overload: goodput and max-min fair share (Mbps)")
+    assert [line.split()[1] for line in table.stdout.splitlines()[3:6]] == ["cbr[0]", "cbr[1]", "cbr[2]"]
+    compared = aqmlab_cli("compare", "scenarios/cbr-overload.toml", "-m", "red", "--out", tmp_path)
+    assert compared.returncode == 0 and "red" in compared.stdout.splitlines()[3]
+    written = ", ".join(
+        str(tmp_path / name) for name in ("compare.csv", "compare.png", "compare.json", "scenario.json")
+    )
+    assert compared.stderr == f"wrote {written}\n"
+    listed = aqmlab_cli("reproduce", "--list")
+    assert listed.stderr == "" and "csfq-fig3b" in listed.stdout
 
 
 def test_bench_runs_a_benchmark_once_per_mechanism():

@@ -60,6 +60,7 @@ def test_setups_follow_the_paper():
     assert scenario["simulation"]["warmup"] == scenario["simulation"]["duration"] / 2 == 50
     assert b.red_qdisc(80) == {
         "type": "red",
+        "profile": "ns2",
         "limit": 80,
         "min_th": 20,
         "max_th": 40,

@@ -1,9 +1,12 @@
 """The experiments toolkit (python/aqmlab/experiments/_toolkit.py) and aqmlab.metrics: ordering
 rows, run settings, runs over seeds, row keys."""
 
+import json
+
 import aqmlab
 import pytest
-from aqmlab.experiments import Experiment, Reproduction, Row, RunSettings, run_seeds
+from aqmlab.experiments import Experiment, Judgement, Reproduction, Row, RunSettings, Verdict, run_seeds
+from aqmlab.experiments._verdicts import Ns2Value, verdict
 from aqmlab.metrics import bred_cbr_bound, jain_index
 
 
@@ -95,3 +98,79 @@ def test_failing_rows_carry_their_reason():
     assert not reproduction.passed
     assert reproduction.failures() == ["FAILS a: measured 0.5 because of x", "FAILS b: no reason measured"]
     assert [r.get("reason") for r in reproduction.to_dict()["rows"]] == ["measured 0.5 because of x", ""]
+
+
+# ---------------------------------------------------------------- verdicts (issue 27)
+
+
+def test_a_failing_row_that_ns2_fails_alike_is_the_papers_own_simulator_not_ours():
+    row = Row.within("x", 1.0, 0.5, 0.1, key="x")
+    assert verdict(row, Ns2Value(0.55, spread=0.05), None)[0] == Verdict.NS2
+    # ns-2 misses the paper as well, but 0.2 away from ours with a seed range of ±0.05: ours differs.
+    assert verdict(row, Ns2Value(0.7, spread=0.05), None)[0] == Verdict.DEFECT
+    # One ns-2 run: agreement within 10 % of its value.
+    assert verdict(row, Ns2Value(0.54), None)[0] == Verdict.NS2
+    assert verdict(row, Ns2Value(0.6), None)[0] == Verdict.DEFECT
+    kind, why = verdict(row, Ns2Value(0.95, spread=0.01), None)
+    assert kind == Verdict.DEFECT and "ns-2 meets the paper" in why
+
+
+def test_an_ordering_is_graded_by_whether_ns2_meets_it():
+    row = Row.ordered("two faster", "two < one", [{"two": 42.0}, {"one": 39.0}], key="order")
+    assert not row.passed
+    assert verdict(row, Ns2Value([28.0, 30.4]), None)[0] == Verdict.DEFECT
+    assert verdict(row, Ns2Value([31.0, 30.4]), None)[0] == Verdict.NS2
+
+
+def test_without_ns2_a_failing_row_takes_the_experiments_judgement_or_stays_open():
+    row = Row.at_most("x", 1.0, 2.0, 1.0, key="x")
+    arithmetic = Judgement(Verdict.ARITHMETIC, "the paper's distributions offer 50-58 Mb/s")
+    assert verdict(row, None, arithmetic) == (Verdict.ARITHMETIC, arithmetic.why)
+    assert verdict(row, None, None)[0] == Verdict.OPEN
+    assert verdict(Row.at_most("y", 1.0, 0.5, 1.0, key="y"), None, None)[0] == Verdict.PAPER
+    with pytest.raises(ValueError, match="arithmetic or defect"):
+        Judgement(Verdict.NS2, "not the experiment's to say")
+
+
+def test_recorded_ns2_values_reach_the_rows_json_and_the_failure_lines(tmp_path, monkeypatch):
+    from aqmlab.experiments import _verdicts
+
+    reference = {
+        "experiment": "toy",
+        "ns2": "ns-2.35",
+        "script": "toy.tcl",
+        "command": "make ns2-reproductions",
+        "date": "2026-11-25",
+        "seeds": [1, 2],
+        "rows": {"fails": {"value": 0.52, "spread": 0.03}, "absent": {"value": 1.0}},
+    }
+    (tmp_path / "toy.json").write_text(json.dumps(reference))
+    monkeypatch.setattr(_verdicts, "REFERENCE_DIR", tmp_path)
+    _verdicts.ns2_reference.cache_clear()
+    rows = [Row.within("a", 1.0, 0.5, 0.1, key="fails"), Row.within("b", 1.0, 1.0, 0.1, key="passes")]
+    reproduction = Reproduction(rows=rows, reasons={"fails": "measured"}, id="toy")
+    reproduction.judge()
+    _verdicts.ns2_reference.cache_clear()
+    data = reproduction.to_dict()
+    assert data["verdicts"] == {"paper": 1, "ns2": 1, "arithmetic": 0, "defect": 0, "open": 0}
+    assert data["rows"][0]["ns2"] == 0.52 and data["rows"][0]["verdict"] == "ns2"
+    assert "ns2" not in data["rows"][1] and data["rows"][1]["verdict"] == "paper"
+    assert "ns-2.35, toy.tcl, seeds 1, 2" in data["ns2_source"]
+    assert reproduction.failures() == [
+        "FAILS fails: measured [fails the paper as ns-2 does (the paper's own simulator gives the same): "
+        "ns-2 misses the paper too (0.52 ±0.03)]"
+    ]
+
+
+def test_a_reproduction_leaves_no_figure_open_and_still_saves_it(tmp_path):
+    # Issue 26 item 10: a process running many experiments warned "More than 20 figures have been opened".
+    from aqmlab.plots import pyplot
+
+    fig, ax = pyplot().subplots()
+    ax.plot([0, 1], [0, 1])
+    assert fig.number in pyplot().get_fignums()
+    reproduction = Reproduction(rows=[Row("x", 1.0, 1.0, "exact", True, "x")], figure=fig, id="t")
+    # Its own figure (other tests in the same process may leave theirs open).
+    assert fig.number not in pyplot().get_fignums()
+    reproduction.save(tmp_path)
+    assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG")

@@ -2,11 +2,16 @@
 
 The Rust core owns the schema and its validation; this module only reads files
 and edits the dict. See docs/scenario.md for the fields.
+
+The package ships scenario files (`scenarios_dir()`; `aqmlab scenarios` lists them): a path
+that is no file but names one of them (`"csfq-fig3b"` or `"csfq-fig3b.toml"`) loads it, so
+`aqmlab.load("csfq-fig3b")` and `aqmlab run csfq-fig3b` work from any folder.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import json
 import math
@@ -19,8 +24,79 @@ import tomllib
 
 from . import _core
 from ._core import ScenarioError
+from .outdir import OutputError, read_capped
 
 _INDEX = re.compile(r"\[(\d+)\]")
+# Where the shipped sweep specs live, in `scenarios_dir()`.
+SWEEPS = "sweeps"
+
+
+def scenarios_dir() -> Path:
+    """The scenario files shipped inside the package (package data: the examples, the paper
+    setups the experiments start from, the benchmarks; sweep specs in `sweeps/`). In a
+    checkout, `scenarios/` at the root is a link to this folder. The package holds a compiled
+    extension, so it is always installed as files, never imported from a zip."""
+    return Path(__file__).with_name("scenarios")
+
+
+def shipped() -> dict[str, Path]:
+    """The shipped scenarios, then the shipped sweep specs, by name (file name without `.toml`)."""
+    folder = scenarios_dir()
+    files = sorted(folder.glob("*.toml")) + sorted((folder / SWEEPS).glob("*.toml"))
+    return {path.stem: path for path in files}
+
+
+def description(path: Path) -> str:
+    """A shipped file's one-line description: its first comment line."""
+    first = path.read_text().splitlines()[0]
+    return first.removeprefix("#").strip()
+
+
+def shipped_file(name: str, missing: str = "not a shipped scenario or sweep spec") -> Path:
+    """The shipped scenario or sweep spec `name` (`csfq-fig3b` or `csfq-fig3b.toml`); else a
+    ScenarioError `name: <missing> (did you mean ...? ...)`."""
+    known = shipped()
+    stem = name.removesuffix(".toml")
+    if stem in known:
+        return known[stem]
+    close = difflib.get_close_matches(stem, known, n=3)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ScenarioError(f"{name}: {missing} ({hint}`aqmlab scenarios` lists them)")
+
+
+def find(path: str | Path) -> Path:
+    """The file `path` names: itself when it exists or has a folder part, else the shipped
+    scenario or sweep spec of that name (see `shipped_file`)."""
+    path = Path(path)
+    if path.exists() or path.parent != Path("."):
+        return path
+    return shipped_file(str(path), missing="no such file, nor a shipped scenario of that name")
+
+
+# A scenario or sweep file is a few kilobytes; a larger one is refused before it fills memory
+# (/dev/zero, a log given by mistake).
+MAX_FILE_BYTES = 16 * 2**20
+# Tables and lists nested in one another: a scenario uses 5 levels (flows[0].tcp.workload...);
+# deeper is refused at its field, before Python's recursion limit would stop a copy.
+MAX_NESTING = 32
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's content; ScenarioError naming the file if it cannot be read, is larger than
+    MAX_FILE_BYTES, is not UTF-8 or not TOML."""
+    try:
+        text = read_capped(path, MAX_FILE_BYTES).decode()
+        return tomllib.loads(text)
+    except OSError as e:
+        raise ScenarioError(f"{path}: {e.strerror or e}") from None
+    except OutputError as e:
+        raise ScenarioError(str(e)) from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{path}: not a text file (byte {e.start} is not UTF-8)") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: a value is nested more than {MAX_NESTING} levels deep") from None
 
 
 def split_path(path: str) -> list[str | int]:
@@ -66,7 +142,28 @@ def set_path(data: dict, path: str, value: Any) -> None:
             raise ScenarioError(f"{path}: no such list element")
     elif not isinstance(node, dict):
         raise ScenarioError(f"{path}: parent is not a table")
-    node[last] = copy.deepcopy(value)
+    node[last] = _copied(value, [*parts])
+
+
+def _copied(value: Any, where: list[str | int]) -> Any:
+    """A deep copy of the scenario value at path `where`; ScenarioError naming the field where
+    tables and lists nest more than MAX_NESTING levels deep."""
+    if isinstance(value, (Mapping, list, tuple)):
+        if len(where) >= MAX_NESTING:
+            raise ScenarioError(f"{_path_text(where)}: nested more than {MAX_NESTING} levels deep")
+        if isinstance(value, Mapping):
+            return {key: _copied(item, [*where, str(key)]) for key, item in value.items()}
+        items = [_copied(item, [*where, index]) for index, item in enumerate(value)]
+        return items if isinstance(value, list) else tuple(items)
+    return copy.deepcopy(value)
+
+
+def _path_text(parts: list[str | int]) -> str:
+    """`["flows", 0, "rate"]` -> `flows[0].rate`."""
+    text = ""
+    for part in parts:
+        text = f"{text}[{part}]" if isinstance(part, int) else _field(text, part)
+    return text
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -103,7 +200,7 @@ class Scenario:
     def __init__(self, data: Mapping[str, Any], source: Path | None = None):
         if not isinstance(data, Mapping):
             raise ScenarioError(f"a scenario is a table (dict), got {type(data).__name__}")
-        self._data = copy.deepcopy(dict(data))
+        self._data = _copied(data, [])
         self.source = source
 
     @classmethod
@@ -112,16 +209,10 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
-        """Reads a TOML scenario file (not validated yet: see `validate`)."""
-        path = Path(path)
-        try:
-            with path.open("rb") as f:
-                data = tomllib.load(f)
-        except OSError as e:
-            raise ScenarioError(f"{path}: {e.strerror or e}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{path}: invalid TOML: {e}") from None
-        return cls(data, source=path)
+        """Reads a TOML scenario file, or the shipped scenario `path` names (see `find`; not
+        validated yet: see `validate`)."""
+        path = find(path)
+        return cls(read_toml(path), source=path)
 
     def to_dict(self) -> dict[str, Any]:
         return copy.deepcopy(self._data)
@@ -254,5 +345,5 @@ class Scenario:
 
 
 def load(path: str | Path) -> Scenario:
-    """Reads a TOML scenario file."""
+    """Reads a TOML scenario file, or a shipped scenario by name: `load("csfq-fig3b")`."""
     return Scenario.load(path)

@@ -29,6 +29,9 @@ COMMANDS: dict[str, str] = {
     "sweep": "Run every combination of a parameter grid over a base scenario.",
     "validate": "Check the simulator against closed-form models and exact event counts.",
     "bench": "Time whole runs and print wall time, simulated events and events/second.",
+    "scenarios": "List the scenarios and sweep specs shipped with aqmlab; print one, or copy it to edit.",
+    "export": "Write a scenario as a script for another simulator (ns-2).",
+    "crosscheck": "Run one scenario in ns-2 and in aqmlab and compare the outcomes.",
 }
 
 
@@ -70,7 +73,8 @@ app = typer.Typer(
     help=(
         "aqmlab: a fast, deterministic packet-level simulator of router queue management "
         "(drop-tail, RED, ...) and fair bandwidth allocation.\n\n"
-        "Scenario files are TOML (see scenarios/ and docs/scenario.md). "
+        "Scenario files are TOML: `aqmlab scenarios` lists those shipped with aqmlab, which every command "
+        "also takes by name (`aqmlab run csfq-fig3b`), and copies one out to edit. "
         "Every command that reads one reports a bad value by naming its field, "
         "e.g. `flows[3].rate: must be > 0, got -1`, and exits with status 2. "
         "Ctrl-C stops a command within a second and exits with status 130."

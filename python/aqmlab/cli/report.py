@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..report import write_report
-from ._common import command_app, command_help, console, fail
+from ._common import command_app, command_help, fail, say
 
 app = command_app()
 
@@ -26,7 +26,7 @@ def report(
 ) -> None:
     try:
         written = write_report(folder)
-    except ValueError as e:
+    except ValueError as e:  # OutputError included: a damaged or foreign file, named
         raise fail(str(e)) from None
     more = f" and {len(written) - 2} experiment pages" if written[0].name == "index.html" else ""
-    console().print(f"wrote {written[0]}{more}")
+    say(f"wrote {written[0]}{more}")

@@ -7,15 +7,28 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from .. import reporting, terminal
 from .._core import ScenarioError
 from ..experiments import get, not_reproduced_list, registry
+from ..outdir import OutputError, result_folder
 from ..progress import RunProgress
-from ..suite import pending_experiments, run_suite
-from ._common import command_app, command_help, console, fail, interrupted, print_json, run_jobs
+from ..suite import open_suite
+from ..workers import CONNECT_TIMEOUT_S, WORKER_TIMEOUT_S, Cluster
+from ._common import (
+    ConnectTimeoutOption,
+    ForceOption,
+    WaitOption,
+    WorkerTimeoutOption,
+    command_app,
+    command_help,
+    console,
+    fail,
+    interrupted,
+    print_json,
+    run_jobs,
+    say,
+)
 
 app = command_app()
 
@@ -57,6 +70,10 @@ def reproduce(
     wide: Annotated[
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
+    force: ForceOption = False,
+    wait: WaitOption = False,
+    connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT_S,
+    worker_timeout: WorkerTimeoutOption = WORKER_TIMEOUT_S,
 ) -> None:
     if list_:
         _print_list(json_output)
@@ -64,7 +81,8 @@ def reproduce(
     if all_ or only is not None:
         if id is not None:
             raise fail("give an experiment id or --all, not both")
-        _reproduce_all(out or Path("out") / "all", quick, only, workers, scheduler, json_output)
+        cluster = Cluster(scheduler, connect_timeout, worker_timeout) if scheduler else None
+        _reproduce_all(out or Path("out") / "all", quick, only, workers, cluster, json_output, wait)
         return
     if id is None:
         raise fail("give an experiment id, --all, or --list")
@@ -72,27 +90,41 @@ def reproduce(
         experiment = get(id)
     except KeyError as e:
         raise fail(e.args[0]) from None
-    console().print(f"[bold]{experiment.id}[/]: {experiment.title}")
+    out = out or Path("out") / experiment.id
     try:
-        with RunProgress(console) as bars, reporting(bars):
-            reproduction = experiment.run(quick=quick)
-    except ScenarioError as e:
+        # The folder is taken and checked before the run; written whole or not at all (outdir.py).
+        with result_folder(out, {"kind": "experiment", "experiment": experiment.id}, force, wait, say) as folder:
+            with RunProgress(console) as bars, reporting(bars):
+                reproduction = experiment.run(quick=quick)
+            saved = reproduction.save(folder)
+    except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
     except KeyboardInterrupt as e:
         raise interrupted(e) from None
-    written = reproduction.save(out or Path("out") / reproduction.id)
+    written = [out / path.name for path in saved]
     if json_output:
         print_json(reproduction.to_dict())
     else:
+        lines = [*terminal.paragraph(f"{experiment.id}: {experiment.title}", "bold"), ""]
         for name in reproduction.show:
-            for table in terminal.tables(reproduction.data[name], name, console().width, wide):
-                console().print(table)
+            lines += terminal.frame_table(reproduction.data[name], name, wide=wide)
         for note in reproduction.notes:
-            console().print(note)
-        console().print(terminal.rows_table(reproduction.rows, title=f"{reproduction.id}: paper vs ours"))
-        for note in reproduction.failures():
-            console().print(f"[red]{note}[/]")
-    console().print(f"wrote {', '.join(str(p) for p in written)}")
+            lines += terminal.paragraph(note)
+        lines += [
+            "",
+            *terminal.rows_table(
+                reproduction.rows,
+                title=f"{reproduction.id}: paper vs ours",
+                ns2=reproduction.ns2,
+                verdicts=reproduction.verdicts,
+            ),
+        ]
+        if reproduction.ns2_source:
+            lines += terminal.paragraph(f"ns-2 column: {reproduction.ns2_source}")
+        for failure in reproduction.failures():
+            lines += terminal.paragraph(failure, "red")
+        terminal.show(lines)
+    say(f"wrote {', '.join(str(p) for p in written)}")
     if not reproduction.passed:
         raise typer.Exit(1)
 
@@ -105,30 +137,31 @@ def _print_list(json_output: bool) -> None:
             listed + [{"id": e.id, "title": e.title, "reproduced": False, "reason": e.reason} for e in missing.values()]
         )
         return
-    table = Table("id", "title", title="experiments", title_justify="left")
-    for e in experiments.values():
-        table.add_row(e.id, e.title)
-    for e in missing.values():
-        table.add_row(e.id, f"{e.title} [yellow]- not yet reproduced: {e.reason}[/]")
-    Console().print(table)
+    rows = [[e.id, e.title] for e in experiments.values()]
+    rows += [[e.id, f"{e.title} - not yet reproduced: {e.reason}"] for e in missing.values()]
+    terminal.show(terminal.table(["id", "title"], rows, "experiments"))
 
 
 def _reproduce_all(
-    out: Path, quick: bool, only: str | None, workers: int | None, scheduler: str | None, json_output: bool
+    out: Path,
+    quick: bool,
+    only: str | None,
+    workers: int | None,
+    cluster: Cluster | None,
+    json_output: bool,
+    wait: bool,
 ) -> None:
     known = registry()
     ids = list(known) if only is None else [name.strip() for name in only.split(",") if name.strip()]
     unknown = [name for name in ids if name not in known]
     if unknown or not ids:
         raise fail(f"--only: unknown experiment {', '.join(unknown) or '(none given)'} (known: {', '.join(known)})")
-    pending = pending_experiments(out, ids, quick)
     report = run_jobs(
-        lambda on_done: run_suite(out, ids, quick, workers=workers, scheduler=scheduler, on_done=on_done),
+        open_suite(out, ids, quick, wait, say),
+        lambda folder, on_done: folder.run(workers, cluster, on_done),
         "experiments",
-        len(ids),
-        len(pending),
         out,
-        lambda id, error: f"[red]{id} failed to run[/]: {error}",
+        lambda id, error: f"{id} failed to run: {error}",
         mode="quick" if quick else "full",
     )
     entries = json.loads((out / "index.json").read_text())["experiments"]
@@ -136,12 +169,27 @@ def _reproduce_all(
     if json_output:
         print_json({"experiments": chosen})
     else:
-        table = Table("experiment", "graded rows passing", "status", title="reproductions", title_justify="left")
-        for e in chosen:
-            status = {"passed": "[green]pass[/]", "failed": "[red]FAIL[/]"}.get(e["status"], f"[red]{e['status']}[/]")
-            counts = f"{e['rows_passed']} / {e['rows_graded']}" if "rows_graded" in e else "-"
-            table.add_row(e["id"], counts, status)
-        console().print(table)
-    console().print(f"ran {len(report.ran)}; wrote {report.written[0]} and {len(report.written) - 2} experiment pages")
+        failing = ("ns2", "arithmetic", "defect", "open")
+        rows = [
+            [
+                e["id"],
+                f"{e['rows_passed']} / {e['rows_graded']}" if "rows_graded" in e else "-",
+                *(str(e["verdicts"][kind]) if "verdicts" in e else "-" for kind in failing),
+                _status(e["status"]),
+            ]
+            for e in chosen
+        ]
+        totals = [sum(e.get("verdicts", {}).get(kind, 0) for e in chosen) for kind in failing]
+        passing = sum(e.get("rows_passed", 0) for e in chosen)
+        graded = sum(e.get("rows_graded", 0) for e in chosen)
+        rows.append(["all", f"{passing} / {graded}", *map(str, totals), ""])
+        columns = ["experiment", "graded rows passing", "as ns-2", "arithmetic", "defect", "open"]
+        terminal.show(terminal.table([*columns, "status"], rows, "reproductions (failing rows by verdict)"))
+    say(f"ran {len(report.ran)}; wrote {report.written[0]} and {len(report.written) - 2} experiment pages")
     if any(e["status"] != "passed" for e in chosen):
         raise typer.Exit(1)
+
+
+def _status(status: str) -> str:
+    """An index entry's status as a cell: pass, FAIL, or what else stopped it (e.g. error)."""
+    return terminal.verdict(status == "passed") if status in ("passed", "failed") else terminal.colour(status, "red")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -9,12 +10,15 @@ from typing import Annotated, Any
 import typer
 
 from .. import run as run_scenario
+from .. import terminal
 from .._core import ScenarioError
+from ..outdir import OutputError, result_folder
 from ..plots import save_run_figures
 from ..progress import RunProgress
 from ..results import Results
+from ..run_summary import print_summary
 from ..scenario import load
-from ._common import command_app, command_help, console, fail, interrupted, print_json
+from ._common import ForceOption, WaitOption, command_app, command_help, console, fail, interrupted, print_json, say
 
 app = command_app()
 
@@ -34,7 +38,9 @@ class Format(str, Enum):
     )
 )
 def run(
-    file: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    file: Annotated[
+        Path, typer.Argument(help="Scenario file (TOML), or the name of a shipped one (`aqmlab scenarios`).")
+    ],
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")
     ] = None,
@@ -60,7 +66,11 @@ def run(
         bool,
         typer.Option("--pcap-drops", help="Also capture what those links drop, to OUT/<link>.drops.pcap."),
     ] = False,
+    force: ForceOption = False,
+    wait: WaitOption = False,
 ) -> None:
+    if json_output and out is None and pcap is None and not pcap_drops:
+        raise typer.Exit(print_summary(file, seed))
     try:
         scenario = load(file)
         if seed is not None:
@@ -73,47 +83,67 @@ def run(
         if pcap is not None and out is None:
             raise fail("--pcap: give --out DIR, the folder the captures are written to")
         if scenario.get_or("simulation.pcap") and out is None:
-            console().print("[yellow]simulation.pcap: no capture written without --out DIR[/]")
-        with RunProgress(console) as bars:
-            results = run_scenario(scenario, progress=bars, pcap_dir=out)
-    except ScenarioError as e:
+            say("simulation.pcap: no capture written without --out DIR")
+        # The folder is taken and checked before the run, written under a temporary name and
+        # renamed into place last: a run folder is whole or absent (outdir.py).
+        about = {"kind": "run", "name": scenario.name, "scenario_sha256": scenario.digest()}
+        with (
+            result_folder(out, about, force, wait, say) if out is not None else contextlib.nullcontext() as folder,
+            RunProgress(console) as bars,
+        ):
+            results = run_scenario(scenario, progress=bars, pcap_dir=folder)
+            if folder is not None:
+                _save(results, folder, out, format.value, not no_plots, bars)
+    except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(str(e), code=1) from None
     except KeyboardInterrupt as e:
         raise interrupted(e) from None
-    written = list(results.pcap_files)
-    if out is not None:
-        written += results.save(out, format=format.value)
-        if not no_plots:
-            written += save_run_figures(results, out)
     summary = results.summary()
     if json_output:
         print_json(summary)
     else:
-        _print_run(results, summary, wide)
-    if written:
-        console().print(f"wrote {len(written)} files to {out}")
+        terminal.show(_run_lines(summary, wide))
+    if out is not None:  # the tables, summary, plots, captures and manifest
+        say(f"wrote {sum(1 for _ in out.iterdir())} files to {out}")
 
 
-def _print_run(results: Results, summary: dict[str, Any], wide: bool) -> None:
-    # The table needs pandas and rich, which `run --json` does without (issue 15).
-    from .. import terminal
+def _save(results: Results, folder: Path, out: Path, format: str, plots: bool, bars: RunProgress) -> None:
+    """The tables, summary and plots of a run, into `folder` (which becomes `out`)."""
+    try:
+        bars.stage(f"writing the tables to {out}")
+        results.save(folder, format=format)
+        if plots:
+            bars.stage(f"drawing the plots into {out}")
+            save_run_figures(results, folder)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("interrupted while saving the results: nothing written") from None
 
-    flows = results.flows
-    frame = flows[["id", "name", "type"]].copy()
-    frame["goodput"] = flows["goodput_bps"] / 1e6
-    frame["fair share"] = flows["fair_share_bps"] / 1e6
-    frame["norm."] = flows["normalised_goodput"]
-    frame["drops"] = flows["dropped_packets"]
-    frame["loss"] = flows["loss_rate"]
+
+def _run_lines(summary: dict[str, Any], wide: bool) -> list[str]:
+    """The per-flow table (Mbps), then the Jain index, utilisation, drops and the run's speed."""
+    columns = ["id", "name", "type", "goodput", "fair share", "norm.", "drops", "loss"]
+    rows = [
+        [
+            flow["id"],
+            flow["name"],
+            flow["type"],
+            flow["goodput_bps"] / 1e6,
+            flow["fair_share_bps"] / 1e6,
+            flow["normalised_goodput"],
+            flow["dropped_packets"],
+            flow["loss_rate"],
+        ]
+        for flow in summary["flows"]
+    ]
     window = summary["duration"] - summary["warmup"]
     title = f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"
-    for table in terminal.tables(frame, title, console().width, wide):
-        console().print(table)
     utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
     drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
-    console().print(f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}")
-    console().print(
-        f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s ({summary['events_per_second']:,.0f} events/s)"
-    )
+    return [
+        *terminal.records_table(columns, rows, title, wide=wide),
+        f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}",
+        f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s "
+        f"({summary['events_per_second']:,.0f} events/s)",
+    ]

@@ -20,6 +20,11 @@ paper's section:
 - a row that fails has its measured reason in `Reproduction.reasons` (by key, computed from
   the runs: drop reasons, utilisation, sample sizes), printed as the closing note and in the
   JSON; its test expects the failure by key, so a change either way shows up.
+- every graded row gets a verdict (`_verdicts.py`): it agrees with the paper; or it fails the
+  paper as ns-2 does (ns-2's values recorded in `ns2_reference/<id>.json` give the third
+  column); or as the paper's own arithmetic or an open choice explains (the experiment says so
+  in `Reproduction.judged`, with the arithmetic); or it is our defect; or, with neither, it
+  stays open.
 
     import numpy as np
 
@@ -79,6 +84,7 @@ import pandas as pd
 from .._core import __version__
 from ..results import to_json_value
 from ._toolkit import MUCH, PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
+from ._verdicts import Judgement, Ns2Value, Verdict, ns2_reference, verdict
 
 
 @dataclass
@@ -94,9 +100,25 @@ class Reproduction:
     # Why a row fails, by key, measured from the runs (given for every row that may fail; a
     # passing row's reason is not shown).
     reasons: dict[str, str] = field(default_factory=dict)
+    # The experiment's own verdict on rows that fail by the paper's arithmetic or an open choice,
+    # or by a gap in our model, by key (`_verdicts`); ns-2's recorded values take precedence.
+    judged: dict[str, Judgement] = field(default_factory=dict)
     id: str = ""
     title: str = ""
     quick: bool = False
+    # Filled by `Experiment.run`: ns-2's recorded values by key and where they come from, and
+    # each graded row's verdict with why.
+    ns2: dict[str, Ns2Value] = field(default_factory=dict)
+    ns2_source: str = ""
+    verdicts: dict[str, tuple[Verdict, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # pyplot lets go of the figure (it stays drawable: `save` writes it), so a process that
+        # runs many experiments keeps none open ("More than 20 figures have been opened", issue 26).
+        if self.figure is not None:
+            from ..plots import pyplot
+
+            pyplot().close(self.figure)
 
     @property
     def passed(self) -> bool:
@@ -104,20 +126,57 @@ class Reproduction:
         return all(r.passed for r in self.rows if r.graded)
 
     def failures(self) -> list[str]:
-        """The closing note: each failing graded row with its measured reason."""
-        return [
-            f"FAILS {r.key}: {self.reasons.get(r.key, 'no reason measured')}"
+        """The closing note: each failing graded row with its measured reason and its verdict."""
+        lines = []
+        for r in self.rows:
+            if r.graded and not r.passed:
+                kind, why = self.verdicts.get(r.key, (None, ""))
+                judged = f" [{kind.meaning}{': ' + why if why else ''}]" if kind else ""
+                lines.append(f"FAILS {r.key}: {self.reasons.get(r.key, 'no reason measured')}{judged}")
+        return lines
+
+    def judge(self) -> None:
+        """Attaches ns-2's recorded values (if any) and gives every graded row its verdict."""
+        reference = ns2_reference(self.id)
+        if reference is not None:
+            self.ns2 = {key: value for key, value in reference.rows.items() if key in {r.key for r in self.rows}}
+            self.ns2_source = reference.source
+        self.verdicts = {
+            r.key: verdict(r, self.ns2.get(r.key) if r.check else None, self.judged.get(r.key))
             for r in self.rows
-            if r.graded and not r.passed
-        ]
+            if r.graded
+        }
+
+    def verdict_counts(self) -> dict[str, int]:
+        """Graded rows by verdict."""
+        counts = dict.fromkeys(Verdict, 0)
+        for kind, _ in self.verdicts.values():
+            counts[kind] += 1
+        return {str(kind): n for kind, n in counts.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        """The rows as JSON; a failing graded row carries its `reason`."""
-        rows = [
-            r.to_dict() | ({"reason": self.reasons.get(r.key, "")} if r.graded and not r.passed else {})
-            for r in self.rows
-        ]
-        return {"id": self.id, "title": self.title, "passed": self.passed, "rows": to_json_value(rows)}
+        """The rows as JSON; a failing graded row carries its `reason`; a row with a recorded ns-2
+        value its `ns2`; every graded row its `verdict` (and `verdict_why` when it fails)."""
+        rows = []
+        for r in self.rows:
+            row = r.to_dict()
+            if r.key in self.ns2:
+                row["ns2"] = self.ns2[r.key].value
+                row["ns2_spread"] = self.ns2[r.key].spread
+            if r.graded and not r.passed:
+                row["reason"] = self.reasons.get(r.key, "")
+            if r.key in self.verdicts:
+                kind, why = self.verdicts[r.key]
+                row["verdict"] = str(kind)
+                if why:
+                    row["verdict_why"] = why
+            rows.append(row)
+        about = {"id": self.id, "title": self.title, "passed": self.passed}
+        if self.verdicts:
+            about["verdicts"] = self.verdict_counts()
+        if self.ns2_source:
+            about["ns2_source"] = self.ns2_source
+        return about | {"rows": to_json_value(rows)}
 
     def save(self, out_dir: str | Path) -> list[Path]:
         """Writes `<id>.png`, each data frame as `<name>.csv`, `rows.json`, and `experiment.json`
@@ -167,6 +226,7 @@ class Experiment:
             raise ValueError(
                 f"experiment {self.id!r}: every row needs its own key (without: {missing}; repeated: {repeated})"
             )
+        reproduction.judge()
         return reproduction
 
 
@@ -233,10 +293,12 @@ __all__ = [
     "PAPER_NAMES",
     "RELATIONS",
     "Experiment",
+    "Judgement",
     "NotReproduced",
     "Reproduction",
     "Row",
     "RunSettings",
+    "Verdict",
     "experiment",
     "get",
     "not_reproduced",

@@ -19,7 +19,10 @@ Setup shared by all experiments (§5, §5.1):
   the purpose of bandwidth calculation. Further, each experiment is repeated 5 times
   and the average taken over all the five trials" (§5.1.2: one trial).
 - BRED with §5.1's parameters (the qdisc's defaults: eq. 15–16, α = 1.3, β = 0.9,
-  w_n = 0.02). RED (§5.2.1): min_th = B/4, max_th = B/2, max_p = 0.1.
+  w_n = 0.02). RED (§5.2.1): min_th = B/4, max_th = B/2, max_p = 0.1; the paper ran ns-2
+  ("We use ns2 [10] for the purpose of simulations", §5), so RED is ns-2's `red.cc`
+  (`profile = "ns2"`: its instantaneous-queue guard, first-packet rule and idle averaging;
+  issue 21).
 - Bandwidth is goodput (bytes handed to the receiving application).
 
 Values the paper leaves unstated, and our choices:
@@ -103,6 +106,7 @@ def red_qdisc(buffer: int) -> dict:
     ... one-half ... The maximum dropping probability is taken to be 0.1"."""
     return {
         "type": "red",
+        "profile": "ns2",
         "limit": buffer,
         "min_th": buffer / 4,
         "max_th": buffer / 2,

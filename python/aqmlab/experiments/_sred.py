@@ -43,7 +43,17 @@ Values the paper leaves unstated, and our choices (made before any run):
 - Persistent sources all start at exactly t = 0 (§VI-A). Web-like sources (§VII) start
   their first file uniformly within the first 3.1 s (the paper's "actual mean think time
   about 3.1 seconds", as if each had just finished a think time; a start at exactly 0 for
-  2000 sources is a surge the paper does not describe).
+  2000 sources is a surge the paper does not describe). Issue 27 found, after seeing
+  results, that this start is itself a surge: every source starts a file within 3.1 s, and
+  the heavy-tailed think times keep the file rate above the stationary rate for the whole
+  run. So the web experiments also run the other reading, `start = "stationary"`: each
+  source's first file at the residual of a think-time renewal process begun long before
+  t = 0 (the equilibrium of eq. 7.2, transfers taken as instantaneous), and both are graded.
+
+The paper's own arithmetic (`web_offer`): eq. 7.1's mean file is 14 954 B, 16 365 B on the
+wire in 576-byte packets; eq. 7.2's mean think time after the 50 ms re-draw is 4.1 s (the
+paper prints "about 3.1 seconds"). With a mean transfer time T, n sources offer
+n·16 365·8/(4.1 + T) bit/s and n·T/(4.1 + T) of them are active.
 - The §VIII UDP source sends evenly every 4 ms ("exactly once every 4 msec"), from t = 0.
 """
 
@@ -89,6 +99,15 @@ WARMUP = 10.0  # s (§VI-A: "an initial transient period of 10 seconds")
 TABLE_WARMUP = 15.0  # s (§VIII: "the first 15 seconds are not used for statistics collection")
 QUICK_DURATION = 30.0
 WEB_START_SPREAD = 3.1  # s (§VII: "The resulting actual mean think time was about 3.1 seconds")
+# Eq. 7.1: P{F > f} = 1/(1 + (f/median)^shape) bytes; eq. 7.2: think times, a mixture of two
+# such laws as (weight, median s, shape), drawn again while below 50 ms (§VII).
+FILE_MEDIAN, FILE_SHAPE = 2190.0, 1.15066
+THINK = ((0.4953916, 1.0, 1.243437), (0.5046084, 0.0245032, 3.252665))
+THINK_MIN = 0.05
+WEB_STARTS = ("surge", "stationary")  # the two readings of the sources' start (module docstring)
+# How long before t = 0 the stationary start's renewal process begins: ~2 400 mean think
+# times; a think time longer than this has probability 6e-6.
+STATIONARY_HISTORY = 1e4
 UDP_INTERVAL = 0.004  # s (§VIII: "sends a packet exactly once every 4 msec")
 
 # §VI-A: Figs. 2–8's numbers of persistent sources; Figs. 9–11 and 12–14 use three of them.
@@ -162,10 +181,72 @@ def persistent_scenario(
     return network_scenario(f"sred-{kind}-{n}", tcp_flows(n, asymmetric), qdisc, duration, warmup)
 
 
-def web_scenario(n: int, qdisc: Mapping[str, Any], duration: float, warmup: float = WARMUP) -> dict:
-    """§VII: `n` web-like sources (eq. 7.1 files, eq. 7.2 think times) on the symmetrical network."""
-    flows = tcp_flows(n, name="web", workload={"type": "neidhardt", "segment": MSS}, start_jitter=WEB_START_SPREAD)
-    return network_scenario(f"sred-web-{n}", flows, qdisc, duration, warmup)
+def web_scenario(
+    n: int, qdisc: Mapping[str, Any], duration: float, warmup: float = WARMUP, start: str = "surge"
+) -> dict:
+    """§VII: `n` web-like sources (eq. 7.1 files, eq. 7.2 think times) on the symmetrical
+    network, starting as a surge within 3.1 s or "stationary" (module docstring)."""
+    workload = {"type": "neidhardt", "segment": MSS}
+    if start == "surge":
+        flows = tcp_flows(n, name="web", workload=workload, start_jitter=WEB_START_SPREAD)
+        return network_scenario(f"sred-web-{n}", flows, qdisc, duration, warmup)
+    # A source whose first file comes after the run sends nothing in it: it is left out.
+    starts = stationary_starts(n, np.random.default_rng(n))
+    (base,) = tcp_flows(1, name="web", workload=workload)
+    common = {k: v for k, v in base.items() if k != "count"}
+    flows = [{**common, "name": f"web{i}", "start": t} for i, t in enumerate(starts) if t < duration]
+    return network_scenario(f"sred-web-{n}-stationary", flows, qdisc, duration, warmup)
+
+
+def think_times(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Eq. 7.2's think times: the mixture, drawn again while below 50 ms (inverse CDF)."""
+    out = np.empty(size)
+    todo = np.arange(size)
+    weights = np.array([w for w, _, _ in THINK])
+    while todo.size:
+        component = rng.choice(len(THINK), size=todo.size, p=weights / weights.sum())
+        u = rng.random(todo.size)
+        medians = np.array([m for _, m, _ in THINK])[component]
+        shapes = np.array([a for _, _, a in THINK])[component]
+        draw = medians * (u / (1 - u)) ** (1 / shapes)
+        keep = draw >= THINK_MIN
+        out[todo[keep]] = draw[keep]
+        todo = todo[~keep]
+    return out
+
+
+def stationary_starts(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Each source's first file time: the first renewal after t = 0 of think times begun at
+    −STATIONARY_HISTORY (the residual think time in equilibrium, transfers instantaneous)."""
+    clock = np.full(n, -STATIONARY_HISTORY)
+    while (pending := clock < 0).any():
+        clock[pending] += think_times(rng, int(pending.sum()))
+    return clock
+
+
+def _survival(t: np.ndarray, median: float, shape: float) -> np.ndarray:
+    return 1 / (1 + (t / median) ** shape)
+
+
+def web_offer() -> dict[str, float]:
+    """The paper's own means (module docstring): a file's bytes on the wire (E[⌈F/MSS⌉]·576,
+    E[⌈F/MSS⌉] = Σ_k P{F > k·MSS} plus the tail's integral) and the mean think time after the
+    re-draw (E[Z | Z ≥ 50 ms] = 50 ms + ∫ S / S(50 ms), with the tail's integral in closed form)."""
+    k = np.arange(10**6)
+    horizon = MSS * 10**6
+    tail = FILE_MEDIAN**FILE_SHAPE * horizon ** (1 - FILE_SHAPE) / (FILE_SHAPE - 1) / MSS
+    segments = _survival(MSS * k, FILE_MEDIAN, FILE_SHAPE).sum() + tail
+    t = np.logspace(np.log10(THINK_MIN), 9, 400_001)
+    survival = sum(w * _survival(t, m, a) for w, m, a in THINK)
+    beyond = sum(w * m**a * t[-1] ** (1 - a) / (a - 1) for w, m, a in THINK)
+    think = THINK_MIN + (np.trapezoid(survival, t) + beyond) / survival[0]
+    return {"wire_bytes": float(segments * PACKET), "think_s": float(think)}
+
+
+def offered_mbps(sources: int, transfer_s: float) -> float:
+    """What `sources` web-like sources offer with a mean transfer time `transfer_s` (Mb/s)."""
+    offer = web_offer()
+    return sources * offer["wire_bytes"] * 8 / (offer["think_s"] + transfer_s) / 1e6
 
 
 def misbehaving_scenario(duration: float, warmup: float = TABLE_WARMUP) -> dict:
@@ -182,10 +263,10 @@ def persistent_run(n: int, mechanism: str, duration: float, asymmetric: bool = F
 
 
 @cache
-def web_run(n: int, mechanism: str, duration: float) -> Results:
-    """One run of `n` web-like sources under Full SRED ("full") or RED ("red")."""
+def web_run(n: int, mechanism: str, duration: float, start: str = "surge") -> Results:
+    """One run of `n` web-like sources under Full SRED ("full") or RED ("red"), with either start."""
     qdisc = red_qdisc() if mechanism == "red" else sred_qdisc(mechanism)
-    return aqmlab.run(web_scenario(n, qdisc, duration))
+    return aqmlab.run(web_scenario(n, qdisc, duration, start=start))
 
 
 @cache

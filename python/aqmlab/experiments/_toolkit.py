@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -95,6 +95,16 @@ class Row:
     passed: bool
     key: str = ""
     graded: bool = True
+    # The paper's check, applied to another simulator's value of the same metric (a number, or
+    # for an ordering the groups): what a verdict (`_verdicts`) grades ns-2's value with.
+    check: Callable[[Any], bool] | None = field(default=None, repr=False, compare=False)
+    is_ordering: bool = False
+
+    def meets_paper(self, value: Any) -> bool:
+        """Whether `value` (the same metric measured elsewhere) passes this row's check."""
+        if self.check is None:
+            raise ValueError(f"row {self.key!r} has no check to grade another value with")
+        return bool(self.check(value))
 
     @classmethod
     def within(
@@ -103,19 +113,23 @@ class Row:
         """Passes when |ours - paper| <= tolerance (a fraction of |paper| if `relative`)."""
         bound = tolerance * abs(paper) if relative else tolerance
         text = f"±{tolerance:.0%}" if relative else f"±{tolerance:g}"
-        return cls(metric, paper, ours, text, bool(abs(ours - paper) <= bound), key)
+        check = lambda value: abs(value - paper) <= bound  # noqa: E731
+        return cls(metric, paper, ours, text, bool(check(ours)), key, check=check)
 
     @classmethod
     def between(cls, metric: str, paper: Any, ours: float, low: float, high: float, *, key: str) -> Row:
-        return cls(metric, paper, ours, f"[{low:g}, {high:g}]", bool(low <= ours <= high), key)
+        check = lambda value: low <= value <= high  # noqa: E731
+        return cls(metric, paper, ours, f"[{low:g}, {high:g}]", bool(check(ours)), key, check=check)
 
     @classmethod
     def at_least(cls, metric: str, paper: Any, ours: float, bound: float, *, key: str) -> Row:
-        return cls(metric, paper, ours, f">= {bound:.3g}", bool(ours >= bound), key)
+        check = lambda value: value >= bound  # noqa: E731
+        return cls(metric, paper, ours, f">= {bound:.3g}", bool(check(ours)), key, check=check)
 
     @classmethod
     def at_most(cls, metric: str, paper: Any, ours: float, bound: float, *, key: str) -> Row:
-        return cls(metric, paper, ours, f"<= {bound:.3g}", bool(ours <= bound), key)
+        check = lambda value: value <= bound  # noqa: E731
+        return cls(metric, paper, ours, f"<= {bound:.3g}", bool(check(ours)), key, check=check)
 
     @classmethod
     def ordered(
@@ -147,11 +161,17 @@ class Row:
         relations = [relation] * steps if isinstance(relation, str) else list(relation)
         slacks = [slack] * steps if isinstance(slack, (int, float)) else list(slack)
         members = [_members(group) for group in groups]
-        passed = True
-        for (low, high), name, allowance in zip(itertools.pairwise(members), relations, slacks, strict=True):
-            holds = RELATIONS[name]
-            shift = -allowance if name.startswith(">") else allowance
-            passed &= all(holds(x, y + shift) for _, x in low for _, y in high)
+
+        def check(groups: Sequence[Group]) -> bool:
+            members = [_members(group) for group in groups]
+            passed = True
+            for (low, high), name, allowance in zip(itertools.pairwise(members), relations, slacks, strict=True):
+                holds = RELATIONS[name]
+                shift = -allowance if name.startswith(">") else allowance
+                passed &= all(holds(x, y + shift) for _, x in low for _, y in high)
+            return passed
+
+        passed = check(groups)
         if ours is None and sort:
             flat = sorted((member for group in members for member in group), key=lambda member: member[1])
             ours = " < ".join(_shown(member, digits) for member in flat)
@@ -160,7 +180,7 @@ class Row:
             ours = shown[0]
             for text, name in zip(shown[1:], relations, strict=True):
                 ours += f" {joiner or name} {text}"
-        return cls(metric, paper, ours, tolerance, bool(passed), key)
+        return cls(metric, paper, ours, tolerance, bool(passed), key, check=check, is_ordering=True)
 
     def informative(self, reading: str, alt: str = "alt") -> Row:
         """This row as the informative other `reading` of an open choice: not graded, its key

@@ -20,7 +20,7 @@ import aqmlab
 
 from ..plots import pyplot
 from ..results import Results
-from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
+from . import PAPER_NAMES, Judgement, Reproduction, Row, RunSettings, Verdict, experiment, run_seeds
 from ._fred import BSD44_TCP, NETBSD_TCP, PAYLOAD_BYTES, WINDOW_64KB, WIRE_BYTES, gateway, pct, tcp_flow
 
 BUFFERS = (16, 24, 32, 40, 48, 56)
@@ -193,7 +193,7 @@ def fragile(quick: bool) -> Reproduction:
         data={**tables, **bsd44_tables, "runs": runs, "runs_bsd44": bsd44_runs},
         show=list(tables) + list(bsd44_tables),
         notes=notes,
-        reasons=_failure_reasons(settings, means),
+        **_failure_reasons(settings, means),
     )
 
 
@@ -496,32 +496,48 @@ def _drop_mix(cell: pd.Series) -> str:
     return " ".join(f"{reason} {pct(n / total):.0f}" for reason, n in counts.items() if n > 0) if total else "none"
 
 
-def _failure_reasons(settings: RunSettings, means: pd.DataFrame) -> dict[str, str]:
-    """Why each per-buffer row would fail, measured from the runs (shown only for rows that do)."""
+def _failure_reasons(settings: RunSettings, means: pd.DataFrame) -> dict[str, Any]:
+    """Why each per-buffer row would fail, measured from the runs (shown only for rows that do),
+    and the verdicts that follow (`reasons` and `judged` of the Reproduction)."""
     runs = len(settings.seeds)
-    reasons = {}
+    reasons, judged = {}, {}
     tables = (("red", FRAGILE_WINDOW, TABLE1, "t1.red.w16"), ("red", WINDOW_64KB, TABLE2, "t2.red.w64k"))
     tables += (("fred", FRAGILE_WINDOW, TABLE3, "t3.fred.w16"), ("fred", WINDOW_64KB, TABLE4, "t4.fred.w64k"))
     for mechanism, window, table, key in tables:
         for i, bs in enumerate(BUFFERS):
             cell = means.loc[(mechanism, window, bs)]
             for measure, values in table.items():
-                reasons[f"{key}.bs{bs}.{measure}"] = _cell_reason(mechanism, bs, cell, measure, values[i], runs)
+                row_key = f"{key}.bs{bs}.{measure}"
+                reasons[row_key], judgement = _cell_reason(mechanism, bs, cell, measure, values[i], runs)
+                if judgement is not None:
+                    judged[row_key] = judgement
     reasons["t1.red.w16.bs16.bw_drop_below_1"] = reasons["t1.red.w16.bs16.bw_drop"]
+    if "t1.red.w16.bs16.bw_drop" in judged:
+        judged["t1.red.w16.bs16.bw_drop_below_1"] = judged["t1.red.w16.bs16.bw_drop"]
     fred64 = means.loc[("fred", WINDOW_64KB)]
     reasons["order.t4.fred.w64k.bw_link.bs40_gt_bs56"] = (
         f"BW/link {fred64.loc[40, 'bw_link']:.1f}% at BS=40, {fred64.loc[56, 'bw_link']:.1f}% at BS=56; FRED's drops "
         f"(%) at BS=40: {_drop_mix(fred64.loc[40])}; at BS=56: {_drop_mix(fred64.loc[56])}. "
         + _per_flow_cap_note(fred64.loc[56])
     )
-    return reasons
+    return {"reasons": reasons, "judged": judged}
 
 
-def _cell_reason(mechanism: str, bs: int, cell: pd.Series, measure: str, paper: float, runs: int) -> str:
+# The paper's switch, which our FIFO of whole packets does not model (FRED §11.1).
+SWITCH_NOT_MODELLED = (
+    "not modelled: FRED §11.1's ATM switch (each 512-byte packet in 12 cells, early packet discard, RED/FRED "
+    "deciding on a packet's first cell); here RED drops the fragile flow's window-sized bursts as a tail-drop queue"
+)
+
+
+def _cell_reason(
+    mechanism: str, bs: int, cell: pd.Series, measure: str, paper: float, runs: int
+) -> tuple[str, Judgement | None]:
     """The measured facts of one (mechanism, window, buffer) cell, and which of them explains a
-    row of `measure` missing the paper's value: RED acting as a tail-drop queue, FRED acting
-    only through its per-flow cap, too few drops for the band (a Poisson count of n drops
-    varies by ±2/√n at two sigma), or none of these."""
+    row of `measure` missing the paper's value: RED acting as a tail-drop queue (our defect:
+    the paper's switch is not modelled), FRED acting only through its per-flow cap, too few
+    drops for the band (a Poisson count of n drops varies by ±2/√n at two sigma: the paper's
+    arithmetic), or none of these; with the verdict that follows where one does."""
     robust = measure == "robust_loss"
     fragile_drops = cell["fragile_drops"] * runs
     drops = sum(cell[f"drops.{reason}"] for reason in DROP_REASONS) * runs - fragile_drops if robust else fragile_drops
@@ -538,23 +554,27 @@ def _cell_reason(mechanism: str, bs: int, cell: pd.Series, measure: str, paper: 
         return facts + (
             f"RED works as a tail-drop queue here ({when}): the fragile flow's window-sized bursts meet a full "
             "queue or avg ≥ max_th, so it loses more, and gets less, than in the paper."
-        )
+        ), Judgement(Verdict.DEFECT, f"{SWITCH_NOT_MODELLED} ({tail:.0f}% of its drops)")
     if mechanism == "fred" and cell["drops.per_flow_limit"] >= 0.9 * sum(cell[f"drops.{r}"] for r in DROP_REASONS):
-        return facts + _per_flow_cap_note(cell)
+        return facts + _per_flow_cap_note(cell), None
     if mechanism == "red" and not robust and tail >= 25:
         return facts + (
             f"RED works partly as a tail-drop queue here ({tail:.0f}% of the fragile flow's drops; the paper says RED "
             "does so at BS=16 only), and tail drops take window-sized bursts of the fragile flow."
-        )
+        ), Judgement(Verdict.DEFECT, f"{SWITCH_NOT_MODELLED} ({tail:.0f}% of its drops)")
     if abs(deviation) <= noise:
         return facts + (
             f"The deviation is within the ±{noise:.0%} sampling noise (2/√n) of {drops:.0f} drops: the band is "
             "narrower than the noise of so few drops."
+        ), Judgement(
+            Verdict.ARITHMETIC,
+            f"the paper's band is narrower than the ±{noise:.0%} noise of the {drops:.0f} drops this cell has "
+            f"({deviation:+.0%} off)",
         )
     return facts + (
         f"Beyond the ±{noise:.0%} sampling noise of {drops:.0f} drops and not from tail drops: a model difference "
         "not located (whole packets here, 53-byte cells in the paper's switch)."
-    )
+    ), None
 
 
 def _per_flow_cap_note(cell: pd.Series) -> str:

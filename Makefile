@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs clean-venv
+.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions
 
 # `reproduce` exits 1 when a paper row fails (its measured reason is printed): the demo
 # has still run. Any other status is an error.
@@ -20,9 +20,11 @@ demo: $(BUILT)
 	@$(VENV)/bin/aqmlab reproduce demo --out out/demo; status=$$?; [ $$status -le 1 ]
 
 # Runs the formatters' checks, lint, both suites and the wheel check even when one fails;
-# fails if any failed.
+# fails if any failed. ns-2 is installed first when it can be (tests/test_ns2.py runs a few
+# cases in it when `ns` is there; the comparison with its recorded numbers runs either way).
 test: $(BUILT)
 	@status=0; \
+	$(MAKE) --no-print-directory ns2; \
 	$(MAKE) --no-print-directory lint || status=1; \
 	cargo test -p aqmlab-core --release || status=1; \
 	$(PYTHON) -m pytest -q || status=1; \
@@ -37,6 +39,25 @@ lint: $(DEPS)
 	$(VENV)/bin/ruff format --check python tests
 	$(VENV)/bin/ruff check python tests
 
+# ns-2.35 (`ns`), the simulator the papers ran (docs/ns2.md): installed with apt-get when
+# this runs as root on a Debian or Ubuntu system; otherwise a line says it is missing. Never fails.
+ns2:
+	@command -v ns >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing ns-2 (apt-get install ns2)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >/dev/null 2>&1; } || \
+	    echo "ns-2 could not be installed: the ns-2 tests run on the recorded numbers only"; \
+	  else \
+	    echo "ns-2 not installed (apt-get install ns2): the ns-2 tests run on the recorded numbers only"; \
+	  fi; }
+
+# Runs every `aqmlab validate ns2` scenario in ns-2 and records its numbers, with ns-2's version
+# and the date, in python/aqmlab/ns2/reference.json (about 25 s). Run it when the exporter or a
+# scenario changes (`validate ns2` then reports the case stale).
+ns2-reference: $(BUILT) ns2
+	$(PYTHON) -m aqmlab.ns2.validate --record
+
 test-rust:
 	cargo test -p aqmlab-core --release
 
@@ -44,8 +65,8 @@ test-python: $(BUILT)
 	$(PYTHON) -m pytest -q
 
 # The package as a user installs it: builds the wheel, installs it into a fresh venv and runs
-# `aqmlab reproduce demo --quick` from outside the checkout (about 30 s when the release
-# build is current: maturin relinks, the demo takes a few seconds).
+# `aqmlab reproduce demo --quick` from outside the checkout (about 130 s: maturin builds the
+# wheel's release extension again, the runs take seconds).
 test-wheel: $(DEPS)
 	$(PYTHON) tests/check_wheel.py
 
@@ -57,6 +78,14 @@ fuzz-long: $(BUILT)
 	AQMLAB_FUZZ_CASES=100000 cargo test -p aqmlab-core --release --test fuzz -- --nocapture
 
 build: $(BUILT)
+
+# The reproductions' ns-2 column (docs/ns2-reproductions.md): runs the RED-PD authors' scripts from
+# an ns-2.35 source tree in ns-2 and rewrites python/aqmlab/experiments/ns2_reference/*.json. Needs
+# `ns` on PATH and NS2_SRC; about an hour on two cores. NS2_WORK=DIR keeps the runs and resumes.
+ns2-reproductions:
+	@command -v ns >/dev/null || { echo "ns2-reproductions: ns (ns-2.35) is not on PATH; install it (Debian, Ubuntu: apt-get install ns2)" >&2; exit 2; }
+	@[ -n "$(NS2_SRC)" ] || { echo "ns2-reproductions: set NS2_SRC to an ns-2.35 source tree, e.g. make ns2-reproductions NS2_SRC=~/ns-allinone-2.35/ns-2.35" >&2; exit 2; }
+	NS2_SRC="$(NS2_SRC)" python3 tools/ns2_reproductions/redpd.py $(if $(NS2_WORK),--work "$(NS2_WORK)")
 
 bench: $(BUILT)
 	$(VENV)/bin/aqmlab bench

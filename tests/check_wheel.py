@@ -2,10 +2,11 @@
 
 It builds the wheel (maturin, release), installs it into a fresh venv and, from a folder
 outside the checkout, runs `aqmlab --version`, `aqmlab scenarios`, `aqmlab run cbr-overload
---json` (a shipped scenario by name) and `aqmlab reproduce demo --quick`, which reads its
-scenario file from the package data; none may print a traceback, and the demo exits with 1
-exactly when one of its paper rows fails. The fresh venv borrows the running venv's
-third-party packages (numpy, pandas, ...) through a .pth line, so the check needs no network;
+--json` (a shipped scenario by name), `aqmlab reproduce demo --quick`, which reads its
+scenario file from the package data, and `aqmlab validate ns2 --json`, which reads its
+scenarios and ns-2's recorded numbers from there; none may print a traceback, and the demo
+and the ns2 suite exit with 1 exactly when one of their graded rows fails. The fresh venv
+borrows the running venv's third-party packages (numpy, pandas, ...) through a .pth line, so the check needs no network;
 aqmlab itself comes only from the wheel (checked: the module's file is in the fresh venv).
 
     python tests/check_wheel.py [--keep]
@@ -74,10 +75,25 @@ def main() -> int:
             print(demo.stdout, demo.stderr, sep="\n", file=sys.stderr)
             print(f"FAILED: aqmlab reproduce demo --quick exited {demo.returncode}", file=sys.stderr)
             return 1
+        # Exit status 1 exactly when a graded row fails (docs/ns2.md says which and why); stale
+        # numbers or a file missing from the wheel would be errors.
+        ns2 = subprocess.run(
+            [venv / "bin" / "aqmlab", "validate", "ns2", "--json"],
+            cwd=outside,
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+        printed = json.loads(ns2.stdout) if ns2.stdout.startswith("{") else {}
+        failed = any(not row["pass"] and row.get("graded", True) for row in printed.get("rows", []))
+        if printed.get("stale") != [] or ns2.returncode != int(failed) or "Traceback" in ns2.stderr:
+            print(ns2.stdout, ns2.stderr, sep="\n", file=sys.stderr)
+            print(f"FAILED: aqmlab validate ns2 --json exited {ns2.returncode}", file=sys.stderr)
+            return 1
         done = time.monotonic()
         print(
             f"wheel {wheel.name}: built in {built - started:.0f} s; installed and ran "
-            f"`aqmlab reproduce demo --quick` from {outside} in {done - built:.0f} s"
+            f"`aqmlab reproduce demo --quick` and `aqmlab validate ns2` from {outside} in {done - built:.0f} s"
         )
         return 0
     finally:

@@ -29,8 +29,12 @@ def test_run_out_writes_tables_summary_and_plots(tmp_path):
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     tables = ["drop_log", "drops", "flows", "links", "queue", "throughput", "traces", "transfers"]
     assert names == sorted(
-        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png"]
+        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png", "manifest.json"]
     )
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == [name for name in names if name != "manifest.json"]
+    assert manifest["scenario_sha256"] == aqmlab.load(path).digest()
+    assert manifest["files"]["flows.csv"]["bytes"] == (tmp_path / "out" / "flows.csv").stat().st_size
     assert "wall_time_s" not in json.loads((tmp_path / "out" / "summary.json").read_text())
     # The table is the result: on stdout; what was written is a diagnostic, on stderr.
     assert "flow0" in done.stdout and "Jain index 1.0000" in done.stdout
@@ -117,7 +121,9 @@ def test_validate_tcp_json_rows_and_exit_status():
 
 def test_validate_unknown_suite_is_an_error():
     done = aqmlab_cli("validate", "udp")
-    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp)" in done.stderr
+    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp, ns2)" in done.stderr
+    live = aqmlab_cli("validate", "tcp", "--live")
+    assert (live.returncode, live.stderr) == (2, "error: --live: only for the ns2 suite\n")
 
 
 def test_tables_fit_80_columns_without_cutting_a_cell(tmp_path):
@@ -141,7 +147,10 @@ def test_results_go_to_stdout_and_diagnostics_to_stderr(tmp_path):
     assert [line.split()[1] for line in table.stdout.splitlines()[3:6]] == ["cbr[0]", "cbr[1]", "cbr[2]"]
     compared = aqmlab_cli("compare", "scenarios/cbr-overload.toml", "-m", "red", "--out", tmp_path)
     assert compared.returncode == 0 and "red" in compared.stdout.splitlines()[3]
-    assert compared.stderr == f"wrote {tmp_path / 'compare.csv'}, {tmp_path / 'compare.png'}\n"
+    written = ", ".join(
+        str(tmp_path / name) for name in ("compare.csv", "compare.png", "compare.json", "scenario.json")
+    )
+    assert compared.stderr == f"wrote {written}\n"
     listed = aqmlab_cli("reproduce", "--list")
     assert listed.stderr == "" and "csfq-fig3b" in listed.stdout
 

@@ -1,6 +1,7 @@
 """`aqmlab compare`: one scenario under several mechanisms, one row each."""
 
 import json
+from pathlib import Path
 
 import aqmlab
 from aqmlab.compare import compare, mechanisms, presets
@@ -23,18 +24,36 @@ def test_compare_prints_one_row_per_mechanism_with_its_measures(tmp_path):
     assert max(rows["droptail"]["jain_index"], rows["pie"]["jain_index"]) < 0.1
     # The 64 KB drop-tail buffer (51.2 ms at 10 Mb/s) stands full; PIE holds it near its 15 ms target.
     assert rows["droptail"]["delay_median_ms"] > 40 and rows["pie"]["delay_median_ms"] < 25
-    assert (tmp_path / "compare.csv").read_text().startswith("mechanism,udp_mbps,tcp_mbps,jain_index")
+    # Each row says what ran: the presets put every mechanism on the CSFQ paper's 64 KB buffer.
+    assert [(rows[m]["qdisc"], rows[m]["buffer"]) for m in rows] == [
+        ("droptail", "64KB"),
+        ("drr", "64KB"),
+        ("fq_codel", "64KB / 64 packets"),
+        ("pie", "64 packets"),
+    ]
+    assert (tmp_path / "compare.csv").read_text().startswith("mechanism,qdisc,buffer,udp_mbps,tcp_mbps,jain_index")
     assert (tmp_path / "compare.png").stat().st_size > 10_000
 
 
 def test_all_is_every_preset_and_a_type_name_runs_with_its_defaults():
     scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml").with_duration("3s", warmup="1s")
     table, _ = compare(scenario, ["all"])
-    assert table["mechanism"].tolist() == list(presets())
+    assert table["mechanism"].tolist() == ["scenario", *presets()]
     # BRED has no preset: it runs with its own defaults.
     assert mechanisms(["bred", "csfq"]) == {"bred": {"type": "bred"}, "csfq": presets()["csfq"]}
     table, _ = compare(scenario, ["bred"])
     assert table["mechanism"].tolist() == ["bred"] and table.loc[0, "utilisation"] > 0.9
+
+
+def test_the_scenario_row_keeps_the_scenarios_own_qdisc():
+    # Issue 26 item 7: fq_codel at its default limit (10 240 packets) lets a 15 Mbps CBR overload
+    # queue for seconds; the preset's 64 packets do not. Each row says which ran.
+    scenario = aqmlab.load("cbr-overload").with_qdisc("fq_codel").with_duration("4s", warmup="2s")
+    table, _ = compare(scenario, ["scenario", "fq_codel"])
+    rows = table.set_index("mechanism")
+    assert rows.loc["scenario", ["qdisc", "buffer"]].tolist() == ["fq_codel", "default"]
+    assert rows.loc["fq_codel", "buffer"] == "64KB / 64 packets"
+    assert rows.loc["scenario", "delay_median_ms"] > 10 * rows.loc["fq_codel", "delay_median_ms"]
 
 
 def test_an_unknown_mechanism_is_named_in_the_error():
@@ -66,3 +85,12 @@ def test_a_narrow_continuation_table_keeps_its_title_on_one_line():
     done = aqmlab_cli("compare", "scenarios/csfq-fig3b.toml", "-m", "droptail,drr", columns=80)
     assert done.returncode == 0, done.stderr
     assert "csfq-fig3b.toml: mechanisms compared (columns 2/2)" in done.stdout.splitlines()
+
+
+def test_the_help_and_the_readme_name_every_preset():
+    # Issue 26 item 7: fred-1 and fred-2 were in neither.
+    shown = " ".join(aqmlab_cli("compare", "--help", columns=200).stdout.split())
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name in presets():
+        assert f" {name}" in shown and f"`{name}`" in readme, name
+    assert "fred-2 (FRED with its §6 two-packet buffer" in shown

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,12 +24,17 @@ SCENARIO = "cbr-overload"
 @dataclass
 class Case:
     """One invocation: `args` (`{out}` is a fresh folder), and the exit status expected: 0, or
-    `rows_in`: the experiment folder whose rows.json says whether a row failed (then 1)."""
+    `rows_in`: the experiment folder whose rows.json says whether a row failed (then 1), or with
+    `rows_on_stdout` the `--json` rows it printed (1 when a graded row fails or a reference is
+    stale)."""
 
     args: list[str]
     rows_in: str | None = None
+    rows_on_stdout: bool = False
     # False for the commands whose result is files (sweep, report): they say where on stderr.
     prints: bool = True
+    # Runs ns-2: left out where `ns` is not installed.
+    needs_ns2: bool = False
     json: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -42,9 +48,11 @@ CASES: dict[str, list[Case]] = {
     "aqmlab reproduce demo --quick": [
         Case(["reproduce", "demo", "--quick", "--json", "--out", "{out}/demo-json"], rows_in="{out}/demo-json")
     ],
-    "aqmlab run FILE --out DIR [--format parquet|csv] [--no-plots] [--seed N]": [
+    "aqmlab run FILE --out DIR [--format parquet|csv] [--no-plots] [--seed N] [--force] [--wait]": [
         Case(["run", SCENARIO, "--out", "{out}/run"]),
         Case(["run", SCENARIO, "--out", "{out}/run-csv", "--format", "csv", "--no-plots", "--seed", "2"]),
+        # Another run's folder: replaced with --force.
+        Case(["run", SCENARIO, "--out", "{out}/run-csv", "--seed", "3", "--force", "--wait"]),
     ],
     "aqmlab run FILE --json": [Case(["run", SCENARIO, "--json"])],
     "aqmlab run FILE > results.txt": [Case(["run", SCENARIO])],
@@ -55,9 +63,20 @@ CASES: dict[str, list[Case]] = {
     "aqmlab reproduce ID [--quick] [--json] [--out DIR]": [
         Case(["reproduce", "redpd-fig11", "--quick", "--json", "--out", "{out}/fig11"], rows_in="{out}/fig11")
     ],
-    "aqmlab reproduce --all --out DIR [--quick] [--workers N | --scheduler ADDRESS] [--only ID,ID]": [
+    "aqmlab reproduce --all --out DIR [--quick] [--workers N | --scheduler ADDRESS] [--only ID,ID] [--wait]": [
         Case(
-            ["reproduce", "--all", "--out", "{out}/all", "--quick", "--workers", "1", "--only", "redpd-fig11"],
+            [
+                "reproduce",
+                "--all",
+                "--out",
+                "{out}/all",
+                "--quick",
+                "--workers",
+                "1",
+                "--only",
+                "redpd-fig11",
+                "--wait",
+            ],
             rows_in="{out}/all/redpd-fig11",
         )
     ],
@@ -71,16 +90,27 @@ CASES: dict[str, list[Case]] = {
         Case(["compare", SCENARIO, "-m", "red,drr,fq_codel", "--out", "{out}/compare"]),
         Case(["compare", SCENARIO, "-m", "droptail", "--json"]),
     ],
-    "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS]": [
-        Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2"], prints=False)
+    "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS] [--wait]": [
+        Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2", "--wait"], prints=False)
     ],
     "aqmlab report DIR": [
-        Case(["report", "{out}/" + folder], prints=False) for folder in ("run", "pcap", "fig11", "all", "sweep")
+        Case(["report", "{out}/" + folder], prints=False)
+        for folder in ("run", "pcap", "fig11", "all", "sweep", "compare")
     ],
     "aqmlab validate tcp [--json]": [Case(["validate", "tcp", "--json"])],
-    "aqmlab bench [--json] [--repeat N] [--only NAME] [-m NAMES|all] [--scale N,...] [--ns3 PATH]": [
+    "aqmlab validate ns2 [--live] [--json]": [Case(["validate", "ns2", "--json"], rows_on_stdout=True)],
+    "aqmlab bench [--json] [--repeat N] [--only NAME] [-m NAMES|all] [--scale N,...] [--ns3 PATH] [--ns2]": [
         Case(["bench", "--only", "demo-red", "--repeat", "1"]),
         Case(["bench", "--only", "scale", "--scale", "100", "--repeat", "1", "--json"]),
+        Case(["bench", "--ns2", "--only", "ns2-a", "--repeat", "1", "--json"], needs_ns2=True),
+    ],
+    "aqmlab export ns2 FILE [-o OUT.tcl]": [
+        Case(["export", "ns2", "python/aqmlab/ns2/scenarios/tcp1-reno.toml"]),
+        Case(["export", "ns2", SCENARIO]),
+        Case(["export", "ns2", SCENARIO, "-o", "{out}/cbr-overload.tcl"], prints=False),
+    ],
+    "aqmlab crosscheck FILE [--seeds N] [--json]": [
+        Case(["crosscheck", SCENARIO, "--seeds", "2", "--json"], needs_ns2=True)
     ],
     "make bench-qdiscs": [Case(["bench", "--only", "demo-red", "--mechanisms", "all", "--repeat", "1", "--json"])],
     "aqmlab scenarios [NAME] [--copy DEST]": [
@@ -90,6 +120,7 @@ CASES: dict[str, list[Case]] = {
         Case(["run", "{out}/parking-lot.toml"]),
     ],
     "aqmlab run csfq-fig3b": [Case(["run", "csfq-fig3b"])],
+    "aqmlab scenarios": [Case(["scenarios"])],
     "aqmlab --help": [Case(["--help"])],
     "aqmlab COMMAND --help": [Case([command, "--help"]) for command in COMMANDS],
     "aqmlab --version": [Case(["--version"])],
@@ -131,6 +162,8 @@ def ran(tmp_path_factory) -> dict[str, list[tuple[Case, subprocess.CompletedProc
     results: dict[str, list[tuple[Case, subprocess.CompletedProcess]]] = {}
     for command, cases in CASES.items():
         for case in cases:
+            if case.needs_ns2 and shutil.which("ns") is None:
+                continue
             args = [arg.replace("{out}", str(out)) for arg in case.args]
             done = aqmlab_cli(*args)
             if case.rows_in is not None:
@@ -139,8 +172,13 @@ def ran(tmp_path_factory) -> dict[str, list[tuple[Case, subprocess.CompletedProc
     return results
 
 
-def expected_status(case: Case) -> int:
-    """0, or 1 exactly when a paper row failed (by the rows.json the command wrote)."""
+def expected_status(case: Case, stdout: str) -> int:
+    """0, or 1 exactly when a paper row failed (by the rows.json the command wrote), or a graded
+    row it printed failed or its reference is stale."""
+    if case.rows_on_stdout:
+        printed = json.loads(stdout)
+        failed = any(not row["pass"] and row.get("graded", True) for row in printed["rows"])
+        return int(failed or bool(printed.get("stale")))
     if case.rows_in is None:
         return 0
     return 0 if json.loads((Path(case.rows_in) / "rows.json").read_text())["passed"] else 1
@@ -148,9 +186,9 @@ def expected_status(case: Case) -> int:
 
 @pytest.mark.parametrize("command", list(CASES))
 def test_the_readme_command_runs_without_a_traceback_and_exits_as_documented(ran, command):
-    for case, done in ran[command]:
+    for case, done in ran.get(command, []):
         assert "Traceback" not in done.stderr, (case.args, done.stderr)
-        assert done.returncode == expected_status(case), (case.args, done.returncode, done.stderr[-2000:])
+        assert done.returncode == expected_status(case, done.stdout), (case.args, done.returncode, done.stderr[-2000:])
         assert bool(done.stdout.strip()) == case.prints, (case.args, "prints its result on stdout", done.stdout)
         if case.json:
             json.loads(done.stdout)  # nothing but one JSON value

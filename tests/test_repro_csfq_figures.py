@@ -66,7 +66,16 @@ def test_fig3b_is_the_demo_plus_the_better_fred(quick):
     # the demo: 0.440 (RFC TCP, informative row) -> 0.504 Mbps; every other graded row passes.
     failing = {r.key for r in reproduction.rows if r.graded and not r.passed}
     assert failing == {"udp.csfq"}, failing
-    assert "timeouts" in reproduction.reasons["udp.csfq"]
+    reason = reproduction.reasons["udp.csfq"]
+    assert "timeouts" in reason
+    # CSFQ's UDP gets what the 31 TCPs leave of the link. The paper's 0.361 Mbps leaves each
+    # (10 - 0.361)/31 = 0.311 Mbps, 0.86 of the UDP's share; ours take less (issue 27 item 4:
+    # 0.56 over 10 seeds), less than DRR gives them (paper's DRR: (10 - 0.396)/31/0.396 = 0.78).
+    assert "the paper's 0.361 Mbps leaves each TCP 0.86 of it" in reason
+    mechanisms = reproduction.data["mechanisms"].set_index("mechanism")
+    share = {m: mechanisms.at[m, "tcp_total_mbps"] / 31 / mechanisms.at[m, "udp_mbps"] for m in ("csfq", "drr")}
+    assert f"each {share['csfq']:.2f} of flow 0's share" in reason and share["csfq"] < 0.7, reason
+    assert f"Under DRR each TCP gets {share['drr']:.2f} of the UDP's share (paper's DRR: 0.78)" in reason
 
 
 def test_fig4_drr_fails_only_for_many_flows_and_csfq_keeps_up_with_fred(quick):

@@ -1,6 +1,7 @@
 """Whole-run benchmarks: wall time, simulated events and events per second; the scale
 series (the same per-flow work at 10² to 10⁵ flows, with peak memory per flow); and the
-comparison with ns-3 on the same work, given a built reference program."""
+comparisons on the same work with ns-3 (given a built reference program) and with ns-2 (the
+same scenario file, exported)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ NS3_ARGS = {
     "ns3-a": ("--nTcp=31", "--nUdp=1", "--udpRates=10", "--qdisc=red", "--bw=10", "--T=100"),
     "ns3-b": ("--nTcp=100", "--nUdp=0", "--qdisc=red", "--bw=45", "--T=100"),
 }
+# The cases run in ns-2 and in aqmlab (`--ns2`): one scenario file each, exported to ns-2.
+NS2_BENCHMARKS = (
+    ("ns2-a", "bench-ns2-a.toml", "ns-2 case (a): 31 NewReno + 1 CBR on 10 Mbps RED, 100 s"),
+    ("ns2-b", "bench-ns2-b.toml", "ns-2 case (b): 100 NewReno on 45 Mbps RED, 100 s"),
+)
+
 # ns-3 reports application payload, aqmlab the packets on the wire: the headers the scenarios'
 # packet sizes include (IPv4 20 bytes, TCP 20 or UDP 8, PPP 2).
 HEADER_BYTES = {"tcp": 42, "cbr": 30}
@@ -54,13 +61,15 @@ def run_all(
     scale: Sequence[int] = SCALE_FLOWS,
     ns3: Path | None = None,
     on_start: Callable[[str], None] = lambda what: None,
+    ns2: bool = False,
 ) -> dict[str, list[dict]]:
-    """What `aqmlab bench` measures: `{"runs", "scale", "ns3"}`. The whole-run benchmarks
+    """What `aqmlab bench` measures: `{"runs", "scale", "ns3", "ns2"}`. The whole-run benchmarks
     (`only` one of them, or "scale" for only the series), each once per mechanism of
     `mechanisms` on its bottleneck when given; the scale series at `scale` flows; with `ns3`
-    (a built reference program) the comparison with ns-3. `on_start(what)` is told what each
-    step runs. A mechanism a benchmark cannot take is a ScenarioError naming both."""
-    report: dict[str, list[dict]] = {"runs": [], "scale": [], "ns3": []}
+    (a built reference program) the comparison with ns-3; with `ns2` the comparison with ns-2
+    (`only` may name one of its cases). `on_start(what)` is told what each step runs. A
+    mechanism a benchmark cannot take is a ScenarioError naming both."""
+    report: dict[str, list[dict]] = {"runs": [], "scale": [], "ns3": [], "ns2": []}
     for name, file, what in BENCHMARKS:
         if only not in (None, name):
             continue
@@ -83,6 +92,10 @@ def run_all(
         if name.startswith("ns3-") and only in (None, name):
             on_start(f"running {name} in ns-3 and in aqmlab")
             report["ns3"].append(ns3_comparison(name, scenarios_dir() / file, ns3, repeat=repeat))
+    for name, file, _ in NS2_BENCHMARKS if ns2 else []:
+        if only in (None, name):
+            on_start(f"running {name} in ns-2 and in aqmlab")
+            report["ns2"].append(ns2_comparison(name, scenarios_dir() / file, repeat=repeat))
     return report
 
 
@@ -214,4 +227,55 @@ def ns3_comparison(name: str, scenario_file: Path, program: Path, repeat: int = 
             "tcp_jain_index": (ns3["jain_tcp"], jain_index(goodput[tcp])),
             "events": (ns3["events"], results.summary()["events"]),
         },
+    }
+
+
+def _compile_package() -> None:
+    """Compiles the package's modules to bytecode, as installing a wheel does, so that a timed
+    `aqmlab` process loads them as an installed copy would (a checkout run with
+    PYTHONDONTWRITEBYTECODE set would compile every module at every start: 0.02 s more)."""
+    import compileall
+
+    compileall.compile_dir(Path(__file__).parent, quiet=1)
+
+
+def ns2_comparison(name: str, scenario_file: Path, repeat: int = 3) -> dict:
+    """ns-2 and aqmlab on the same scenario file (exported for ns-2), fastest of `repeat`: each
+    one's time in its event loop (ns-2: `$ns run`, measured in the script; aqmlab: the engine's
+    `wall_time_s`, building, simulating and collecting results), and the CPU time (user +
+    system) of each whole process (`ns SCRIPT`; `aqmlab run FILE --json`); then what each
+    computed over the measurement window (crosscheck's totals)."""
+    from . import run
+    from .ns2 import crosscheck
+    from .ns2 import export as ns2_export
+    from .ns2 import run as ns2_run
+
+    scenario = Scenario.load(scenario_file)
+    exported = ns2_export.export(scenario)
+    _compile_package()
+    ns2_engine = ns2_cpu = aqmlab_engine = aqmlab_cpu = float("inf")
+    for _ in range(repeat):
+        stdout, cpu, _ = ns2_run.run_script(exported.script)
+        ns2_cpu = min(ns2_cpu, cpu)
+        ns2_engine = min(ns2_engine, ns2_run.engine_seconds(stdout))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        command = [sys.executable, "-m", "aqmlab", "run", str(scenario_file), "--json"]
+        summary = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        aqmlab_cpu = min(aqmlab_cpu, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        aqmlab_engine = min(aqmlab_engine, summary["wall_time_s"])
+    ns2 = ns2_run.parse_output(stdout, exported)
+    theirs = crosscheck.ns2_metrics(ns2, exported)
+    ours = crosscheck.aqmlab_metrics(run(ns2_export.pinned(scenario)), exported)
+    outcomes = ("total goodput (Mb/s)", "drops L->R", "utilisation L->R", "TCP timeouts (whole run)")
+    return {
+        "name": name,
+        "ns2_version": ns2.version,
+        "ns2_engine_s": ns2_engine,
+        "aqmlab_engine_s": aqmlab_engine,
+        "engine_ratio": ns2_engine / aqmlab_engine,
+        "ns2_process_cpu_s": ns2_cpu,
+        "aqmlab_process_cpu_s": aqmlab_cpu,
+        "process_ratio": ns2_cpu / aqmlab_cpu,
+        "outcome": {metric: (theirs[metric], ours[metric]) for metric in outcomes},
     }

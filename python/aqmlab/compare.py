@@ -1,23 +1,26 @@
 """One scenario under several queue disciplines on its bottleneck: the demo, generalised.
 
 `compare(scenario, ["red", "csfq", "fq_codel"])` runs the scenario once per mechanism and
-returns one row per mechanism: goodput of each flow group (flows `name[i]` of one `count`
-summed), Jain's index of goodput / fair share, the bottleneck's utilisation, the drop rate
-over the measurement window, and the median and 99th-percentile queueing delay of the
-bottleneck (queue samples, bytes / rate). A mechanism is a preset name (`presets()`: the
-CSFQ paper's configurations on its 64 KB buffer, then aqmlab's other mechanisms on the same
-buffer) or any qdisc `type` with its defaults.
+returns one row per mechanism: what ran (the qdisc type and its buffer), goodput of each
+flow group (flows `name[i]` of one `count` summed), Jain's index of goodput / fair share,
+the bottleneck's utilisation, the drop rate over the measurement window, and the median
+and 99th-percentile queueing delay of the bottleneck (queue samples, bytes / rate). A
+mechanism is `scenario` (the bottleneck's qdisc as the scenario sets it, unchanged), a
+preset name (`presets()`: the CSFQ paper's configurations on its 64 KB buffer, then
+aqmlab's other mechanisms on the same buffer) or any qdisc `type` with its own defaults.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._core import ScenarioError
+from ._core import ScenarioError, __version__
 from .results import MBPS, Results
 from .scenario import Scenario
 
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 _INDEX = re.compile(r"\[\d+\]$")
+# The mechanism that keeps the scenario's own bottleneck qdisc.
+AS_WRITTEN = "scenario"
 
 
 def presets() -> dict[str, dict[str, Any]]:
@@ -44,27 +49,59 @@ def mechanisms(names: Sequence[str]) -> dict[str, dict[str, Any]]:
     return {name: known.get(name, {"type": name}) for name in names}
 
 
+def buffer_size(qdisc: Mapping[str, Any]) -> str:
+    """The buffer a qdisc table sets (its byte and packet limits; RED-PD's in its `red`
+    table), or "default" when it sets none: the qdisc's own, docs/scenario.md."""
+    table = {**qdisc.get("red", {}), **qdisc}
+    parts = [
+        f"{table[key]:,} B" if isinstance(table[key], int) else str(table[key])
+        for key in ("limit_bytes", "memory_limit")
+        if key in table
+    ]
+    if "limit" in table:
+        parts.append(f"{table['limit']} packets")
+    return " / ".join(parts) or "default"
+
+
 def compare(
     scenario: Scenario, names: Sequence[str], link: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, Results]]:
     """Runs `scenario` with each mechanism of `names` on `link` (see `Scenario.with_qdisc`;
-    None: the bottleneck) and returns the table (one row per mechanism) and the runs."""
+    None: the bottleneck) and returns the table (one row per mechanism) and the runs.
+    `["all"]` is `scenario` then every preset."""
     from . import run
 
-    tables = mechanisms(names)
-    for name, table in tables.items():
+    names = [AS_WRITTEN, *presets()] if list(names) == ["all"] else list(names)
+    tables, variants = {}, {}
+    for name in names:
         try:
-            scenario.with_qdisc(table, link=link).validate()
+            if name == AS_WRITTEN:
+                tables[name], variants[name] = scenario.qdisc(link), scenario.validate()
+            else:
+                tables[name] = mechanisms([name])[name]
+                variants[name] = scenario.with_qdisc(tables[name], link=link).validate()
         except ScenarioError as e:
             raise ScenarioError(f"mechanism {name!r}: {e}") from None
-    runs = {name: run(scenario.with_qdisc(table, link=link)) for name, table in tables.items()}
-    return pd.DataFrame([_row(name, results) for name, results in runs.items()]), runs
+    runs = {name: run(variant) for name, variant in variants.items()}
+    rows = [_row(name, tables[name], results) for name, results in runs.items()]
+    return pd.DataFrame(rows), runs
 
 
-def _row(name: str, results: Results) -> dict[str, Any]:
+def flow_groups(results: Results) -> pd.Series:
+    """Each flow's group: its name without the `[i]` of a `count`."""
+    return results.flows["name"].str.replace(_INDEX, "", regex=True)
+
+
+def fair_shares(results: Results) -> dict[str, float]:
+    """Each flow group's max-min fair share (Mbps, its flows' shares summed): the same under every mechanism."""
+    shares = results.flows.groupby(flow_groups(results), sort=False)["fair_share_bps"].sum() / MBPS
+    return {str(group): float(mbps) for group, mbps in shares.items()}
+
+
+def _row(name: str, qdisc: Mapping[str, Any], results: Results) -> dict[str, Any]:
     flows = results.flows
-    row: dict[str, Any] = {"mechanism": name}
-    groups = flows.groupby(flows["name"].str.replace(_INDEX, "", regex=True), sort=False)["goodput_bps"].sum()
+    row: dict[str, Any] = {"mechanism": name, "qdisc": qdisc.get("type", "droptail"), "buffer": buffer_size(qdisc)}
+    groups = flows.groupby(flow_groups(results), sort=False)["goodput_bps"].sum()
     row.update({f"{group}_mbps": bps / MBPS for group, bps in groups.items()})
     bottleneck = results.links.loc[results.links["utilisation"].idxmax()]
     queue = results.queue[(results.queue["link"] == bottleneck["id"]) & (results.queue["time"] >= results.warmup)]
@@ -82,25 +119,66 @@ def _row(name: str, results: Results) -> dict[str, Any]:
     return row
 
 
-def compare_figure(table: pd.DataFrame, title: str = "") -> Figure:
-    """Goodput of each flow group per mechanism (stacked bars), and the queueing delay (median
-    and 99th percentile) per mechanism."""
+def save(
+    table: pd.DataFrame, runs: Mapping[str, Results], scenario: Scenario, out_dir: str | Path, link: str | None = None
+) -> list[Path]:
+    """Of `compare(scenario, ..., link)`: writes `compare.csv` (the table), `compare.png`
+    (`compare_figure`), `compare.json` (what ran: each mechanism's qdisc table, the flow
+    groups' fair shares) and `scenario.json`: what `aqmlab report` makes a page of."""
     from .plots import pyplot
 
-    groups = [c for c in table.columns if c.endswith("_mbps")]
-    fig, (left, right) = pyplot().subplots(1, 2, figsize=(max(8.0, 1.1 * len(table) + 4), 4))
-    bottom = pd.Series(0.0, index=table.index)
-    for group in groups:
-        left.bar(table["mechanism"], table[group], bottom=bottom, label=group.removesuffix("_mbps"))
-        bottom += table[group]
-    left.set_ylabel("goodput (Mbps)")
-    left.legend(fontsize=8)
-    right.bar(table["mechanism"], table["delay_p99_ms"], color="lightgray", label="99th percentile")
-    right.bar(table["mechanism"], table["delay_median_ms"], label="median")
-    right.set_ylabel("queueing delay (ms)")
-    right.legend(fontsize=8)
-    for ax in (left, right):
-        ax.tick_params(axis="x", rotation=60)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fair = fair_shares(next(iter(runs.values())))
+    name = scenario.get_or("name") or (scenario.source.stem if scenario.source else "scenario")
+    table.to_csv(out / "compare.csv", index=False)
+    figure = compare_figure(table, fair, title=name)
+    figure.savefig(out / "compare.png", dpi=110, metadata={"Software": None})
+    pyplot().close(figure)
+    about = {
+        "aqmlab": __version__,
+        "name": name,
+        "mechanisms": {m: scenario.qdisc(link) if m == AS_WRITTEN else mechanisms([m])[m] for m in runs},
+        "fair_share_mbps": fair,
+    }
+    (out / "compare.json").write_text(json.dumps(about, indent=2) + "\n")
+    (out / "scenario.json").write_text(json.dumps(scenario.to_dict(), indent=2) + "\n")
+    return [out / "compare.csv", out / "compare.png", out / "compare.json", out / "scenario.json"]
+
+
+def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: str = "") -> Figure:
+    """Small multiples, two to a row: one panel per flow group, its goodput under each
+    mechanism with the group's max-min fair share dashed across; then the queueing delay
+    (99th percentile, the median marked). Each mechanism has its colour in every figure
+    (`plots.mechanism_colour`)."""
+    from .plots import mechanism_colour, pyplot
+
+    groups = [c.removesuffix("_mbps") for c in table.columns if c.endswith("_mbps")]
+    names = table["mechanism"].tolist()
+    colours = [mechanism_colour(name) for name in names]
+    x = list(range(len(names)))
+    panels = len(groups) + 1
+    columns = min(panels, 2)
+    rows = -(-panels // columns)
+    width = max(4.5, 0.36 * len(names) + 1.2)
+    fig, axes = pyplot().subplots(rows, columns, figsize=(width * columns, 3.3 * rows), squeeze=False)
+    for ax, group in zip(axes.flat, groups, strict=False):
+        ax.bar(x, table[f"{group}_mbps"], color=colours)
+        heading = f"{group}: goodput"
+        if group in fair_mbps:
+            ax.axhline(fair_mbps[group], color="black", linestyle="--", linewidth=1)
+            heading += f" (dashed: fair share {fair_mbps[group]:.3g} Mbps)"
+        ax.set_title(heading, fontsize=10)
+        ax.set_ylabel("Mbps")
+    delay = axes.flat[len(groups)]
+    delay.bar(x, table["delay_p99_ms"], color=colours, alpha=0.5)
+    delay.scatter(x, table["delay_median_ms"], color="black", marker="_", s=150, zorder=3)
+    delay.set_title("queueing delay (bar: 99th percentile, black: median)", fontsize=10)
+    delay.set_ylabel("ms")
+    for ax in axes.flat[:panels]:
+        ax.set_xticks(x, names, rotation=60, ha="right", fontsize=8)
+    for ax in axes.flat[panels:]:
+        ax.set_visible(False)
     fig.suptitle(title or "mechanisms compared")
     fig.tight_layout()
     return fig

@@ -8,12 +8,16 @@ The folder's files tell what it holds:
   paper-vs-ours rows, the figure, the notes and the data tables;
 - a sweep (`aqmlab sweep --out`): `sweep.json` → `report.html` with the grid, one row per job
   and its Jain index drawn;
+- a comparison (`aqmlab compare --out`): `compare.json` → `report.html` with the table (what
+  ran, with its buffer), the figure, each mechanism's qdisc table and the scenario;
 - a suite (`aqmlab reproduce --all --out`): experiment folders → each one's `report.html`,
-  then `index.html` (and `index.json`) with one row per experiment: rows passing / total and
-  a link to its page; every registered experiment has a row, those not run or not reproduced
-  yet with why.
+  then `index.html` (and `index.json`) with one row per experiment that ran (rows passing /
+  total and a link to its page) or failed to run, then the ids of those not run in this folder
+  and of those not reproduced yet, with why.
 
-Pages are plain HTML built with `html.escape`; the same folder gives the same bytes.
+Pages are plain HTML built with `html.escape`; the same folder gives the same bytes. Figures
+are embedded, so a page can be sent alone; each links to its PNG file beside the page, for
+the full size.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, outdir
+from .results import CORE_SUMMARY_KEYS
 from .terminal import fmt
 
 # Rows of a data table shown on a page; the files hold every row.
@@ -51,9 +56,11 @@ pre { background: #f6f6f6; padding: 0.8rem; overflow: auto; font-size: 0.8rem; }
 
 
 def folder_kind(folder: Path) -> str:
-    """`run`, `experiment`, `sweep` or `suite`; ValueError naming what was expected."""
+    """`run`, `experiment`, `sweep`, `compare` or `suite`; ValueError naming what was expected."""
     if (folder / "sweep.json").is_file():
         return "sweep"
+    if (folder / "compare.json").is_file():
+        return "compare"
     if (folder / "rows.json").is_file():
         return "experiment"
     if (folder / "summary.json").is_file():
@@ -61,8 +68,8 @@ def folder_kind(folder: Path) -> str:
     if any(_is_experiment(sub) for sub in _subfolders(folder)):
         return "suite"
     raise ValueError(
-        f"{folder}: not an output folder of aqmlab run, reproduce or sweep "
-        "(no summary.json, rows.json, sweep.json, or experiment folders)"
+        f"{folder}: not an output folder of aqmlab run, reproduce, sweep or compare "
+        "(no summary.json, rows.json, sweep.json, compare.json, or experiment folders)"
     )
 
 
@@ -74,12 +81,16 @@ def write_report(folder: str | Path) -> list[Path]:
     kind = folder_kind(folder)
     if kind == "suite":
         return write_suite_pages(folder)
+    damage = outdir.verify(folder) if (folder / outdir.MANIFEST).is_file() else None
+    if damage is not None:
+        raise ValueError(f"{folder}: {damage}; the results are damaged, run them again")
     if kind == "experiment" and (folder.parent / "index.json").is_file():  # one experiment of a suite
         page = experiment_page(folder, index="../index.html")
     else:
-        page = {"run": run_page, "experiment": experiment_page, "sweep": sweep_page}[kind](folder)
+        pages = {"run": run_page, "experiment": experiment_page, "sweep": sweep_page, "compare": compare_page}
+        page = pages[kind](folder)
     path = folder / "report.html"
-    path.write_text(page)
+    outdir.write_text(path, page)
     return [path]
 
 
@@ -144,6 +155,11 @@ def _png(data: bytes, alt: str) -> str:
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
 
 
+def _png_file(path: Path) -> str:
+    """A PNG of the folder embedded in the page, linking to the file for its full size."""
+    return f'<a href="{_e(path.name)}">{_png(path.read_bytes(), path.stem)}</a>'
+
+
 def _figure(fig: Any, alt: str) -> str:
     from .plots import pyplot
 
@@ -168,8 +184,19 @@ def _read_table(folder: Path, name: str) -> Any:
     return None
 
 
+# Keys each JSON file of an output folder must have for its page.
+REQUIRED_KEYS = {
+    "summary.json": (*CORE_SUMMARY_KEYS, "utilisation", "drops_by_reason"),
+    "rows.json": ("id", "title", "passed", "rows"),
+    "sweep.json": ("grid", "jobs"),
+    "compare.json": ("name", "mechanisms", "fair_share_mbps"),
+}
+
+
 def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
+    """A JSON object of an output folder (OutputError, a ValueError, naming the file if it is not
+    one, or lacks a key its page needs)."""
+    return outdir.read_json(path, REQUIRED_KEYS.get(path.name, ()))
 
 
 def _subfolders(folder: Path) -> list[Path]:
@@ -204,7 +231,7 @@ def run_page(folder: Path) -> str:
     figures = sorted(folder.glob("*.png"))
     if figures:
         body.append("<h2>Figures</h2>")
-        body += [_png(p.read_bytes(), p.stem) for p in figures]
+        body += [_png_file(p) for p in figures]
     flows = _read_table(folder, "flows")
     if flows is not None:
         body += ["<h2>Flows</h2>", _frame_table(_flow_columns(flows), "flows")]
@@ -214,7 +241,15 @@ def run_page(folder: Path) -> str:
         body += ["<h2>Links that carried packets</h2>", _frame_table(used, "links")]
     drops = _read_table(folder, "drops")
     if drops is not None and not drops.empty:
-        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(drops, "drops")]
+        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(_named(drops, flows, links), "drops")]
+    monitored = _read_table(folder, "qdisc_flows")
+    if monitored is not None and not monitored.empty:
+        body += [
+            "<h2>Flows a queue discipline measured (qdisc_flows)</h2>",
+            '<p class="muted">per-flow state a qdisc keeps beside its decision (e.g. SRED\'s candidates, '
+            "RED-PD's monitored flows), counted from the warm-up</p>",
+            _frame_table(_named(monitored, flows, links), "qdisc_flows"),
+        ]
     captures = sorted(folder.glob("*.pcap"))
     if captures:
         body.append("<h2>Packet captures</h2>")
@@ -223,6 +258,15 @@ def run_page(folder: Path) -> str:
     if (folder / "scenario.json").is_file():
         body += ["<h2>Scenario</h2>", _json_block(_read_json(folder / "scenario.json"))]
     return _page(f"Run: {name}", body, f"aqmlab {__version__} · {folder.name}")
+
+
+def _named(frame: Any, flows: Any, links: Any) -> Any:
+    """`frame` with its `flow` and `link` ids replaced by their names (when those tables are there)."""
+    named = frame.copy()
+    for column, table in (("flow", flows), ("link", links)):
+        if column in named and table is not None:
+            named[column] = named[column].map(dict(zip(table["id"], table["name"], strict=True)))
+    return named
 
 
 def _delivery(summary: dict) -> str:
@@ -276,7 +320,7 @@ def experiment_page(folder: Path, index: str | None = None) -> str:
         body.append(f'<p class="muted">ns-2 column: {_e(reproduction["ns2_source"])}</p>')
     figure = folder / f"{reproduction['id'] or 'figure'}.png"
     if figure.is_file():
-        body += ["<h2>Figure</h2>", _png(figure.read_bytes(), reproduction["id"])]
+        body += ["<h2>Figure</h2>", _png_file(figure)]
     if about.get("notes"):
         body += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in about["notes"]) + "</ul>"]
     data = sorted(folder.glob("*.csv"))
@@ -388,6 +432,29 @@ def _jain_figure(jobs: Any) -> Any:
     return fig
 
 
+# ---------------------------------------------------------------- a comparison
+
+
+def compare_page(folder: Path) -> str:
+    """The page of an `aqmlab compare --out` folder."""
+    import pandas as pd
+
+    about = _read_json(folder / "compare.json")
+    table = pd.read_csv(folder / "compare.csv")
+    shares = ", ".join(f"{group} {mbps:.3g} Mbps" for group, mbps in about["fair_share_mbps"].items())
+    body = [
+        f"<p>{len(table)} mechanisms on the bottleneck; max-min fair share of each flow group: {_e(shares)}</p>",
+        "<h2>Mechanisms</h2>",
+        _frame_table(table, "compare.csv"),
+    ]
+    if (folder / "compare.png").is_file():
+        body += ["<h2>Figure</h2>", _png_file(folder / "compare.png")]
+    body += ["<h2>What ran</h2>", _json_block(about["mechanisms"])]
+    if (folder / "scenario.json").is_file():
+        body += ["<h2>Scenario</h2>", _json_block(_read_json(folder / "scenario.json"))]
+    return _page(f"Compare: {about['name']}", body, f"aqmlab {about.get('aqmlab', '?')} · {folder.name}")
+
+
 # ---------------------------------------------------------------- a suite
 
 
@@ -402,17 +469,19 @@ def suite_entries(folder: Path) -> list[dict[str, Any]]:
     for id, experiment in registry().items():
         entry: dict[str, Any] = {"id": id, "title": experiment.title}
         sub = folder / id
-        if _is_experiment(sub):
+        damage = outdir.verify(sub) if (sub / outdir.MANIFEST).is_file() else None
+        if damage is not None:
+            entry |= {"status": "damaged", "reason": f"{damage}: aqmlab reproduce --all runs it again"}
+        elif _is_experiment(sub):
             reproduction = _read_json(sub / "rows.json")
             passing, graded = _row_counts(reproduction["rows"])
-            wall = sub / "wall_time.txt"
             entry |= {
                 "status": "passed" if reproduction["passed"] else "failed",
                 "rows_passed": passing,
                 "rows_graded": graded,
                 "verdicts": _verdict_counts(reproduction["rows"]),
                 "quick": bool(_read_json(sub / "experiment.json").get("quick")),
-                "wall_time_s": float(wall.read_text()) if wall.is_file() else None,
+                "wall_time_s": _wall_time(sub / "wall_time.txt"),
                 "page": f"{id}/report.html",
             }
         elif id in errors:
@@ -425,6 +494,14 @@ def suite_entries(folder: Path) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda entry: entry["id"])
 
 
+def _wall_time(path: Path) -> float | None:
+    """The seconds an experiment took, when recorded."""
+    try:
+        return float(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def write_suite_pages(folder: Path) -> list[Path]:
     """Each experiment's page, then `index.html` and `index.json`; returns the index first."""
     pages = []
@@ -432,12 +509,12 @@ def write_suite_pages(folder: Path) -> list[Path]:
     for entry in entries:
         if "page" in entry:
             page = folder / entry["page"]
-            page.write_text(experiment_page(page.parent, index="../index.html"))
+            outdir.write_text(page, experiment_page(page.parent, index="../index.html"))
             pages.append(page)
     index = folder / "index.html"
-    index.write_text(index_page(entries))
+    outdir.write_text(index, index_page(entries))
     listing = folder / "index.json"
-    listing.write_text(json.dumps({"aqmlab": __version__, "experiments": entries}, indent=2) + "\n")
+    outdir.write_text(listing, json.dumps({"aqmlab": __version__, "experiments": entries}, indent=2) + "\n")
     return [index, listing, *pages]
 
 
@@ -445,26 +522,29 @@ STATUS_MARKS = {
     "passed": ("pass", "pass"),
     "failed": ("fail", "FAIL"),
     "error": ("fail", "error"),
+    "damaged": ("fail", "damaged"),
     "not run": ("pending", "not run"),
     "not reproduced": ("missing", "not reproduced yet"),
 }
 
 
 def index_page(entries: list[dict[str, Any]]) -> str:
+    """One row per experiment that ran, failed to run or is damaged; the ids of those not run in this
+    folder on one line; those not reproduced yet in a table of their own, with why."""
     ran = [e for e in entries if "page" in e]
-    registered = [e for e in entries if e["status"] != "not reproduced"]
+    shown = [e for e in entries if e["status"] in ("passed", "failed", "error", "damaged")]
+    not_run = [e["id"] for e in entries if e["status"] == "not run"]
+    missing = [e for e in entries if e["status"] == "not reproduced"]
     passed = sum(e["status"] == "passed" for e in ran)
     rows_passed, rows_graded = sum(e["rows_passed"] for e in ran), sum(e["rows_graded"] for e in ran)
     modes = sorted({"quick" if e["quick"] else "full" for e in ran})
     headline = (
-        f"{len(ran)} of {len(registered)} experiments ran ({' and '.join(modes) or 'none'}); {passed} pass every "
-        f"graded row; {rows_passed} of {rows_graded} graded rows pass; "
-        f"{len(entries) - len(registered)} more are not reproduced yet."
+        f"{len(ran)} of {len(entries) - len(missing)} experiments ran ({' and '.join(modes) or 'none'}); "
+        f"{passed} pass every graded row; {rows_passed} of {rows_graded} graded rows pass."
     )
     totals = {kind: sum(e["verdicts"][kind] for e in ran) for kind in ("paper", *FAILING_VERDICTS)}
-    verdicts_line = _verdict_summary(totals)
     cells = []
-    for e in entries:
+    for e in shown:
         link = f'<a href="{_e(e["page"])}">{_e(e["id"])}</a>' if "page" in e else _e(e["id"])
         counts = f"{e['rows_passed']} / {e['rows_graded']}" if "page" in e else ""
         if "page" in e:
@@ -475,9 +555,19 @@ def index_page(entries: list[dict[str, Any]]) -> str:
         cells.append([link, e["title"], counts, _mark(*STATUS_MARKS[e["status"]]), note])
     body = [
         f"<p>{_e(headline)}</p>",
-        f"<p>{_e(verdicts_line)}</p>",
+        f"<p>{_e(_verdict_summary(totals))}</p>",
         '<p class="muted">Rows passing counts the graded rows (the paper\'s numbers and orderings); informative '
         "rows, the other reading of a choice the paper leaves open, are on each page.</p>",
         _table(["experiment", "title", "graded rows passing", "status", "note"], cells, raw=("experiment", "status")),
     ]
+    if not_run:
+        body.append(
+            f'<p class="muted">Not run in this folder ({len(not_run)}): {_e(", ".join(not_run))}. '
+            f"<code>aqmlab reproduce --all --out DIR</code> runs every one (<code>--only ID,ID</code> some).</p>"
+        )
+    if missing:
+        body += [
+            f"<h2>Not reproduced yet ({len(missing)})</h2>",
+            _table(["experiment", "title", "why"], [[e["id"], e["title"], e["reason"]] for e in missing]),
+        ]
     return _page("aqmlab: paper reproductions", body, f"aqmlab {__version__}")

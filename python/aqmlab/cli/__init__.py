@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "validate": "Check the simulator against closed-form models and exact event counts.",
     "bench": "Time whole runs and print wall time, simulated events and events/second.",
     "scenarios": "List the scenarios and sweep specs shipped with aqmlab; print one, or copy it to edit.",
+    "export": "Write a scenario as a script for another simulator (ns-2).",
+    "crosscheck": "Run one scenario in ns-2 and in aqmlab and compare the outcomes.",
 }
 
 

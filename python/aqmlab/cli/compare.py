@@ -10,6 +10,7 @@ import typer
 from .. import compare as comparison
 from .. import terminal
 from .._core import ScenarioError
+from ..outdir import OutputError, check_folder_path
 from ..scenario import load
 from ._common import command_app, command_help, fail, print_json, say
 
@@ -19,11 +20,18 @@ app = command_app()
 @app.command(
     help=command_help(
         "compare",
-        "Prints one row per mechanism: goodput of each flow group (Mbps), Jain's index of goodput / fair share,"
-        " the bottleneck's utilisation, the drop rate over the measurement window, and the median and 99th-"
-        "percentile queueing delay (ms). A mechanism is a preset (the CSFQ paper's configurations and aqmlab's"
-        " other mechanisms on its 64 KB buffer; `all` for every preset) or any qdisc type with its defaults. "
-        "With --out, writes compare.csv and compare.png.",
+        "Prints one row per mechanism: what ran (qdisc type and buffer), goodput of each flow group (Mbps), "
+        "Jain's index of goodput / fair share, the bottleneck's utilisation, the drop rate over the "
+        "measurement window, and the median and 99th-percentile queueing delay (ms).\n\n"
+        "A mechanism is `scenario` (the bottleneck's qdisc as the file sets it, unchanged), a preset, or any "
+        "qdisc type with its own defaults (buffer `default`: see docs/scenario.md). `all` is `scenario` then "
+        "every preset. The presets put the CSFQ paper's configurations on its 64 KB buffer: droptail, red, "
+        "fred-1 (FRED), fred-2 (FRED with its §6 two-packet buffer: above max_th each flow may still queue two "
+        "packets, where fred-1 drops; the two differ only when the average queue passes max_th), drr, csfq; "
+        "then aqmlab's others on the same buffer (64 packets where counted in packets): sred, red_pd, lqd, "
+        "codel, fq_codel, pie, sfq, sfb, choke.\n\n"
+        "With --out, writes compare.csv, compare.png and compare.json (what ran); `aqmlab report DIR` makes "
+        "a page of them.",
     )
 )
 def compare(
@@ -31,7 +39,8 @@ def compare(
         Path, typer.Argument(help="Scenario file (TOML), or the name of a shipped one (`aqmlab scenarios`).")
     ],
     mechanisms: Annotated[
-        str, typer.Option("--mechanisms", "-m", help="Comma-separated preset names or qdisc types, or `all`.")
+        str,
+        typer.Option("--mechanisms", "-m", help="Comma-separated: `scenario`, preset names, qdisc types; or `all`."),
     ] = "all",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for compare.csv and compare.png.")] = None,
     json_output: Annotated[
@@ -43,16 +52,15 @@ def compare(
         raise fail("--mechanisms: give at least one name, or all")
     try:
         scenario = load(file)
-        table, _ = comparison.compare(scenario, names)
-    except ScenarioError as e:
+        if out is not None:
+            check_folder_path(out)
+        table, runs = comparison.compare(scenario, names)
+    except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        table.to_csv(out / "compare.csv", index=False)
-        comparison.compare_figure(table, title=f"{scenario.get_or('name', file.stem)}").savefig(out / "compare.png")
+    written = comparison.save(table, runs, scenario, out) if out is not None else []
     if json_output:
         print_json({"mechanisms": table.to_dict(orient="records")})
     else:
         terminal.show(terminal.frame_table(table, f"{file.name}: mechanisms compared", wide=True))
-    if out is not None:
-        say(f"wrote {out / 'compare.csv'}, {out / 'compare.png'}")
+    if written:
+        say(f"wrote {', '.join(str(path) for path in written)}")

@@ -1,4 +1,4 @@
-"""`aqmlab validate SUITE`: the simulator against closed forms and exact counts."""
+"""`aqmlab validate SUITE`: the simulator against closed forms and exact counts, or against ns-2."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typer
 
 from .. import terminal
 from ..validation import SUITES, run_suite
-from ._common import command_app, command_help, fail, print_json
+from ._common import command_app, command_help, fail, print_json, say
 
 app = command_app()
 
@@ -24,22 +24,35 @@ app = command_app()
         "t_RTO = 4·RTT (RED-PD eq. 2, three seeds, ±10 %), NewReno and SACK at least Reno's rate; drop-tail "
         "utilisation against the fluid sawtooth 3(P+B)²/(4(P²+PB+B²)) (±3 %); scripted losses (Reno times "
         "out on two in a window, NewReno does not; a timeout in recovery sets ssthresh to FlightSize/2). "
-        "Prints key, model, ours, ratio, tolerance, pass and a note explaining any failure; exits with status "
-        "1 if any row fails.",
+        "Prints key, model, ours, ratio, tolerance, pass and a note explaining any failure.\n\n"
+        "`ns2`: aqmlab against ns-2.35 on 16 scenarios (python/aqmlab/ns2/scenarios/: one TCP per variant on "
+        "drop-tail, drop-tail's buffer with CBRs, 4 and 16 TCPs on drop-tail and on RED, RED's average after "
+        "idle, DRR and SFQ with CBRs and TCPs), against ns-2's numbers recorded in the package (its version, "
+        "seeds, command and date shown above the table); --live runs ns-2 again and fails if the recorded "
+        "numbers are stale. Rows: scenario, metric, ns-2, aqmlab (means over the seeds), ratio, tolerance "
+        "(the issue's goal, or twice the standard error the seeds' spread allows), pass.\n\n"
+        "Exits with status 1 if any graded row fails (or, for ns2, the recorded numbers are stale).",
     )
 )
 def validate(
-    suite: Annotated[str, typer.Argument(help="Which suite: tcp.")],
+    suite: Annotated[str, typer.Argument(help="Which suite: tcp or ns2.")],
+    live: Annotated[bool, typer.Option("--live", help="ns2: run ns-2 too, and check the recorded numbers.")] = False,
     json_output: Annotated[
         bool,
         typer.Option(
             "--json",
-            help='Print {"id", "rows": [{"key", "metric", "model", "ours", "tolerance", "pass", "note"?}]} on stdout.',
+            help='Print {"id", "rows": [{"key", "metric", "model", "ours", "tolerance", "pass", "note"?}]} on stdout '
+            '(ns2: the reference\'s "ns2_version", "recorded", "command", and "stale").',
         ),
     ] = False,
 ) -> None:
+    if suite == "ns2":
+        _validate_ns2(live, json_output)
+        return
     if suite not in SUITES:
-        raise fail(f"unknown suite {suite!r} (known: {', '.join(SUITES)})")
+        raise fail(f"unknown suite {suite!r} (known: {', '.join([*SUITES, 'ns2'])})")
+    if live:
+        raise fail("--live: only for the ns2 suite")
     rows, notes = run_suite(suite)
     if json_output:
         print_json(
@@ -55,4 +68,49 @@ def validate(
         lines = terminal.rows_table(rows, title=f"validate {suite}", reference="model", ratio=True, notes=notes)
         terminal.show([*lines, f"{sum(row.passed for row in rows)} of {len(rows)} checks pass"])
     if not all(row.passed for row in rows):
+        raise typer.Exit(1)
+
+
+def _validate_ns2(live: bool, json_output: bool) -> None:
+    from ..ns2.run import Ns2Error
+    from ..ns2.validate import run_suite as run_ns2_suite
+
+    try:
+        outcome = run_ns2_suite(live=live, progress=lambda case: say(f"{case}: aqmlab" + (" and ns-2" if live else "")))
+    except Ns2Error as e:
+        raise fail(str(e), code=1) from None
+    reference = outcome.reference
+    if json_output:
+        rows = [
+            row.to_dict(reference="ns2") | ({"note": note} if note else {})
+            for row, note in zip(outcome.rows, outcome.notes, strict=True)
+        ]
+        header = {key: reference[key] for key in ("ns2_version", "recorded", "command")}
+        print_json({"id": "ns2", **header, "live": live, "stale": outcome.stale, "rows": rows})
+    else:
+        source = "run now" if live else f"recorded {reference['recorded']} by `{reference['command']}`"
+        cells = []
+        for row, sd in zip(outcome.rows, outcome.seed_sds, strict=True):
+            scenario, metric = row.metric.split(": ", 1)
+            ratio = f"{row.ours / row.paper:.3f}" if row.paper and isinstance(row.ours, float) else "-"
+            mark = terminal.verdict(row.passed) if row.graded else "info"
+            spread = "-" if sd is None else f"{sd:.1%}"
+            cells.append(
+                [scenario, metric, terminal.fmt(row.paper), terminal.fmt(row.ours), ratio, spread, row.tolerance, mark]
+            )
+        graded = [row for row in outcome.rows if row.graded]
+        lines = terminal.table(
+            ["scenario", "metric", "ns-2", "aqmlab", "ratio", "ns-2 seed sd", "tolerance", "pass"],
+            cells,
+            f"validate ns2: aqmlab against ns-{reference['ns2_version']} ({source})",
+        )
+        failures = [
+            f"{row.metric.split(': ')[0]}: {note}"
+            for row, note in zip(outcome.rows, outcome.notes, strict=True)
+            if note
+        ]
+        lines += [line for failure in dict.fromkeys(failures) for line in terminal.paragraph(failure)]
+        summary = f"{sum(row.passed for row in graded)} of {len(graded)} graded checks pass"
+        terminal.show([*lines, summary, *(f"stale: {problem}" for problem in outcome.stale)])
+    if not outcome.passed:
         raise typer.Exit(1)

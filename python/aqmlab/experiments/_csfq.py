@@ -81,20 +81,38 @@ def better_fred(values: Mapping[str, float], lower_is_better: bool) -> str:
     return pick(("fred-1", "fred-2"), key=lambda m: values[m])
 
 
-def flow0_share_reason(results: Results, paper: str) -> str:
+def tcp_share(results: Results) -> float:
+    """The TCPs' (every flow but 0) mean goodput over flow 0's: what each TCP gets of flow 0's share."""
+    flows = results.flows
+    return flows.loc[flows["id"] != 0, "goodput_bps"].mean() / flows.loc[flows["id"] == 0, "goodput_bps"].sum()
+
+
+def paper_tcp_share(capacity_mbps: float, tcps: int, flow0_mbps: float) -> float:
+    """`tcp_share` that a paper's flow-0 number leaves at most: the rest of a full link, shared by the TCPs."""
+    return (capacity_mbps - flow0_mbps) / tcps / flow0_mbps
+
+
+def flow0_share_reason(results: Results, paper: str, paper_mbps: float | None = None) -> str:
     """Why CSFQ lets flow 0 (the UDP or ON-OFF source of a dumbbell, bottleneck "L->R") have
-    more than the paper's `paper`, measured: CSFQ drops flow 0 down to its fair-share
-    estimate α, and α sits above what the TCPs (every other flow) achieve, because the TCPs
-    lose packets to CSFQ's drops and wait in retransmission timeouts."""
+    more than the paper's `paper`, measured. CSFQ passes flow 0 at its fair-share estimate α,
+    and α settles where the accepted rate equals the link's (Eq. 6), so flow 0 gets what the
+    TCPs (every other flow) leave: α = C − their take. With `paper_mbps` (flow 0's goodput in
+    the paper) the reason also gives the TCPs' share that the paper's number implies."""
     flows = results.flows
     tcp = flows[flows["id"] != 0]
-    alpha = results.link("L->R")["qdisc.alpha_bps"] / MBPS
+    link = results.link("L->R")
+    alpha = link["qdisc.alpha_bps"] / MBPS
     flow0 = flows.loc[flows["id"] == 0, "goodput_bps"].sum() / MBPS
     loss = tcp["window_dropped_packets"].sum() / tcp["window_sent_packets"].sum()
-    return (
-        f"CSFQ gives flow 0 its fair-share estimate α = {alpha:.3f} Mbps at the end "
-        f"(flow 0 {flow0:.3f} Mbps), above the TCPs' mean {tcp['goodput_bps'].mean() / MBPS:.3f} Mbps: "
-        f"the TCPs lose {loss:.1%} of their packets and take {tcp['timeouts'].sum()} timeouts "
-        f"against {tcp['fast_retransmits'].sum()} fast retransmits; CSFQ lets flow 0 send at α, "
-        f"which the TCPs' losses keep above the paper's {paper}"
+    reason = (
+        f"CSFQ gives flow 0 its fair-share estimate α = {alpha:.3f} Mbps at the end (flow 0 {flow0:.3f} Mbps), "
+        f"and α is what the TCPs leave of the link: they take {tcp['goodput_bps'].sum() / MBPS:.2f} Mbps, "
+        f"each {tcp_share(results):.2f} of flow 0's share"
+    )
+    if paper_mbps is not None:
+        implied = paper_tcp_share(link["rate_bps"] / MBPS, len(tcp), paper_mbps)
+        reason += f"; the paper's {paper_mbps} Mbps leaves each TCP {implied:.2f} of it"
+    return reason + (
+        f". The TCPs lose {loss:.1%} of their packets and take {tcp['timeouts'].sum()} timeouts "
+        f"against {tcp['fast_retransmits'].sum()} fast retransmits, which keeps α above the paper's {paper}"
     )

@@ -1,0 +1,360 @@
+"""aqmlab beside ns-2.35 (docs/ns2.md): the export, its parser, `validate ns2` on the recorded
+numbers, and, where `ns` is installed, a few cases run live."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from aqmlab import _core
+from aqmlab._core import ScenarioError
+from aqmlab.ns2 import export as ns2_export
+from aqmlab.ns2 import run as ns2_run
+from aqmlab.ns2 import validate
+from aqmlab.scenario import Scenario
+from conftest import ROOT, aqmlab_cli, dumbbell, write_scenario
+
+needs_ns2 = pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 (`ns`) is not installed")
+TCP = {"type": "tcp", "tcp": {"profile": "ns2"}}
+
+
+def settings(script: str, target: str) -> dict[str, str]:
+    """`target set VAR VALUE` lines of a script as {VAR: VALUE}."""
+    found = re.findall(rf"^{re.escape(target)} set (\S+) (\S+)", script, re.M)
+    return dict(found)
+
+
+def exported(data: dict) -> ns2_export.Export:
+    return ns2_export.export(Scenario(data))
+
+
+def test_drop_tail_gets_one_more_place_in_ns2_which_keeps_limit_minus_one_waiting():
+    script = exported(dumbbell(TCP, qdisc={"type": "droptail", "limit": 50})).script
+    assert settings(script, "$q(0)")["limit_"] == "51"
+    # The access links' drop-tail of 1000 packets (the default).
+    assert settings(script, "$q(2)")["limit_"] == "1001"
+    in_bytes = settings(exported(dumbbell(TCP, qdisc={"type": "droptail", "limit_bytes": 7500})).script, "$q(0)")
+    assert (in_bytes["queue_in_bytes_"], in_bytes["mean_pktsize_"], in_bytes["limit_"]) == ("true", "1", "7501")
+
+
+def test_red_gets_every_parameter_written_out():
+    red = {
+        "type": "red",
+        "profile": "ns2",
+        "limit": 60,
+        "min_th": 7,
+        "max_th": 21,
+        "max_p": 0.05,
+        "w_q": 0.004,
+        "mean_pktsize": 500,
+        "gentle": True,
+        "wait": True,
+        "ecn": True,
+    }
+    values = settings(exported(dumbbell(TCP, qdisc=red)).script, "$q(0)")
+    expected = {
+        "limit_": "60",
+        "thresh_": "7",
+        "maxthresh_": "21",
+        "linterm_": "20",
+        "q_weight_": "0.004",
+        "mean_pktsize_": "500",
+        "bytes_": "false",
+        "queue_in_bytes_": "false",
+        "gentle_": "true",
+        "wait_": "true",
+        "setbit_": "true",
+        "use_mark_p_": "false",
+        "adaptive_": "0",
+        "cautious_": "0",
+        "drop_tail_": "true",
+    }
+    assert {key: values.get(key) for key in expected} == expected
+    byte_mode = {"type": "red", "bytes": True, "limit_bytes": 64000, "min_th": 16000, "max_th": 32000}
+    values = settings(exported(dumbbell(TCP, qdisc=byte_mode)).script, "$q(0)")
+    assert [values[k] for k in ("bytes_", "queue_in_bytes_", "limit_", "thresh_", "maxthresh_")] == [
+        "true",
+        "true",
+        "64",
+        "16",
+        "32",
+    ]
+
+
+def test_tcp_is_ns2s_agent_as_the_profile_reproduces_it():
+    flow = {"type": "tcp", "tcp": {"profile": "ns2", "variant": "sack", "delayed_ack": True, "window": 30}}
+    script = exported(dumbbell(flow)).script
+    assert "set src(0) [new Agent/TCP/Sack1]" in script
+    assert "set dst(0) [new Agent/TCPSink/Sack1/DelAck]" in script
+    agent = settings(script, "$src(0)")
+    assert [agent[k] for k in ("window_", "windowInit_", "tcpTick_", "rtxcur_init_", "minrto_", "packetSize_")] == [
+        "30",
+        "1",
+        "0.1",
+        "6",
+        "0",
+        "1000",
+    ]
+    # ns-2.35's later defaults set back to the profile's era, as the RED-PD authors' suite does.
+    era = {"syn_": "false", "singledup_": "0", "rfc2988_": "false", "timerfix_": "false", "precisionReduce_": "false"}
+    assert {key: settings(script, "Agent/TCP").get(key) for key in era} == era
+    assert settings(script, "Agent/TCP/Newreno")["newreno_changes1_"] == "0"
+
+
+def test_the_seed_becomes_ns2s_never_zero():
+    assert "ns-random 1\n$defaultRNG seed 1" in exported(dumbbell(TCP, seed=0)).script
+    assert "ns-random 42\n$defaultRNG seed 42" in exported(dumbbell(TCP, seed=41)).script
+
+
+def test_jittered_starts_are_drawn_once_and_pinned_for_aqmlab():
+    data = dumbbell({**TCP, "name": "tcp", "count": 3, "start": 1, "start_jitter": "2s"}, TCP, duration="5s")
+    starts = [f.start for f in exported(data).flows]
+    assert all(1 <= t < 3 for t in starts[:3]) and starts[3] == 0 and len(set(starts[:3])) == 3
+    assert [f.start for f in exported({**data, "simulation": {**data["simulation"], "seed": 2}}).flows] != starts
+    flows = ns2_export.pinned(Scenario(data)).validate().get("flows")
+    assert [(f.get("name"), f["start"]) for f in flows[:3]] == [(f"tcp[{k}]", starts[k]) for k in range(3)]
+    assert "start_jitter" not in flows[0] and flows[3] == data["flows"][1]
+
+
+def test_the_exporters_defaults_are_the_cores():
+    """The defaults the exporter fills in, written into the scenario, run byte-identical in the core."""
+    left_out = dumbbell(TCP, {"type": "cbr", "rate": "3Mbps"}, qdisc={"type": "red", "profile": "ns2"}, duration="2s")
+    written = dumbbell(
+        {
+            **TCP,
+            "packet_size": ns2_export.PACKET_SIZE,
+            "tcp": {"profile": "ns2", "delack_timeout": ns2_export.DELACK_TIMEOUT}
+            | {
+                k: ns2_export.NS2_PROFILE[k]
+                for k in ("window", "initial_window", "min_rto", "timer_granularity", "initial_rto")
+            },
+        },
+        {"type": "cbr", "rate": "3Mbps", "packet_size": ns2_export.PACKET_SIZE},
+        qdisc={"type": "red", "profile": "ns2"} | ns2_export.RED_DEFAULTS,
+        duration="2s",
+        access_rate=ns2_export.ACCESS_RATE,
+        access_delay=ns2_export.ACCESS_DELAY,
+    )
+    written["topology"]["sink_delay"] = ns2_export.ACCESS_DELAY
+    written["topology"]["access_qdisc"] = {"type": "droptail", "limit": ns2_export.DEFAULT_DROPTAIL_LIMIT}
+    assert _core.run(json.dumps(written)) == _core.run(json.dumps(left_out))
+    for qdisc, defaults in (
+        ({"type": "drr"}, ns2_export.DRR_DEFAULTS),
+        ({"type": "sfq"}, {"limit": ns2_export.SFQ_LIMIT}),
+    ):
+        runs = [_core.run(json.dumps(dumbbell(TCP, qdisc=q, duration="2s"))) for q in (qdisc, qdisc | defaults)]
+        assert runs[0] == runs[1], qdisc
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"topology.bottleneck.qdisc": {"type": "fred"}}, "topology.bottleneck.qdisc.type: the export has no 'fred'"),
+        ({"flows[0].tcp": {}}, 'flows[0].tcp.profile: ns-2\'s TCP agents are the "ns2" profile'),
+        ({"flows[0]": {"type": "tfrc"}}, "flows[0].type: the export has no 'tfrc' flows"),
+        ({"topology.bottleneck.qdisc": {"type": "red", "fixed_p": 0.01}}, "topology.bottleneck.qdisc.fixed_p: "),
+        ({"topology.bottleneck.qdisc": {"type": "drr", "limit": 50}}, "topology.bottleneck.qdisc.limit: "),
+        (
+            {"topology.bottleneck.qdisc": {"type": "droptail", "limit": 5, "limit_bytes": "5000B"}},
+            "topology.bottleneck.qdisc.limit_bytes: ",
+        ),
+        (
+            {"topology.bottleneck.qdisc": {"type": "red", "bytes": True, "limit_bytes": "64500B"}},
+            "topology.bottleneck.qdisc.limit_bytes: ns-2's byte-mode RED holds limit_ x mean_pktsize_ bytes",
+        ),
+        ({"flows[0].workload": {"type": "web", "pareto_mean": 10, "think_time": "1s"}}, "flows[0].workload.type: "),
+        ({"flows[0].count": 0}, "flows[0].count: must be >= 1"),
+    ],
+)
+def test_a_part_ns2_cannot_express_is_a_one_line_error_naming_its_field(tmp_path, change, error):
+    data = Scenario(dumbbell(TCP)).with_(change).to_dict()
+    done = aqmlab_cli("export", "ns2", write_scenario(tmp_path / "s.toml", data))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"error: {error}") and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_export_writes_the_script_to_a_file_or_stdout(tmp_path):
+    scenario = ROOT / "scenarios/cbr-overload.toml"
+    done = aqmlab_cli("export", "ns2", scenario, "-o", tmp_path / "out.tcl")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", f"wrote {tmp_path / 'out.tcl'}\n")
+    assert aqmlab_cli("export", "ns2", scenario).stdout == (tmp_path / "out.tcl").read_text()
+    unknown = aqmlab_cli("export", "ns3", scenario)
+    assert (unknown.returncode, unknown.stderr) == (2, "error: unknown target 'ns3' (known: ns2)\n")
+
+
+def test_bench_runs_ns2s_cases_only_with_ns2():
+    done = aqmlab_cli("bench", "--only", "ns2-a")
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", "error: --only ns2-a: an ns-2 case; add --ns2\n")
+
+
+def test_a_floyd93_red_exports_with_a_note_that_ns2s_red_is_the_ns2_profile():
+    notes = exported(dumbbell(TCP, qdisc={"type": "red"})).notes
+    assert notes == [
+        'topology.bottleneck.qdisc: ns-2 runs its own RED (red.cc), which aqmlab runs with profile = "ns2"'
+    ]
+    assert exported(dumbbell(TCP, qdisc={"type": "red", "profile": "ns2"})).notes == []
+
+
+def test_two_flows_ns2s_drr_would_hash_to_one_queue_are_an_error():
+    # drr.cc hashes source node i as i + (i >> 8) + ~(i >> 4): nodes 15 and 16 meet.
+    assert ns2_export._drr_hash(15) == ns2_export._drr_hash(16)
+    nodes = [f"n{i}" for i in range(17)] + ["sink"]
+    links = [{"from": "n15", "to": "n0", "rate": "100Mbps", "delay": "1ms"}]
+    links += [{"from": "n16", "to": "n0", "rate": "100Mbps", "delay": "1ms"}]
+    links += [{"from": "n0", "to": "sink", "rate": "10Mbps", "delay": "1ms", "qdisc": {"type": "drr"}}]
+    data = {
+        "simulation": {"duration": "1s"},
+        "topology": {"type": "graph", "nodes": nodes, "links": links},
+        "flows": [{**TCP, "src": "n15", "dst": "sink"}, {**TCP, "src": "n16", "dst": "sink"}],
+    }
+    with pytest.raises(ScenarioError, match=r"^topology\.links\[2\]\.qdisc: ns-2 hashes flows 0 and 1 to one queue"):
+        exported(data)
+    # Two flows to one sink are not: their ACKs from that node do not cross the DRR link.
+    data["flows"] = [{**TCP, "src": "n15", "dst": "sink"}, {**TCP, "src": "n1", "dst": "sink"}]
+    data["topology"]["links"][1]["from"] = "n1"
+    assert settings(exported(data).script, "$q(4)")["buckets_"] == "16"
+
+
+def test_the_output_is_read_over_the_measurement_window():
+    export = exported(dumbbell(TCP, {"type": "cbr", "rate": "1Mbps"}, duration="10s", warmup="2s"))
+    output = "\n".join(
+        [
+            "noise from ns-2",
+            "aqmlab-ns2 window 2 10 2.35",
+            "aqmlab-ns2 flow start 0 100000 -1 1 tcp",
+            "aqmlab-ns2 flow start 1 20000 20 0 cbr",
+            "aqmlab-ns2 link start 0 300 300000 290 290000 5 5000 L->R",
+            "aqmlab-ns2 linkflow start 0 0 150 150000 148 148000 2 2000",
+            "aqmlab-ns2 time end 10",
+            "aqmlab-ns2 flow end 0 1100000 -1 3 tcp",
+            "aqmlab-ns2 flow end 1 1020000 1020 0 cbr",
+            "aqmlab-ns2 link end 0 2300 2300000 2250 2250000 45 45000 L->R",
+            "aqmlab-ns2 linkflow end 0 0 1200 1200000 1170 1170000 30 30000",
+            "aqmlab-ns2 linkflow end 0 1 1100 1100000 1080 1080000 15 15000",
+        ]
+    )
+    results = ns2_run.parse_output(output, export)
+    tcp, cbr = results.flows
+    assert (tcp["goodput_bps"], tcp["delivered_packets"], tcp["drops"], tcp["timeouts"]) == (1e6, 1000, 28, 3)
+    assert (cbr["goodput_bps"], cbr["delivered_packets"], cbr["drops"], cbr["timeouts"]) == (1e6, 1000, 15, 0)
+    assert results.links == [
+        {"id": 0, "name": "L->R", "utilisation": 0.196, "drops": 40, "drop_bytes": 40000, "departures": 1960}
+    ]
+    assert results.version == "2.35"
+
+
+def test_without_ns2_crosscheck_says_how_to_install_it(tmp_path):
+    env = {**os.environ, "PATH": str(tmp_path)}  # a folder without `ns`
+    done = subprocess.run(
+        [sys.executable, "-m", "aqmlab", "crosscheck", "scenarios/cbr-overload.toml"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.endswith(
+        "error: ns-2 not found: no `ns` on PATH; install ns-2.35 (Debian/Ubuntu: apt-get install ns2)\n"
+    ), done.stderr
+
+
+# The rows that fail today against the recorded numbers, each for a measured reason
+# (docs/ns2.md): ns-2's Sack1 counts pipe_ by arithmetic (one drop more than aqmlab); ns-2's
+# SFQ is McKenney's, aqmlab's Linux's.
+KNOWN_FAILURES = {
+    "tcp1-sack.drops tcp",
+    *(f"sfq-mixed.goodput {flow} (Mb/s)" for flow in ("cbr0", "cbr1", "tcp0", "tcp2", "tcp3")),
+}
+
+
+def test_validate_ns2_against_the_recorded_numbers():
+    outcome = validate.run_suite()
+    assert outcome.stale == []
+    failing = {row.key for row in outcome.rows if row.graded and not row.passed}
+    assert failing == KNOWN_FAILURES
+    notes = {row.key.split(".")[0] for row, note in zip(outcome.rows, outcome.notes, strict=True) if note}
+    assert notes == {"tcp1-sack", "sfq-mixed"}
+    assert len(validate.CASES) >= 15
+    reference = outcome.reference
+    assert (reference["ns2_version"], reference["command"]) == ("2.35", "make ns2-reference")
+    rows = {row.key: row for row in outcome.rows}
+    # Five seeds cannot tell ±25 % on 6.6 timeouts a run: the bound is the seeds' noise.
+    assert rows["tcp4-red-newreno.TCP timeouts (whole run)"].tolerance.startswith("±40% (2 s.e.")
+
+
+def test_a_case_whose_script_changed_since_it_was_recorded_is_stale(monkeypatch):
+    case = next(c for c in validate.CASES if c.name == "tcp1-reno")
+    monkeypatch.setattr(validate, "CASES", (case,))
+    reference = validate.load_reference()
+    reference["cases"]["tcp1-reno"]["scripts"]["1"] = "0" * 64
+    outcome = validate.run_suite(reference=reference)
+    assert outcome.stale == ["tcp1-reno: the exported script changed since it was recorded; run make ns2-reference"]
+    assert all(row.passed for row in outcome.rows) and not outcome.passed
+
+
+@needs_ns2
+@pytest.mark.parametrize("name", ["tcp1-reno", "tcp1-sack", "cbr-droptail-limit"])
+def test_ns2_gives_the_recorded_numbers_now(name):
+    case = next(c for c in validate.CASES if c.name == name)
+    metrics, digests = validate._ns2_case(case)
+    recorded = validate.load_reference()["cases"][name]
+    assert (metrics, digests) == (recorded["metrics"], recorded["scripts"])
+
+
+@needs_ns2
+def test_crosscheck_prints_one_table_of_both(tmp_path):
+    done = aqmlab_cli("crosscheck", ROOT / "python/aqmlab/ns2/scenarios/cbr-droptail-limit.toml")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].split() == ["metric", "ns-2", "aqmlab", "ratio"]
+    assert ["drops", "a", "225", "225", "1.000"] in [line.split() for line in lines]
+
+
+@needs_ns2
+def test_graph_and_parking_lot_topologies_run_alike_in_both(tmp_path):
+    """CBRs out of phase, no randomness: every flow's drops are the same number in both."""
+    from aqmlab.ns2.crosscheck import run_both
+
+    graph = {
+        "simulation": {"duration": "3s", "warmup": "1s"},
+        "topology": {
+            "type": "graph",
+            "nodes": ["a", "b", "c", "d"],
+            "links": [
+                {"from": "a", "to": "c", "rate": "100Mbps", "delay": "2ms"},
+                {"from": "b", "to": "c", "rate": "100Mbps", "delay": "3ms"},
+                {
+                    "from": "c",
+                    "to": "d",
+                    "rate": "10Mbps",
+                    "delay": "5ms",
+                    "monitor": True,
+                    "qdisc": {"type": "droptail", "limit": 20},
+                },
+            ],
+        },
+        "flows": [
+            {"name": "x", "type": "cbr", "rate": "6.3Mbps", "src": "a", "dst": "d"},
+            {"name": "y", "type": "cbr", "rate": "5.1Mbps", "src": "b", "dst": "d", "start": 0.0111},
+        ],
+    }
+    lot = {
+        "simulation": {"duration": "3s", "warmup": "1s"},
+        "topology": {"type": "parking_lot", "congested_links": 2, "link": {"rate": "10Mbps", "delay": "5ms"}},
+        "flows": [
+            {"name": "through", "type": "cbr", "rate": "6.3Mbps"},
+            {"name": "cross0", "type": "cbr", "rate": "5.1Mbps", "hop": 0, "start": 0.0111},
+            {"name": "cross1", "type": "cbr", "rate": "4.7Mbps", "hop": 1, "start": 0.0231},
+        ],
+    }
+    lot["topology"]["link"]["qdisc"] = {"type": "droptail", "limit": 15}
+    for data in (graph, lot):
+        rows, _ = run_both(Scenario(data), [1])
+        drops = {row.metric: (row.ns2, row.aqmlab) for row in rows if row.metric.startswith("drops")}
+        assert all(ns2 == ours for ns2, ours in drops.values()) and sum(v[0][0] for v in drops.values()) > 0, drops

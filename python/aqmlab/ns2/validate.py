@@ -80,10 +80,10 @@ TIMEOUTS = "TCP timeouts (whole run)"
 BOTTLENECK = ("utilisation L->R", "drops L->R")
 
 
-def _one_tcp(variant: str, note: str = "") -> Case:
+def _one_tcp(variant: str) -> Case:
     # Issue 21, goal 5: "1 TCP drop-tail per variant identical drops".
     checks = (exact("drops tcp"), exact(TIMEOUTS), within("goodput tcp (Mb/s)", 0.01))
-    return Case(f"tcp1-{variant}", ONE_SEED, checks, note)
+    return Case(f"tcp1-{variant}", ONE_SEED, checks)
 
 
 def _droptail(flows: int) -> Case:
@@ -107,12 +107,7 @@ def _fair(name: str, flows: Sequence[str], note: str = "") -> Case:
 
 MIXED_FLOWS = ("cbr0", "cbr1", "tcp0", "tcp1", "tcp2", "tcp3")
 CASES: tuple[Case, ...] = (
-    *(_one_tcp(v) for v in ("tahoe", "reno", "newreno")),
-    _one_tcp(
-        "sack",
-        "ns-2's Sack1 sends retransmissions later in recovery than aqmlab: it counts pipe_ by arithmetic "
-        "(tcp-sack1.cc), aqmlab by RFC 6675's scoreboard",
-    ),
+    *(_one_tcp(v) for v in ("tahoe", "reno", "newreno", "sack")),
     Case("cbr-droptail-limit", ONE_SEED, (exact("drops a"), exact("drops b"), exact("drops L->R"))),
     _droptail(4),
     _droptail(16),

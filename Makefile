@@ -65,8 +65,8 @@ test-python: $(BUILT)
 	$(PYTHON) -m pytest -q
 
 # The package as a user installs it: builds the wheel, installs it into a fresh venv and runs
-# `aqmlab reproduce demo --quick` from outside the checkout (about 30 s when the release
-# build is current: maturin relinks, the demo takes a few seconds).
+# `aqmlab reproduce demo --quick` from outside the checkout (about 130 s: maturin builds the
+# wheel's release extension again, the runs take seconds).
 test-wheel: $(DEPS)
 	$(PYTHON) tests/check_wheel.py
 
@@ -81,7 +81,7 @@ build: $(BUILT)
 
 # The reproductions' ns-2 column (docs/ns2-reproductions.md): runs the RED-PD authors' scripts from
 # an ns-2.35 source tree in ns-2 and rewrites python/aqmlab/experiments/ns2_reference/*.json. Needs
-# `ns` on PATH and NS2_SRC; about 40 minutes on two cores. NS2_WORK=DIR keeps the runs and resumes.
+# `ns` on PATH and NS2_SRC; about an hour on two cores. NS2_WORK=DIR keeps the runs and resumes.
 ns2-reproductions:
 	@command -v ns >/dev/null || { echo "ns2-reproductions: ns (ns-2.35) is not on PATH; install it (Debian, Ubuntu: apt-get install ns2)" >&2; exit 2; }
 	@[ -n "$(NS2_SRC)" ] || { echo "ns2-reproductions: set NS2_SRC to an ns-2.35 source tree, e.g. make ns2-reproductions NS2_SRC=~/ns-allinone-2.35/ns-2.35" >&2; exit 2; }

@@ -38,6 +38,11 @@ def dumbbell(
     }
 
 
+# An hour of 100 CBR flows on a 1 Gbps link: billions of events, minutes of wall time, so only
+# an interrupt (or a kill) ends it in a test.
+LONG = dumbbell({"type": "cbr", "rate": "10Mbps", "count": 100}, rate="1Gbps", duration="1h")
+
+
 def toml_text(data: dict) -> str:
     """A scenario dict as TOML (enough for test scenarios: tables, lists of tables, scalars)."""
 
@@ -69,15 +74,32 @@ def write_scenario(path: Path, data: dict) -> Path:
 
 def aqmlab_cli(*args: str, cwd: Path | None = None, columns: int = 120) -> subprocess.CompletedProcess:
     """Runs `python -m aqmlab ARGS` in a terminal `columns` wide and returns the finished
-    process (stdout and stderr as text)."""
+    process (stdout and stderr as text). Every CLI invocation of the suite goes through here,
+    and none may print a traceback, whatever its exit status (issue 22)."""
     env = {**os.environ, "MPLBACKEND": "Agg", "COLUMNS": str(columns)}
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "aqmlab", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd or ROOT,
         env=env,
         timeout=300,
+    )
+    assert "Traceback" not in done.stderr, f"aqmlab {' '.join(map(str, args))}:\n{done.stderr}"
+    return done
+
+
+def aqmlab_process(*args: str, **popen) -> subprocess.Popen:
+    """Starts `python -m aqmlab ARGS` (stdout and stderr piped, as text) and returns the process."""
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "aqmlab", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        **popen,
     )
 
 

@@ -68,8 +68,10 @@ def test_progress_steps_give_the_same_results_as_one_run(cbr_scenario):
     stepped = aqmlab.run(cbr_scenario, progress=lambda done, total, label: calls.append((done, total, label)))
     whole = aqmlab.run(cbr_scenario)
     assert stepped.raw == whole.raw
-    assert calls[0] == (0.0, 3.0, "test (droptail)") and calls[-1][0] == 3.0
-    assert all(a[0] < b[0] for a, b in itertools.pairwise(calls))
+    assert calls[0] == (0.0, 3.0, "test (droptail)")
+    # The last call names the collection of the results, which follows the last event (issue 26).
+    assert calls[-1] == (3.0, 3.0, "test (droptail): collecting results") and calls[-2][0] == 3.0
+    assert all(a[0] < b[0] for a, b in itertools.pairwise(calls[:-1]))
 
 
 def test_run_accepts_a_path_and_load_matches_the_dict(tmp_path, cbr_scenario):

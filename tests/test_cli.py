@@ -29,8 +29,12 @@ def test_run_out_writes_tables_summary_and_plots(tmp_path):
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     tables = ["drop_log", "drops", "flows", "links", "queue", "throughput", "traces", "transfers"]
     assert names == sorted(
-        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png"]
+        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png", "manifest.json"]
     )
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == [name for name in names if name != "manifest.json"]
+    assert manifest["scenario_sha256"] == aqmlab.load(path).digest()
+    assert manifest["files"]["flows.csv"]["bytes"] == (tmp_path / "out" / "flows.csv").stat().st_size
     assert "wall_time_s" not in json.loads((tmp_path / "out" / "summary.json").read_text())
     # The table is the result: on stdout; what was written is a diagnostic, on stderr.
     assert "flow0" in done.stdout and "Jain index 1.0000" in done.stdout

@@ -1,6 +1,7 @@
 """Bad scenario files: each error names the field and the reason, from the Python API and the CLI."""
 
 import copy
+import time
 
 import aqmlab
 import pytest
@@ -138,3 +139,49 @@ def test_a_dict_value_json_cannot_hold_names_its_field():
         assert str(info.value) == message
     with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.1: table keys must be strings, got 1$"):
         aqmlab.run(dumbbell({"type": "cbr", "rate": "1Mbps", 1: 2}))
+
+
+# Issue 22, item 7: inputs that still crashed.
+def nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_a_value_nested_too_deep_is_a_field_error_from_a_dict():
+    # 40: past the limit; 1000: past Python's recursion limit, where copying the dict raised RecursionError.
+    for depth in (40, 1000):
+        with pytest.raises(aqmlab.ScenarioError) as info:
+            aqmlab.run(dumbbell({"type": "cbr", "rate": "1Mbps", "extra": nested(depth)}))
+        # flows, flows[0], extra and 29 lists inside it: 32 levels.
+        assert str(info.value) == "flows[0].extra" + "[0]" * 29 + ": nested more than 32 levels deep"
+    # Within the limit the value reaches the core, which names the unknown field.
+    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.extra: unknown field `extra`"):
+        aqmlab.run(dumbbell({"type": "cbr", "rate": "1Mbps", "extra": nested(28)}))
+
+
+@pytest.mark.parametrize(
+    ("depth", "message"),
+    [
+        (40, "deep" + "[0]" * 31 + ": nested more than 32 levels deep"),
+        # tomllib itself recurses too deep to parse this one: the file is named.
+        (600, "{path}: a value is nested more than 32 levels deep"),
+    ],
+)
+def test_a_value_nested_too_deep_in_a_file_is_one_line(tmp_path, depth, message):
+    path = write_scenario(tmp_path / "deep.toml", dumbbell({"type": "cbr", "rate": "1Mbps"}))
+    path.write_text(f"deep = {'[' * depth}1{']' * depth}\n" + path.read_text())
+    done = aqmlab_cli("run", path)
+    assert (done.returncode, done.stderr) == (2, f"error: {message.format(path=path)}\n")
+
+
+def test_a_scenario_path_that_never_ends_or_is_not_text_is_refused_at_once(tmp_path):
+    started = time.monotonic()
+    done = aqmlab_cli("run", "/dev/zero")
+    assert (done.returncode, done.stderr) == (2, "error: /dev/zero: larger than 16 MiB (aqmlab reads at most that)\n")
+    assert time.monotonic() - started < 20, "read until memory ran out before"
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"name = 1\n\xff\xfe")
+    done = aqmlab_cli("sweep", binary, "--out", tmp_path / "out")
+    assert (done.returncode, done.stderr) == (2, f"error: {binary}: not a text file (byte 9 is not UTF-8)\n")

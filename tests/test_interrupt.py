@@ -8,35 +8,18 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 
 import aqmlab
 import pytest
 from aqmlab.sweep import load_spec, pending_jobs
-from conftest import ROOT, dumbbell, write_scenario
+from conftest import LONG, aqmlab_process, write_scenario
 
-# An hour of 100 CBR flows on a 1 Gbps link: billions of events, minutes of wall time, so only
-# an interrupt ends it in the test.
-LONG = dumbbell({"type": "cbr", "rate": "10Mbps", "count": 100}, rate="1Gbps", duration="1h")
 # From Ctrl-C to the process's exit: the core checks for it every ~65 000 events (milliseconds),
 # so this covers a slow, shared machine.
 STOP_WITHIN_S = 5.0
 INTERRUPTED = re.compile(r"^interrupted at (\d+\.\d) s of 3600 s simulated$")
-
-
-def _start(*args: str, **popen) -> subprocess.Popen:
-    env = {**os.environ, "MPLBACKEND": "Agg"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "aqmlab", *map(str, args)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        **popen,
-    )
 
 
 def _interrupt(process: subprocess.Popen, after_s: float, group: bool = False) -> tuple[float, str]:
@@ -54,7 +37,7 @@ def _interrupt(process: subprocess.Popen, after_s: float, group: bool = False) -
 
 
 def test_ctrl_c_stops_aqmlab_run_with_one_line_and_status_130(tmp_path):
-    process = _start("run", write_scenario(tmp_path / "long.toml", LONG))
+    process = aqmlab_process("run", write_scenario(tmp_path / "long.toml", LONG))
     waited, stderr = _interrupt(process, after_s=3.0)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
@@ -71,7 +54,7 @@ def test_ctrl_c_stops_a_sweep_and_it_resumes_with_the_finished_jobs(tmp_path):
     # Two short jobs finish at once; the long one is still running at Ctrl-C.
     spec.write_text(f'scenario = "{base}"\n[grid]\n"simulation.duration" = ["2s", "3s", "1h"]\n')
     out = tmp_path / "out"
-    process = _start("sweep", spec, "--out", out, "--workers", "2", start_new_session=True)
+    process = aqmlab_process("sweep", spec, "--out", out, "--workers", "2", start_new_session=True)
     waited, stderr = _interrupt(process, after_s=8.0, group=True)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr

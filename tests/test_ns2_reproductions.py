@@ -84,6 +84,27 @@ def test_patch_must_find_its_text(tmp_path: Path) -> None:
         ns2runs.prepare(tmp_path / "src", Path("ex"), [ns2runs.Patch("a.tcl", "absent", "", "")], tmp_path / "w2")
 
 
+def test_jobs_run_once_per_command_with_their_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in `ns` records each call; a job is rerun only when its command or environment changes."""
+    bin_dir, scripts, calls = tmp_path / "bin", tmp_path / "scripts", tmp_path / "calls"
+    bin_dir.mkdir()
+    scripts.mkdir()
+    (scripts / "red-pd.tcl").write_text("")
+    fake = bin_dir / "ns"
+    fake.write_text(f'#!/bin/sh\necho "$* floor=${{REDPD_MIN_INTERVAL:-none}}" >> {calls}\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    job = ns2runs.Job("a", ("one", "x"), 3, (("REDPD_MIN_INTERVAL", "0.000001"),))
+    for _ in range(2):
+        ns2runs.run_job(job, "red-pd.tcl", scripts, tmp_path)
+    ns2runs.run_job(ns2runs.Job("a", ("one", "x"), 3), "red-pd.tcl", scripts, tmp_path)
+    assert calls.read_text().splitlines() == [
+        "red-pd.tcl one x seed 3 floor=0.000001",
+        "red-pd.tcl one x seed 3 floor=none",
+    ]
+    assert (tmp_path / "a.seed3" / "done").read_text() == "ns red-pd.tcl one x seed 3"
+
+
 def test_driver_refuses_without_an_ns2_source_tree(tmp_path: Path) -> None:
     env = {**os.environ, "NS2_SRC": str(tmp_path)}
     done = subprocess.run(

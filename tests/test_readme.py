@@ -48,9 +48,11 @@ CASES: dict[str, list[Case]] = {
     "aqmlab reproduce demo --quick": [
         Case(["reproduce", "demo", "--quick", "--json", "--out", "{out}/demo-json"], rows_in="{out}/demo-json")
     ],
-    "aqmlab run FILE --out DIR [--format parquet|csv] [--no-plots] [--seed N]": [
+    "aqmlab run FILE --out DIR [--format parquet|csv] [--no-plots] [--seed N] [--force] [--wait]": [
         Case(["run", SCENARIO, "--out", "{out}/run"]),
         Case(["run", SCENARIO, "--out", "{out}/run-csv", "--format", "csv", "--no-plots", "--seed", "2"]),
+        # Another run's folder: replaced with --force.
+        Case(["run", SCENARIO, "--out", "{out}/run-csv", "--seed", "3", "--force", "--wait"]),
     ],
     "aqmlab run FILE --json": [Case(["run", SCENARIO, "--json"])],
     "aqmlab run FILE > results.txt": [Case(["run", SCENARIO])],
@@ -61,9 +63,20 @@ CASES: dict[str, list[Case]] = {
     "aqmlab reproduce ID [--quick] [--json] [--out DIR]": [
         Case(["reproduce", "redpd-fig11", "--quick", "--json", "--out", "{out}/fig11"], rows_in="{out}/fig11")
     ],
-    "aqmlab reproduce --all --out DIR [--quick] [--workers N | --scheduler ADDRESS] [--only ID,ID]": [
+    "aqmlab reproduce --all --out DIR [--quick] [--workers N | --scheduler ADDRESS] [--only ID,ID] [--wait]": [
         Case(
-            ["reproduce", "--all", "--out", "{out}/all", "--quick", "--workers", "1", "--only", "redpd-fig11"],
+            [
+                "reproduce",
+                "--all",
+                "--out",
+                "{out}/all",
+                "--quick",
+                "--workers",
+                "1",
+                "--only",
+                "redpd-fig11",
+                "--wait",
+            ],
             rows_in="{out}/all/redpd-fig11",
         )
     ],
@@ -77,8 +90,8 @@ CASES: dict[str, list[Case]] = {
         Case(["compare", SCENARIO, "-m", "red,drr,fq_codel", "--out", "{out}/compare"]),
         Case(["compare", SCENARIO, "-m", "droptail", "--json"]),
     ],
-    "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS]": [
-        Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2"], prints=False)
+    "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS] [--wait]": [
+        Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2", "--wait"], prints=False)
     ],
     "aqmlab report DIR": [
         Case(["report", "{out}/" + folder], prints=False)
@@ -91,8 +104,8 @@ CASES: dict[str, list[Case]] = {
         Case(["bench", "--only", "scale", "--scale", "100", "--repeat", "1", "--json"]),
         Case(["bench", "--ns2", "--only", "ns2-a", "--repeat", "1", "--json"], needs_ns2=True),
     ],
-    "aqmlab export ns2": [Case(["export", "ns2", "python/aqmlab/ns2/scenarios/tcp1-reno.toml"])],
     "aqmlab export ns2 FILE [-o OUT.tcl]": [
+        Case(["export", "ns2", "python/aqmlab/ns2/scenarios/tcp1-reno.toml"]),
         Case(["export", "ns2", SCENARIO]),
         Case(["export", "ns2", SCENARIO, "-o", "{out}/cbr-overload.tcl"], prints=False),
     ],

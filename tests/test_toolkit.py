@@ -160,3 +160,17 @@ def test_recorded_ns2_values_reach_the_rows_json_and_the_failure_lines(tmp_path,
         "FAILS fails: measured [fails the paper as ns-2 does (the paper's own simulator gives the same): "
         "ns-2 misses the paper too (0.52 ±0.03)]"
     ]
+
+
+def test_a_reproduction_leaves_no_figure_open_and_still_saves_it(tmp_path):
+    # Issue 26 item 10: a process running many experiments warned "More than 20 figures have been opened".
+    from aqmlab.plots import pyplot
+
+    fig, ax = pyplot().subplots()
+    ax.plot([0, 1], [0, 1])
+    assert fig.number in pyplot().get_fignums()
+    reproduction = Reproduction(rows=[Row("x", 1.0, 1.0, "exact", True, "x")], figure=fig, id="t")
+    # Its own figure (other tests in the same process may leave theirs open).
+    assert fig.number not in pyplot().get_fignums()
+    reproduction.save(tmp_path)
+    assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG")

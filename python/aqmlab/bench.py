@@ -230,6 +230,15 @@ def ns3_comparison(name: str, scenario_file: Path, program: Path, repeat: int = 
     }
 
 
+def _compile_package() -> None:
+    """Compiles the package's modules to bytecode, as installing a wheel does, so that a timed
+    `aqmlab` process loads them as an installed copy would (a checkout run with
+    PYTHONDONTWRITEBYTECODE set would compile every module at every start: 0.02 s more)."""
+    import compileall
+
+    compileall.compile_dir(Path(__file__).parent, quiet=1)
+
+
 def ns2_comparison(name: str, scenario_file: Path, repeat: int = 3) -> dict:
     """ns-2 and aqmlab on the same scenario file (exported for ns-2), fastest of `repeat`: each
     one's time in its event loop (ns-2: `$ns run`, measured in the script; aqmlab: the engine's
@@ -243,6 +252,7 @@ def ns2_comparison(name: str, scenario_file: Path, repeat: int = 3) -> dict:
 
     scenario = Scenario.load(scenario_file)
     exported = ns2_export.export(scenario)
+    _compile_package()
     ns2_engine = ns2_cpu = aqmlab_engine = aqmlab_cpu = float("inf")
     for _ in range(repeat):
         stdout, cpu, _ = ns2_run.run_script(exported.script)

@@ -57,39 +57,111 @@ def pyplot() -> Any:
     return plt
 
 
+# More runs than this are drawn as small multiples, one panel per run.
+GROUPED_RUNS = 3
+# Small multiples: panels per row, and how far above the largest fair share the shared axis goes.
+PANEL_COLUMNS = 5
+ZOOM_SHARES = 3
+# Up to this many flows each has its bar and its name on the axis; more are drawn as one
+# profile on a figure of fixed width (a bar and a label per flow made 3500 flows a 100 000-pixel
+# wide image that took a minute to draw).
+LABELLED_FLOWS = 64
+
+
 def throughput_figure(results_by_label: Mapping[str, Results] | Results, title: str = "") -> Figure:
-    """Per-flow goodput bars (one group per flow, one bar per run) with each flow's
-    max-min fair share marked by a black tick. When some flow takes far more than the
-    largest fair share, a second panel zooms in on 0 to 3x that share."""
+    """Per-flow goodput against each flow's max-min fair share (black ticks). Up to
+    GROUPED_RUNS runs: one group of bars per flow, a bar per run (and, when some flow takes
+    far more than the largest fair share, a second panel zoomed on 0 to 3x that share). More
+    runs: small multiples, a panel per run on one shared axis up to ZOOM_SHARES x the largest
+    fair share, a bar above it cut there and labelled with its value. Runs labelled by
+    mechanism take its colour (`mechanism_colour`)."""
     runs = {"": results_by_label} if isinstance(results_by_label, Results) else dict(results_by_label)
+    if len(runs) > GROUPED_RUNS:
+        return _small_multiples(runs, title)
     first = next(iter(runs.values())).flows
     n_flows = len(first)
     fair = first["fair_share_bps"] / MBPS
     top = max((r.flows["goodput_bps"].max() / MBPS for r in runs.values()), default=0.0)
     zoom = n_flows > 1 and top > 4 * fair.max() > 0
-    width = max(6.0, 0.28 * n_flows * max(1, len(runs) / 2) + 2)
+    many = n_flows > LABELLED_FLOWS
+    width = 10.0 if many else max(6.0, 0.28 * n_flows * max(1, len(runs) / 2) + 2)
     fig, axes = pyplot().subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
     for ax in axes[:, 0]:
         _goodput_bars(ax, runs, fair)
     axes[0, 0].set_title(title or "Per-flow goodput over the measurement window")
-    axes[0, 0].legend(fontsize=8)
+    # "best" searches every point for room: fine for bars, slow for a profile of thousands of flows.
+    axes[0, 0].legend(fontsize=8, loc="upper right" if many else "best")
     if zoom:
-        axes[1, 0].set_ylim(0, 3 * fair.max())
-        axes[1, 0].set_title("zoom: 0 to 3x the largest fair share", fontsize=9)
+        axes[1, 0].set_ylim(0, ZOOM_SHARES * fair.max())
+        axes[1, 0].set_title(f"zoom: 0 to {ZOOM_SHARES}x the largest fair share", fontsize=9)
     bottom = axes[-1, 0]
-    bottom.set_xticks(range(n_flows))
-    bottom.set_xticklabels(first["name"], rotation=90 if n_flows > 8 else 0, fontsize=7 if n_flows > 16 else 9)
-    bottom.set_xlabel("flow")
+    if many:
+        bottom.set_xlabel("flow (id)")
+    else:
+        bottom.set_xticks(range(n_flows))
+        bottom.set_xticklabels(first["name"], rotation=90 if n_flows > 8 else 0, fontsize=7 if n_flows > 16 else 9)
+        bottom.set_xlabel("flow")
+    fig.tight_layout()
+    return fig
+
+
+def _small_multiples(runs: Mapping[str, Results], title: str) -> Figure:
+    first = next(iter(runs.values())).flows
+    fair = (first["fair_share_bps"] / MBPS).to_numpy()
+    flows = range(len(first))
+    top = max(r.flows["goodput_bps"].max() / MBPS for r in runs.values())
+    limit = min(top, ZOOM_SHARES * fair.max()) * 1.15 if fair.max() > 0 else top * 1.15
+    columns = min(PANEL_COLUMNS, len(runs))
+    rows = -(-len(runs) // columns)
+    fig, axes = pyplot().subplots(
+        rows, columns, figsize=(2.9 * columns, 2.3 * rows + 0.6), sharex=True, sharey=True, squeeze=False
+    )
+    for ax, (label, results) in zip(axes.flat, runs.items(), strict=False):
+        goodput = (results.flows["goodput_bps"] / MBPS).to_numpy()
+        ax.bar(flows, goodput.clip(max=limit), width=0.8, color=mechanism_colour(label))
+        ax.hlines(fair, [f - 0.45 for f in flows], [f + 0.45 for f in flows], colors="black", linewidth=1.2)
+        for flow, value in enumerate(goodput):
+            if value > limit:
+                ax.annotate(
+                    f"{value:.3g}",
+                    (flow, limit),
+                    xytext=(3, -2),
+                    textcoords="offset points",
+                    ha="left",
+                    va="top",
+                    fontsize=8,
+                )
+        jain = results.summary(wall_time=False)["jain_index"]
+        ax.set_title(f"{label}  (Jain {jain:.2f})", fontsize=10)
+        ax.set_ylim(0, limit)
+    for ax in axes.flat[len(runs) :]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("Mbps")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("flow")
+    heading = title or "Per-flow goodput over the measurement window"
+    fig.suptitle(f"{heading}\nbars: goodput per flow; black: its max-min fair share; cut bars labelled", fontsize=11)
     fig.tight_layout()
     return fig
 
 
 def _goodput_bars(ax: Any, runs: Mapping[str, Results], fair: Any) -> None:
     n_flows, n_runs = len(fair), len(runs)
+    if n_flows > LABELLED_FLOWS:
+        for label, results in runs.items():
+            colour = mechanism_colour(label) if label else None
+            ax.plot(
+                range(n_flows), results.flows["goodput_bps"] / MBPS, ".", ms=2, label=label or "goodput", color=colour
+            )
+        ax.step(range(n_flows), fair, where="mid", color="black", linewidth=1.2, label="fair share")
+        ax.set_ylabel("goodput (Mbps)")
+        return
     width = 0.8 / n_runs
     for i, (label, results) in enumerate(runs.items()):
         x = [f + (i - (n_runs - 1) / 2) * width for f in range(n_flows)]
-        ax.bar(x, results.flows["goodput_bps"] / MBPS, width=width, label=label or None)
+        colour = mechanism_colour(label) if label else None
+        ax.bar(x, results.flows["goodput_bps"] / MBPS, width=width, label=label or None, color=colour)
     ax.hlines(
         fair,
         [f - 0.45 for f in range(n_flows)],

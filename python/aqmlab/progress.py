@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
+    from rich.status import Status
 
 # A bar appears once a run has taken this long; shorter runs print nothing.
 SHOW_AFTER_SECONDS = 2.0
@@ -30,6 +31,7 @@ class RunProgress:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._started = 0.0
+        self._status: Status | None = None
 
     def __enter__(self) -> RunProgress:
         return self
@@ -38,6 +40,9 @@ class RunProgress:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
     def __call__(self, done: float, total: float, label: str) -> None:
         if done == 0.0:
@@ -59,7 +64,21 @@ class RunProgress:
                 )
                 self._progress.start()
             self._task = self._progress.add_task(label, total=total)
-        self._progress.update(self._task, completed=done)
+        self._progress.update(self._task, completed=done, description=label)
+
+    def stage(self, what: str) -> None:
+        """Names what happens after the simulation (writing tables, drawing plots): on the last
+        run's bar if one is shown, else on a spinner line that goes when the command ends (on a
+        terminal only: rich draws neither into a file)."""
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, description=what)
+            self._progress.refresh()
+            return
+        if self._status is None:
+            self._status = self.console().status(what)
+            self._status.start()
+        else:
+            self._status.update(what)
 
 
 def job_progress(console: Console) -> Progress:

@@ -31,7 +31,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, outdir
+from .results import CORE_SUMMARY_KEYS
 from .terminal import fmt
 
 # Rows of a data table shown on a page; the files hold every row.
@@ -80,13 +81,16 @@ def write_report(folder: str | Path) -> list[Path]:
     kind = folder_kind(folder)
     if kind == "suite":
         return write_suite_pages(folder)
+    damage = outdir.verify(folder) if (folder / outdir.MANIFEST).is_file() else None
+    if damage is not None:
+        raise ValueError(f"{folder}: {damage}; the results are damaged, run them again")
     if kind == "experiment" and (folder.parent / "index.json").is_file():  # one experiment of a suite
         page = experiment_page(folder, index="../index.html")
     else:
         pages = {"run": run_page, "experiment": experiment_page, "sweep": sweep_page, "compare": compare_page}
         page = pages[kind](folder)
     path = folder / "report.html"
-    path.write_text(page)
+    outdir.write_text(path, page)
     return [path]
 
 
@@ -180,8 +184,19 @@ def _read_table(folder: Path, name: str) -> Any:
     return None
 
 
+# Keys each JSON file of an output folder must have for its page.
+REQUIRED_KEYS = {
+    "summary.json": (*CORE_SUMMARY_KEYS, "utilisation", "drops_by_reason"),
+    "rows.json": ("id", "title", "passed", "rows"),
+    "sweep.json": ("grid", "jobs"),
+    "compare.json": ("name", "mechanisms", "fair_share_mbps"),
+}
+
+
 def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
+    """A JSON object of an output folder (OutputError, a ValueError, naming the file if it is not
+    one, or lacks a key its page needs)."""
+    return outdir.read_json(path, REQUIRED_KEYS.get(path.name, ()))
 
 
 def _subfolders(folder: Path) -> list[Path]:
@@ -454,17 +469,19 @@ def suite_entries(folder: Path) -> list[dict[str, Any]]:
     for id, experiment in registry().items():
         entry: dict[str, Any] = {"id": id, "title": experiment.title}
         sub = folder / id
-        if _is_experiment(sub):
+        damage = outdir.verify(sub) if (sub / outdir.MANIFEST).is_file() else None
+        if damage is not None:
+            entry |= {"status": "damaged", "reason": f"{damage}: aqmlab reproduce --all runs it again"}
+        elif _is_experiment(sub):
             reproduction = _read_json(sub / "rows.json")
             passing, graded = _row_counts(reproduction["rows"])
-            wall = sub / "wall_time.txt"
             entry |= {
                 "status": "passed" if reproduction["passed"] else "failed",
                 "rows_passed": passing,
                 "rows_graded": graded,
                 "verdicts": _verdict_counts(reproduction["rows"]),
                 "quick": bool(_read_json(sub / "experiment.json").get("quick")),
-                "wall_time_s": float(wall.read_text()) if wall.is_file() else None,
+                "wall_time_s": _wall_time(sub / "wall_time.txt"),
                 "page": f"{id}/report.html",
             }
         elif id in errors:
@@ -477,6 +494,14 @@ def suite_entries(folder: Path) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda entry: entry["id"])
 
 
+def _wall_time(path: Path) -> float | None:
+    """The seconds an experiment took, when recorded."""
+    try:
+        return float(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def write_suite_pages(folder: Path) -> list[Path]:
     """Each experiment's page, then `index.html` and `index.json`; returns the index first."""
     pages = []
@@ -484,12 +509,12 @@ def write_suite_pages(folder: Path) -> list[Path]:
     for entry in entries:
         if "page" in entry:
             page = folder / entry["page"]
-            page.write_text(experiment_page(page.parent, index="../index.html"))
+            outdir.write_text(page, experiment_page(page.parent, index="../index.html"))
             pages.append(page)
     index = folder / "index.html"
-    index.write_text(index_page(entries))
+    outdir.write_text(index, index_page(entries))
     listing = folder / "index.json"
-    listing.write_text(json.dumps({"aqmlab": __version__, "experiments": entries}, indent=2) + "\n")
+    outdir.write_text(listing, json.dumps({"aqmlab": __version__, "experiments": entries}, indent=2) + "\n")
     return [index, listing, *pages]
 
 
@@ -497,16 +522,17 @@ STATUS_MARKS = {
     "passed": ("pass", "pass"),
     "failed": ("fail", "FAIL"),
     "error": ("fail", "error"),
+    "damaged": ("fail", "damaged"),
     "not run": ("pending", "not run"),
     "not reproduced": ("missing", "not reproduced yet"),
 }
 
 
 def index_page(entries: list[dict[str, Any]]) -> str:
-    """One row per experiment that ran or failed to run; the ids of those not run in this
+    """One row per experiment that ran, failed to run or is damaged; the ids of those not run in this
     folder on one line; those not reproduced yet in a table of their own, with why."""
     ran = [e for e in entries if "page" in e]
-    shown = [e for e in entries if e["status"] in ("passed", "failed", "error")]
+    shown = [e for e in entries if e["status"] in ("passed", "failed", "error", "damaged")]
     not_run = [e["id"] for e in entries if e["status"] == "not run"]
     missing = [e for e in entries if e["status"] == "not reproduced"]
     passed = sum(e["status"] == "passed" for e in ran)

@@ -24,6 +24,7 @@ import tomllib
 
 from . import _core
 from ._core import ScenarioError
+from .outdir import OutputError, read_capped
 
 _INDEX = re.compile(r"\[(\d+)\]")
 # Where the shipped sweep specs live, in `scenarios_dir()`.
@@ -72,6 +73,32 @@ def find(path: str | Path) -> Path:
     return shipped_file(str(path), missing="no such file, nor a shipped scenario of that name")
 
 
+# A scenario or sweep file is a few kilobytes; a larger one is refused before it fills memory
+# (/dev/zero, a log given by mistake).
+MAX_FILE_BYTES = 16 * 2**20
+# Tables and lists nested in one another: a scenario uses 5 levels (flows[0].tcp.workload...);
+# deeper is refused at its field, before Python's recursion limit would stop a copy.
+MAX_NESTING = 32
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's content; ScenarioError naming the file if it cannot be read, is larger than
+    MAX_FILE_BYTES, is not UTF-8 or not TOML."""
+    try:
+        text = read_capped(path, MAX_FILE_BYTES).decode()
+        return tomllib.loads(text)
+    except OSError as e:
+        raise ScenarioError(f"{path}: {e.strerror or e}") from None
+    except OutputError as e:
+        raise ScenarioError(str(e)) from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{path}: not a text file (byte {e.start} is not UTF-8)") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: a value is nested more than {MAX_NESTING} levels deep") from None
+
+
 def split_path(path: str) -> list[str | int]:
     """`"flows[0].rate"` or `"flows.0.rate"` -> `["flows", 0, "rate"]`."""
     if not path or path.startswith(".") or path.endswith(".") or ".." in path:
@@ -115,7 +142,28 @@ def set_path(data: dict, path: str, value: Any) -> None:
             raise ScenarioError(f"{path}: no such list element")
     elif not isinstance(node, dict):
         raise ScenarioError(f"{path}: parent is not a table")
-    node[last] = copy.deepcopy(value)
+    node[last] = _copied(value, [*parts])
+
+
+def _copied(value: Any, where: list[str | int]) -> Any:
+    """A deep copy of the scenario value at path `where`; ScenarioError naming the field where
+    tables and lists nest more than MAX_NESTING levels deep."""
+    if isinstance(value, (Mapping, list, tuple)):
+        if len(where) >= MAX_NESTING:
+            raise ScenarioError(f"{_path_text(where)}: nested more than {MAX_NESTING} levels deep")
+        if isinstance(value, Mapping):
+            return {key: _copied(item, [*where, str(key)]) for key, item in value.items()}
+        items = [_copied(item, [*where, index]) for index, item in enumerate(value)]
+        return items if isinstance(value, list) else tuple(items)
+    return copy.deepcopy(value)
+
+
+def _path_text(parts: list[str | int]) -> str:
+    """`["flows", 0, "rate"]` -> `flows[0].rate`."""
+    text = ""
+    for part in parts:
+        text = f"{text}[{part}]" if isinstance(part, int) else _field(text, part)
+    return text
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -152,7 +200,7 @@ class Scenario:
     def __init__(self, data: Mapping[str, Any], source: Path | None = None):
         if not isinstance(data, Mapping):
             raise ScenarioError(f"a scenario is a table (dict), got {type(data).__name__}")
-        self._data = copy.deepcopy(dict(data))
+        self._data = _copied(data, [])
         self.source = source
 
     @classmethod
@@ -164,14 +212,7 @@ class Scenario:
         """Reads a TOML scenario file, or the shipped scenario `path` names (see `find`; not
         validated yet: see `validate`)."""
         path = find(path)
-        try:
-            with path.open("rb") as f:
-                data = tomllib.load(f)
-        except OSError as e:
-            raise ScenarioError(f"{path}: {e.strerror or e}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{path}: invalid TOML: {e}") from None
-        return cls(data, source=path)
+        return cls(read_toml(path), source=path)
 
     def to_dict(self) -> dict[str, Any]:
         return copy.deepcopy(self._data)

@@ -16,25 +16,24 @@ job and flow) combine everything, in grid order.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
 import os
-import shutil
 import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import tomllib
 
-from . import _core
+from . import _core, outdir
 from ._core import ScenarioError
-from .scenario import Scenario, find
-from .workers import run_tasks
+from .results import SCHEMA
+from .scenario import Scenario, find, read_toml
+from .workers import Cluster, run_tasks
 
 SPEC_FIELDS = ("scenario", "base", "grid")
 
@@ -77,15 +76,13 @@ def job_hash(scenario: Scenario) -> str:
 
 def load_spec(path: str | Path) -> SweepSpec:
     """Reads and checks a sweep spec (a file, or a shipped spec by name: `droptail-buffer`);
-    every error names the field, e.g. `grid."simulation.seed"`."""
+    every error names the file, then the field, e.g. `sweep.toml: grid."simulation.seed": ...`."""
     path = find(path)
+    data = read_toml(path)
     try:
-        data = tomllib.loads(path.read_text())
-    except OSError as e:
-        raise ScenarioError(f"{path}: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
-    return parse_spec(data, path.parent)
+        return parse_spec(data, path.parent)
+    except ScenarioError as e:
+        raise ScenarioError(f"{path}: {e}") from None
 
 
 def parse_spec(data: dict[str, Any], root: Path) -> SweepSpec:
@@ -127,73 +124,127 @@ def parse_spec(data: dict[str, Any], root: Path) -> SweepSpec:
 
 def run_job(scenario_json: str, job_dir: str) -> float:
     """Runs one job and stores its results (and the captures its `simulation.pcap` asks for)
-    in `job_dir`, atomically: all or nothing. Returns the run's wall time. Runs in a worker
-    process (local pool or Dask)."""
+    in `job_dir`, whole or not at all, with their manifest (outdir.py). Returns the run's wall
+    time. Runs in a worker process (local pool or Dask)."""
     from .api import run
 
+    scenario = Scenario.from_dict(json.loads(scenario_json))
     final = Path(job_dir)
-    partial = final.with_name(f"{final.name}.partial-{uuid.uuid4().hex}")
-    results = run(Scenario.from_dict(json.loads(scenario_json)), pcap_dir=partial)
-    results.save(partial, format="parquet")
-    (partial / "wall_time.txt").write_text(f"{results.wall_time:.6f}\n")
-    try:
-        os.rename(partial, final)
-    except OSError:  # another worker finished the same job first
-        shutil.rmtree(partial, ignore_errors=True)
+    with outdir.atomic_folder(final, {"kind": "sweep job", "scenario_sha256": scenario.digest()}) as folder:
+        results = run(scenario, pcap_dir=folder)
+        results.save(folder, format="parquet")
+        (folder / "wall_time.txt").write_text(f"{results.wall_time:.6f}\n")
     return results.wall_time or 0.0
+
+
+class SweepFolder:
+    """A sweep's output folder, held by this process (`open_sweep`): which jobs have whole
+    results, which must run and why; `run` runs those and writes the combined tables."""
+
+    def __init__(self, spec: SweepSpec, out: Path):
+        self.spec = spec
+        self.out = out
+        self.jobs_dir = out / "jobs"
+        # Each job that must run (by index), and why: no results yet, or what fails its manifest.
+        self.reasons = {
+            job.index: reason
+            for job in spec.jobs
+            if (reason := outdir.verify(_job_dir(self.jobs_dir, job))) is not None
+        }
+        self.pending = [job for job in spec.jobs if job.index in self.reasons]
+
+    @property
+    def total(self) -> int:
+        return len(self.spec.jobs)
+
+    def damaged(self) -> dict[str, str]:
+        """Jobs whose folder is there but fails its manifest (they run again): `job 3 (its
+        parameters)` → why."""
+        return {
+            f"job {job.index} ({job.label})": self.reasons[job.index]
+            for job in self.pending
+            if self.reasons[job.index] != outdir.NO_RESULTS
+        }
+
+    def run(
+        self,
+        workers: int | None = None,
+        scheduler: str | Cluster | None = None,
+        on_done: Callable[[Job, float | None, str | None], None] | None = None,
+    ) -> SweepReport:
+        """Runs the pending jobs, then writes the combined tables (see `run_sweep`)."""
+        out, failed, ran = self.out, {}, []
+
+        def finished(job: Job, wall: float | None, error: str | None) -> None:
+            if error is None:
+                ran.append(job.index)
+                with (out / "runs.log").open("a") as log:
+                    when = time.strftime("%Y-%m-%dT%H:%M:%S")
+                    log.write(f"{when} ran job {job.index} {job.hash[:16]} in {wall:.3f} s: {job.label}\n")
+            else:
+                failed[job.index] = error
+            if on_done is not None:
+                on_done(job, wall, error)
+
+        by_index = {job.index: job for job in self.pending}
+        run_tasks(
+            run_job,
+            [(job.index, (job.scenario.to_json(), str(_job_dir(self.jobs_dir, job)))) for job in self.pending],
+            lambda index, wall, error: finished(by_index[index], wall, error),
+            workers=workers or os.cpu_count() or 1,
+            scheduler=scheduler,
+            dask_key=lambda index: f"aqmlab-job-{by_index[index].hash[:16]}",
+        )
+        # Whole results: those that passed their manifest at the start, and those just written.
+        whole = {job.index for job in self.spec.jobs if job.index not in self.reasons} | set(ran)
+        written = _combine(self.spec, self.jobs_dir, out, whole)
+        return SweepReport(self.total, self.total - len(self.pending), sorted(ran), failed, written)
+
+
+@contextlib.contextmanager
+def open_sweep(
+    spec: SweepSpec, out_dir: str | Path, wait: bool = False, say: outdir.Say | None = None
+) -> Iterator[SweepFolder]:
+    """Takes `out_dir` for this sweep within the block: its lock (outdir.locked: `FolderBusy` if
+    another process writes it, unless `wait`), checks it is a folder that is no run's result,
+    removes what writers cut short left, writes `sweep.json`, and checks every job's results
+    against their manifest."""
+    out = Path(out_dir).resolve()
+    with outdir.locked(out, wait, say):
+        outdir.check_folder_path(out)
+        if (out / outdir.MANIFEST).is_file():
+            raise outdir.OutputError(f"{out}: holds the results of a run or an experiment; give the sweep its own")
+        jobs_dir = out / "jobs"
+        jobs_dir.mkdir(exist_ok=True)
+        outdir.remove_partials(jobs_dir)
+        _write_plan(spec, out)
+        yield SweepFolder(spec, out)
 
 
 def run_sweep(
     spec: SweepSpec,
     out_dir: str | Path,
     workers: int | None = None,
-    scheduler: str | None = None,
+    scheduler: str | Cluster | None = None,
     on_done: Callable[[Job, float | None, str | None], None] | None = None,
 ) -> SweepReport:
-    """Runs every job whose results are missing, then writes the combined tables.
+    """Runs every job whose results are missing or fail their manifest, then writes the combined
+    tables.
 
     `on_done(job, wall_time, error)` is called as each job finishes. Jobs run on a
-    local process pool of `workers` (default: one per core), or on the Dask cluster
-    at `scheduler` (the workers must see `out_dir` at the same path).
+    local process pool of `workers` (default: one per core), or on the Dask cluster at
+    `scheduler` (the workers must see `out_dir` at the same path). Raises `outdir.FolderBusy`
+    if another process is writing `out_dir`, `workers.ClusterError` if the cluster fails (the
+    finished jobs are kept).
     """
-    out = Path(out_dir).resolve()
-    jobs_dir = out / "jobs"
-    jobs_dir.mkdir(parents=True, exist_ok=True)
-    _write_manifest(spec, out)
-    for stale in jobs_dir.glob("*.partial-*"):  # left by an interrupted run
-        shutil.rmtree(stale, ignore_errors=True)
-    pending = pending_jobs(spec, out)
-    failed: dict[int, str] = {}
-    ran: list[int] = []
-
-    def finished(job: Job, wall: float | None, error: str | None) -> None:
-        if error is None:
-            ran.append(job.index)
-            with (out / "runs.log").open("a") as log:
-                when = time.strftime("%Y-%m-%dT%H:%M:%S")
-                log.write(f"{when} ran job {job.index} {job.hash[:16]} in {wall:.3f} s: {job.label}\n")
-        else:
-            failed[job.index] = error
-        if on_done is not None:
-            on_done(job, wall, error)
-
-    by_index = {job.index: job for job in pending}
-    run_tasks(
-        run_job,
-        [(job.index, (job.scenario.to_json(), str(_job_dir(jobs_dir, job)))) for job in pending],
-        lambda index, wall, error: finished(by_index[index], wall, error),
-        workers=workers or os.cpu_count() or 1,
-        scheduler=scheduler,
-        dask_key=lambda index: f"aqmlab-job-{by_index[index].hash[:16]}",
-    )
-    written = _combine(spec, jobs_dir, out)
-    return SweepReport(len(spec.jobs), len(spec.jobs) - len(pending), sorted(ran), failed, written)
+    with open_sweep(spec, out_dir) as folder:
+        return folder.run(workers, scheduler, on_done)
 
 
 def pending_jobs(spec: SweepSpec, out_dir: str | Path) -> list[Job]:
-    """Jobs without stored results in `out_dir`."""
+    """Jobs without whole results in `out_dir`: none yet, or failing their manifest."""
     jobs_dir = Path(out_dir).resolve() / "jobs"
-    return [job for job in spec.jobs if not _job_dir(jobs_dir, job).is_dir()]
+    return [job for job in spec.jobs if outdir.verify(_job_dir(jobs_dir, job)) is not None]
 
 
 def _job_dir(jobs_dir: Path, job: Job) -> Path:
@@ -207,32 +258,45 @@ def _param_text(value: Any) -> Any:
     return value
 
 
-def _write_manifest(spec: SweepSpec, out: Path) -> None:
-    manifest = {
+def _write_plan(spec: SweepSpec, out: Path) -> None:
+    """`sweep.json`: the grid and every job's hash and parameters (what `aqmlab report` shows)."""
+    plan = {
         "grid": spec.grid,
         "jobs": [{"job": j.index, "hash": j.hash, "params": j.params} for j in spec.jobs],
     }
-    (out / "sweep.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    outdir.write_text(out / "sweep.json", json.dumps(plan, indent=2) + "\n")
 
 
-def _combine(spec: SweepSpec, jobs_dir: Path, out: Path) -> list[Path]:
-    """Writes jobs.csv and flows.csv from every finished job, in grid order."""
+# Columns of the combined tables that come from the results; a grid path with one of these names
+# (`name`, the scenario's) is written `grid.<path>` in both tables.
+RESULT_COLUMNS = frozenset(
+    ("job", "hash", "jain_index", "events", "packets_sent", "packets_delivered", "packets_dropped", *SCHEMA["flows"])
+)
+
+
+def _grid_columns(params: dict[str, Any]) -> dict[str, Any]:
+    """A job's grid values by column name, as table cells."""
+    return {(f"grid.{k}" if k in RESULT_COLUMNS else k): _param_text(v) for k, v in params.items()}
+
+
+def _combine(spec: SweepSpec, jobs_dir: Path, out: Path, whole: set[int]) -> list[Path]:
+    """Writes jobs.csv and flows.csv from the jobs with whole results (indices `whole`), in grid order."""
     job_rows, flow_frames = [], []
     for job in spec.jobs:
-        folder = _job_dir(jobs_dir, job)
-        if not folder.is_dir():
+        if job.index not in whole:
             continue
-        params = {k: _param_text(v) for k, v in job.params.items()}
+        folder = _job_dir(jobs_dir, job)
+        key = {"job": job.index, "hash": job.hash[:16], **_grid_columns(job.params)}
         summary = json.loads((folder / "summary.json").read_text())
-        row = {"job": job.index, "hash": job.hash[:16], **params}
+        row = dict(key)
         row.update(
             {k: summary[k] for k in ("jain_index", "events", "packets_sent", "packets_delivered", "packets_dropped")}
         )
         row.update({f"utilisation.{link}": u for link, u in summary["utilisation"].items()})
         job_rows.append(row)
         flows = pd.read_parquet(folder / "flows.parquet")
-        for i, (k, v) in enumerate({"job": job.index, "hash": job.hash[:16], **params}.items()):
-            flows.insert(i, k, [v] * len(flows))
+        for i, (column, value) in enumerate(key.items()):
+            flows.insert(i, column, [value] * len(flows))
         flow_frames.append(flows)
     written = []
     for name, frame in (
@@ -240,6 +304,7 @@ def _combine(spec: SweepSpec, jobs_dir: Path, out: Path) -> list[Path]:
         ("flows", pd.concat(flow_frames, ignore_index=True) if flow_frames else pd.DataFrame()),
     ):
         path = out / f"{name}.csv"
-        frame.to_csv(path, index=False)
+        with outdir.replaced_file(path) as partial:
+            frame.to_csv(partial, index=False)
         written.append(path)
     return written

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,11 +43,12 @@ class Patch:
 
 @dataclass(frozen=True)
 class Job:
-    """One ns run of `script` with `args` (without the seed, which `seeding` formats)."""
+    """One ns run of the script with `args` and `seed` (and `env`, variables a patch reads)."""
 
     name: str
     args: tuple[str, ...]
     seed: int
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def directory(self) -> str:
@@ -69,6 +70,8 @@ class Run:
     log: list[str]
 
     def bytes_at(self, fid: int, time: float) -> int:
+        if time == 0:
+            return 0
         at = self.flows.get(round(time, 6))
         if at is None:
             raise ValueError(f"no flow dump at t = {time:g} s")
@@ -148,6 +151,10 @@ class Experiment:
     rows: Rows
     notes: dict[str, str]
     ordered: frozenset[str] = frozenset()
+    env: dict[str, dict[str, str]] = field(default_factory=dict)  # by job name, for a patch to read
+
+    def job(self, name: str, seed: int) -> Job:
+        return Job(name, self.jobs[name], seed, tuple(sorted(self.env.get(name, {}).items())))
 
 
 def combine(values: list[object], ordered: bool) -> dict[str, object]:
@@ -185,7 +192,7 @@ def summary(values: list[object], ordered: bool) -> str:
 def record(experiment: Experiment, work: Path, version: str, driver: str) -> dict[str, object]:
     per_seed: dict[str, list[object]] = {}
     for seed in experiment.seeds:
-        runs = {name: read_run(work / Job(name, args, seed).directory) for name, args in experiment.jobs.items()}
+        runs = {name: read_run(work / experiment.job(name, seed).directory) for name in experiment.jobs}
         for key, value in experiment.rows(runs).items():
             per_seed.setdefault(key, []).append(value)
     rows: dict[str, dict[str, object]] = {}
@@ -237,20 +244,22 @@ def prepare(source: Path, scripts_dir: Path, patches: Sequence[Patch], work: Pat
 def run_job(job: Job, script: str, scripts: Path, work: Path) -> None:
     directory = work / job.directory
     command = ["ns", script, *job.args, "seed", str(job.seed)]
+    line = " ".join([*(f"{k}={v}" for k, v in job.env), *command])
     done = directory / "done"  # the command line of a run that exited 0
-    if done.exists() and done.read_text() == " ".join(command):
+    if done.exists() and done.read_text() == line:
         return
     directory.mkdir(parents=True, exist_ok=True)
     for tcl in scripts.glob("*.tcl"):
         target = directory / tcl.name
         if not target.exists():
             target.symlink_to(tcl)
-    print(f"ns2-reproductions: {job.directory}: {' '.join(command)}", file=sys.stderr)
+    print(f"ns2-reproductions: {job.directory}: {line}", file=sys.stderr)
+    env = {**os.environ, **dict(job.env)}
     with open(directory / "stdout", "w") as out, open(directory / "stderr", "w") as err:
-        status = subprocess.run(command, cwd=directory, stdout=out, stderr=err, check=False).returncode
+        status = subprocess.run(command, cwd=directory, env=env, stdout=out, stderr=err, check=False).returncode
     if status != 0:
         raise RuntimeError(f"{job.directory}: ns exited {status}; see {directory / 'stderr'}")
-    done.write_text(" ".join(command))
+    done.write_text(line)
 
 
 def ns2_version() -> str:
@@ -296,7 +305,7 @@ def main(
     work = args.work or Path(tempfile.mkdtemp(prefix="ns2-reproductions-"))
     scripts = prepare(Path(source), scripts_dir, patches, work)
     # In the experiments' order (the cheap ones first), each job once.
-    jobs = dict.fromkeys(Job(name, a, seed) for e in chosen for seed in e.seeds for name, a in e.jobs.items())
+    jobs = dict.fromkeys(e.job(name, seed) for e in chosen for seed in e.seeds for name in e.jobs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = [pool.submit(run_job, job, script, scripts, work) for job in jobs]
         for future in concurrent.futures.as_completed(futures):

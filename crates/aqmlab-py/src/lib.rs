@@ -10,6 +10,7 @@
 //! events, so Ctrl-C stops them: `KeyboardInterrupt("interrupted at 12.3 s of
 //! 100 s simulated")`.
 
+use aqmlab_core::metrics::Results;
 use aqmlab_core::time::{from_secs, to_secs, Time};
 use aqmlab_core::{Error, InternalError, Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
@@ -75,14 +76,31 @@ fn validate(scenario_json: &str) -> PyResult<()> {
     parse(scenario_json).map(|_| ())
 }
 
-/// Runs a scenario given as JSON text to its end and returns the results as JSON text.
+/// The results as JSON text: every table, or with `summary_only` the summary, flows and drop
+/// counts (what a summary is made of; the queue samples and throughput bins are most of a
+/// whole result's bytes, issue 21's start-up goal).
+fn results_json(results: &Results, summary_only: bool) -> String {
+    if !summary_only {
+        return results.to_json();
+    }
+    let tables = serde_json::json!({
+        "summary": results.summary,
+        "flows": results.flows,
+        "drops": results.drops,
+    });
+    serde_json::to_string(&tables).expect("results are plain data")
+}
+
+/// Runs a scenario given as JSON text to its end and returns the results as JSON text
+/// (with `summary_only`, only the summary, flows and drop counts).
 /// The simulation runs without the GIL; Ctrl-C raises KeyboardInterrupt.
 #[pyfunction]
-fn run(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, summary_only = false))]
+fn run(py: Python<'_>, scenario_json: &str, summary_only: bool) -> PyResult<String> {
     let scenario = parse(scenario_json)?;
     let mut sim = aqmlab_core::sim::Simulation::build(&scenario).map_err(to_py)?;
     run_interruptibly(py, &mut sim, Time::MAX, scenario.simulation.duration.0)?;
-    py.allow_threads(move || sim.results().map(|r| r.to_json()))
+    py.allow_threads(move || sim.results().map(|r| results_json(&r, summary_only)))
         .map_err(internal_to_py)
 }
 
@@ -147,11 +165,13 @@ impl Simulation {
         self.duration
     }
 
-    /// Results so far as JSON text, the captures written out so far (raises RuntimeError
-    /// if packet conservation fails: a simulator bug; OSError if a capture cannot be written).
-    fn results(&self, py: Python<'_>) -> PyResult<String> {
+    /// Results so far as JSON text (with `summary_only`, as `run`'s), the captures written
+    /// out so far (raises RuntimeError if packet conservation fails: a simulator bug; OSError
+    /// if a capture cannot be written).
+    #[pyo3(signature = (summary_only = false))]
+    fn results(&self, py: Python<'_>, summary_only: bool) -> PyResult<String> {
         self.engine().flush_captures()?;
-        py.allow_threads(|| self.engine().results().map(|r| r.to_json()))
+        py.allow_threads(|| self.engine().results().map(|r| results_json(&r, summary_only)))
             .map_err(internal_to_py)
     }
 }

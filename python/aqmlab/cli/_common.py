@@ -9,13 +9,15 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .._core import ScenarioError
+from ..outdir import OutputError
 from ..progress import job_progress
 from ..results import to_json_value
+from ..workers import ClusterError
 from . import COMMANDS
 
 if TYPE_CHECKING:
@@ -62,23 +64,43 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(to_json_value(data)) + "\n")
 
 
+# Options of the commands that write an output folder (outdir.py), and of those that use Dask.
+WaitOption = Annotated[
+    bool, typer.Option("--wait", help="If another aqmlab is writing the output folder, wait for it (default: stop).")
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Replace an output folder that holds another result (default: refuse).")
+]
+ConnectTimeoutOption = Annotated[
+    float,
+    typer.Option("--connect-timeout", help="With --scheduler: seconds to wait for the scheduler to answer.", min=0.1),
+]
+WorkerTimeoutOption = Annotated[
+    float,
+    typer.Option("--worker-timeout", help="With --scheduler: seconds to wait while the cluster has no worker.", min=1),
+]
+
+
 def run_jobs(
-    run: Callable[[Callable[[Any, Any, Any], None]], Any],
+    opening: contextlib.AbstractContextManager[Any],
+    run: Callable[[Any, Callable[[Any, Any, Any], None]], Any],
     noun: str,
-    total: int,
-    pending: int,
     kept_in: Path,
     failure: Callable[[Any, Any], str],
     mode: str | None = None,
 ) -> Any:
-    """`run(on_done)` for `reproduce --all` and `sweep`: says how many of the `total` `noun` are
-    already done, counts the `pending` ones on a bar as `run` reports each with
-    `on_done(job, wall, error)` (no bar when none is pending: a resumed run that only combines
-    the results), prints each failure as `failure(job, error)` words it; on Ctrl-C says how many
-    finished, kept in `kept_in`, and exits with status 130."""
-    heading = f"{total} {noun}" + (f" ({mode})" if mode else "")
-    say(f"{heading}, {total - pending} already done, running {pending}")
-    finished = 0
+    """The jobs of `reproduce --all` and `sweep`: enters `opening` (suite.open_suite or
+    sweep.open_sweep: the output folder taken and its results checked), says which results fail
+    their manifest and how many of its `total` `noun` are already done, then `run(folder,
+    on_done)`, counting the pending ones on a bar as `run` reports each with `on_done(job, wall,
+    error)` (no bar when none is pending: a resumed run that only combines the results), and
+    printing each failure as `failure(job, error)` words it. On a cluster fault or Ctrl-C, says
+    how many finished, kept in `kept_in`, and exits with status 2 or 130."""
+    finished = pending = 0
+    bar = task = None
+
+    def kept() -> str:
+        return f"{finished} of {pending} {noun} finished, kept in {kept_in}; run the same command again to resume"
 
     def done(job: Any, wall: Any, error: Any) -> None:
         nonlocal finished
@@ -89,15 +111,19 @@ def run_jobs(
             say(failure(job, error))
 
     try:
-        with job_progress(console()) if pending else contextlib.nullcontext() as bar:
-            task = bar.add_task(noun, total=pending) if bar is not None else None
-            return run(done)
-    except ScenarioError as e:
+        with opening as folder:
+            for name, reason in folder.damaged().items():
+                say(f"{name}: {reason}; running it again")
+            pending = len(folder.pending)
+            heading = f"{folder.total} {noun}" + (f" ({mode})" if mode else "")
+            say(f"{heading}, {folder.total - pending} already done, running {pending}")
+            with job_progress(console()) if pending else contextlib.nullcontext() as bar:
+                task = bar.add_task(noun, total=pending) if bar is not None else None
+                return run(folder, done)
+    except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
+    except ClusterError as e:
+        raise fail(f"{e}; {kept()}") from None
     except KeyboardInterrupt:
-        print(
-            f"interrupted: {finished} of {pending} {noun} finished, kept in {kept_in}; "
-            "run the same command again to resume",
-            file=sys.stderr,
-        )
+        print(f"interrupted: {kept()}", file=sys.stderr)
         raise typer.Exit(130) from None

@@ -10,6 +10,7 @@ import typer
 from .. import compare as comparison
 from .. import terminal
 from .._core import ScenarioError
+from ..outdir import OutputError, check_folder_path
 from ..scenario import load
 from ._common import command_app, command_help, fail, print_json, say
 
@@ -51,8 +52,10 @@ def compare(
         raise fail("--mechanisms: give at least one name, or all")
     try:
         scenario = load(file)
+        if out is not None:
+            check_folder_path(out)
         table, runs = comparison.compare(scenario, names)
-    except ScenarioError as e:
+    except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
     written = comparison.save(table, runs, scenario, out) if out is not None else []
     if json_output:

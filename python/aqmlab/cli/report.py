@@ -26,7 +26,7 @@ def report(
 ) -> None:
     try:
         written = write_report(folder)
-    except ValueError as e:
+    except ValueError as e:  # OutputError included: a damaged or foreign file, named
         raise fail(str(e)) from None
     more = f" and {len(written) - 2} experiment pages" if written[0].name == "index.html" else ""
     say(f"wrote {written[0]}{more}")

@@ -11,9 +11,24 @@ import typer
 from .. import reporting, terminal
 from .._core import ScenarioError
 from ..experiments import get, not_reproduced_list, registry
+from ..outdir import OutputError, result_folder
 from ..progress import RunProgress
-from ..suite import pending_experiments, run_suite
-from ._common import command_app, command_help, console, fail, interrupted, print_json, run_jobs, say
+from ..suite import open_suite
+from ..workers import CONNECT_TIMEOUT_S, WORKER_TIMEOUT_S, Cluster
+from ._common import (
+    ConnectTimeoutOption,
+    ForceOption,
+    WaitOption,
+    WorkerTimeoutOption,
+    command_app,
+    command_help,
+    console,
+    fail,
+    interrupted,
+    print_json,
+    run_jobs,
+    say,
+)
 
 app = command_app()
 
@@ -55,6 +70,10 @@ def reproduce(
     wide: Annotated[
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
+    force: ForceOption = False,
+    wait: WaitOption = False,
+    connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT_S,
+    worker_timeout: WorkerTimeoutOption = WORKER_TIMEOUT_S,
 ) -> None:
     if list_:
         _print_list(json_output)
@@ -62,7 +81,8 @@ def reproduce(
     if all_ or only is not None:
         if id is not None:
             raise fail("give an experiment id or --all, not both")
-        _reproduce_all(out or Path("out") / "all", quick, only, workers, scheduler, json_output)
+        cluster = Cluster(scheduler, connect_timeout, worker_timeout) if scheduler else None
+        _reproduce_all(out or Path("out") / "all", quick, only, workers, cluster, json_output, wait)
         return
     if id is None:
         raise fail("give an experiment id, --all, or --list")
@@ -70,14 +90,18 @@ def reproduce(
         experiment = get(id)
     except KeyError as e:
         raise fail(e.args[0]) from None
+    out = out or Path("out") / experiment.id
     try:
-        with RunProgress(console) as bars, reporting(bars):
-            reproduction = experiment.run(quick=quick)
-    except ScenarioError as e:
+        # The folder is taken and checked before the run; written whole or not at all (outdir.py).
+        with result_folder(out, {"kind": "experiment", "experiment": experiment.id}, force, wait, say) as folder:
+            with RunProgress(console) as bars, reporting(bars):
+                reproduction = experiment.run(quick=quick)
+            saved = reproduction.save(folder)
+    except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
     except KeyboardInterrupt as e:
         raise interrupted(e) from None
-    written = reproduction.save(out or Path("out") / reproduction.id)
+    written = [out / path.name for path in saved]
     if json_output:
         print_json(reproduction.to_dict())
     else:
@@ -119,19 +143,23 @@ def _print_list(json_output: bool) -> None:
 
 
 def _reproduce_all(
-    out: Path, quick: bool, only: str | None, workers: int | None, scheduler: str | None, json_output: bool
+    out: Path,
+    quick: bool,
+    only: str | None,
+    workers: int | None,
+    cluster: Cluster | None,
+    json_output: bool,
+    wait: bool,
 ) -> None:
     known = registry()
     ids = list(known) if only is None else [name.strip() for name in only.split(",") if name.strip()]
     unknown = [name for name in ids if name not in known]
     if unknown or not ids:
         raise fail(f"--only: unknown experiment {', '.join(unknown) or '(none given)'} (known: {', '.join(known)})")
-    pending = pending_experiments(out, ids, quick)
     report = run_jobs(
-        lambda on_done: run_suite(out, ids, quick, workers=workers, scheduler=scheduler, on_done=on_done),
+        open_suite(out, ids, quick, wait, say),
+        lambda folder, on_done: folder.run(workers, cluster, on_done),
         "experiments",
-        len(ids),
-        len(pending),
         out,
         lambda id, error: f"{id} failed to run: {error}",
         mode="quick" if quick else "full",

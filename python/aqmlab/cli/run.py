@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,10 +12,13 @@ import typer
 from .. import run as run_scenario
 from .. import terminal
 from .._core import ScenarioError
+from ..outdir import OutputError, result_folder
 from ..plots import save_run_figures
 from ..progress import RunProgress
+from ..results import Results
+from ..run_summary import print_summary
 from ..scenario import load
-from ._common import command_app, command_help, console, fail, interrupted, print_json, say
+from ._common import ForceOption, WaitOption, command_app, command_help, console, fail, interrupted, print_json, say
 
 app = command_app()
 
@@ -62,7 +66,11 @@ def run(
         bool,
         typer.Option("--pcap-drops", help="Also capture what those links drop, to OUT/<link>.drops.pcap."),
     ] = False,
+    force: ForceOption = False,
+    wait: WaitOption = False,
 ) -> None:
+    if json_output and out is None and pcap is None and not pcap_drops:
+        raise typer.Exit(print_summary(file, seed))
     try:
         scenario = load(file)
         if seed is not None:
@@ -76,26 +84,41 @@ def run(
             raise fail("--pcap: give --out DIR, the folder the captures are written to")
         if scenario.get_or("simulation.pcap") and out is None:
             say("simulation.pcap: no capture written without --out DIR")
-        with RunProgress(console) as bars:
-            results = run_scenario(scenario, progress=bars, pcap_dir=out)
-    except ScenarioError as e:
+        # The folder is taken and checked before the run, written under a temporary name and
+        # renamed into place last: a run folder is whole or absent (outdir.py).
+        about = {"kind": "run", "name": scenario.name, "scenario_sha256": scenario.digest()}
+        with (
+            result_folder(out, about, force, wait, say) if out is not None else contextlib.nullcontext() as folder,
+            RunProgress(console) as bars,
+        ):
+            results = run_scenario(scenario, progress=bars, pcap_dir=folder)
+            if folder is not None:
+                _save(results, folder, out, format.value, not no_plots, bars)
+    except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(str(e), code=1) from None
     except KeyboardInterrupt as e:
         raise interrupted(e) from None
-    written = list(results.pcap_files)
-    if out is not None:
-        written += results.save(out, format=format.value)
-        if not no_plots:
-            written += save_run_figures(results, out)
     summary = results.summary()
     if json_output:
         print_json(summary)
     else:
         terminal.show(_run_lines(summary, wide))
-    if written:
-        say(f"wrote {len(written)} files to {out}")
+    if out is not None:  # the tables, summary, plots, captures and manifest
+        say(f"wrote {sum(1 for _ in out.iterdir())} files to {out}")
+
+
+def _save(results: Results, folder: Path, out: Path, format: str, plots: bool, bars: RunProgress) -> None:
+    """The tables, summary and plots of a run, into `folder` (which becomes `out`)."""
+    try:
+        bars.stage(f"writing the tables to {out}")
+        results.save(folder, format=format)
+        if plots:
+            bars.stage(f"drawing the plots into {out}")
+            save_run_figures(results, folder)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("interrupted while saving the results: nothing written") from None
 
 
 def _run_lines(summary: dict[str, Any], wide: bool) -> list[str]:

@@ -8,8 +8,18 @@ from typing import Annotated
 import typer
 
 from .._core import ScenarioError
-from ..sweep import load_spec, pending_jobs, run_sweep
-from ._common import command_app, command_help, fail, run_jobs, say
+from ..sweep import load_spec, open_sweep
+from ..workers import CONNECT_TIMEOUT_S, WORKER_TIMEOUT_S, Cluster
+from ._common import (
+    ConnectTimeoutOption,
+    WaitOption,
+    WorkerTimeoutOption,
+    command_app,
+    command_help,
+    fail,
+    run_jobs,
+    say,
+)
 
 app = command_app()
 
@@ -42,16 +52,19 @@ def sweep(
     workers: Annotated[
         int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)
     ] = None,
+    wait: WaitOption = False,
+    connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT_S,
+    worker_timeout: WorkerTimeoutOption = WORKER_TIMEOUT_S,
 ) -> None:
     try:
         parsed = load_spec(spec)
     except ScenarioError as e:
-        raise fail(f"{spec}: {e}") from None
+        raise fail(str(e)) from None
+    cluster = Cluster(scheduler, connect_timeout, worker_timeout) if scheduler else None
     report = run_jobs(
-        lambda on_done: run_sweep(parsed, out, workers=workers, scheduler=scheduler, on_done=on_done),
+        open_sweep(parsed, out, wait, say),
+        lambda folder, on_done: folder.run(workers, cluster, on_done),
         "jobs",
-        len(parsed.jobs),
-        len(pending_jobs(parsed, out)),
         out / "jobs",
         lambda job, error: f"job {job.index} failed ({job.label}): {error}",
     )

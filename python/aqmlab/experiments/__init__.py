@@ -112,6 +112,14 @@ class Reproduction:
     ns2_source: str = ""
     verdicts: dict[str, tuple[Verdict, str]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # pyplot lets go of the figure (it stays drawable: `save` writes it), so a process that
+        # runs many experiments keeps none open ("More than 20 figures have been opened", issue 26).
+        if self.figure is not None:
+            from ..plots import pyplot
+
+            pyplot().close(self.figure)
+
     @property
     def passed(self) -> bool:
         """Every graded row passes (informative rows, `graded=False`, do not count)."""

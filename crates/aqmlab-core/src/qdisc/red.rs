@@ -224,7 +224,8 @@ pub enum RedProfile {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedConfig {
-    pub profile: RedProfile,
+    /// Unset: `floyd93`, or what the enclosing discipline's profile chooses (RED-PD's `ns2`: `ns2`).
+    pub profile: Option<RedProfile>,
     /// Buffer in packets; with neither `limit` nor `limit_bytes`, 50 packets (ns-2 `Queue set limit_ 50`).
     pub limit: Option<u64>,
     pub limit_bytes: Option<Bytes>,
@@ -253,7 +254,7 @@ pub struct RedConfig {
 impl Default for RedConfig {
     fn default() -> Self {
         RedConfig {
-            profile: RedProfile::Floyd93,
+            profile: None,
             limit: None,
             limit_bytes: None,
             min_th: None,
@@ -315,9 +316,14 @@ impl RedConfig {
         }
     }
 
+    /// The profile in effect.
+    pub fn profile(&self) -> RedProfile {
+        self.profile.unwrap_or_default()
+    }
+
     fn params(&self) -> Params {
         Params {
-            profile: self.profile,
+            profile: self.profile(),
             limit: self.limit(),
             curve: DropCurve {
                 min_th: self.min_th(),
@@ -452,7 +458,7 @@ impl Spacing {
 
 impl Red {
     pub fn new(cfg: &RedConfig, link: &LinkInfo, rng: Rng) -> Self {
-        let idle_rule = match cfg.profile {
+        let idle_rule = match cfg.profile() {
             RedProfile::Floyd93 => IdleRule::Decay,
             RedProfile::Ns2 => IdleRule::DecayThenSample,
         };
@@ -460,7 +466,7 @@ impl Red {
             params: cfg.params(),
             fifo: Fifo::default(),
             average: RedAverage::new(cfg.w_q, cfg.mean_pktsize.0, link.rate_bps, idle_rule),
-            spacing: Spacing::new(cfg.profile),
+            spacing: Spacing::new(cfg.profile()),
             rng,
             stats: Stats::default(),
         }
@@ -1027,7 +1033,7 @@ mod tests {
 
     fn ns2(cfg: RedConfig) -> RedConfig {
         RedConfig {
-            profile: RedProfile::Ns2,
+            profile: Some(RedProfile::Ns2),
             ..cfg
         }
     }

@@ -27,9 +27,13 @@
 //!   of its value (eq. 1); a flow with too many pairs that did not is declared
 //!   unresponsive and gets larger increases and the slower release set.
 //!
-//! The paper leaves open what ns-2's RED-PD (ns-2.35 `queue/red-pd.cc`, the
-//! pre-filter; `tcl/ex/red-pd/monitoring.tcl` and `helper.tcl`, the
-//! identification engine, both by the paper's authors) settles; we follow it:
+//! Two profiles ([`RedPdProfile`]) choose whose engine runs. Both share the above, the
+//! pre-filter and the parameters; ns-2's RED-PD is ns-2.35 `queue/red-pd.cc` (the pre-filter)
+//! and `tcl/ex/red-pd/monitoring.tcl`, `helper.tcl` (the identification engine), both by the
+//! paper's authors, who ran the paper's simulations with them.
+//!
+//! `paper` (the default) is the paper's text. Where the text leaves a choice open it follows
+//! ns-2's engine:
 //! - the ambient p is RED's drops over RED's arrivals in the interval just
 //!   closed, exponentially averaged over intervals with weight 0.5 (§4.2 gives
 //!   no weight; `insertNCalDropRate` uses 0.5, as §7.3's Fig. 16 plots); eq. 3
@@ -47,16 +51,48 @@
 //!   off, as ns-2's `noidle_`) or while more than one packet is queued; the
 //!   pairwise test and its verdict thresholds are `check-unresponsive`'s.
 //!
-//! Where we differ from ns-2, and why: by default the pre-filter drops
-//! independently with probability P (ns-2 spaces them by RED's `p/(1 − count·p)`,
-//! option `uniformize`, which nearly doubles the fraction dropped at small P; the
-//! paper's analysis, §5.2, takes P as the fraction); a flow is unmonitored in the decrease that takes P below
-//! P_minThresh (eq. 7 counts rounds so; ns-2 needs one round more); a flow's
-//! history is recorded over the whole period between raises (§6.2's "successive
-//! periods") and only while it is monitored (ns-2 records the last interval of
-//! every flow); an unresponsive flow is declared responsive again when the same
-//! test over its latest records clears it, besides being forgotten when it is
-//! unmonitored (§6.2).
+//! Where the text says otherwise, `paper` keeps the text: the pre-filter drops independently
+//! with probability P (§5.2's analysis takes P as the fraction dropped); the doubling test
+//! compares the quantum with the flow's whole drop rate P + (1 − P)·p (§5.1: "the flow's
+//! existing drop rate"); identification starts at once, and a round may act at any drop
+//! rate; waits count exactly the last M − 1 or l intervals; a flow is unmonitored in the
+//! decrease that takes P below P_minThresh (eq. 7 counts rounds so); an unresponsive flow's
+//! decrease is max(P/β, P − p_d) (§5.2: "whichever reduces less"); a flow's history is
+//! recorded over the whole period between raises (§6.2's "successive periods"), and an
+//! unresponsive flow is declared responsive again when the same test over its latest records
+//! clears it, besides being forgotten when it is unmonitored (§6.2).
+//!
+//! `ns2` runs ns-2.35's engine, for the reproductions of runs made with it (its validation
+//! suite; the paper's figures). Beside the above it:
+//! - starts the engine at `engine_start`, 10.1 s (`helper.tcl`'s `sched-detect-reward 10.1`):
+//!   the first list covers [0, 10.1 s], so no flow is identified before the third close;
+//! - acts in a round (monitors, raises) only when the last interval's drop rate exceeds
+//!   0.1 %, and only on flows that had drops, pre-filter or RED, in that interval ("don't
+//!   punish a flow if he had zero drops in the last interval");
+//! - counts the lists, p and the history in bytes in either RED mode (its flow monitor's unit);
+//! - waits, before any change, for the sum of the last n interval lengths it computed from
+//!   p > 0 (`minLastChange`: neither the first interval nor those at p = 0 count), at least
+//!   0.4 s; new flows wait too (from time 0: only an early `engine_start` makes that bite),
+//!   and a released flow from its unmonitoring, which ns-2 does not forget;
+//! - doubles when the quantum exceeds P alone (`oldDropP`); 0.5 doubled is 1;
+//! - records one §6.2 record per change: the arrival rate and the drop fraction (pre-filter
+//!   and RED) over the interval just closed, the first from the interval before monitoring; a
+//!   responsive flow is tested before the interval's record is appended, and a declared flow
+//!   stays unresponsive until unmonitored;
+//! - releases 1 ms after the close (`do_reward`), its wait including the interval just
+//!   scheduled; unmonitors a flow at or below P_minThresh there, before cutting (one round
+//!   later than `paper`); cuts P − p_d above β·p_d, else P/β (unresponsive: P − 0.05 above
+//!   0.075, where `paper` divides up to 0.15);
+//! - spaces pre-filter drops as RED does (`uniformize` on by default);
+//! - treats `red.fixed_p` as ns-2's FRp mode: a fixed loss (drop reason `loss`) in front of
+//!   RED, whose own drops continue behind it (`paper`: `fixed_p` replaces RED's curve, as
+//!   §7.1 describes the mode, "rather than as determined by RED dynamics");
+//! - runs RED's `ns2` profile unless `red.profile` is set.
+//!
+//! Left out of `ns2`, each minor: the 50-flow cap on one list (`MaxDropList_`); ns-2's float
+//! rounding where a wait equals the time elapsed exactly (ours are whole nanoseconds and
+//! pass); `qlen > 1` counted in bytes in ns-2's byte-queue mode; the pre-filter's `count`
+//! kept across unmonitoring; ECN marks, which ns-2 does not see and we list as drops.
 //!
 //! Byte mode (§6.4): RED in byte mode drops a packet with a probability in proportion
 //! to its size, and eq. 5 counts the drops in bytes ("the counting of drops in Equation 5
@@ -83,8 +119,10 @@
 //! Cost: an unmonitored flow's arrival costs one map lookup; drop lists hold
 //! only flows that had RED drops (state bounded by drops, not by flows), and
 //! the work at each interval's end is linear in the flows listed and monitored.
+//! `ns2` also counts every flow's bytes in the open interval, as ns-2's per-flow monitor
+//! does: one more lookup per arrival and one entry per flow active in the interval.
 
-use super::red::{require_probability, uniformized, Red, RedConfig};
+use super::red::{require_probability, uniformized, Red, RedConfig, RedProfile};
 use super::{DropReason, FlowCounters, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, FlowId, PacketId, PacketKind};
@@ -99,12 +137,22 @@ use std::collections::{BTreeMap, VecDeque};
 /// The most a first identification starts a flow at (ns-2 monitoring.tcl: `newTarget` ≥ 0.5).
 const MAX_INITIAL_PROBABILITY: f64 = 0.5;
 
+/// ns-2's engine starts 10.1 s after it is created (helper.tcl `sched-detect-reward 10.1`; at 0 s in its suite).
+const NS2_ENGINE_START: f64 = 10.1;
+
 /// RED-PD's parameters; the output queue's are RED's, in `red`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedPdConfig {
-    /// The output queue (RED's defaults; §7.2 gives none).
+    /// Whose identification engine runs: the paper's (default, so that files written before
+    /// profiles existed keep their meaning) or ns-2.35's (module docs).
+    pub profile: RedPdProfile,
+    /// The output queue (RED's defaults; §7.2 gives none). Under `ns2` its `profile` defaults to
+    /// RED's `ns2` and its `fixed_p` is ns-2's FRp loss in front of it.
     pub red: RedConfig,
+    /// When the first drop-list interval closes; it covers [0, engine_start]. Unset: the first
+    /// interval is an ordinary eq. 3 one (at p unknown, 10R); `ns2`: 10.1 s (helper.tcl).
+    pub engine_start: Option<Seconds>,
     /// Target RTT R of the reference TCP: 40 ms (§7.2 "Unless otherwise specified").
     pub target_rtt: Seconds,
     /// K, congestion epochs per identification period and lists a flow must be in: 3 (§4.2).
@@ -146,8 +194,9 @@ pub struct RedPdConfig {
     pub noidle: bool,
     /// Space pre-filter drops as RED spaces its own, `P/(1 − count·P)` with `count` the flow's
     /// arrivals since its last pre-filter drop (ns-2 red-pd.cc `modify_p`); off: each arrival is
-    /// dropped independently with probability P, the fraction §5.2's analysis assumes.
-    pub uniformize: bool,
+    /// dropped independently with probability P, the fraction §5.2's analysis assumes. Unset:
+    /// off under `paper`, on under `ns2`.
+    pub uniformize: Option<bool>,
     /// In byte mode, count eq. 5's drops in bytes: on (§6.4); off, in packets.
     pub quantum_in_bytes: bool,
     /// What identification does: monitor (§4–§5).
@@ -156,6 +205,18 @@ pub struct RedPdConfig {
     pub schedule: Vec<ScheduledAction>,
     /// Factor on an unresponsive flow's pre-filter probability: 1 (ns-2 `unresponsive_penalty_`).
     pub unresponsive_penalty: f64,
+}
+
+/// Whose identification engine runs (module docs).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RedPdProfile {
+    /// The paper's text, read where it is silent as ns-2's engine settles it.
+    #[default]
+    Paper,
+    /// ns-2.35's engine (`tcl/ex/red-pd/monitoring.tcl`, `helper.tcl`) and pre-filter
+    /// (`queue/red-pd.cc`), as the paper's authors ran them.
+    Ns2,
 }
 
 /// What identification does with the flows it finds (§4.2).
@@ -199,7 +260,9 @@ pub enum Action {
 impl Default for RedPdConfig {
     fn default() -> Self {
         RedPdConfig {
+            profile: RedPdProfile::Paper,
             red: RedConfig::default(),
+            engine_start: None,
             target_rtt: Seconds(0.040),
             k: 3,
             m: 5,
@@ -219,7 +282,7 @@ impl Default for RedPdConfig {
             unresponsive_increase: 2.0,
             history: 5,
             noidle: false,
-            uniformize: false,
+            uniformize: None,
             quantum_in_bytes: true,
             identification: Identification::Monitor,
             schedule: Vec::new(),
@@ -231,6 +294,19 @@ impl Default for RedPdConfig {
 impl RedPdConfig {
     fn params(&self, measure_from: Time) -> Params {
         let r = self.target_rtt.0;
+        let ns2 = (self.profile == RedPdProfile::Ns2).then(|| Ns2Rules {
+            // monitoring.tcl `do_detect`: `if { $currDropRate > 0.001 }`.
+            min_drop_rate: 0.001,
+            // helper.tcl `minTimetoConsider_ 0.400`, the floor of `minLastChange`.
+            min_wait: from_secs(0.400),
+            // monitoring.tcl `sched-detect-reward`: `do_reward` 0.001 s after `do_detect`.
+            release_delay: from_secs(0.001),
+            // helper.tcl `BList_`: as many lengths as the longest wait reads (5 by default).
+            recorded_intervals: (self.m.max(self.decrease_wait).max(self.unresponsive_decrease_wait)) as usize,
+            fixed_loss_in_bytes: self.red.bytes,
+        });
+        // ns-2's flow monitor counts bytes whatever RED's mode.
+        let bytes = self.red.bytes || ns2.is_some();
         Params {
             target_rtt: r,
             k: self.k as usize,
@@ -255,16 +331,32 @@ impl RedPdConfig {
             unresponsive_increase: self.unresponsive_increase,
             history: self.history as usize,
             noidle: self.noidle,
-            uniformize: self.uniformize,
+            uniformize: self.uniformize.unwrap_or(ns2.is_some()),
             identification: self.identification,
             unresponsive_penalty: self.unresponsive_penalty,
             min_th: self.red.min_th(),
             fixed_p: self.red.fixed_p,
-            bytes: self.red.bytes,
-            list_in_bytes: self.red.bytes && self.quantum_in_bytes,
+            bytes,
+            list_in_bytes: bytes && self.quantum_in_bytes,
             mean_pktsize: self.red.mean_pktsize.0 as f64,
+            engine_start: self
+                .engine_start
+                .map(|s| from_secs(s.0))
+                .or(ns2.map(|_| from_secs(NS2_ENGINE_START))),
+            ns2,
             measure_from,
         }
+    }
+
+    /// The output queue's RED. Under `ns2`: RED's `ns2` profile unless `red.profile` is set, and
+    /// without `fixed_p`, which RED-PD applies in front of RED instead (ns-2's FRp mode).
+    fn output_queue(&self) -> RedConfig {
+        let mut red = self.red.clone();
+        if self.profile == RedPdProfile::Ns2 {
+            red.profile.get_or_insert(RedProfile::Ns2);
+            red.fixed_p = None;
+        }
+        red
     }
 }
 
@@ -273,6 +365,9 @@ impl QdiscConfig for RedPdConfig {
         self.red.validate(&format!("{path}.red"))?;
         let field = |name: &str| format!("{path}.{name}");
         require_positive(&field("target_rtt"), self.target_rtt.0)?;
+        if let Some(start) = self.engine_start {
+            require_positive(&field("engine_start"), start.0)?;
+        }
         if self.k == 0 {
             return Err(ScenarioError::new(field("k"), "must be >= 1, got 0"));
         }
@@ -353,7 +448,11 @@ impl QdiscConfig for RedPdConfig {
 
     fn build(&self, link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {
         // RED draws from a stream of its own, seeded from this qdisc's.
-        let red = Red::new(&self.red, link, Rng::from_rng(&mut rng).expect("PCG seeds from PCG"));
+        let red = Red::new(
+            &self.output_queue(),
+            link,
+            Rng::from_rng(&mut rng).expect("PCG seeds from PCG"),
+        );
         Box::new(RedPd::new(self, red, rng, link.measure_from))
     }
 }
@@ -373,6 +472,33 @@ impl Release {
     fn decrease(&self, p: f64) -> f64 {
         (p / self.beta).max(p - self.max_decrease)
     }
+
+    /// ns-2 (monitoring.tcl `do_reward`): subtract p_d above β·p_d, else divide by β. For β = 2
+    /// this is [`Self::decrease`]; for β = 1.5 it subtracts from 0.075 up, where `decrease`
+    /// divides up to 0.15 (P = 0.12: 0.07, not 0.08).
+    fn decrease_ns2(&self, p: f64) -> f64 {
+        if p > self.beta * self.max_decrease {
+            p - self.max_decrease
+        } else {
+            p / self.beta
+        }
+    }
+}
+
+/// The rules of ns-2's engine and pre-filter that the paper does not state or states
+/// otherwise (`profile = "ns2"`; module docs), resolved.
+#[derive(Clone, Copy, Debug)]
+struct Ns2Rules {
+    /// No monitoring or increase in a round unless the interval just closed had a drop rate above this.
+    min_drop_rate: f64,
+    /// The shortest wait before a flow's probability changes again.
+    min_wait: Time,
+    /// Releases run this long after the interval closes.
+    release_delay: Time,
+    /// Interval lengths kept for the waits (ns-2's `BList_`).
+    recorded_intervals: usize,
+    /// The FRp loss (`red.fixed_p`) scaled by size/mean_pktsize: RED's byte mode.
+    fixed_loss_in_bytes: bool,
 }
 
 /// The parameters in effect; times in seconds.
@@ -397,12 +523,16 @@ struct Params {
     /// RED's min_th, the pre-filter's gate (§1.2).
     min_th: f64,
     fixed_p: Option<f64>,
-    /// Count arrivals and drops in bytes (§6.4), as RED's byte mode does.
+    /// Count arrivals and drops in bytes: in RED's byte mode (§6.4), and always under `ns2`.
     bytes: bool,
     /// The drop lists (eq. 5's drop counts) in bytes: byte mode with `quantum_in_bytes`.
     list_in_bytes: bool,
     /// RED's mean packet size, bytes: §4.3's K drops when the lists count bytes.
     mean_pktsize: f64,
+    /// When the first interval closes; None: eq. 3's first interval.
+    engine_start: Option<Time>,
+    /// ns-2's rules; None: the paper's.
+    ns2: Option<Ns2Rules>,
     /// The warmup: identification rounds are counted from here (measurement only).
     measure_from: Time,
 }
@@ -412,6 +542,27 @@ impl Params {
     fn interval(&self, p: f64) -> f64 {
         let eq3 = self.k as f64 / self.m as f64 * self.target_rtt / (1.5 * p).sqrt();
         eq3.clamp(self.min_interval, self.max_interval)
+    }
+
+    /// §5.1: the probability after an increase by eq. 5's `quantum` at ambient drop rate `p`.
+    fn raised(&self, probability: f64, quantum: f64, p: f64, unresponsive: bool) -> f64 {
+        let existing = match self.ns2 {
+            // The flow's existing drop rate: the pre-filter's, then the output queue's on what passes.
+            None => probability + (1.0 - probability) * p,
+            // ns-2 compares with the pre-filter's probability alone (`oldDropP`).
+            Some(_) => probability,
+        };
+        // "If this increase quantum is more than the flow's existing drop rate, then we just double".
+        let step = if quantum > existing { probability } else { quantum };
+        let factor = if unresponsive { self.unresponsive_increase } else { 1.0 };
+        let next = probability + factor * step;
+        // ns-2 keeps a probability of exactly 1 (a target of 0 is not below 0): 0.5 doubled.
+        if next < 1.0 || (next == 1.0 && self.ns2.is_some()) {
+            next
+        } else {
+            // ns-2: a flow past 1 keeps 1/(1 + factor) of what it passed.
+            1.0 - (1.0 - probability) / (1.0 + factor)
+        }
     }
 }
 
@@ -430,11 +581,11 @@ struct Monitored {
     unresponsive: bool,
     /// When the probability last changed (set, raised or cut).
     last_change: Time,
-    /// §6.2: arrivals and drops (pre-filter + RED) since `period_start`.
+    /// §6.2 (paper): arrivals and drops (pre-filter + RED) since `period_start`.
     arrivals: f64,
     drops: f64,
     period_start: Time,
-    /// §6.2: (arrival rate, drop rate) of the latest periods, oldest first.
+    /// §6.2: (arrival rate, drop rate) of the latest periods (`ns2`: intervals), oldest first.
     history: VecDeque<(f64, f64)>,
     /// Arrivals since the flow's last pre-filter drop (`uniformize`; ns-2's `count`).
     since_drop: f64,
@@ -454,6 +605,14 @@ impl Monitored {
             since_drop: 0.0,
         }
     }
+}
+
+/// `ns2`: one flow's arrivals and drops (pre-filter + RED) in the open interval, in bytes, as
+/// ns-2's per-flow monitor counts them for the engine.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowInterval {
+    arrivals: f64,
+    drops: f64,
 }
 
 /// A [`ScheduledAction`] resolved: when, which flow, what.
@@ -530,6 +689,14 @@ pub struct RedPd {
     /// Exponentially averaged ambient drop rate; None before the first interval closes.
     ambient: Option<f64>,
     monitored: BTreeMap<FlowId, Monitored>,
+    /// `ns2`: the open interval per flow (every flow that arrived in it).
+    interval_flows: BTreeMap<FlowId, FlowInterval>,
+    /// `ns2`: the lengths of the intervals scheduled at p > 0, newest last (`BList_`), for the waits.
+    recorded_intervals: VecDeque<Time>,
+    /// `ns2`: when the engine unmonitored each flow not monitored now (ns-2 keeps its `lastChange`).
+    unmonitored_at: BTreeMap<FlowId, Time>,
+    /// `ns2`: when the release of the last closed interval runs.
+    release_due: Option<Time>,
     records: BTreeMap<FlowId, FlowRecord>,
     /// The scripted commands in time order, and the next one due.
     schedule: Vec<Scripted>,
@@ -555,8 +722,10 @@ impl RedPd {
             .collect();
         // Stable: commands at the same time keep the file's order.
         schedule.sort_by_key(|s| s.at);
-        // The first interval: p unknown, eq. 3 at the configured fixed_p or p = 0.
-        let first = from_secs(params.interval(params.fixed_p.unwrap_or(0.0)));
+        // The first interval: to the engine's start, or eq. 3 at the configured fixed_p or p = 0 (p unknown).
+        let first = params
+            .engine_start
+            .unwrap_or_else(|| from_secs(params.interval(params.fixed_p.unwrap_or(0.0))));
         RedPd {
             params,
             red,
@@ -569,6 +738,10 @@ impl RedPd {
             lists: VecDeque::new(),
             ambient: None,
             monitored: BTreeMap::new(),
+            interval_flows: BTreeMap::new(),
+            recorded_intervals: VecDeque::new(),
+            unmonitored_at: BTreeMap::new(),
+            release_due: None,
             records: BTreeMap::new(),
             schedule,
             next_scripted: 0,
@@ -576,16 +749,29 @@ impl RedPd {
         }
     }
 
-    /// Closes every interval that ended by `now` and runs the commands due, in time order.
+    /// Closes every interval that ended by `now` and runs the commands and releases due, in
+    /// time order (at the same time: commands, then a release, then the close).
     fn advance(&mut self, now: Time) {
         loop {
-            match self.schedule.get(self.next_scripted) {
-                Some(&scripted) if scripted.at <= now.min(self.interval_end) => {
+            let scripted = self.schedule.get(self.next_scripted).copied();
+            let next = [scripted.map(|s| s.at), self.release_due, Some(self.interval_end)]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("an interval is always open");
+            if next > now {
+                break;
+            }
+            match scripted {
+                Some(scripted) if scripted.at == next => {
                     self.next_scripted += 1;
                     self.run(scripted);
                 }
-                _ if now >= self.interval_end => self.close_interval(),
-                _ => break,
+                _ if self.release_due == Some(next) => {
+                    self.release_due = None;
+                    self.release(next);
+                }
+                _ => self.close_interval(),
             }
         }
     }
@@ -642,14 +828,32 @@ impl RedPd {
         if self.lists.len() > self.params.m {
             self.lists.pop_front();
         }
+        let flows = std::mem::take(&mut self.interval_flows);
         if self.params.identification != Identification::Off {
-            self.identify(end, last.min(ambient));
+            self.identify(end, last, ambient, &flows);
         }
-        if self.params.identification == Identification::Monitor {
-            self.release(end);
+        // Eq. 3 at the averaged rate, or at the fixed one (ns-2 `calculateB` under `P_testFRp_`).
+        let p = self.params.fixed_p.unwrap_or(ambient);
+        let next = from_secs(self.params.interval(p)).max(1);
+        let monitor = self.params.identification == Identification::Monitor;
+        match self.params.ns2 {
+            None if monitor => self.release(end),
+            None => {}
+            Some(rules) => {
+                // `calculateB` records only the lengths it computes from p > 0.
+                if p > 0.0 {
+                    self.recorded_intervals.push_back(next);
+                    if self.recorded_intervals.len() > rules.recorded_intervals {
+                        self.recorded_intervals.pop_front();
+                    }
+                }
+                if monitor {
+                    self.release_due = Some(end + rules.release_delay);
+                }
+            }
         }
         self.interval_start = end;
-        self.interval_end = end + from_secs(self.params.interval(self.params.fixed_p.unwrap_or(ambient))).max(1);
+        self.interval_end = end + next;
         self.interval_arrivals = 0.0;
         self.interval_drops = 0.0;
     }
@@ -657,6 +861,14 @@ impl RedPd {
     /// The length of the last `n` intervals: a wait of n intervals (ns-2 `minLastChange`).
     fn last_intervals(&self, n: usize) -> Time {
         self.lists.iter().rev().take(n).map(|l| l.length).sum()
+    }
+
+    /// ns-2's wait of `n` intervals (`minLastChange n`): the last `n` recorded lengths, which
+    /// leave out the first interval and those at p = 0 and, at a release, include the interval
+    /// just scheduled; at least `min_wait`.
+    fn recorded_wait(&self, n: usize, rules: Ns2Rules) -> Time {
+        let recorded: Time = self.recorded_intervals.iter().rev().take(n).sum();
+        recorded.max(rules.min_wait)
     }
 
     /// Flows identified in the last M lists (§4.2, or §4.3's single list), with their drops there.
@@ -690,8 +902,9 @@ impl RedPd {
     }
 
     /// §4.2's identification at `now`, counted as a round once M lists are kept and the
-    /// warmup is over; then, unless only counting, §5.1's increases at ambient drop rate `p`.
-    fn identify(&mut self, now: Time, p: f64) {
+    /// warmup is over; then, unless only counting, §5.1's increases. `last` is the drop rate of
+    /// the interval just closed, `ambient` the average; `flows` the interval per flow (`ns2`).
+    fn identify(&mut self, now: Time, last: f64, ambient: f64, flows: &BTreeMap<FlowId, FlowInterval>) {
         let identified = self.identified();
         if self.lists.len() == self.params.m && now >= self.params.measure_from {
             self.stats.identification_rounds += 1;
@@ -699,31 +912,45 @@ impl RedPd {
                 self.records.entry(flow).or_default().identified_rounds += 1;
             }
         }
-        if self.params.identification == Identification::Monitor {
-            self.raise(now, identified, p);
+        if self.params.identification != Identification::Monitor || identified.is_empty() {
+            return;
         }
+        // Eq. 5's p: the smaller of the average and the last rate (ns-2 `usableDropRate`).
+        let p = last.min(ambient);
+        match self.params.ns2 {
+            None => self.raise(now, identified, p),
+            Some(rules) if last > rules.min_drop_rate => self.raise_ns2(now, identified, p, flows, rules),
+            Some(_) => {}
+        }
+    }
+
+    /// Eq. 5's quantum for each `identified` flow (with its drops) at ambient drop rate `p`.
+    fn quanta(identified: Vec<(FlowId, f64)>, p: f64) -> impl Iterator<Item = (FlowId, f64)> {
+        let avg_drop_count = identified.iter().map(|&(_, d)| d).sum::<f64>() / identified.len() as f64;
+        identified
+            .into_iter()
+            .map(move |(flow, drops)| (flow, drops / avg_drop_count * p))
+    }
+
+    /// Starts monitoring an identified flow (§5.1).
+    fn start_monitoring(&mut self, flow: FlowId, monitored: Monitored, now: Time) {
+        self.monitored.insert(flow, monitored);
+        self.stats.monitor_starts += 1;
+        let record = self.records.entry(flow).or_default();
+        record.identifications += 1;
+        record.monitored_from(now);
+        self.stats.peak_monitored_flows = self.stats.peak_monitored_flows.max(self.monitored.len());
     }
 
     /// §5.1: raise the probability of each `identified` flow (with its drops), or start
     /// monitoring it; `p` is the ambient drop rate for eq. 5.
     fn raise(&mut self, now: Time, identified: Vec<(FlowId, f64)>, p: f64) {
-        if identified.is_empty() {
-            return;
-        }
-        let avg_drop_count = identified.iter().map(|&(_, d)| d).sum::<f64>() / identified.len() as f64;
         let increase_wait = self.last_intervals(self.params.m - 1);
-        for (flow, drops) in identified {
-            // Eq. 5.
-            let quantum = drops / avg_drop_count * p;
+        for (flow, quantum) in Self::quanta(identified, p) {
             match self.monitored.get_mut(&flow) {
                 None => {
                     let start = quantum.min(2.0 * p).min(MAX_INITIAL_PROBABILITY);
-                    self.monitored.insert(flow, Monitored::new(start, now));
-                    self.stats.monitor_starts += 1;
-                    let record = self.records.entry(flow).or_default();
-                    record.identifications += 1;
-                    record.monitored_from(now);
-                    self.stats.peak_monitored_flows = self.stats.peak_monitored_flows.max(self.monitored.len());
+                    self.start_monitoring(flow, Monitored::new(start, now), now);
                 }
                 // §5.2: after an increase, wait M − 1 intervals.
                 Some(m) if now - m.last_change >= increase_wait => {
@@ -737,13 +964,7 @@ impl RedPd {
                             record.first_unresponsive.get_or_insert(now);
                         }
                     }
-                    m.probability = raised(
-                        m.probability,
-                        quantum,
-                        p,
-                        m.unresponsive,
-                        self.params.unresponsive_increase,
-                    );
+                    m.probability = self.params.raised(m.probability, quantum, p, m.unresponsive);
                     m.last_change = now;
                 }
                 Some(_) => {}
@@ -751,30 +972,110 @@ impl RedPd {
         }
     }
 
-    /// §5.1–5.2: cut the probability of monitored flows in none of the last M lists.
+    /// ns-2's increases (monitoring.tcl `do_detect`), as [`Self::raise`] but: every flow waits
+    /// M − 1 recorded intervals since its last change, a flow released earlier included; a flow
+    /// without drops (pre-filter or RED) in the interval just closed is left alone; the §6.2
+    /// test runs on a responsive flow before the interval's record is appended, over one record
+    /// per change (the interval before it, the first one from before monitoring), and never
+    /// clears a flow; the doubling test compares the quantum with P alone.
+    fn raise_ns2(
+        &mut self,
+        now: Time,
+        identified: Vec<(FlowId, f64)>,
+        p: f64,
+        flows: &BTreeMap<FlowId, FlowInterval>,
+        rules: Ns2Rules,
+    ) {
+        let increase_wait = self.recorded_wait(self.params.m - 1, rules);
+        let elapsed = to_secs(now - self.interval_start);
+        for (flow, quantum) in Self::quanta(identified, p) {
+            let last_change = match self.monitored.get(&flow) {
+                Some(m) => m.last_change,
+                None => self.unmonitored_at.get(&flow).copied().unwrap_or(0),
+            };
+            if now.saturating_sub(last_change) < increase_wait {
+                continue;
+            }
+            // "don't punish a flow if he had zero drops in the last interval".
+            let Some(seen) = flows.get(&flow).filter(|seen| seen.drops > 0.0) else {
+                continue;
+            };
+            let record = (seen.arrivals / elapsed, seen.drops / seen.arrivals);
+            match self.monitored.get_mut(&flow) {
+                None => {
+                    let start = quantum.min(2.0 * p).min(MAX_INITIAL_PROBABILITY);
+                    let monitored = Monitored {
+                        history: VecDeque::from([record]),
+                        ..Monitored::new(start, now)
+                    };
+                    self.unmonitored_at.remove(&flow);
+                    self.start_monitoring(flow, monitored, now);
+                }
+                Some(m) => {
+                    if self.params.unresponsive_test && !m.unresponsive && unresponsive(&m.history) {
+                        m.unresponsive = true;
+                        self.stats.unresponsive_declarations += 1;
+                        let record = self.records.entry(flow).or_default();
+                        record.first_unresponsive.get_or_insert(now);
+                    }
+                    m.probability = self.params.raised(m.probability, quantum, p, m.unresponsive);
+                    m.last_change = now;
+                    m.history.push_back(record);
+                    if m.history.len() > self.params.history {
+                        m.history.pop_front();
+                    }
+                }
+            }
+        }
+    }
+
+    /// §5.1–5.2: cut the probability of monitored flows in none of the last M lists, at most
+    /// once per l intervals; unmonitor it below P_minThresh. `ns2` (monitoring.tcl `do_reward`):
+    /// the wait is ns-2's (it includes the interval just scheduled), and a flow at P_minThresh or
+    /// below is unmonitored instead of cut, one round later than the paper counts.
     fn release(&mut self, now: Time) {
-        let waits = [
-            self.last_intervals(self.params.responsive.wait),
-            self.last_intervals(self.params.unresponsive.wait),
-        ];
+        let (responsive_wait, unresponsive_wait) = match self.params.ns2 {
+            None => (
+                self.last_intervals(self.params.responsive.wait),
+                self.last_intervals(self.params.unresponsive.wait),
+            ),
+            Some(rules) => (
+                self.recorded_wait(self.params.responsive.wait, rules),
+                self.recorded_wait(self.params.unresponsive.wait, rules),
+            ),
+        };
         let lists = &self.lists;
         let params = &self.params;
         let records = &mut self.records;
+        let unmonitored_at = &mut self.unmonitored_at;
         self.monitored.retain(|flow, m| {
             if lists.iter().any(|l| l.drops.contains_key(flow)) {
                 return true;
             }
             let (release, wait) = if m.unresponsive {
-                (params.unresponsive, waits[1])
+                (params.unresponsive, unresponsive_wait)
             } else {
-                (params.responsive, waits[0])
+                (params.responsive, responsive_wait)
             };
-            if now - m.last_change < wait {
+            if now.saturating_sub(m.last_change) < wait {
                 return true;
             }
-            m.probability = release.decrease(m.probability);
             m.last_change = now;
-            let keep = m.probability >= release.min_probability;
+            let keep = match params.ns2 {
+                None => {
+                    m.probability = release.decrease(m.probability);
+                    m.probability >= release.min_probability
+                }
+                // Compared as ns-2 does, on 1 − P (`targetBW_ >= 0.995`).
+                Some(_) if 1.0 - m.probability >= 1.0 - release.min_probability => {
+                    unmonitored_at.insert(*flow, now);
+                    false
+                }
+                Some(_) => {
+                    m.probability = release.decrease_ns2(m.probability);
+                    true
+                }
+            };
             if !keep {
                 records.entry(*flow).or_default().released(now);
             }
@@ -791,6 +1092,15 @@ impl RedPd {
             fixed || (self.red.average().unwrap_or(0.0) >= self.params.min_th && queued),
             fixed || queued || !self.params.noidle,
         )
+    }
+}
+
+/// ns-2's FRp loss probability for a packet of `size` bytes: `p`, times size/mean_pktsize in byte mode.
+fn fixed_loss(p: f64, size: f64, rules: Ns2Rules, mean_pktsize: f64) -> f64 {
+    if rules.fixed_loss_in_bytes {
+        p * size / mean_pktsize
+    } else {
+        p
     }
 }
 
@@ -828,22 +1138,6 @@ fn unresponsive(history: &VecDeque<(f64, f64)>) -> bool {
     (good == 0 && bad >= 3) || (good == 1 && bad >= 4) || (good >= 2 && bad >= 4 * good)
 }
 
-/// §5.1: the probability after an increase by eq. 5's `quantum` at ambient drop rate `p`.
-fn raised(probability: f64, quantum: f64, p: f64, unresponsive: bool, unresponsive_increase: f64) -> f64 {
-    // The flow's existing drop rate: the pre-filter's, then the output queue's on what passes.
-    let existing = probability + (1.0 - probability) * p;
-    // "If this increase quantum is more than the flow's existing drop rate, then we just double".
-    let step = if quantum > existing { probability } else { quantum };
-    let factor = if unresponsive { unresponsive_increase } else { 1.0 };
-    let next = probability + factor * step;
-    if next < 1.0 {
-        next
-    } else {
-        // ns-2: a flow past 1 keeps 1/(1 + factor) of what it passed.
-        1.0 - (1.0 - probability) / (1.0 + factor)
-    }
-}
-
 impl QueueDisc for RedPd {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         self.advance(ctx.now);
@@ -854,6 +1148,11 @@ impl QueueDisc for RedPd {
         } else {
             1.0
         };
+        let size = packet.size as f64;
+        let ns2 = self.params.ns2;
+        if ns2.is_some() {
+            self.interval_flows.entry(packet.flow).or_default().arrivals += size;
+        }
         let (responsive_active, unresponsive_active) = self.prefilter_active();
         if let Some(m) = self.monitored.get_mut(&packet.flow) {
             let active = if m.unresponsive {
@@ -876,12 +1175,21 @@ impl QueueDisc for RedPd {
             if drop {
                 m.drops += amount;
                 m.since_drop = 0.0;
+                if ns2.is_some() {
+                    self.interval_flows.entry(packet.flow).or_default().drops += size;
+                }
                 return Verdict::Dropped(DropReason::PreFilter);
             }
             m.since_drop += 1.0;
         }
         self.interval_arrivals += amount;
-        let verdict = self.red.enqueue(id, ctx);
+        let verdict = match (ns2, self.params.fixed_p) {
+            // ns-2's FRp mode: a fixed loss in front of RED, which still runs (red-pd.cc).
+            (Some(rules), Some(p)) if self.rng.gen::<f64>() < fixed_loss(p, size, rules, self.params.mean_pktsize) => {
+                Verdict::Dropped(DropReason::Loss)
+            }
+            _ => self.red.enqueue(id, ctx),
+        };
         // §4.2: "a separate list of the dropped or marked packets".
         let marked = packet.ecn != Ecn::Ce && ctx.packets[id].ecn == Ecn::Ce;
         if matches!(verdict, Verdict::Dropped(_)) || marked {
@@ -889,6 +1197,9 @@ impl QueueDisc for RedPd {
             *self.current.entry(packet.flow).or_default() += listed;
             if let Some(m) = self.monitored.get_mut(&packet.flow) {
                 m.drops += amount;
+            }
+            if ns2.is_some() {
+                self.interval_flows.entry(packet.flow).or_default().drops += size;
             }
         }
         verdict
@@ -975,7 +1286,7 @@ mod tests {
 
     fn red_pd(cfg: RedPdConfig) -> QdiscHarness<RedPd> {
         cfg.validate("q").unwrap();
-        let red = Red::new(&cfg.red, &LINK, stream(7, "red-pd-test/red"));
+        let red = Red::new(&cfg.output_queue(), &LINK, stream(7, "red-pd-test/red"));
         QdiscHarness::new(Box::new(RedPd::new(&cfg, red, stream(7, "red-pd-test"), 0)))
     }
 
@@ -1088,12 +1399,15 @@ mod tests {
         // §6.4: with RED in byte mode, eq. 5 counts bytes, and the ambient drop rate is bytes
         // over bytes. Flow 1 sends four 500-byte packets, flow 2 two 1000-byte ones: the same
         // bytes, twice the packets; RED drops them all (fixed_p = 1 for the mean size, 500 B).
-        for (bytes, quantum_in_bytes, listed, total) in [
-            (false, true, [(1, 4.0), (2, 2.0)], 6.0),
-            (true, true, [(1, 2000.0), (2, 2000.0)], 4000.0),
-            (true, false, [(1, 4.0), (2, 2.0)], 4000.0),
+        // ns-2's engine counts bytes in packet mode too (its `fixed_p` drops are its FRp loss).
+        for (profile, bytes, quantum_in_bytes, listed, total) in [
+            (RedPdProfile::Paper, false, true, [(1, 4.0), (2, 2.0)], 6.0),
+            (RedPdProfile::Paper, true, true, [(1, 2000.0), (2, 2000.0)], 4000.0),
+            (RedPdProfile::Paper, true, false, [(1, 4.0), (2, 2.0)], 4000.0),
+            (RedPdProfile::Ns2, false, true, [(1, 2000.0), (2, 2000.0)], 4000.0),
         ] {
             let mut cfg = RedPdConfig {
+                profile,
                 quantum_in_bytes,
                 ..fixed(1.0)
             };
@@ -1105,7 +1419,7 @@ mod tests {
             assert_eq!(
                 h.q.current,
                 BTreeMap::from(listed),
-                "bytes = {bytes}, {quantum_in_bytes}"
+                "{profile:?}, bytes = {bytes}, {quantum_in_bytes}"
             );
             assert_eq!((h.q.interval_arrivals, h.q.interval_drops), (total, total));
         }
@@ -1283,7 +1597,7 @@ mod tests {
             h
         };
         let mut h = setup(0.01, 0.2, false);
-        h.q.identify(now, p);
+        h.q.identify(now, p, p, &BTreeMap::new());
         // Flow 1: the quantum exceeds its existing drop rate 0.01 + 0.99·p = 0.0298: doubled.
         assert_eq!(probability(&h, 1), Some(0.02));
         // Flow 2: existing 0.2 + 0.8·p = 0.216 > quantum: P + quantum.
@@ -1291,32 +1605,33 @@ mod tests {
 
         // Unresponsive: twice the step (ns-2: 3·P when doubling, P + 2·quantum otherwise).
         let mut h = setup(0.01, 0.2, true);
-        h.q.identify(now, p);
+        h.q.identify(now, p, p, &BTreeMap::new());
         assert_eq!(probability(&h, 1), Some(0.03));
         assert!((probability(&h, 2).unwrap() - (0.2 + 2.0 * 0.02 / 3.0)).abs() < 1e-15);
 
         // Within M − 1 intervals (4 × 100 ms) of the last change: no increase.
         let mut h = setup(0.01, 0.2, false);
-        h.q.identify(399 * MS, p);
+        h.q.identify(399 * MS, p, p, &BTreeMap::new());
         assert_eq!((probability(&h, 1), probability(&h, 2)), (Some(0.01), Some(0.2)));
 
         // Unmonitored flows start at min(quantum, 2p): 0.0333 and 0.00667.
         let mut h = red_pd(RedPdConfig::default());
         lists(&mut h, 100 * MS, &[(1, 5.0), (2, 1.0)]);
-        h.q.identify(now, p);
+        h.q.identify(now, p, p, &BTreeMap::new());
         assert!((probability(&h, 1).unwrap() - 0.02 * 25.0 / 15.0).abs() < 1e-15);
         assert!((probability(&h, 2).unwrap() - 0.02 * 5.0 / 15.0).abs() < 1e-15);
         // ... at most 2p: 50 drops against an average of 20 would give 2.5·p.
         let mut h = red_pd(RedPdConfig::default());
         lists(&mut h, 100 * MS, &[(1, 10.0), (2, 1.0), (3, 1.0)]);
-        h.q.identify(now, p);
+        h.q.identify(now, p, p, &BTreeMap::new());
         assert_eq!(probability(&h, 1), Some(2.0 * p));
     }
 
     #[test]
     fn a_probability_past_one_keeps_half_its_complement() {
-        assert_eq!(raised(0.9, 0.3, 0.01, false, 2.0), 0.95);
-        assert!((raised(0.9, 0.3, 0.01, true, 2.0) - (1.0 - 0.1 / 3.0)).abs() < 1e-15);
+        let params = RedPdConfig::default().params(0);
+        assert_eq!(params.raised(0.9, 0.3, 0.01, false), 0.95);
+        assert!((params.raised(0.9, 0.3, 0.01, true) - (1.0 - 0.1 / 3.0)).abs() < 1e-15);
     }
 
     #[test]
@@ -1550,17 +1865,22 @@ mod tests {
     }
 
     #[test]
-    fn uniformize_spaces_prefilter_drops_as_red_does() {
+    fn uniformize_spaces_prefilter_drops_as_red_does_by_default_under_ns2() {
         // At P = 1/4 the k-th arrival after a drop is dropped with probability P/(1 − (k−1)·P):
         // gaps uniform on {1, …, 4}, mean 2.5, so 40 % of arrivals go (independent drops: 25 %).
         // The gaps' variance is (4² − 1)/12 = 1.25; renewal theory gives the count's σ.
         let n = 40_000;
-        for (uniformize, fraction, sigma) in [
-            (false, 0.25, (n as f64 * 0.25 * 0.75).sqrt()),
-            (true, 0.4, (n as f64 * 1.25 / 2.5f64.powi(3)).sqrt()),
+        let independent = (0.25, (n as f64 * 0.25 * 0.75).sqrt());
+        let spaced = (0.4, (n as f64 * 1.25 / 2.5f64.powi(3)).sqrt());
+        for (profile, uniformize, (fraction, sigma)) in [
+            (RedPdProfile::Paper, None, independent),
+            (RedPdProfile::Paper, Some(true), spaced),
+            (RedPdProfile::Ns2, None, spaced),
+            (RedPdProfile::Ns2, Some(false), independent),
         ] {
             // RED drops nothing (fixed_p = 0); fixed_p also keeps the pre-filter gate open.
             let mut h = red_pd(RedPdConfig {
+                profile,
                 uniformize,
                 ..fixed(0.0)
             });
@@ -1572,8 +1892,334 @@ mod tests {
             let drops = h.drops(DropReason::PreFilter) as f64;
             assert!(
                 (drops - fraction * n as f64).abs() < 3.0 * sigma,
-                "uniformize {uniformize}: {drops} of {n}"
+                "{profile:?}, uniformize {uniformize:?}: {drops} of {n}"
             );
         }
+    }
+
+    fn ns2(cfg: RedPdConfig) -> RedPdConfig {
+        RedPdConfig {
+            profile: RedPdProfile::Ns2,
+            ..cfg
+        }
+    }
+
+    /// The flows' arrivals and drops (pre-filter + RED) in the interval just closed, `ns2`'s counters.
+    fn seen(flows: &[(FlowId, f64, f64)]) -> BTreeMap<FlowId, FlowInterval> {
+        flows
+            .iter()
+            .map(|&(flow, arrivals, drops)| (flow, FlowInterval { arrivals, drops }))
+            .collect()
+    }
+
+    #[test]
+    fn ns2_engine_starts_at_10_1_s_and_its_first_list_covers_the_start() {
+        // Every arrival is lost (FRp, p = 1), so a flow is listed in each interval it sends in;
+        // intervals after the first are 2R = 80 ms. Flow 1 sends every 100 ms.
+        let mut h = red_pd(ns2(fixed(1.0)));
+        assert_eq!(h.q.interval_end, 10_100 * MS);
+        for t in (0..=10_000).step_by(100) {
+            h.arrive(t * MS, 1, 1000);
+        }
+        assert!(h.q.lists.is_empty() && h.q.monitored.is_empty());
+        // 10.15 s closes [0, 10.1] with the flow's 101 losses; 10.23 s closes the second list.
+        h.arrive(10_150 * MS, 1, 1000);
+        assert_eq!(h.q.lists[0].length, 10_100 * MS);
+        assert_eq!(h.q.lists[0].drops, BTreeMap::from([(1, 101_000.0)]));
+        h.arrive(10_230 * MS, 1, 1000);
+        assert_eq!(h.q.lists.len(), 2);
+        assert!(h.q.monitored.is_empty());
+        // The third list (K = 3) closes at 10.26 s: monitored then, not before.
+        h.arrive(10_259 * MS, 1, 1000);
+        assert!(h.q.monitored.is_empty());
+        h.arrive(10_260 * MS, 1, 1000);
+        assert_eq!(h.q.monitored.keys().copied().collect::<Vec<_>>(), vec![1]);
+        assert_eq!(h.q.records[&1].first_monitored, Some(10_260 * MS));
+        // The paper's engine starts at once: its first interval is eq. 3's at p unknown, 10R.
+        assert_eq!(red_pd(RedPdConfig::default()).q.interval_end, 400 * MS);
+        let started = RedPdConfig {
+            engine_start: Some(Seconds(2.0)),
+            ..Default::default()
+        };
+        assert_eq!(red_pd(started).q.interval_end, 2000 * MS);
+    }
+
+    #[test]
+    fn ns2_neither_monitors_nor_raises_at_a_last_drop_rate_of_0_1_percent_or_less() {
+        // Flows 1 and 2 in all five lists and dropped in the last interval; flow 2 monitored at 0.1.
+        let round = |profile, last: f64| {
+            let mut h = red_pd(RedPdConfig {
+                profile,
+                ..Default::default()
+            });
+            lists(&mut h, 100 * MS, &[(1, 5.0), (2, 5.0)]);
+            monitor(&mut h, 2, 0.1, 0);
+            let flows = seen(&[(1, 100_000.0, 5000.0), (2, 100_000.0, 5000.0)]);
+            // An average above the floor: only the last interval's rate gates.
+            h.q.identify(10 * NANOS_PER_SEC, last, 0.01, &flows);
+            (probability(&h, 1), probability(&h, 2))
+        };
+        assert_eq!(round(RedPdProfile::Ns2, 0.001), (None, Some(0.1)));
+        let (started, raised) = round(RedPdProfile::Ns2, 0.0011);
+        assert_eq!(started, Some(0.0011));
+        assert!((raised.unwrap() - 0.1011).abs() < 1e-15, "{raised:?}");
+        // The paper has no floor.
+        assert_eq!(round(RedPdProfile::Paper, 0.001).0, Some(0.001));
+    }
+
+    #[test]
+    fn ns2_leaves_a_flow_without_drops_in_the_last_interval_alone() {
+        // Flows 1–4 in lists 0–3; flows 2 and 3 in the last list too. Flow 3 and 4 monitored at 0.1.
+        // In the interval just closed flow 1 had no drops, flow 2 RED's, flow 3 pre-filter drops
+        // only (none by RED: `seen` counts them, the list does not), flow 4 none.
+        let round = |profile| {
+            let mut h = red_pd(RedPdConfig {
+                profile,
+                ..Default::default()
+            });
+            lists(&mut h, 100 * MS, &[(1, 5.0), (2, 5.0), (3, 5.0), (4, 5.0)]);
+            h.q.lists[4].drops = BTreeMap::from([(2, 5.0)]);
+            monitor(&mut h, 3, 0.1, 0);
+            monitor(&mut h, 4, 0.1, 0);
+            let flows = seen(&[
+                (1, 9000.0, 0.0),
+                (2, 9000.0, 5000.0),
+                (3, 9000.0, 1000.0),
+                (4, 9000.0, 0.0),
+            ]);
+            h.q.identify(10 * NANOS_PER_SEC, 0.02, 0.02, &flows);
+            [1, 2, 3, 4].map(|flow| probability(&h, flow))
+        };
+        let [one, two, three, four] = round(RedPdProfile::Ns2);
+        assert_eq!((one, four), (None, Some(0.1)));
+        assert!(two.is_some());
+        assert!(three.unwrap() > 0.1, "{three:?}");
+        // The paper's engine raises every identified flow.
+        let [one, .., four] = round(RedPdProfile::Paper);
+        assert!(one.is_some() && four.unwrap() > 0.1);
+    }
+
+    #[test]
+    fn ns2_waits_at_least_0_4_s_counting_recorded_intervals_and_across_unmonitoring() {
+        let now = 10 * NANOS_PER_SEC;
+        let flows = seen(&[(1, 9000.0, 1000.0), (2, 9000.0, 1000.0)]);
+        // Four recorded 80-ms intervals wait 320 ms: the 0.4 s floor holds. Flow 1 is monitored
+        // and flow 2 was unmonitored by the engine, `since` before `now`.
+        let round = |since: Time| {
+            let mut h = red_pd(ns2(RedPdConfig::default()));
+            lists(&mut h, 80 * MS, &[(1, 5.0), (2, 5.0)]);
+            h.q.recorded_intervals = VecDeque::from([80 * MS; 5]);
+            monitor(&mut h, 1, 0.1, now - since);
+            h.q.unmonitored_at.insert(2, now - since);
+            h.q.identify(now, 0.02, 0.02, &flows);
+            (probability(&h, 1), probability(&h, 2))
+        };
+        assert_eq!(round(399 * MS), (Some(0.1), None));
+        let (raised, started) = round(400 * MS);
+        assert!(raised.unwrap() > 0.1 && started.is_some());
+        // Longer recorded intervals wait their sum: 4 × 150 ms.
+        let mut h = red_pd(ns2(RedPdConfig::default()));
+        lists(&mut h, 150 * MS, &[(1, 5.0)]);
+        h.q.recorded_intervals = VecDeque::from([150 * MS; 5]);
+        monitor(&mut h, 1, 0.1, now - 599 * MS);
+        h.q.identify(now, 0.02, 0.02, &flows);
+        assert_eq!(probability(&h, 1), Some(0.1));
+        h.q.identify(now + MS, 0.02, 0.02, &flows);
+        assert!(probability(&h, 1).unwrap() > 0.1);
+
+        // A release keeps the unmonitor time: re-identified 0.3 s later, the flow waits.
+        let mut h = red_pd(ns2(RedPdConfig::default()));
+        lists(&mut h, 80 * MS, &[]);
+        monitor(&mut h, 1, 0.005, 0);
+        h.q.release(now);
+        assert_eq!((probability(&h, 1), h.q.unmonitored_at.get(&1)), (None, Some(&now)));
+        lists(&mut h, 80 * MS, &[(1, 5.0)]);
+        h.q.identify(now + 300 * MS, 0.02, 0.02, &flows);
+        assert_eq!(probability(&h, 1), None);
+        h.q.identify(now + 400 * MS, 0.02, 0.02, &flows);
+        assert!(probability(&h, 1).is_some());
+        assert!(!h.q.unmonitored_at.contains_key(&1));
+        // The paper's engine monitors a released flow again at once.
+        let mut h = red_pd(RedPdConfig::default());
+        lists(&mut h, 80 * MS, &[]);
+        monitor(&mut h, 1, 0.005, 0);
+        h.q.release(now);
+        lists(&mut h, 80 * MS, &[(1, 5.0)]);
+        h.q.identify(now + 80 * MS, 0.02, 0.02, &BTreeMap::new());
+        assert!(probability(&h, 1).is_some());
+    }
+
+    #[test]
+    fn ns2_tests_before_appending_the_interval_and_never_clears_a_flow() {
+        let mut h = red_pd(ns2(RedPdConfig::default()));
+        lists(&mut h, 100 * MS, &[(1, 5.0)]);
+        // Two stored records of a CBR whose drop rate doubled; the next interval doubles it again.
+        monitor(&mut h, 1, 0.1, 0);
+        h.q.monitored.get_mut(&1).unwrap().history = history(&[(500.0, 0.05), (500.0, 0.10)]);
+        // Then five intervals of a conformant flow: the drop rate × 4, the rate ÷ 2 (eq. 1).
+        let intervals = [(500.0, 0.2), (500.0, 0.4)]
+            .into_iter()
+            .chain((0..5).map(|i| (400.0 / 2f64.powi(i), 4f64.powi(i) / 1024.0)));
+        let mut verdicts = Vec::new();
+        for (i, (rate, p)) in intervals.enumerate() {
+            // One-second intervals: the record is (rate, p).
+            let now = (10 + i as Time) * NANOS_PER_SEC;
+            h.q.interval_start = now - NANOS_PER_SEC;
+            h.q.identify(now, 0.05, 0.05, &seen(&[(1, rate, rate * p)]));
+            verdicts.push(h.q.monitored[&1].unresponsive);
+        }
+        // With three records a CBR makes three bad pairs; the first increase saw only two (the
+        // third was appended after the test), so the flow is declared at the second.
+        assert_eq!(verdicts, [false, true, true, true, true, true, true]);
+        assert_eq!(h.q.stats.unresponsive_declarations, 1);
+        // Its last five records are conformant (§6.2 would clear it), and it stays unresponsive.
+        let m = &h.q.monitored[&1];
+        assert_eq!(m.history.len(), 5);
+        assert!(!unresponsive(&m.history));
+    }
+
+    #[test]
+    fn ns2_first_record_is_the_interval_before_monitoring() {
+        // Flow 1 in all five lists, 100 kB arrived and 5 kB dropped by RED in the 0.5-s interval.
+        let mut h = red_pd(ns2(RedPdConfig::default()));
+        lists(&mut h, 100 * MS, &[(1, 5.0)]);
+        h.q.interval_start = 9_500 * MS;
+        h.q.identify(10 * NANOS_PER_SEC, 0.02, 0.02, &seen(&[(1, 100_000.0, 5000.0)]));
+        assert_eq!(h.q.monitored[&1].history, history(&[(200_000.0, 0.05)]));
+    }
+
+    #[test]
+    fn ns2_doubles_when_the_quantum_exceeds_the_probability_alone() {
+        let paper = RedPdConfig::default().params(0);
+        let ns2 = ns2(RedPdConfig::default()).params(0);
+        // P = 0.01, quantum 0.02 at p = 0.02: above P, below P + (1 − P)·p = 0.0298.
+        assert_eq!(ns2.raised(0.01, 0.02, 0.02, false), 0.02);
+        assert_eq!(paper.raised(0.01, 0.02, 0.02, false), 0.03);
+        // Unresponsive: 3·P.
+        assert_eq!(ns2.raised(0.01, 0.02, 0.02, true), 0.03);
+        // The largest first probability, 0.5, doubled: exactly 1 in ns-2, 0.75 in the paper's reading.
+        assert_eq!(ns2.raised(0.5, 0.6, 0.02, false), 1.0);
+        assert_eq!(paper.raised(0.5, 0.6, 0.02, false), 0.75);
+    }
+
+    #[test]
+    fn ns2_release_unmonitors_at_p_min_inclusive_before_cutting_and_cuts_unresponsive_flows_more() {
+        // No flow listed; five recorded 200-ms intervals: responsive flows wait 3 of them (0.6 s),
+        // unresponsive ones 5 (1 s).
+        let now = 10 * NANOS_PER_SEC;
+        let release = |profile, start: f64, unresponsive: bool, since: Time| {
+            let mut h = red_pd(RedPdConfig {
+                profile,
+                ..Default::default()
+            });
+            lists(&mut h, 200 * MS, &[]);
+            h.q.recorded_intervals = VecDeque::from([200 * MS; 5]);
+            monitor(&mut h, 1, start, now - since);
+            h.q.monitored.get_mut(&1).unwrap().unresponsive = unresponsive;
+            h.q.release(now);
+            probability(&h, 1)
+        };
+        let ns2 = RedPdProfile::Ns2;
+        let paper = RedPdProfile::Paper;
+        // At P_minThresh exactly: unmonitored, not cut.
+        assert_eq!(release(ns2, 0.005, false, 600 * MS), None);
+        // Just above: cut to half, below P_minThresh, and kept for one more round (the paper
+        // unmonitors it in this round).
+        assert_eq!(release(ns2, 0.0099, false, 600 * MS), Some(0.00495));
+        assert_eq!(release(paper, 0.0099, false, 600 * MS), None);
+        assert_eq!(release(ns2, 0.0099, false, 599 * MS), Some(0.0099));
+        // Unresponsive: P > 0.075 loses 0.05 (the paper's max(P/1.5, P − 0.05) gives 0.08).
+        let cut = release(ns2, 0.12, true, 1000 * MS).unwrap();
+        assert!((cut - 0.07).abs() < 1e-15, "{cut}");
+        assert!((release(paper, 0.12, true, 1000 * MS).unwrap() - 0.08).abs() < 1e-15);
+        assert_eq!(release(ns2, 0.12, true, 999 * MS), Some(0.12));
+        assert_eq!(release(ns2, 0.06, true, 1000 * MS), Some(0.06 / 1.5));
+        assert_eq!(release(ns2, 0.0025, true, 1000 * MS), None);
+    }
+
+    #[test]
+    fn ns2_release_runs_1_ms_after_the_close_and_waits_for_the_interval_just_scheduled() {
+        // Five closed 200-ms lists, four of them recorded; flow 1 monitored at 0.3 and never
+        // listed. The interval closing at 10 s has a drop rate of 0.1 %: eq. 3 gives 0.62 s,
+        // clamped to 0.4 s and recorded, so at 10.001 s the wait of 3 is 0.4 + 0.2 + 0.2 s.
+        let run = |profile, last_change: Time| {
+            let mut h = red_pd(RedPdConfig {
+                profile,
+                ..Default::default()
+            });
+            lists(&mut h, 200 * MS, &[]);
+            h.q.recorded_intervals = VecDeque::from([200 * MS; 4]);
+            (h.q.interval_start, h.q.interval_end) = (9_800 * MS, 10 * NANOS_PER_SEC);
+            monitor(&mut h, 1, 0.3, last_change);
+            let mut steps = Vec::new();
+            for t in [10_000, 10_000, 10_001] {
+                if h.q.interval_end == t * MS {
+                    close_with(&mut h, 1000.0, &[(2, 1.0)]);
+                } else {
+                    h.arrive(t * MS, 2, 1000);
+                }
+                steps.push(probability(&h, 1).unwrap());
+            }
+            steps
+        };
+        assert_eq!(run(RedPdProfile::Ns2, 9_201 * MS), [0.3, 0.3, 0.25]);
+        assert_eq!(run(RedPdProfile::Ns2, 9_202 * MS), [0.3, 0.3, 0.3]);
+        // The paper's engine cuts at the close after the last 3 closed intervals, 0.6 s.
+        assert_eq!(run(RedPdProfile::Paper, 9_400 * MS), [0.25, 0.25, 0.25]);
+    }
+
+    #[test]
+    fn ns2_frp_is_a_fixed_loss_in_front_of_red() {
+        // 400 arrivals, nothing sent: RED's average (w_q = 1: the queue) passes max_th = 15.
+        let offer = |profile| {
+            let mut cfg = RedPdConfig {
+                profile,
+                identification: Identification::Off,
+                ..fixed(0.5)
+            };
+            cfg.red.w_q = 1.0;
+            cfg.red.limit = Some(100);
+            let mut h = red_pd(cfg);
+            for _ in 0..400 {
+                h.arrive(0, 1, 1000);
+            }
+            let reasons = [
+                DropReason::Loss,
+                DropReason::Early,
+                DropReason::Forced,
+                DropReason::Overflow,
+            ];
+            (reasons.map(|r| h.drops(r)), h.q.current.clone())
+        };
+        // ns-2: half lost (σ = 10), RED forced-drops the rest past max_th (and may drop early
+        // before); both are listed and count in the drop rate, in bytes.
+        let ([loss, early, forced, overflow], listed) = offer(RedPdProfile::Ns2);
+        assert!(loss.abs_diff(200) < 30, "{loss}");
+        assert!(forced > 150 && overflow == 0, "{forced} {overflow}");
+        assert_eq!(listed[&1], (loss + early + forced) as f64 * 1000.0);
+        // The paper's fixed_p replaces RED's curve: only the fixed drops, then the buffer.
+        let ([loss, early, forced, overflow], _) = offer(RedPdProfile::Paper);
+        assert_eq!((loss, forced), (0, 0));
+        assert!(early.abs_diff(200) < 30 && overflow > 50, "{early} {overflow}");
+    }
+
+    #[test]
+    fn ns2_profile_runs_red_as_ns2_unless_red_profile_is_set() {
+        let config = |text: &str| -> RedPdConfig { toml::from_str(text).unwrap() };
+        let ns2 = config(r#"profile = "ns2""#);
+        assert_eq!(ns2.output_queue().profile, Some(RedProfile::Ns2));
+        let chosen = config("profile = \"ns2\"\nred = { profile = \"floyd93\", fixed_p = 0.1 }");
+        let red = chosen.output_queue();
+        assert_eq!((red.profile, red.fixed_p), (Some(RedProfile::Floyd93), None));
+        assert_eq!(chosen.params(0).fixed_p, Some(0.1));
+        let paper = config("red = { fixed_p = 0.1 }");
+        assert_eq!(
+            (paper.output_queue().profile, paper.output_queue().fixed_p),
+            (None, Some(0.1))
+        );
+        assert_eq!(
+            config("engine_start = 0").validate("q").unwrap_err().to_string(),
+            "q.engine_start: must be > 0, got 0"
+        );
     }
 }

@@ -1,0 +1,73 @@
+"""Figures a person reads at page width (issue 26 item 4): small multiples for many runs, a
+profile for many flows, and one colour per mechanism in every figure."""
+
+import aqmlab
+import pytest
+from aqmlab.compare import compare, compare_figure, fair_shares
+from aqmlab.plots import LABELLED_FLOWS, MECHANISM_COLOURS, mechanism_colour, pyplot, throughput_figure
+from conftest import dumbbell
+
+MECHANISMS = ["droptail", "red", "fred-1", "drr", "csfq"]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    scenario = aqmlab.Scenario.from_dict(
+        dumbbell(
+            {"name": "big", "type": "cbr", "rate": "10Mbps"},
+            {"name": "small", "type": "tcp", "count": 4},
+            rate="5Mbps",
+            duration="3s",
+        )
+    )
+    return compare(scenario, MECHANISMS)
+
+
+def test_every_mechanism_has_its_own_colour():
+    colours = list(MECHANISM_COLOURS.values())
+    assert len(set(colours)) == len(colours)
+    assert mechanism_colour("FRED") == mechanism_colour("fred-1") and mechanism_colour("fq-codel") == "#c49c94"
+
+
+def test_many_runs_are_small_multiples_in_their_mechanisms_colours(runs):
+    _, results = runs
+    fig = throughput_figure(results)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title().split()[0] for ax in panels] == MECHANISMS
+    for ax, name in zip(panels, MECHANISMS, strict=True):
+        bars = ax.patches
+        assert len(bars) == 5 and {bar.get_facecolor() for bar in bars} == {_rgba(mechanism_colour(name))}
+    # The 10 Mb/s CBR takes more than 3x the 1 Mb/s fair share from the TCPs under drop-tail: its bar
+    # is cut at the shared axis' top and labelled with its value.
+    assert panels[0].texts and float(panels[0].texts[0].get_text()) > panels[0].get_ylim()[1]
+    width, height = fig.get_size_inches() * 110
+    assert width <= 1650 and height <= 900
+    pyplot().close(fig)
+
+
+def test_the_compare_figure_draws_each_groups_fair_share(runs):
+    table, results = runs
+    fair = fair_shares(next(iter(results.values())))
+    fig = compare_figure(table, fair)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title().split(":")[0] for ax in panels] == ["big", "small", "queueing delay (bar"]
+    for ax, group in zip(panels, ["big", "small"], strict=False):
+        (line,) = ax.get_lines()
+        assert line.get_ydata()[0] == pytest.approx(fair[group])
+        assert [bar.get_facecolor() for bar in ax.patches] == [_rgba(mechanism_colour(m)) for m in MECHANISMS]
+    pyplot().close(fig)
+
+
+def test_a_run_of_many_flows_draws_a_profile_of_fixed_width():
+    flows = {"type": "cbr", "rate": "0.1Mbps", "count": LABELLED_FLOWS + 1}
+    results = aqmlab.run(aqmlab.Scenario.from_dict(dumbbell(flows, duration="1s", warmup="0.5s")))
+    fig = throughput_figure(results)
+    assert fig.get_size_inches()[0] == 10.0
+    assert len(fig.axes[0].get_xticklabels()) < 20, "no label per flow"
+    pyplot().close(fig)
+
+
+def _rgba(colour: str) -> tuple:
+    from matplotlib.colors import to_rgba
+
+    return to_rgba(colour)

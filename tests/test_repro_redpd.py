@@ -89,9 +89,10 @@ def test_fig13_received_rate_levels_off_above_f(quick):
 
 def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):
     reproduction = quick["redpd-fig14"]
-    # Flow 3 (1 Mb/s, just under its 1.05 Mb/s share) is monitored and loses 16 %; flow 6
-    # (2.5 Mb/s) is held to 0.62 Mb/s in the 40 s quick run (0.87 in the 100 s run).
-    assert failing(reproduction) == {"red_pd.protected3", "red_pd.flow6"}
+    # On ns-2's RED (`_redpd.RED`) flow 3 (1 Mb/s, just under its 1.05 Mb/s share) gets 0.92 of
+    # its rate (0.84 on Floyd-93 RED); flows 6 (2.5 Mb/s) and 8 (3.5 Mb/s) are held to 0.72 and
+    # 0.63 Mb/s in the 40 s quick run (ns-2: 1.01, 1.09 of their share).
+    assert failing(reproduction) == {"red_pd.flow6", "red_pd.flow8"}
     table = reproduction.data["fig14"]
     ambient = rows(reproduction)
     assert ambient["drop.red_pd"].ours < ambient["drop.red"].ours / 10
@@ -105,7 +106,9 @@ def test_fig15_red_pd_holds_the_udps_near_the_equal_share(quick):
     assert failing(reproduction) == set()
     table = reproduction.data["fig15"]
     udp = table["kind"].str.startswith("UDP")
-    assert table.loc[udp, "red"].sum() > 3 * table.loc[udp, "red_pd"].sum()
+    # RED lets the UDPs through at 8.2 Mb/s in all, RED-PD at 3.0 (2.7×; on Floyd-93 RED the
+    # UDPs got 2.3 Mb/s under RED-PD, ns-2's RED lets more of the 5 Mb/s one through: 1.14).
+    assert table.loc[udp, "red"].sum() > 2.5 * table.loc[udp, "red_pd"].sum()
     # Every TCP gains under RED-PD.
     assert (table.loc[~udp, "red_pd"] > table.loc[~udp, "red"]).all()
 
@@ -121,14 +124,16 @@ def test_fig16_unresponsive_test_cuts_sooner_and_releases_later(quick):
 
 def test_fig22_larger_target_cuts_the_ambient_drop_rate(quick):
     reproduction = quick["redpd-fig22"]
-    # We monitor the 40 ms TCPs at every R (20 % of the run at R = 10 ms, where eq. 3's
-    # interval is 37 ms and a flow gets many chances at 3 of 5 lists) and the 80 ms ones from
-    # R = 30 ms (16 %); the 40 ms flows' bandwidth at R = 40, 100, 170 ms is 1.20, 1.23, 1.23.
-    assert failing(reproduction) == {"first.40ms", "first.80ms", "order.bw_40ms"}
+    # On ns-2's RED we monitor the 40 ms TCPs more than 10 % of the run from R = 20 ms (24 %)
+    # and the 80 ms ones from R = 40 ms (20 %; ns-2 14 and 24 ms); the 40 ms flows' bandwidth
+    # falls with R (1.15, 0.93, 0.91 at R = 40, 100, 170 ms) but the 160 ms flows' peaks at
+    # R = 100 ms (0.48, 0.52, 0.50).
+    assert failing(reproduction) == {"first.40ms", "first.80ms", "order.bw_160ms"}
     table = reproduction.data["fig22"].set_index("target")
-    # The 40 ms TCPs are monitored most of the run from R = 40 ms on, the 80 ms ones from 50 ms.
+    # The 40 ms TCPs are monitored most of the run from R = 40 ms on, the 80 ms ones from 80 ms
+    # (half of it at 50 ms, 0.46 at 60 ms).
     assert (table.loc[40:, "monitored_40ms"] > 0.5).all()
-    assert (table.loc[50:, "monitored_80ms"] > 0.5).all()
+    assert (table.loc[80:, "monitored_80ms"] > 0.5).all()
     assert table.loc[10, "ambient"] > table.loc[170, "ambient"]
 
 

@@ -89,9 +89,10 @@ def test_fig13_received_rate_levels_off_above_f(quick):
 
 def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):
     reproduction = quick["redpd-fig14"]
-    # Flow 3 (1 Mb/s, just under its 1.05 Mb/s share) is monitored and loses 16 %; flow 6
-    # (2.5 Mb/s) is held to 0.62 Mb/s in the 40 s quick run (0.87 in the 100 s run).
-    assert failing(reproduction) == {"red_pd.protected3", "red_pd.flow6"}
+    # On ns-2's RED (`_redpd.RED`) flow 3 (1 Mb/s, just under its 1.05 Mb/s share) gets 0.92 of
+    # its rate (0.84 on Floyd-93 RED); flows 6 (2.5 Mb/s) and 8 (3.5 Mb/s) are held to 0.72 and
+    # 0.63 Mb/s in the 40 s quick run (ns-2: 1.01, 1.09 of their share).
+    assert failing(reproduction) == {"red_pd.flow6", "red_pd.flow8"}
     table = reproduction.data["fig14"]
     ambient = rows(reproduction)
     assert ambient["drop.red_pd"].ours < ambient["drop.red"].ours / 10
@@ -105,14 +106,18 @@ def test_fig15_red_pd_holds_the_udps_near_the_equal_share(quick):
     assert failing(reproduction) == set()
     table = reproduction.data["fig15"]
     udp = table["kind"].str.startswith("UDP")
-    assert table.loc[udp, "red"].sum() > 3 * table.loc[udp, "red_pd"].sum()
+    # RED lets the UDPs through at 8.2 Mb/s in all, RED-PD at 3.0 (2.7×; on Floyd-93 RED the
+    # UDPs got 2.3 Mb/s under RED-PD, ns-2's RED lets more of the 5 Mb/s one through: 1.14).
+    assert table.loc[udp, "red"].sum() > 2.5 * table.loc[udp, "red_pd"].sum()
     # Every TCP gains under RED-PD.
     assert (table.loc[~udp, "red_pd"] > table.loc[~udp, "red"]).all()
 
 
 def test_fig16_unresponsive_test_cuts_sooner_and_releases_later(quick):
     reproduction = quick["redpd-fig16"]
-    assert failing(reproduction) == set()
+    # Without the unresponsive test the 40 s quick run cuts the UDP down in 12 s, longer than eq. 6's
+    # 10.6 s (with the test: 6 s, the UDP declared unresponsive at 4.5 s).
+    assert failing(reproduction) == {"order.faster_than_eq6"}
     table = reproduction.data["fig16"].set_index("test")
     assert 1.0 <= table.loc["on", "declared"] <= 6.0
     assert table.loc["on", "cutdown"] < table.loc["off", "cutdown"]
@@ -121,14 +126,14 @@ def test_fig16_unresponsive_test_cuts_sooner_and_releases_later(quick):
 
 def test_fig22_larger_target_cuts_the_ambient_drop_rate(quick):
     reproduction = quick["redpd-fig22"]
-    # We monitor the 40 ms TCPs from R = 20 ms (37 % of the run; 10 % at R = 10 ms, where eq. 3's
-    # interval is 37 ms and a flow gets many chances at 3 of 5 lists) and the 80 ms ones from
-    # R = 30 ms (12 %); at R = 40, 100, 170 ms the 40 ms flows' bandwidth is 1.21, 1.06, 1.12 and
-    # the 160 ms flows' 0.42, 0.50, 0.48 Mb/s.
+    # On ns-2's RED we monitor the 40 ms TCPs more than 10 % of the run from R = 20 ms (26 %)
+    # and the 80 ms ones from R = 40 ms (26 %; ns-2 14 and 24 ms); at R = 40, 100, 170 ms the
+    # 40 ms flows' bandwidth is 1.15, 0.90, 1.25 and the 160 ms flows' 0.46, 0.53, 0.49: neither
+    # moves one way.
     assert failing(reproduction) == {"first.40ms", "first.80ms", "order.bw_40ms", "order.bw_160ms"}
     table = reproduction.data["fig22"].set_index("target")
     # The 40 ms TCPs are monitored most of the run from R = 40 ms on, the 80 ms ones from 80 ms
-    # (47 % and 44 % of it at 50 and 60 ms).
+    # (0.34 of it at 50 ms, 0.38 at 60 ms).
     assert (table.loc[40:, "monitored_40ms"] > 0.5).all()
     assert (table.loc[80:, "monitored_80ms"] > 0.5).all()
     assert table.loc[10, "ambient"] > table.loc[170, "ambient"]
@@ -144,8 +149,7 @@ def test_sec6_3_a_bursty_flow_evades_identification(quick):
 
 def test_fig17_18_web_traffic_gains_and_the_udp_and_20ms_tcps_lose(quick):
     web, long = quick["redpd-fig17"], quick["redpd-fig18"]
-    # The 40 ms TCPs get as much under both in the 40 s run: 0.543 Mb/s each under RED-PD, 0.550 under RED.
-    assert failing(web) == set() and failing(long) == {"order.tcp40"}
+    assert failing(web) == set() and failing(long) == set()
     table = web.data["fig17"].set_index("mechanism")
     # The tail gains most: the 90th percentile drops by more than 10 % (0.81 -> 0.63 s).
     assert table.loc["red_pd", "p90_s"] < 0.9 * table.loc["red", "p90_s"]
@@ -210,7 +214,9 @@ NS2_CBRS_MBPS = {"cbr1": 0.0903, "cbr2": 0.0880, "cbr": 0.3134}
 
 def test_ns2_suite_scenarios_behave_as_scripted(quick):
     reproduction = quick["redpd-ns2-suite"]
-    assert failing(reproduction) == set()
+    # `unresponsive`: 13.5 % of the CBR's arrivals from 10 to 20 s are pre-filtered where P spaced
+    # with the gate open as measured gives 16.7 ± 2.1 % (the first band, 9–20 %, holds).
+    assert failing(reproduction) == {"unresponsive.during"}
     ours = {key: row.ours for key, row in rows(reproduction).items()}
     # The scripted times hold to the nanosecond.
     assert (ours["unresponsive.monitored_at"], ours["unresponsive.declared_at"]) == (10.0, 20.0)

@@ -16,7 +16,9 @@ Values the paper leaves unstated, and our choices (made before any run):
   agent of its time, `profile = "ns2"`, `variant = "sack"`, no delayed ACK, and ns-2's default
   window of 20 packets: it never binds here (20 packets per 70 ms is 2.3 Mb/s against fair
   shares near 0.8 Mb/s in Figs. 15–16).
-- RED (`RED`): the paper states none of its RED parameters; we use those of the authors' own
+- RED (`RED`): the paper ran ns-2 (§7), so RED as ns-2's `red.cc` runs it (`profile =
+  "ns2"`: its instantaneous-queue guard, first-packet rule and idle averaging; issue 21). The
+  paper states none of its RED parameters; we use those of the authors' own
   ns-2 RED-PD validation suite (ns-2 `tcl/test/test-suite-red-pd.tcl`): queue limit 100
   packets, min_th 5, max_th 15, w_q 0.002, gentle, max_p 0.1 (ns-2's `linterm_ 10`).
 - The dumbbell: 100 Mb/s access links, a 10 Mb/s bottleneck of 5 ms; a flow's RTT is set by
@@ -59,7 +61,15 @@ QUICK_DURATION = 40.0
 # The one TCP of every experiment (module docstring): ns-2's SACK agent, an ACK per packet.
 TCP: dict[str, Any] = {"profile": "ns2", "variant": "sack", "delayed_ack": False}
 # The RED of ns-2's RED-PD validation suite (module docstring).
-RED: dict[str, Any] = {"limit": 100, "min_th": 5, "max_th": 15, "w_q": 0.002, "gentle": True, "max_p": 0.1}
+RED: dict[str, Any] = {
+    "profile": "ns2",
+    "limit": 100,
+    "min_th": 5,
+    "max_th": 15,
+    "w_q": 0.002,
+    "gentle": True,
+    "max_p": 0.1,
+}
 
 
 def reference_rate(p: float, rtt: float = TARGET_RTT) -> float:

@@ -65,6 +65,10 @@ def test_fig11_cutdown_follows_eq6_and_release_eq7(quick):
     # Slower the lower the target: 19 < 39 < 52 s (eq. 6: 19.6, 39.2, 49.0).
     assert ours["cutdown.alpha_3"] < ours["cutdown.alpha_2"] < ours["cutdown.alpha_1.5"]
     assert ours["release"] == pytest.approx(10.58, rel=0.3)
+    # The text's engine is graded (eqs. 6, 7 are its rules); ns-2's is shown beside it and cuts
+    # faster: α = 3 in 10 s against 19 s (ns-2 itself: 14.8 ± 4), released in 16.6 s.
+    assert not rows(reproduction)["cutdown.alpha_3.ns2"].graded
+    assert ours["cutdown.alpha_3.ns2"] < ours["cutdown.alpha_3"]
 
 
 def test_fig12_larger_quantum_for_the_higher_sender(quick):
@@ -78,8 +82,10 @@ def test_fig12_larger_quantum_for_the_higher_sender(quick):
 
 def test_fig13_received_rate_levels_off_above_f(quick):
     reproduction = quick["redpd-fig13"]
-    # The plateau rises past 1·f(R,p): 1.03 at γ = 3, 1.22 at γ = 4 (slope 0.14 per unit γ).
-    assert failing(reproduction) == {"plateau.gamma_3", "plateau.gamma_4", "slope"}
+    # ns-2's engine (FRp mode: the fixed loss in front of RED, pre-filter drops spaced) holds
+    # the plateau at or under f(R,p): 0.87, 0.77, 0.97, 0.93 at γ = 1.5, 2, 3, 4 (slope 0.05;
+    # the text's engine: 1.03 and 1.22 at γ = 3, 4, failing).
+    assert failing(reproduction) == set()
     table = reproduction.data["fig13"].set_index("gamma")
     # Still far below the sending rate above γ = 1 (a 4·f flow gets 30 % of its rate).
     assert (table.loc[[2.0, 3.0, 4.0], "received_over_f"] < 0.5 * table.loc[[2.0, 3.0, 4.0]].index).all()
@@ -89,13 +95,14 @@ def test_fig13_received_rate_levels_off_above_f(quick):
 
 def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):
     reproduction = quick["redpd-fig14"]
-    # On ns-2's RED (`_redpd.RED`) flow 3 (1 Mb/s, just under its 1.05 Mb/s share) gets 0.92 of
-    # its rate (0.84 on Floyd-93 RED); flows 6 (2.5 Mb/s) and 8 (3.5 Mb/s) are held to 0.72 and
-    # 0.63 Mb/s in the 40 s quick run (ns-2: 1.01, 1.09 of their share).
-    assert failing(reproduction) == {"red_pd.flow6", "red_pd.flow8"}
+    # ns-2's engine: flow 3 (1 Mb/s, just under its 1.05 Mb/s share) gets 0.89 of its rate
+    # (ns-2 0.906 ± 0.032); every flow above its share gets 0.86–1.29 of it. The ambient drop
+    # rate over the whole 40 s is 0.140: the engine starts at 10.1 s, RED drops 61 % before
+    # (ns-2 over 0–100 s: 0.086, over 20–100 s: 0.024).
+    assert failing(reproduction) == {"red_pd.protected3", "drop.red_pd"}
     table = reproduction.data["fig14"]
     ambient = rows(reproduction)
-    assert ambient["drop.red_pd"].ours < ambient["drop.red"].ours / 10
+    assert ambient["drop.red_pd"].ours < ambient["drop.red"].ours / 4
     # The two smallest flows are protected: at least 90 % of their rate (RED: about 37 %).
     assert (table["red_pd"][:2] >= 0.9 * table["rate"][:2]).all()
     assert (table["red"][:2] < 0.5 * table["rate"][:2]).all()
@@ -103,37 +110,37 @@ def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):
 
 def test_fig15_red_pd_holds_the_udps_near_the_equal_share(quick):
     reproduction = quick["redpd-fig15"]
-    assert failing(reproduction) == set()
+    # In the 40 s quick run the 5 and 3 Mb/s UDPs keep 1.30 and 1.26 Mb/s (the paper: 0.83 ± 40 %),
+    # and the 50 ms TCPs get 0.58 Mb/s each against the 70 ms ones' 0.59.
+    assert failing(reproduction) == {"udp10", "udp11", "order.tcp_70ms_lowest"}
     table = reproduction.data["fig15"]
     udp = table["kind"].str.startswith("UDP")
-    # RED lets the UDPs through at 8.2 Mb/s in all, RED-PD at 3.0 (2.7×; on Floyd-93 RED the
-    # UDPs got 2.3 Mb/s under RED-PD, ns-2's RED lets more of the 5 Mb/s one through: 1.14).
-    assert table.loc[udp, "red"].sum() > 2.5 * table.loc[udp, "red_pd"].sum()
+    # RED lets the UDPs through at 8.1 Mb/s in all, ns-2's RED-PD at 3.4 (2.4×).
+    assert table.loc[udp, "red"].sum() > 2 * table.loc[udp, "red_pd"].sum()
     # Every TCP gains under RED-PD.
     assert (table.loc[~udp, "red_pd"] > table.loc[~udp, "red"]).all()
 
 
 def test_fig16_unresponsive_test_cuts_sooner_and_releases_later(quick):
     reproduction = quick["redpd-fig16"]
-    # Without the unresponsive test the 40 s quick run cuts the UDP down in 12 s, longer than eq. 6's
-    # 10.6 s (with the test: 6 s, the UDP declared unresponsive at 4.5 s).
-    assert failing(reproduction) == {"order.faster_than_eq6"}
+    # In the 40 s quick run the test declares the UDP unresponsive at 4.6 s, yet cuts it down in
+    # 5 s against 4 s without the test (the alternative measure: 10 s against 15 s).
+    assert failing(reproduction) == {"order.cutdown"}
     table = reproduction.data["fig16"].set_index("test")
     assert 1.0 <= table.loc["on", "declared"] <= 6.0
-    assert table.loc["on", "cutdown"] < table.loc["off", "cutdown"]
+    # Released 11.6 s after the fall with the test off, 23.1 s with it on (ns-2: 22.3 and 25.5).
     assert table.loc["off", "release"] < table.loc["on", "release"]
 
 
 def test_fig22_larger_target_cuts_the_ambient_drop_rate(quick):
     reproduction = quick["redpd-fig22"]
-    # On ns-2's RED we monitor the 40 ms TCPs more than 10 % of the run from R = 20 ms (26 %)
-    # and the 80 ms ones from R = 40 ms (26 %; ns-2 14 and 24 ms); at R = 40, 100, 170 ms the
-    # 40 ms flows' bandwidth is 1.15, 0.90, 1.25 and the 160 ms flows' 0.46, 0.53, 0.49: neither
-    # moves one way.
-    assert failing(reproduction) == {"first.40ms", "first.80ms", "order.bw_40ms", "order.bw_160ms"}
+    # ns-2's engine monitors the 40 ms TCPs more than 10 % of the run from R = 10 ms (11 %) and
+    # the 80 ms ones from R = 30 ms (17 %; ns-2 14 and 24 ms); the 40 ms flows' bandwidth at
+    # R = 40, 100, 170 ms is 1.41, 1.03, 1.01 and the 160 ms flows' 0.41, 0.51, 0.51.
+    assert failing(reproduction) == {"first.40ms", "first.80ms"}
     table = reproduction.data["fig22"].set_index("target")
-    # The 40 ms TCPs are monitored most of the run from R = 40 ms on, the 80 ms ones from 80 ms
-    # (0.34 of it at 50 ms, 0.38 at 60 ms).
+    # The 40 ms TCPs are monitored most of the run from R = 40 ms on (0.61), the 80 ms ones
+    # from 60 ms (0.63; 0.35 at 50 ms).
     assert (table.loc[40:, "monitored_40ms"] > 0.5).all()
     assert (table.loc[80:, "monitored_80ms"] > 0.5).all()
     assert table.loc[10, "ambient"] > table.loc[170, "ambient"]
@@ -151,8 +158,8 @@ def test_fig17_18_web_traffic_gains_and_the_udp_and_20ms_tcps_lose(quick):
     web, long = quick["redpd-fig17"], quick["redpd-fig18"]
     assert failing(web) == set() and failing(long) == set()
     table = web.data["fig17"].set_index("mechanism")
-    # The tail gains most: the 90th percentile drops by more than 10 % (0.81 -> 0.63 s).
-    assert table.loc["red_pd", "p90_s"] < 0.9 * table.loc["red", "p90_s"]
+    # The tail gains most: the 90th percentile drops by 25 % (0.83 -> 0.62 s), the median by 2 %.
+    assert table.loc["red_pd", "p90_s"] < 0.95 * table.loc["red", "p90_s"]
     groups = long.data["fig18"].set_index("group")
     # RED gives the 2 Mb/s UDP nearly all it sends; RED-PD less than half of that.
     assert groups.loc["udp", "red_pd"] < 0.5 * groups.loc["udp", "red"]
@@ -168,14 +175,16 @@ def test_fig19_red_pd_helps_the_through_flow_across_several_links(quick):
 
 def test_fig8_single_list_identifies_long_rtt_tcps_the_multiple_lists_spare(quick):
     reproduction = quick["redpd-fig8"]
+    # ns-2's engine: in the 40 s quick run the 60 ms TCPs are monitored 20 % of it under the
+    # multiple lists and 70 % under the single list (the text's engine: 61 % and 55 %, failing).
     assert failing(reproduction) == set()
     table = reproduction.data["fig8"].set_index("rtt_ms")
     # Both schemes identify less the longer the RTT, from 20 to 160 ms.
     for scheme in ("single", "multiple"):
         assert table.loc[20, scheme] > table.loc[160, scheme]
-    # From 80 ms the single list still monitors the flows over a quarter of the run, the multiple
-    # lists under a tenth (§4.3: losses rather than loss events).
-    assert (table.loc[80:, "single"] > 0.25).all() and (table.loc[80:, "multiple"] < 0.1).all()
+    # From 80 ms the single list monitors the flows at least twice as long as the multiple lists
+    # (0.56, 0.50, 0.25 against 0.21, 0, 0.05 at 80, 120, 160 ms; §4.3: losses rather than loss events).
+    assert (table.loc[80:, "single"] > 2 * table.loc[80:, "multiple"]).all()
 
 
 def test_fig9_cbr_identified_as_often_as_eq4(quick):
@@ -191,16 +200,17 @@ def test_fig9_cbr_identified_as_often_as_eq4(quick):
 
 def test_sec6_4_byte_mode_counting_eq5_in_bytes_favours_small_packets(quick):
     reproduction = quick["redpd-sec6.4"]
-    # Eq. 5 in bytes under byte-mode RED (the paper's reading): the 500-byte group gets 1.18×
-    # and 1.16× the 1000-byte group's bytes at p = 5 and 10 % (full mode, three seeds: 1.13,
-    # 1.23), the 1000-byte flows pre-filtered twice as much at 5 %.
-    assert failing(reproduction) == {"bytes.p5", "bytes.p10"}
+    # Eq. 5 in bytes under byte-mode RED (the paper's reading), ns-2's engine: the 500-byte
+    # group gets 1.03×, 1.12× and 1.32× the 1000-byte group's bytes at p = 1, 5, 10 % (the
+    # text's engine: 1.18× and 1.16× at 5 and 10 %), the 1000-byte flows pre-filtered more.
+    assert failing(reproduction) == {"bytes.p10"}
     table = reproduction.data["sec6_4"].set_index(["mode", "p"])
     for p in (0.05, 0.10):
         assert table.loc[("bytes", p), "large_prefiltered"] > table.loc[("bytes", p), "small_prefiltered"]
-    # Counting eq. 5's drops in packets brings every point within 15 % (informative rows).
-    alt = [row for row in reproduction.rows if row.key.endswith(".alt")]
-    assert len(alt) == 3 and all(row.passed for row in alt)
+    # Counting eq. 5's drops in packets brings p = 1 and 5 % within 15 % (informative rows;
+    # 1.01, 1.04), not 10 % (1.24).
+    alt = {row.key: row.passed for row in reproduction.rows if row.key.endswith(".alt")}
+    assert alt == {"bytes.p1.alt": True, "bytes.p5.alt": True, "bytes.p10.alt": False}
     # Packet mode: the small-packet group, above f(R,p) in packets/s, gets at most 0.7 of the other's bytes.
     assert (table.xs("packets")["ratio"] < 0.75).all()
 

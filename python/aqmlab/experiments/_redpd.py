@@ -22,6 +22,12 @@ Values the paper leaves unstated, and our choices (made before any run):
   paper states none of its RED parameters; we use those of the authors' own
   ns-2 RED-PD validation suite (ns-2 `tcl/test/test-suite-red-pd.tcl`): queue limit 100
   packets, min_th 5, max_th 15, w_q 0.002, gentle, max_p 0.1 (ns-2's `linterm_ 10`).
+- RED-PD (`red_pd_qdisc`): the paper's simulations ran the authors' own ns-2 engine
+  (`tcl/ex/red-pd/monitoring.tcl`, `helper.tcl`, `queue/red-pd.cc`; issue 21), so RED-PD's
+  `profile = "ns2"`: the engine starts at 10.1 s, acts only above a 0.1 % drop rate on flows
+  with drops in the last interval, spaces pre-filter drops, and treats `fixed_p` as ns-2's
+  FRp mode (a fixed loss in front of RED). An experiment whose text needs the paper's own
+  reading grades that (`profile = "paper"`) and says why in its module.
 - The dumbbell: 100 Mb/s access links, a 10 Mb/s bottleneck of 5 ms; a flow's RTT is set by
   its source's access delay (sink delay 1 ms).
 - The fixed-loss queue of §5.2 and §7.1 (Figs. 11–13) runs on a 100 Mb/s link: its only
@@ -99,9 +105,10 @@ def release_time(
 
 
 def red_pd_qdisc(**fields: Any) -> dict:
-    """RED-PD over the RED above; `fields` are RED-PD's (e.g. `unresponsive_test`)."""
+    """ns-2's RED-PD over the RED above (module docstring); `fields` are RED-PD's (e.g.
+    `unresponsive_test`, or `profile = "paper"`)."""
     red = dict(RED) | fields.pop("red", {})
-    return {"type": "red_pd", "red": red, **fields}
+    return {"type": "red_pd", "profile": "ns2", "red": red} | fields
 
 
 def red_qdisc() -> dict:

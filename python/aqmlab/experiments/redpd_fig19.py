@@ -28,7 +28,7 @@ import aqmlab
 from ..plots import pyplot
 from ..results import MBPS
 from . import Reproduction, Row, RunSettings, experiment
-from ._redpd import DURATION, PACKET, QUICK_DURATION, RED, SINK_DELAY, START_SPREAD, TCP, WARMUP, cbr
+from ._redpd import DURATION, PACKET, QUICK_DURATION, RED, SINK_DELAY, START_SPREAD, TCP, WARMUP, cbr, red_pd_qdisc
 
 LINK_DELAY = 0.002  # s, our choice
 CROSS_RTTS = tuple(np.linspace(0.020, 0.080, 8))  # §7.5: "ranging from 20 to 80 ms"
@@ -54,7 +54,7 @@ def fig19_scenario(links: int, through: str, mechanism: str, duration: float) ->
             for i, rtt in enumerate(CROSS_RTTS)
         ]
         cross += [cbr(f"udp{hop}-{i}", CROSS_UDP, hop=hop, start_jitter=START_SPREAD) for i in range(2)]
-    qdisc = {"type": "red", **RED} if mechanism == "red" else {"type": "red_pd", "red": dict(RED)}
+    qdisc = {"type": "red", **RED} if mechanism == "red" else red_pd_qdisc()
     return {
         "name": f"redpd-fig19-{through}-{mechanism}-{links}",
         "simulation": {"duration": duration, "warmup": WARMUP, "seed": 1},

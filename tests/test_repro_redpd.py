@@ -73,20 +73,27 @@ def test_fig11_cutdown_follows_eq6_and_release_eq7(quick):
 
 def test_fig12_larger_quantum_for_the_higher_sender(quick):
     reproduction = quick["redpd-fig12"]
-    # Both flows were monitored at 0.25·f(R,p) before the rise (18 s, 22 s; the lone flow at
-    # 8 s), so they are not identified together at 50 s and the 4× flow reaches 2·f(R,p) in
-    # 42 s against 39 s alone.
-    assert failing(reproduction) == {"order.cutdown"}
-    assert rows(reproduction)["order.quantum"].passed
+    # ns-2's engine, 5 seeds: the 4× flow reaches 2·f(R,p) in 25.8 s on average with the 2×
+    # companion (19–29) against 30.0 s alone (23–40), the paper's order in 4 of 5 seeds, as in
+    # ns-2 (26.8 against 32.2 s; the text's engine, one seed: 42 against 39 s, failing).
+    assert failing(reproduction) == set()
+    table = reproduction.data["fig12"]
+    assert list(table["seed"]) == [1, 2, 3, 4, 5]
+    assert (table["time_2_flows_s"] < table["time_1_flow_s"]).sum() == 4
+    assert (table["2x"] < table["4x"]).all()
 
 
 def test_fig13_received_rate_levels_off_above_f(quick):
     reproduction = quick["redpd-fig13"]
     # ns-2's engine (FRp mode: the fixed loss in front of RED, pre-filter drops spaced) holds
-    # the plateau at or under f(R,p): 0.87, 0.77, 0.97, 0.93 at γ = 1.5, 2, 3, 4 (slope 0.05;
-    # the text's engine: 1.03 and 1.22 at γ = 3, 4, failing).
+    # the plateau under f(R,p) in the script's 50–990 s window: 0.91, 0.92, 0.91, 0.92 at
+    # γ = 1.5, 2, 3, 4 (slope 0.003; ns-2 there: 0.895, 0.908, 0.899, 0.937); in our 100–200 s
+    # window (informative) 0.87, 0.77, 0.97, 0.93.
     assert failing(reproduction) == set()
     table = reproduction.data["fig13"].set_index("gamma")
+    assert table.loc[[1.5, 2.0, 3.0, 4.0], "received_over_f"].between(0.85, 0.95).all()
+    window = [row for row in reproduction.rows if row.key.endswith(".ours_window")]
+    assert len(window) == 7 and all(row.passed and not row.graded for row in window)
     # Still far below the sending rate above γ = 1 (a 4·f flow gets 30 % of its rate).
     assert (table.loc[[2.0, 3.0, 4.0], "received_over_f"] < 0.5 * table.loc[[2.0, 3.0, 4.0]].index).all()
     # Low senders lose only about p: within 10 % of γ(1 − p).
@@ -95,11 +102,15 @@ def test_fig13_received_rate_levels_off_above_f(quick):
 
 def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):
     reproduction = quick["redpd-fig14"]
-    # ns-2's engine: flow 3 (1 Mb/s, just under its 1.05 Mb/s share) gets 0.89 of its rate
-    # (ns-2 0.906 ± 0.032); every flow above its share gets 0.86–1.29 of it. The ambient drop
-    # rate over the whole 40 s is 0.140: the engine starts at 10.1 s, RED drops 61 % before
-    # (ns-2 over 0–100 s: 0.086, over 20–100 s: 0.024).
+    # ns-2's engine with §6.2's test off (the authors' allUDP.sh, graded): flow 3 (1 Mb/s, just
+    # under its 1.05 Mb/s share) gets 0.78 of its rate (ns-2 0.906 ± 0.032; test on: 0.89);
+    # every flow above its share gets 0.94–1.21 Mb/s. The ambient drop rate over the whole
+    # 40 s is 0.143: the engine starts at 10.1 s, RED drops 61 % before (ns-2 over 0–100 s:
+    # 0.086, over 20–100 s: 0.024).
     assert failing(reproduction) == {"red_pd.protected3", "drop.red_pd"}
+    # The test on, informative: the same two rows fail.
+    info = {row.key for row in reproduction.rows if not row.graded and not row.passed}
+    assert info == {"red_pd.protected3.test_on", "drop.red_pd.test_on"}
     table = reproduction.data["fig14"]
     ambient = rows(reproduction)
     assert ambient["drop.red_pd"].ours < ambient["drop.red"].ours / 4
@@ -142,7 +153,7 @@ def test_fig22_larger_target_cuts_the_ambient_drop_rate(quick):
     # The 40 ms TCPs are monitored most of the run from R = 40 ms on (0.61), the 80 ms ones
     # from 60 ms (0.63; 0.35 at 50 ms).
     assert (table.loc[40:, "monitored_40ms"] > 0.5).all()
-    assert (table.loc[80:, "monitored_80ms"] > 0.5).all()
+    assert (table.loc[60:, "monitored_80ms"] > 0.5).all()
     assert table.loc[10, "ambient"] > table.loc[170, "ambient"]
 
 
@@ -167,7 +178,13 @@ def test_fig17_18_web_traffic_gains_and_the_udp_and_20ms_tcps_lose(quick):
 
 def test_fig19_red_pd_helps_the_through_flow_across_several_links(quick):
     reproduction = quick["redpd-fig19"]
+    # At one link the 1 Mb/s UDP (above its 0.91 Mb/s share there) gets 0.88 Mb/s under RED-PD
+    # against RED's 0.83 (ns-2, with the script's 4 Mb/s cross UDPs: 0.88 against 0.89).
     assert failing(reproduction) == set()
+    # With the script's 4 Mb/s cross UDPs (informative) every row holds but that one: 0.88 against 0.91.
+    script = [row for row in reproduction.rows if row.key.endswith(".script")]
+    assert len(script) == 10 and not any(row.graded for row in script)
+    assert {row.key for row in script if not row.passed} == {"udp.links1.script"}
     table = reproduction.data["fig19"].set_index(["through", "mechanism", "links"])["mbps"]
     # The TCP through flow gains most: at 5 links RED starves it, RED-PD does not.
     assert table["tcp", "red_pd", 5] > 0.05 > table["tcp", "red", 5]

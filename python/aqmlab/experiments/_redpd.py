@@ -13,7 +13,8 @@ experiment (redpd_*.py). The paper's global settings (§7, §7.2):
 Values the paper leaves unstated, and our choices (made before any run):
 
 - TCP (`TCP`, every experiment with TCP): the paper ran ns-2 (§7), so ns-2's one-way SACK
-  agent of its time, `profile = "ns2"`, `variant = "sack"`, no delayed ACK, and ns-2's default
+  agent of its time, `Agent/TCP/Sack1` (`profile = "ns2"`, `variant = "sack"`: its arithmetic
+  pipe_ in recovery, tcp-sack1.cc), no delayed ACK, and ns-2's default
   window of 20 packets: it never binds here (20 packets per 70 ms is 2.3 Mb/s against fair
   shares near 0.8 Mb/s in Figs. 15–16).
 - RED (`RED`): the paper ran ns-2 (§7), so RED as ns-2's `red.cc` runs it (`profile =

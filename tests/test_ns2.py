@@ -145,7 +145,7 @@ def test_the_exporters_defaults_are_the_cores():
     assert _core.run(json.dumps(written)) == _core.run(json.dumps(left_out))
     for qdisc, defaults in (
         ({"type": "drr"}, ns2_export.DRR_DEFAULTS),
-        ({"type": "sfq"}, {"limit": ns2_export.SFQ_LIMIT}),
+        ({"type": "sfq", "variant": "ns2"}, ns2_export.SFQ_NS2_DEFAULTS),
     ):
         runs = [_core.run(json.dumps(dumbbell(TCP, qdisc=q, duration="2s"))) for q in (qdisc, qdisc | defaults)]
         assert runs[0] == runs[1], qdisc
@@ -168,7 +168,16 @@ def test_the_exporters_defaults_are_the_cores():
             "topology.bottleneck.qdisc.limit_bytes: ns-2's byte-mode RED holds limit_ x mean_pktsize_ bytes",
         ),
         ({"flows[0].workload": {"type": "web", "pareto_mean": 10, "think_time": "1s"}}, "flows[0].workload.type: "),
+        (
+            {"topology.bottleneck.rate_changes": [{"at": "1s", "rate": "5Mbps"}]},
+            "topology.bottleneck.rate_changes: the export has no link rate changes",
+        ),
         ({"flows[0].count": 0}, "flows[0].count: must be >= 1"),
+        (
+            {"topology.bottleneck.qdisc": {"type": "sfq"}},
+            "topology.bottleneck.qdisc.variant: ns-2's Queue/SFQ is not Linux's SFQ (a packet per turn, its own "
+            'drop rule): write variant = "ns2"',
+        ),
     ],
 )
 def test_a_part_ns2_cannot_express_is_a_one_line_error_naming_its_field(tmp_path, change, error):
@@ -264,26 +273,19 @@ def test_without_ns2_crosscheck_says_how_to_install_it(tmp_path):
     ), done.stderr
 
 
-# The rows that fail today against the recorded numbers, each for a measured reason
-# (docs/ns2.md): ns-2's Sack1 counts pipe_ by arithmetic (one drop more than aqmlab); ns-2's
-# SFQ is McKenney's, aqmlab's Linux's.
-KNOWN_FAILURES = {
-    "tcp1-sack.drops tcp",
-    *(f"sfq-mixed.goodput {flow} (Mb/s)" for flow in ("cbr0", "cbr1", "tcp0", "tcp2", "tcp3")),
-}
-
-
 def test_validate_ns2_against_the_recorded_numbers():
     outcome = validate.run_suite()
     assert outcome.stale == []
     failing = {row.key for row in outcome.rows if row.graded and not row.passed}
-    assert failing == KNOWN_FAILURES
-    notes = {row.key.split(".")[0] for row, note in zip(outcome.rows, outcome.notes, strict=True) if note}
-    assert notes == {"tcp1-sack", "sfq-mixed"}
+    assert failing == set()
+    assert set(outcome.notes) == {""}
+    rows = {row.key: row for row in outcome.rows}
+    # Every graded row passes: one SACK flow loses the same 116 packets as ns-2's Sack1, and SFQ's
+    # ns2 variant gives each flow what ns-2's Queue/SFQ gives it, within 3 %.
+    assert rows["tcp1-sack.drops tcp"].ours == rows["tcp1-sack.drops tcp"].paper == 116
     assert len(validate.CASES) >= 15
     reference = outcome.reference
     assert (reference["ns2_version"], reference["command"]) == ("2.35", "make ns2-reference")
-    rows = {row.key: row for row in outcome.rows}
     # Five seeds cannot tell ±25 % on 6.6 timeouts a run: the bound is the seeds' noise.
     assert rows["tcp4-red-newreno.TCP timeouts (whole run)"].tolerance.startswith("±40% (2 s.e.")
 

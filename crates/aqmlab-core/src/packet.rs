@@ -29,8 +29,8 @@ pub enum Ecn {
 pub const MAX_SACK_BLOCKS: usize = 3;
 
 /// What a router can see of a packet (headers) plus the transport fields the
-/// endpoints need. Qdiscs must only read `flow`, `size`, `kind`, `ecn`,
-/// `label`, `weight` and `enqueued_at`, as a real router would.
+/// endpoints need. Qdiscs must only read `flow`, `src`, `dst`, `size`, `kind`,
+/// `ecn`, `label`, `weight` and `enqueued_at`, as a real router would.
 ///
 /// The fields are in the order given (`repr(C)`) so that everything a hop reads or
 /// writes (the router's fields, `dst` and `hop`) lies in the first 48 bytes, which share

@@ -13,12 +13,21 @@ experiment (redpd_*.py). The paper's global settings (§7, §7.2):
 Values the paper leaves unstated, and our choices (made before any run):
 
 - TCP (`TCP`, every experiment with TCP): the paper ran ns-2 (§7), so ns-2's one-way SACK
-  agent of its time, `profile = "ns2"`, `variant = "sack"`, no delayed ACK, and ns-2's default
+  agent of its time, `Agent/TCP/Sack1` (`profile = "ns2"`, `variant = "sack"`: its arithmetic
+  pipe_ in recovery, tcp-sack1.cc), no delayed ACK, and ns-2's default
   window of 20 packets: it never binds here (20 packets per 70 ms is 2.3 Mb/s against fair
   shares near 0.8 Mb/s in Figs. 15–16).
-- RED (`RED`): the paper states none of its RED parameters; we use those of the authors' own
+- RED (`RED`): the paper ran ns-2 (§7), so RED as ns-2's `red.cc` runs it (`profile =
+  "ns2"`: its instantaneous-queue guard, first-packet rule and idle averaging; issue 21). The
+  paper states none of its RED parameters; we use those of the authors' own
   ns-2 RED-PD validation suite (ns-2 `tcl/test/test-suite-red-pd.tcl`): queue limit 100
   packets, min_th 5, max_th 15, w_q 0.002, gentle, max_p 0.1 (ns-2's `linterm_ 10`).
+- RED-PD (`red_pd_qdisc`): the paper's simulations ran the authors' own ns-2 engine
+  (`tcl/ex/red-pd/monitoring.tcl`, `helper.tcl`, `queue/red-pd.cc`; issue 21), so RED-PD's
+  `profile = "ns2"`: the engine starts at 10.1 s, acts only above a 0.1 % drop rate on flows
+  with drops in the last interval, spaces pre-filter drops, and treats `fixed_p` as ns-2's
+  FRp mode (a fixed loss in front of RED). An experiment whose text needs the paper's own
+  reading grades that (`profile = "paper"`) and says why in its module.
 - The dumbbell: 100 Mb/s access links, a 10 Mb/s bottleneck of 5 ms; a flow's RTT is set by
   its source's access delay (sink delay 1 ms).
 - The fixed-loss queue of §5.2 and §7.1 (Figs. 11–13) runs on a 100 Mb/s link: its only
@@ -59,7 +68,15 @@ QUICK_DURATION = 40.0
 # The one TCP of every experiment (module docstring): ns-2's SACK agent, an ACK per packet.
 TCP: dict[str, Any] = {"profile": "ns2", "variant": "sack", "delayed_ack": False}
 # The RED of ns-2's RED-PD validation suite (module docstring).
-RED: dict[str, Any] = {"limit": 100, "min_th": 5, "max_th": 15, "w_q": 0.002, "gentle": True, "max_p": 0.1}
+RED: dict[str, Any] = {
+    "profile": "ns2",
+    "limit": 100,
+    "min_th": 5,
+    "max_th": 15,
+    "w_q": 0.002,
+    "gentle": True,
+    "max_p": 0.1,
+}
 
 
 def reference_rate(p: float, rtt: float = TARGET_RTT) -> float:
@@ -88,9 +105,10 @@ def release_time(
 
 
 def red_pd_qdisc(**fields: Any) -> dict:
-    """RED-PD over the RED above; `fields` are RED-PD's (e.g. `unresponsive_test`)."""
+    """ns-2's RED-PD over the RED above (module docstring); `fields` are RED-PD's (e.g.
+    `unresponsive_test`, or `profile = "paper"`)."""
     red = dict(RED) | fields.pop("red", {})
-    return {"type": "red_pd", "red": red, **fields}
+    return {"type": "red_pd", "profile": "ns2", "red": red} | fields
 
 
 def red_qdisc() -> dict:

@@ -6,9 +6,15 @@ small decrease in bandwidth" (only the output queue's drops).
 
 Our choices (before any run): p = 1 % (the line the paper shows), R = 40 ms, the §6.2 test off
 as in Fig. 11 (the same controlled queue); γ = 0.25 … 4 (4·f(R,p) = 9.8 Mb/s); each flow sends
-from t = 0 and is measured from 100 s to 200 s, after eq. 6's 58.8 s to bring a 4·f flow down
-to 1·f. Rows (reproduction-targets, redpd-fig13): received/f(R,p) between 0.6 and 1.0 for
+from t = 0. Rows (reproduction-targets, redpd-fig13): received/f(R,p) between 0.6 and 1.0 for
 γ ≥ 1.5; its slope above γ = 1.5 at most 0.1; γ ≤ 0.5 within 10 % of γ·(1 − p).
+
+The measurement window (issue 27): the text is silent on it, so the graded rows take the
+authors' script's (tcl/ex/red-pd/testFRp/testFRp.sh: from 50 s to 990 s). Our own window,
+chosen before the script was read (100–200 s, after eq. 6's 58.8 s to bring a 4·f flow down
+to 1·f), is shown beside each row as an informative row (`<key>.ours_window`); a 100 s window
+holds a few cut-and-release cycles, so it moves with where they fall. The recorded ns-2 column
+is in our window (the script's values are in its notes).
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ GAMMAS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 PLATEAU = (0.6, 1.0)  # reproduction-targets
 SLOPE = 0.1  # reproduction-targets: received/f per unit γ above 1.5
 LOW_BAND = 0.10  # reproduction-targets: γ ≤ 0.5 within 10 % of γ(1 − p)
-FULL = RunSettings(duration=200.0, warmup=100.0, sweep=GAMMAS)
-QUICK = FULL  # seven runs of one CBR flow take about a second
+FULL = RunSettings(duration=990.0, warmup=50.0, sweep=GAMMAS)  # testFRp.sh's window
+OURS = RunSettings(duration=200.0, warmup=100.0, sweep=GAMMAS)  # our first window (informative)
+QUICK = FULL  # fourteen runs of one CBR flow take a few seconds
 
 
 def fig13_scenario(gamma: float, settings: RunSettings) -> dict:
@@ -44,7 +51,37 @@ def fig13(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
     runs = {gamma: aqmlab.run(fig13_scenario(gamma, settings)) for gamma in settings.sweep}
     received = {g: float(r.flows["goodput_bps"].iloc[0]) / reference_bps(P) for g, r in runs.items()}
-    high = [g for g in settings.sweep if g >= 1.5]
+    ours = {
+        g: float(aqmlab.run(fig13_scenario(g, OURS)).flows["goodput_bps"].iloc[0]) / reference_bps(P) for g in GAMMAS
+    }
+    rows = received_rows(received, settings.sweep)
+    rows += [row.informative("our 100–200 s window", "ours_window") for row in received_rows(ours, GAMMAS)]
+    table = pd.DataFrame(
+        [
+            {
+                "gamma": g,
+                "received_over_f": received[g],
+                "received_over_f_100_200s": ours[g],
+                "monitored_s": 0.0 if flow_record(r, 0) is None else flow_record(r, 0)["time_monitored"],
+            }
+            for g, r in runs.items()
+        ]
+    )
+    reasons = {
+        row.key: "received / f(R,p) and seconds monitored per γ: "
+        + "; ".join(f"{t.gamma:g}: {t.received_over_f:.3f}, {t.monitored_s:.0f} s" for t in table.itertuples())
+        for row in rows
+        if row.graded and not row.passed
+    }
+    notes = [f"Graded: {settings.warmup:g}–{settings.duration:g} s (testFRp.sh); informative: 100–200 s (ours)."]
+    return Reproduction(
+        rows=rows, figure=_figure(table), data={"fig13": table}, show=["fig13"], notes=notes, reasons=reasons
+    )
+
+
+def received_rows(received: dict[float, float], gammas: tuple[float, ...]) -> list[Row]:
+    """The plateau at γ ≥ 1.5, its slope, and the low senders, from received/f(R,p) by γ."""
+    high = [g for g in gammas if g >= 1.5]
     slope = np.polyfit(high, [received[g] for g in high], 1)[0]
     rows = [
         Row.between(f"Received / f(R,p) at γ = {g:g}", "≤ 1", received[g], *PLATEAU, key=f"plateau.gamma_{g:g}")
@@ -55,31 +92,16 @@ def fig13(quick: bool) -> Reproduction:
         Row.within(
             f"Received / f(R,p) at γ = {g:g}", g * (1 - P), received[g], LOW_BAND, relative=True, key=f"low.gamma_{g:g}"
         )
-        for g in settings.sweep
+        for g in gammas
         if g <= 0.5
     ]
-    table = pd.DataFrame(
-        [
-            {
-                "gamma": g,
-                "received_over_f": received[g],
-                "monitored_s": 0.0 if flow_record(r, 0) is None else flow_record(r, 0)["time_monitored"],
-            }
-            for g, r in runs.items()
-        ]
-    )
-    reasons = {
-        row.key: "received / f(R,p) and seconds monitored per γ: "
-        + "; ".join(f"{t.gamma:g}: {t.received_over_f:.3f}, {t.monitored_s:.0f} s" for t in table.itertuples())
-        for row in rows
-        if not row.passed
-    }
-    return Reproduction(rows=rows, figure=_figure(table), data={"fig13": table}, show=["fig13"], reasons=reasons)
+    return rows
 
 
 def _figure(table: pd.DataFrame) -> Any:
     fig, ax = pyplot().subplots(figsize=(6, 4))
-    ax.plot(table["gamma"], table["received_over_f"], "o-", label="simulation (received)")
+    ax.plot(table["gamma"], table["received_over_f"], "o-", label="received, 50–990 s (graded)")
+    ax.plot(table["gamma"], table["received_over_f_100_200s"], "s:", label="received, 100–200 s")
     ax.plot(table["gamma"], np.minimum(table["gamma"], 1.0), "k--", label="precise target")
     ax.set(xlabel="sending rate / f(R,p)", ylabel="received / f(R,p)", title="RED-PD Fig. 13: p = 1 %")
     ax.legend()

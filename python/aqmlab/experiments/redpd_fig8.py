@@ -24,7 +24,17 @@ import aqmlab
 
 from ..plots import pyplot
 from . import Reproduction, Row, RunSettings, experiment
-from ._redpd import DURATION, QUICK_DURATION, START_SPREAD, TARGET_RTT, WARMUP, flow_record, scenario, tcp
+from ._redpd import (
+    DURATION,
+    QUICK_DURATION,
+    START_SPREAD,
+    TARGET_RTT,
+    WARMUP,
+    flow_record,
+    red_pd_qdisc,
+    scenario,
+    tcp,
+)
 
 RTTS = (0.020, 0.040, 0.060, 0.080, 0.120, 0.160)
 PER_RTT = 2
@@ -35,7 +45,7 @@ QUICK = RunSettings(duration=QUICK_DURATION, warmup=WARMUP)
 
 def fig8_scenario(single_list: bool, duration: float) -> dict:
     flows = [tcp(f"tcp{rtt * 1000:.0f}-{i}", rtt, start_jitter=START_SPREAD) for rtt in RTTS for i in range(PER_RTT)]
-    qdisc = {"type": "red_pd", "red": dict(BUFFER), "single_list": single_list}
+    qdisc = red_pd_qdisc(red=BUFFER, single_list=single_list)
     return scenario(f"redpd-fig8-{'single' if single_list else 'multiple'}", flows, qdisc, duration, WARMUP)
 
 

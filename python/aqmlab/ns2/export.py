@@ -17,8 +17,9 @@ What each part becomes (docs/ns2.md has the table and the reasons):
   `bytes + size > limit_bytes`);
 - RED: `Queue/RED` with every parameter set (ns-2.35's defaults auto-configure the thresholds
   and the weight): ns-2 always runs its own red.cc, which aqmlab's RED `profile = "ns2"` models;
-- DRR: `Queue/DRR` (`blimit_`, `quantum_`); SFQ: `Queue/SFQ` (`maxqueue_`): ns-2's SFQ is
-  McKenney's, a packet per turn with its own drop rule, where ours is Linux's;
+- DRR: `Queue/DRR` (`blimit_`, `quantum_`); SFQ: `Queue/SFQ` (`maxqueue_`, `buckets_`) from
+  aqmlab's `variant = "ns2"`, its model of queue/sfq.cc (same hash of the node pair, so the same
+  flows share a bucket); the Linux SFQ is another algorithm and is refused;
 - TCP: ns-2's one-way agents as the `ns2` profile reproduces them: the ns-2 variables the
   profile's rules correspond to are set to their 1997–2001 values (ns-2.35's defaults moved on).
 
@@ -84,7 +85,7 @@ DEFAULT_DROPTAIL_LIMIT = 1000  # qdisc/droptail.rs DEFAULT_LIMIT_PACKETS
 PACKET_SIZE = 1000  # transport/flow.rs FlowCommon
 RED_DEFAULTS = {"limit": 50, "min_th": 5.0, "max_th": 15.0, "max_p": 0.1, "w_q": 0.002, "mean_pktsize": 1000}
 DRR_DEFAULTS = {"limit_bytes": 64_000, "quantum": 1000}  # qdisc/drr.rs
-SFQ_LIMIT = 127  # qdisc/sfq.rs
+SFQ_NS2_DEFAULTS = {"limit": 40, "divisor": 16}  # qdisc/sfq.rs NS2_LIMIT, NS2_BUCKETS
 # transport/tcp/mod.rs Profile::Ns2 and TcpOptions::resolve.
 NS2_PROFILE = {"window": 20, "initial_window": 1, "min_rto": 0.0, "timer_granularity": 0.1, "initial_rto": 6.0}
 DELACK_TIMEOUT = 0.1
@@ -202,6 +203,9 @@ def _network(scenario: Scenario) -> tuple[list[str], list[Link], list[Flow]]:
 
     def duplex(a: int, b: int, table: Mapping[str, Any], paths: tuple[str, str], monitored: bool) -> None:
         """Links a -> b (`table["qdisc"]`, its field path `paths[0]`) and b -> a (`reverse_qdisc`)."""
+        if table.get("rate_changes"):
+            link = paths[0].removesuffix(".qdisc")
+            raise _unexportable(f"{link}.rate_changes", "the export has no link rate changes (one bandwidth_ per link)")
         for src, dst, key, path, watched in (
             (a, b, "qdisc", paths[0], monitored),
             (b, a, "reverse_qdisc", paths[1], False),
@@ -423,12 +427,15 @@ def _drr(qdisc: Mapping[str, Any], path: str, buckets: int) -> tuple[str, list[t
     ]
 
 
-def _sfq(qdisc: Mapping[str, Any], path: str, buckets: int) -> tuple[str, list[tuple[str, Any, str]]]:
-    if seconds(qdisc.get("perturb", 0)) > 0:
-        raise _unexportable(f"{path}.perturb", "ns-2's SFQ never re-keys its hash")
+def _sfq(qdisc: Mapping[str, Any], path: str) -> tuple[str, list[tuple[str, Any, str]]]:
+    if qdisc.get("variant", "linux") != "ns2":
+        raise _unexportable(
+            f"{path}.variant",
+            "ns-2's Queue/SFQ is not Linux's SFQ (a packet per turn, its own drop rule): write variant = \"ns2\"",
+        )
     return "SFQ", [
-        ("maxqueue_", qdisc.get("limit", SFQ_LIMIT), "packets in all queues"),
-        ("buckets_", buckets, "no two flows' (source, sink) node pairs share a bucket"),
+        ("maxqueue_", qdisc.get("limit", SFQ_NS2_DEFAULTS["limit"]), "packets in all queues"),
+        ("buckets_", qdisc.get("divisor", SFQ_NS2_DEFAULTS["divisor"]), "hashed by source + destination node"),
     ]
 
 
@@ -437,12 +444,6 @@ def _drr_hash(address: int) -> int:
     the modulo by `buckets_`: `((i + (i >> 8) + ~(i >> 4)) % ((2 << 23) - 1)) + 1`, C's `%`."""
     k = address + (address >> 8) + ~(address >> 4)
     return int(math.fmod(k, (2 << 23) - 1)) + 1
-
-
-def _sfq_hash(src: int, dst: int) -> int:
-    """ns-2 sfq.cc hash() of a (source, destination) address pair, before the modulo by `buckets_`."""
-    k = src + dst
-    return int(math.fmod(k + (k >> 8) + ~(k >> 4), (2 << 19) - 1))
 
 
 def _buckets(keys: dict[int, list[int]], path: str, what: str) -> int:
@@ -593,10 +594,10 @@ def export(scenario: Scenario) -> Export:
 
 def _links(script: _Script, nodes: list[str], links: list[Link], flows: list[Flow], notes: list[str]) -> None:
     script.section("Links: one simplex link per direction, each with its own queue (rate b/s, delay s)")
-    crossing: dict[int, list[tuple[Flow, bool]]] = {}  # the routes, worked out for the first DRR or SFQ
+    crossing: dict[int, list[tuple[Flow, bool]]] = {}  # the routes, worked out for the first DRR
     for link in links:
         kind = link.qdisc.get("type", "droptail")
-        if kind in ("drr", "sfq") and not crossing:
+        if kind == "drr" and not crossing:
             crossing = _crossing(nodes, links, flows)
         if kind == "droptail":
             ns2_type, settings = _droptail(link.qdisc, link.qdisc_path)
@@ -607,10 +608,7 @@ def _links(script: _Script, nodes: list[str], links: list[Link], flows: list[Flo
             keys = _keys((_drr_hash(f.src if data else f.dst), f.id) for f, data in crossing[link.index])
             ns2_type, settings = _drr(link.qdisc, link.qdisc_path, _buckets(keys, link.qdisc_path, "source node"))
         elif kind == "sfq":
-            keys = _keys((_sfq_hash(f.src, f.dst), f.id) for f, _ in crossing[link.index])
-            buckets = _buckets(keys, link.qdisc_path, "source + sink node")
-            ns2_type, settings = _sfq(link.qdisc, link.qdisc_path, buckets)
-            notes.append(f"{link.qdisc_path}: ns-2's SFQ is McKenney's (a packet per turn, its own drop rule)")
+            ns2_type, settings = _sfq(link.qdisc, link.qdisc_path)
         else:
             raise _unexportable(f"{link.qdisc_path}.type", f"the export has no {kind!r} (droptail, red, drr, sfq)")
         a, b = f"$n({link.src})", f"$n({link.dst})"

@@ -45,6 +45,7 @@ pub mod red;
 pub mod red_pd;
 pub mod sfb;
 pub mod sfq;
+pub mod sfq_ns2;
 pub mod sred;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -1,7 +1,8 @@
-//! SFQ, Stochastic Fairness Queueing (McKenney, INFOCOM 1990; Linux `net/sched/sch_sfq.c`
-//! as the reference implementation and for the defaults).
+//! SFQ, Stochastic Fairness Queueing (McKenney, INFOCOM 1990), in two variants
+//! ([`SfqVariant`]): Linux's `net/sched/sch_sfq.c` (the default, here) and ns-2.35's
+//! queue/sfq.cc (`variant = "ns2"`, [`super::sfq_ns2`]), which share only the idea.
 //!
-//! Each packet is hashed by flow (and direction) into one of `divisor` buckets; each bucket
+//! Linux: each packet is hashed by flow (and direction) into one of `divisor` buckets; each bucket
 //! with packets is a queue, and at most `flows` queues are active at once (a packet that
 //! would need one more is dropped). The active queues are served round robin with a credit of
 //! `quantum` bytes per turn (Linux's allot: a queue whose credit is spent goes to the back with
@@ -11,6 +12,7 @@
 //! since 3.3 also moves them). Flows that land in a bucket another flow is using collide:
 //! they share one queue's share, which `colliding_flows` counts.
 
+use super::sfq_ns2::SfqNs2;
 use super::{flow_hash, DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{FlowId, PacketId};
@@ -22,61 +24,131 @@ use rand::Rng as _;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 
-/// `type = "sfq"`; every field optional (defaults: Linux sch_sfq).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SfqConfig {
-    /// Hash buckets: 1024 (`divisor`).
-    pub divisor: u32,
-    /// Queues active at once: 128 (`flows`).
-    pub flows: u32,
-    /// Packets in all queues: 127 (`limit`).
-    pub limit: u64,
-    /// Credit per turn: 1514 bytes, one Ethernet MTU (`quantum`).
-    pub quantum: Bytes,
-    /// Re-key the hash this often: 0 s, never (`perturb`).
-    pub perturb: Seconds,
+/// Which SFQ runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SfqVariant {
+    /// Linux sch_sfq: a byte quantum per turn; over the limit the longest queue's tail is dropped.
+    #[default]
+    Linux,
+    /// ns-2.35 queue/sfq.cc: one packet per turn; an arrival whose queue holds half the free
+    /// buffer is refused.
+    Ns2,
 }
 
-impl Default for SfqConfig {
-    fn default() -> Self {
-        SfqConfig {
-            divisor: 1024,
-            flows: 128,
-            limit: 127,
-            quantum: Bytes(1514),
-            perturb: Seconds(0.0),
-        }
+/// `type = "sfq"`; every field optional. `divisor` and `limit` default by variant; `flows`,
+/// `quantum` and `perturb` are Linux's alone.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SfqConfig {
+    pub variant: SfqVariant,
+    /// Hash buckets: linux 1024 (`divisor`), ns2 16 (`buckets_`).
+    pub divisor: Option<u32>,
+    /// Queues active at once: 128 (`flows`).
+    pub flows: Option<u32>,
+    /// Packets in all queues: linux 127 (`limit`), ns2 40 (`maxqueue_`).
+    pub limit: Option<u64>,
+    /// Credit per turn: 1514 bytes, one Ethernet MTU (`quantum`).
+    pub quantum: Option<Bytes>,
+    /// Re-key the hash this often: 0 s, never (`perturb`).
+    pub perturb: Option<Seconds>,
+}
+
+/// Linux sch_sfq.c's defaults.
+const LINUX_DIVISOR: u32 = 1024;
+const LINUX_FLOWS: u32 = 128;
+const LINUX_LIMIT: u64 = 127;
+const LINUX_QUANTUM: Bytes = Bytes(1514);
+/// ns-2.35 SFQ::SFQ(): `buckets_ = 16`, `maxqueue_ = 40`.
+const NS2_BUCKETS: u32 = 16;
+const NS2_LIMIT: u64 = 40;
+
+impl SfqConfig {
+    fn divisor(&self) -> u32 {
+        self.divisor.unwrap_or(match self.variant {
+            SfqVariant::Linux => LINUX_DIVISOR,
+            SfqVariant::Ns2 => NS2_BUCKETS,
+        })
+    }
+
+    fn limit(&self) -> u64 {
+        self.limit.unwrap_or(match self.variant {
+            SfqVariant::Linux => LINUX_LIMIT,
+            SfqVariant::Ns2 => NS2_LIMIT,
+        })
     }
 }
 
 impl QdiscConfig for SfqConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         let field = |name: &str| format!("{path}.{name}");
-        require_positive(&field("divisor"), self.divisor as f64)?;
-        require_positive(&field("flows"), self.flows as f64)?;
-        require_positive(&field("limit"), self.limit as f64)?;
-        require_positive(&field("quantum"), self.quantum.0 as f64)?;
-        require_non_negative(&field("perturb"), self.perturb)
+        require_positive(&field("divisor"), self.divisor() as f64)?;
+        require_positive(&field("limit"), self.limit() as f64)?;
+        if self.variant == SfqVariant::Ns2 {
+            let linux_only = [
+                ("flows", self.flows.is_some()),
+                ("quantum", self.quantum.is_some()),
+                ("perturb", self.perturb.is_some()),
+            ];
+            if let Some((name, _)) = linux_only.into_iter().find(|&(_, written)| written) {
+                return Err(ScenarioError::new(
+                    field(name),
+                    "only the linux variant has it; ns-2's SFQ takes limit and divisor",
+                ));
+            }
+        }
+        require_positive(&field("flows"), self.flows.unwrap_or(LINUX_FLOWS) as f64)?;
+        require_positive(&field("quantum"), self.quantum.unwrap_or(LINUX_QUANTUM).0 as f64)?;
+        require_non_negative(&field("perturb"), self.perturb.unwrap_or(Seconds(0.0)))
     }
 
     fn build(&self, _link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {
+        if self.variant == SfqVariant::Ns2 {
+            return Box::new(SfqNs2::new(self.limit(), self.divisor()));
+        }
+        let perturb = from_secs(self.perturb.map_or(0.0, |p| p.0));
         Box::new(Sfq {
-            divisor: self.divisor,
-            max_active: self.flows as usize,
-            limit: self.limit,
-            quantum: self.quantum.0 as i64,
-            perturb: from_secs(self.perturb.0),
+            divisor: self.divisor(),
+            max_active: self.flows.unwrap_or(LINUX_FLOWS) as usize,
+            limit: self.limit(),
+            quantum: self.quantum.unwrap_or(LINUX_QUANTUM).0 as i64,
+            perturb,
             key: rng.gen(),
-            next_perturbation: from_secs(self.perturb.0),
+            next_perturbation: perturb,
             rng,
             slots: HashMap::new(),
             active: VecDeque::new(),
             packets: 0,
             bytes: 0,
-            bucket_flows: HashMap::new(),
-            colliding: HashSet::new(),
+            collisions: Collisions::default(),
         })
+    }
+}
+
+/// Measurement only: the flow each bucket has held since the hash was last keyed, and the flows
+/// that shared a bucket with another (`colliding_flows`).
+#[derive(Default)]
+pub(super) struct Collisions {
+    bucket_flows: HashMap<u32, FlowId>,
+    colliding: HashSet<FlowId>,
+}
+
+impl Collisions {
+    pub fn note(&mut self, bucket: u32, flow: FlowId) {
+        let first = *self.bucket_flows.entry(bucket).or_insert(flow);
+        if first != flow {
+            self.colliding.insert(flow);
+            self.colliding.insert(first);
+        }
+    }
+
+    /// The hash was re-keyed: buckets start afresh (flows already counted stay counted).
+    pub fn rekeyed(&mut self) {
+        self.bucket_flows.clear();
+    }
+
+    pub fn count(&self) -> usize {
+        self.colliding.len()
     }
 }
 
@@ -101,17 +173,14 @@ pub struct Sfq {
     active: VecDeque<u32>,
     packets: u64,
     bytes: u64,
-    /// Measurement only: the flows each bucket has held since the last re-keying, and the
-    /// flows that shared a bucket with another.
-    bucket_flows: HashMap<u32, FlowId>,
-    colliding: HashSet<FlowId>,
+    collisions: Collisions,
 }
 
 impl Sfq {
     fn rekey(&mut self, now: Time) {
         while self.perturb > 0 && now >= self.next_perturbation {
             self.key = self.rng.gen();
-            self.bucket_flows.clear();
+            self.collisions.rekeyed();
             self.next_perturbation += self.perturb;
         }
     }
@@ -142,10 +211,7 @@ impl QueueDisc for Sfq {
         self.rekey(ctx.now);
         let p = ctx.packets[id];
         let bucket = flow_hash(p.flow, p.kind, self.key, self.divisor);
-        if *self.bucket_flows.entry(bucket).or_insert(p.flow) != p.flow {
-            self.colliding.insert(p.flow);
-            self.colliding.insert(self.bucket_flows[&bucket]);
-        }
+        self.collisions.note(bucket, p.flow);
         if !self.slots.contains_key(&bucket) {
             if self.slots.len() >= self.max_active {
                 return Verdict::Dropped(DropReason::Overflow);
@@ -205,7 +271,7 @@ impl QueueDisc for Sfq {
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("colliding_flows", self.colliding.len() as f64)]
+        vec![("colliding_flows", self.collisions.count() as f64)]
     }
 }
 
@@ -233,7 +299,7 @@ mod tests {
     #[test]
     fn backlogged_flows_share_bytes_equally() {
         let mut h = sfq(SfqConfig {
-            limit: 10_000,
+            limit: Some(10_000),
             ..Default::default()
         });
         for _ in 0..2000 {
@@ -273,7 +339,7 @@ mod tests {
     fn few_buckets_make_flows_collide() {
         let collisions = |divisor: u32| {
             let mut h = sfq(SfqConfig {
-                divisor,
+                divisor: Some(divisor),
                 ..Default::default()
             });
             for flow in 0..32 {
@@ -291,12 +357,24 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         let err = SfqConfig {
-            flows: 0,
+            flows: Some(0),
             ..Default::default()
         }
         .validate("q")
         .unwrap_err()
         .to_string();
         assert!(err.starts_with("q.flows: must be > 0"), "{err}");
+        let err = SfqConfig {
+            variant: SfqVariant::Ns2,
+            quantum: Some(Bytes(1000)),
+            ..Default::default()
+        }
+        .validate("q")
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "q.quantum: only the linux variant has it; ns-2's SFQ takes limit and divisor"
+        );
     }
 }

@@ -110,7 +110,8 @@ pub enum Variant {
     /// Reno plus partial-ACK retransmissions (FRED §11.2, RFC 6582).
     #[default]
     NewReno,
-    /// SACK blocks (RFC 2018) and a scoreboard with pipe (RFC 6675), like ns-2's Sack1.
+    /// SACK blocks (RFC 2018) and a scoreboard with pipe (RFC 6675); under the ns2
+    /// profile ns-2's Sack1, whose pipe is arithmetic (tcp-sack1.cc).
     Sack,
 }
 

@@ -94,6 +94,11 @@ impl Ns2Rtt {
         }
     }
 
+    /// Sack1's partial ACK (tcp-sack1.cc recv()): `t_backoff_ = 1`; the timed packet stays timed.
+    pub fn end_back_off(&mut self) {
+        self.t_backoff = 1;
+    }
+
     /// reset_rtx_timer(): a timeout or fast retransmit stops the timing.
     pub fn stop_timing(&mut self) {
         self.timed = None;

@@ -1,6 +1,8 @@
 //! The SACK sender's scoreboard (RFC 6675 §3–4), in packets: which packets
 //! above the cumulative ACK the receiver has reported in SACK blocks, and the
 //! RFC's derived quantities IsLost, pipe (SetPipe) and the next hole to fill.
+//! ns-2's Sack1 (the `ns2` profile) reads only the SACKed packets and the holes
+//! from it (scoreboard-rq.cc GetNextRetran()); its pipe is arithmetic, kept by the sender.
 
 use std::collections::VecDeque;
 
@@ -17,9 +19,11 @@ pub struct Scoreboard {
 }
 
 impl Scoreboard {
-    /// Records a SACK block `[start, end)`, clipped to what is outstanding.
-    pub fn mark(&mut self, start: u64, end: u64, snd_max: u64) {
+    /// Records a SACK block `[start, end)`, clipped to what is outstanding;
+    /// returns whether it SACKed a packet not SACKed before.
+    pub fn mark(&mut self, start: u64, end: u64, snd_max: u64) -> bool {
         let (start, end) = (start.max(self.base), end.min(snd_max));
+        let before = self.count;
         for seq in start..end {
             let i = (seq - self.base) as usize;
             if i >= self.sacked.len() {
@@ -30,6 +34,7 @@ impl Scoreboard {
                 self.count += 1;
             }
         }
+        self.count > before
     }
 
     /// The cumulative ACK moved to `una`: forget everything below it.

@@ -33,7 +33,16 @@
 //! - a timeout during Reno/NewReno/SACK recovery halves the halved window:
 //!   RenoTcpAgent::timeout() zeroes `dupwnd_` before TcpAgent::timeout()'s
 //!   slowdown(CLOSE_SSTHRESH_HALF) of window() = cwnd_, and Sack1's window() is
-//!   cwnd_ (tcp-sack1.cc); RFC 5681 eq. (4) halves FlightSize instead.
+//!   cwnd_ (tcp-sack1.cc); RFC 5681 eq. (4) halves FlightSize instead;
+//! - SACK recovery is Sack1's (tcp-sack1.cc): a duplicate ACK counts only if its
+//!   blocks SACK something new, and only the third starts recovery (no IsLost);
+//!   `pipe_` is arithmetic, not RFC 6675's SetPipe: flight − 3 on entering (the
+//!   fast retransmission not counted), −1 per ACK in recovery, −1 more on a partial
+//!   ACK, +1 per packet sent; while pipe_ < int(cwnd_) send the first hole above the
+//!   last retransmission (a hole: below the highest SACKed packet), else new data;
+//!   the ACK that enters recovery sends nothing more; a partial ACK restarts the
+//!   timer and ends the back-off without an RTT sample; the scoreboard is forgotten
+//!   on every ACK that leaves the sender out of recovery.
 
 use super::ns2_rtt::Ns2Rtt;
 use super::rto::RtoEstimator;
@@ -157,8 +166,12 @@ pub struct TcpSender {
     /// The last window reduction was for ECN-echo (ns-2 `last_cwnd_action_ == CWND_ACTION_ECN`):
     /// a loss detected in that window is repaired without halving again.
     ecn_reduced: bool,
-    /// SACK: one past the highest packet retransmitted in this recovery (RFC 6675 HighRxt).
+    /// SACK: one past the highest packet retransmitted in this recovery (RFC 6675 HighRxt;
+    /// ns-2 scoreboard-rq.cc `h_seqno_`).
     high_rxt: u64,
+    /// SACK under the ns2 profile: Sack1's `pipe_`, the packets it counts in flight during
+    /// recovery (by arithmetic, so it may go below zero).
+    ns2_pipe: i64,
     scoreboard: Scoreboard,
     rtt: RttTimer,
     retransmit_timer: Timer,
@@ -223,6 +236,7 @@ impl TcpSender {
             ecn_recover: 0,
             ecn_reduced: false,
             high_rxt: 0,
+            ns2_pipe: 0,
             scoreboard: Scoreboard::default(),
             rtt,
             retransmit_timer: Timer::new(RETRANSMIT),
@@ -306,9 +320,34 @@ impl TcpSender {
         hole.map(|(seq, _)| seq)
     }
 
+    /// ns-2 Sack1 send_much() in recovery: while `pipe_ < int(cwnd_)`, the first hole above
+    /// the last retransmission (scoreboard-rq.cc GetNextRetran()), else new data, within
+    /// the receiver window from the cumulative ACK; each packet sent adds one to `pipe_`.
+    fn send_ns2_sack(&mut self, ctx: &mut AgentCtx) {
+        let limit = self.snd_una + self.window;
+        while self.ns2_pipe < self.cwnd.floor() as i64 {
+            let seq = match self.scoreboard.first_hole(self.high_rxt.max(self.snd_una)) {
+                Some((hole, _)) if hole < limit => {
+                    self.high_rxt = hole + 1;
+                    hole
+                }
+                None if self.snd_nxt < limit && self.has_data(self.snd_nxt, ctx.now) => self.snd_nxt,
+                _ => break,
+            };
+            self.snd_nxt = self.snd_nxt.max(seq + 1);
+            self.send_packet(seq, ctx);
+            self.ns2_pipe += 1;
+        }
+    }
+
+    fn ns2_sack(&self) -> bool {
+        self.variant == Variant::Sack && self.profile == Profile::Ns2
+    }
+
     fn send_more(&mut self, ctx: &mut AgentCtx) {
         match (self.in_recovery, self.variant, self.profile) {
-            (true, Variant::Sack, _) => self.send_pipe(ctx),
+            (true, Variant::Sack, Profile::Rfc) => self.send_pipe(ctx),
+            (true, Variant::Sack, Profile::Ns2) => self.send_ns2_sack(ctx),
             (true, Variant::NewReno, Profile::Ns2) => self.send_window(NS2_NEWRENO_RECOVERY_BURST, ctx),
             _ => self.send_window(u64::MAX, ctx),
         }
@@ -414,7 +453,10 @@ impl TcpSender {
         }
         // tcp.cc newack(): newtimer() runs before rtt_update() (`timerfix_` came in 2001-05).
         if let RttTimer::Ns2(t) = &mut self.rtt {
-            if partial {
+            if partial && self.variant == Variant::Sack {
+                // tcp-sack1.cc recv(): a partial ACK ends the back-off; the timed packet stays timed.
+                t.end_back_off();
+            } else if partial {
                 t.on_partial_ack(ack);
             } else {
                 t.on_ack(ack, ctx.now);
@@ -458,12 +500,24 @@ impl TcpSender {
                 true
             }
             // The scoreboard and pipe decide what to send (RFC 6675 §5 (C)).
-            (Variant::Sack, _) => true,
+            (Variant::Sack, Profile::Rfc) => true,
+            // tcp-sack1.cc recv(), `partial_ack_ false`: one packet more left the pipe than
+            // the ACK's own (the ACK may be for a retransmission: "never do worse than slow-start").
+            (Variant::Sack, Profile::Ns2) => {
+                self.ns2_pipe -= 1;
+                true
+            }
             (Variant::Tahoe | Variant::Reno, _) => unreachable!("Tahoe and Reno leave recovery on any new ACK"),
         }
     }
 
-    fn on_dupack(&mut self, ctx: &mut AgentCtx) {
+    /// `sack_news`: the ACK's blocks SACKed a packet not SACKed before.
+    fn on_dupack(&mut self, sack_news: bool, ctx: &mut AgentCtx) {
+        if self.ns2_sack() && (self.in_recovery || !sack_news) {
+            // tcp-sack1.cc recv(): outside recovery a duplicate ACK counts only if its blocks
+            // SACK new data (CheckUpdate()); in recovery it changes nothing but `pipe_`.
+            return;
+        }
         self.dupacks += 1;
         if self.in_recovery {
             if matches!(self.variant, Variant::Reno | Variant::NewReno) {
@@ -472,8 +526,10 @@ impl TcpSender {
             }
             return;
         }
-        // RFC 6675 §5: SACK also detects loss once DupThresh packets above the hole are SACKed.
-        let loss = u64::from(self.dupacks) >= DUP_THRESH || self.scoreboard.is_lost(self.snd_una);
+        // RFC 6675 §5: SACK also detects loss once DupThresh packets above the hole are SACKed
+        // (ns-2's Sack1 waits for the third duplicate ACK).
+        let loss = u64::from(self.dupacks) >= DUP_THRESH
+            || (self.profile == Profile::Rfc && self.scoreboard.is_lost(self.snd_una));
         if loss && self.recover.is_none_or(|r| self.snd_una > r) {
             self.reduce_ssthresh();
             self.fast_retransmit(ctx);
@@ -514,8 +570,11 @@ impl TcpSender {
                 self.cwnd = self.ssthresh + 3.0;
             }
             // RFC 6675 §5 (4): cwnd = ssthresh, retransmit the first lost packet, then pipe.
+            // ns-2 Sack1 dupack_action(): `pipe_ = maxseq_ - highest_ack_ - numdupacks_`,
+            // the three packets the duplicate ACKs report gone; the retransmission is not counted.
             Variant::Sack => {
                 self.in_recovery = true;
+                self.ns2_pipe = (self.snd_max - self.snd_una) as i64 - DUP_THRESH as i64;
                 self.cwnd = self.ssthresh;
                 self.high_rxt = self.snd_una + 1;
                 self.send_packet(self.snd_una, ctx);
@@ -631,21 +690,36 @@ impl Agent for TcpSender {
         if p.kind != PacketKind::Ack {
             return;
         }
+        let mut sack_news = false;
         if self.variant == Variant::Sack {
             for &(start, end) in &p.sack[..p.sack_len as usize] {
-                self.scoreboard.mark(start, end, self.snd_max);
+                sack_news |= self.scoreboard.mark(start, end, self.snd_max);
             }
+        }
+        let was_in_recovery = self.in_recovery;
+        if was_in_recovery && self.ns2_sack() {
+            // tcp-sack1.cc recv(): every ACK in recovery takes one packet out of `pipe_`.
+            self.ns2_pipe -= 1;
         }
         let ece = self.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover;
         if ece {
             self.ecn_reduce();
         }
-        if p.seq > self.snd_una {
+        let new_ack = p.seq > self.snd_una;
+        if new_ack {
             self.on_new_ack(p, ece, ctx);
         } else if p.seq == self.snd_una && self.snd_max > self.snd_una {
-            self.on_dupack(ctx);
+            self.on_dupack(sack_news, ctx);
         }
-        self.send_more(ctx);
+        if self.ns2_sack() && new_ack && !self.in_recovery {
+            // tcp-sack1.cc recv(): a new ACK outside recovery, or the one that ends it, clears the scoreboard.
+            self.scoreboard.clear();
+        }
+        // tcp-sack1.cc recv(): an ACK that finds Sack1 outside recovery sends only while no duplicate
+        // ACK is counted, so the one that starts recovery sends nothing but the retransmission.
+        if !self.ns2_sack() || was_in_recovery || self.dupacks == 0 {
+            self.send_more(ctx);
+        }
         self.trace(ctx);
     }
 
@@ -698,14 +772,29 @@ mod tests {
         }
 
         fn ack_with(&mut self, seq: u64, ece: bool) -> Vec<u64> {
-            self.now += 1_000_000;
-            let ack = Packet {
+            self.deliver(Packet {
                 kind: PacketKind::Ack,
                 seq,
                 ece,
                 sent_at: 0,
                 ..Default::default()
+            })
+        }
+
+        /// An ACK carrying SACK blocks `[start, end)`, most recent first (as the sink sends them).
+        fn sack(&mut self, seq: u64, blocks: &[(u64, u64)]) -> Vec<u64> {
+            let mut ack = Packet {
+                kind: PacketKind::Ack,
+                seq,
+                sack_len: blocks.len() as u8,
+                ..Default::default()
             };
+            ack.sack[..blocks.len()].copy_from_slice(blocks);
+            self.deliver(ack)
+        }
+
+        fn deliver(&mut self, ack: Packet) -> Vec<u64> {
+            self.now += 1_000_000;
             let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
             self.tcp.receive(&ack, &mut ctx);
             self.outbox.drain(..).map(|p| p.seq).collect()
@@ -730,8 +819,9 @@ mod tests {
     }
 
     /// Packets 0..10 out, packet 0 lost: three duplicate ACKs and four more
-    /// (cwnd 5 + 3 + 4 = 12, so packets 10 and 11 go out); then the
-    /// retransmission of 0 is lost too and the timer expires with 12 outstanding.
+    /// (cwnd 5 + 3 + 4 = 12, so packets 10 and 11 go out; SACK sends them as its
+    /// pipe falls to 4, by RFC 6675's count or ns-2's); then the retransmission of 0
+    /// is lost too and the timer expires with 12 outstanding.
     fn timeout_during_recovery(profile: Profile, variant: Variant) -> TcpSender {
         let mut h = Harness::new(TcpOptions {
             profile,
@@ -741,11 +831,11 @@ mod tests {
             ..Default::default()
         });
         h.outbox.clear();
-        for _ in 0..7 {
-            h.ack(0);
+        for sacked in 2..9 {
+            h.sack(0, &[(1, sacked)]);
         }
         assert_eq!((h.tcp.ssthresh, h.tcp.stats.fast_retransmits), (5.0, 1));
-        assert_eq!(h.tcp.snd_max, if variant == Variant::Sack { 10 } else { 12 });
+        assert_eq!(h.tcp.snd_max, 12);
         assert_eq!(h.expire(), vec![0]);
         assert_eq!((h.tcp.cwnd, h.tcp.stats.timeouts), (1.0, 1));
         h.tcp
@@ -754,10 +844,13 @@ mod tests {
     #[test]
     fn a_timeout_during_recovery_halves_flight_size_under_rfc_and_cwnd_under_ns2() {
         // RFC 5681 eq. (4): max(FlightSize / 2, 2) = 12 / 2 (before: floor(ssthresh 5 / 2) = 2).
-        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::NewReno).ssthresh, 6.0);
-        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::Reno).ssthresh, 6.0);
-        // SACK sends no new data with pipe 10 > cwnd 5: FlightSize 10.
-        assert_eq!(timeout_during_recovery(Profile::Rfc, Variant::Sack).ssthresh, 5.0);
+        for variant in [Variant::Reno, Variant::NewReno, Variant::Sack] {
+            assert_eq!(
+                timeout_during_recovery(Profile::Rfc, variant).ssthresh,
+                6.0,
+                "{variant:?}"
+            );
+        }
         // ns-2 halves cwnd_ = 5 (dupwnd_ cleared first; Sack1's window() is cwnd_): int(5 / 2) = 2.
         for variant in [Variant::Reno, Variant::NewReno, Variant::Sack] {
             assert_eq!(
@@ -766,6 +859,68 @@ mod tests {
                 "{variant:?}"
             );
         }
+    }
+
+    fn sack_sender(profile: Profile, initial_window: u64) -> Harness {
+        let mut h = Harness::new(TcpOptions {
+            profile,
+            variant: Variant::Sack,
+            initial_window: Some(initial_window),
+            window: Some(100),
+            ..Default::default()
+        });
+        h.outbox.clear();
+        h
+    }
+
+    #[test]
+    fn ns2_sack_counts_pipe_by_arithmetic() {
+        // Packets 0..10 out; 0 and 5 are lost, the others arrive in order.
+        let mut h = sack_sender(Profile::Ns2, 10);
+        assert!(h.sack(0, &[(1, 2)]).is_empty() && h.sack(0, &[(1, 3)]).is_empty());
+        // Third duplicate ACK: cwnd = ssthresh = 5, pipe_ = maxseq 9 - highest_ack -1 - 3 = 7 (the
+        // fast retransmission is not counted).
+        assert_eq!(h.sack(0, &[(1, 4)]), vec![0]);
+        assert_eq!((h.tcp.cwnd, h.tcp.ns2_pipe), (5.0, 7));
+        // Each ACK in recovery takes one out: 6, then 5, nothing sent while pipe_ >= cwnd.
+        assert!(h.sack(0, &[(1, 5)]).is_empty());
+        assert!(h.sack(0, &[(6, 7), (1, 5)]).is_empty());
+        // pipe_ 4 < 5: the hole 5 goes out, though only two packets above it are SACKed
+        // (RFC 6675 would wait until it IsLost).
+        assert_eq!(h.sack(0, &[(6, 8), (1, 5)]), vec![5]);
+        assert_eq!(h.tcp.ns2_pipe, 5);
+        // No hole above the last retransmission: new data, one per ACK.
+        assert_eq!(h.sack(0, &[(6, 9), (1, 5)]), vec![10]);
+        assert_eq!(h.sack(0, &[(6, 10), (1, 5)]), vec![11]);
+        // The retransmitted 0 arrives: a partial ACK takes two out, so two packets go.
+        assert_eq!(h.sack(5, &[(6, 10)]), vec![12, 13]);
+        assert_eq!(h.tcp.ns2_pipe, 5);
+        // The retransmitted 5 arrives: recovery ends at cwnd 5 with packets 10..14 out.
+        assert_eq!(h.ack(10), vec![14]);
+        assert!(!h.tcp.in_recovery && h.tcp.scoreboard.sacked_count() == 0);
+        assert_eq!(
+            (h.tcp.cwnd, h.tcp.stats.fast_retransmits, h.tcp.stats.timeouts),
+            (5.0, 1, 0)
+        );
+    }
+
+    #[test]
+    fn ns2_sack_sends_nothing_more_on_the_ack_that_starts_recovery() {
+        // Packets 0..4 out, 0 lost. On the third duplicate ACK cwnd is 2 and one packet is in flight
+        // by either count: RFC 6675 sends new data at once, ns-2's Sack1 waits for the next ACK.
+        for (profile, sent) in [(Profile::Rfc, vec![0, 4]), (Profile::Ns2, vec![0])] {
+            let mut h = sack_sender(profile, 4);
+            h.sack(0, &[(1, 2)]);
+            h.sack(0, &[(1, 3)]);
+            assert_eq!(h.sack(0, &[(1, 4)]), sent, "{profile:?}");
+            assert_eq!(h.tcp.cwnd, 2.0);
+        }
+        // A duplicate ACK that SACKs nothing new is not counted by Sack1.
+        let mut h = sack_sender(Profile::Ns2, 4);
+        h.sack(0, &[(1, 2)]);
+        h.sack(0, &[(1, 2)]);
+        h.sack(0, &[(1, 3)]);
+        assert_eq!(h.tcp.dupacks, 2);
     }
 
     #[test]

@@ -34,8 +34,8 @@ def test_missing_field(tmp_path):
 
 
 def test_negative_rate(tmp_path):
-    flows = [{"type": "cbr", "rate": "1Mbps"}] * 3 + [{"type": "cbr", "rate": -1}]
-    assert error_of(tmp_path, dumbbell(*flows)) == "flows[3].rate: must be > 0, got -1"
+    flows = [{"type": "cbr", "rate": "1Mbps"}] * 3 + [{"type": "cbr", "rate": "-1Mbps"}]
+    assert error_of(tmp_path, dumbbell(*flows)) == "flows[3].rate: must be > 0, got -1Mbps"
 
 
 def test_unknown_qdisc(tmp_path):
@@ -85,7 +85,91 @@ def test_cli_prints_the_error_and_exits_2(tmp_path):
     done = aqmlab_cli("run", path, "--json")
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr.strip() == "error: flows[0].rate: must be > 0, got -1000000"
+    assert done.stderr.strip() == "error: flows[0].rate: must be > 0, got -1Mbps"
+
+
+# Issue 26 item 5: in a file every quantity carries its unit; from Python a bare number is in
+# base units. Issue 26 item 6: errors say what was meant, and show a quantity in its unit.
+FILE_MISTAKES = [
+    ("topology.access_delay", 10, 'topology.access_delay: a bare number; write its unit, e.g. "10ms" or "10s"'),
+    (
+        "topology.bottleneck.rate",
+        10,
+        'topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps" or "10kbps"',
+    ),
+    ("simulation.duration", "60", 'simulation.duration: "60" has no unit; write it, e.g. "60ms" or "60s"'),
+    ("topology.bottleneck.delay", "-5ms", "topology.bottleneck.delay: must be >= 0, got -5ms"),
+    (
+        "topology.bottleneck.delay",
+        "200s",
+        "topology.bottleneck.delay: must be at most 100s (a one-way propagation delay), got 200s",
+    ),
+    (
+        "topology.bottleneck.rate",
+        "10mbps",
+        'topology.bottleneck.rate: invalid rate "10mbps": unknown unit "mbps", did you mean "Mbps"? '
+        "(use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s)",
+    ),
+    (
+        "topology.bottleneck.qdisc",
+        {"type": "fq-codel"},
+        "topology.bottleneck.qdisc.type: unknown type `fq-codel`, did you mean `fq_codel`?",
+    ),
+    ("topology.type", "dumbell", "topology.type: unknown type `dumbell`, did you mean `dumbbell`?"),
+    (
+        "flows[0]",
+        {"type": "tcp", "acess_delay": "2ms"},
+        "flows[0].acess_delay: unknown field `acess_delay`, did you mean `access_delay`?",
+    ),
+    (
+        "topology.bottleneck.rate_changes",
+        [{"at": "1s", "rate": "5Mbps"}, {"at": "1s", "rate": "2Mbps"}],
+        "topology.bottleneck.rate_changes[1].at: must be later than the change before (1s), got 1s",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "message"), FILE_MISTAKES)
+def test_a_file_s_mistake_is_one_line_saying_what_to_write(tmp_path, path, value, message):
+    data = aqmlab.Scenario.from_dict(dumbbell({"type": "cbr", "rate": "1Mbps"})).with_({path: value}).to_dict()
+    scenario_file = write_scenario(tmp_path / "s.toml", data)
+    with pytest.raises(aqmlab.ScenarioError) as info:
+        aqmlab.load(scenario_file)
+    assert str(info.value) == message
+    done = aqmlab_cli("run", scenario_file)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"error: {message}\n")
+
+
+def test_a_dict_s_bare_numbers_are_base_units():
+    data = dumbbell({"type": "cbr", "rate": 1e6}, rate=10e6, delay=0.005, duration=2, warmup=1)
+    goodput = aqmlab.run(data).flows.loc[0, "goodput_bps"]
+    assert goodput == pytest.approx(1e6, rel=0.01)
+    # The space SI writes before a unit is allowed.
+    spaced = dumbbell({"type": "cbr", "rate": "1 Mbps"}, rate="10 Mbps", duration="2 s", warmup="1 s")
+    assert aqmlab.run(spaced).raw == aqmlab.run(data).raw
+    # Implausible values are refused from Python too: 10 is 10 bit/s, 1000 s of delay is not a link.
+    with pytest.raises(aqmlab.ScenarioError) as info:
+        aqmlab.run(dumbbell({"type": "cbr", "rate": 10}))
+    assert str(info.value) == "flows[0].rate: must be 0 or at least 1000 bit/s (1kbps), got 10"
+    with pytest.raises(aqmlab.ScenarioError) as info:
+        aqmlab.run(dumbbell({"type": "cbr", "rate": "1Mbps"}, delay=1000))
+    assert str(info.value) == "topology.bottleneck.delay: must be at most 100s (a one-way propagation delay), got 1000s"
+    # A string still needs its unit.
+    with pytest.raises(aqmlab.ScenarioError) as info:
+        aqmlab.run(dumbbell({"type": "cbr", "rate": "1Mbps"}, duration="60"))
+    assert str(info.value) == 'simulation.duration: "60" has no unit; write it, e.g. "60ms" or "60s"'
+
+
+def test_a_sweep_spec_s_grid_values_carry_their_units(tmp_path):
+    write_scenario(tmp_path / "base.toml", dumbbell({"type": "cbr", "rate": "1Mbps"}))
+    spec = tmp_path / "spec.toml"
+    spec.write_text('scenario = "base.toml"\n[grid]\n"topology.bottleneck.delay" = ["5ms", 0.01]\n')
+    done = aqmlab_cli("sweep", spec, "--out", tmp_path / "out")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith(
+        'topology.bottleneck.delay: a bare number; write its unit, e.g. "0.01ms" or "0.01s"\n'
+    ), done.stderr
+    assert "Traceback" not in done.stderr
 
 
 # Issue 14: inputs that once aborted the process or printed a traceback. The same text

@@ -160,14 +160,18 @@ def test_the_exporters_defaults_are_the_cores():
         ({"topology.bottleneck.qdisc": {"type": "red", "fixed_p": 0.01}}, "topology.bottleneck.qdisc.fixed_p: "),
         ({"topology.bottleneck.qdisc": {"type": "drr", "limit": 50}}, "topology.bottleneck.qdisc.limit: "),
         (
-            {"topology.bottleneck.qdisc": {"type": "droptail", "limit": 5, "limit_bytes": 5000}},
+            {"topology.bottleneck.qdisc": {"type": "droptail", "limit": 5, "limit_bytes": "5000B"}},
             "topology.bottleneck.qdisc.limit_bytes: ",
         ),
         (
-            {"topology.bottleneck.qdisc": {"type": "red", "bytes": True, "limit_bytes": 64500}},
+            {"topology.bottleneck.qdisc": {"type": "red", "bytes": True, "limit_bytes": "64500B"}},
             "topology.bottleneck.qdisc.limit_bytes: ns-2's byte-mode RED holds limit_ x mean_pktsize_ bytes",
         ),
-        ({"flows[0].workload": {"type": "web", "pareto_mean": 10, "think_time": 1}}, "flows[0].workload.type: "),
+        ({"flows[0].workload": {"type": "web", "pareto_mean": 10, "think_time": "1s"}}, "flows[0].workload.type: "),
+        (
+            {"topology.bottleneck.rate_changes": [{"at": "1s", "rate": "5Mbps"}]},
+            "topology.bottleneck.rate_changes: the export has no link rate changes",
+        ),
         ({"flows[0].count": 0}, "flows[0].count: must be >= 1"),
         (
             {"topology.bottleneck.qdisc": {"type": "sfq"}},

@@ -29,7 +29,7 @@ def mixed_scenario() -> dict:
     scenario = dumbbell(
         {"type": "tcp", "tcp": {"variant": "sack", "ecn": True}},
         {"type": "tcp", "tcp": {"variant": "sack"}},
-        {"type": "cbr", "rate": "2Mbps", "start": 0.5},
+        {"type": "cbr", "rate": "2Mbps", "start": "0.5s"},
         qdisc={"type": "red", "limit": 30, "min_th": 5, "max_th": 15, "ecn": True},
         duration="4s",
     )

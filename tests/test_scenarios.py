@@ -35,7 +35,8 @@ def test_a_shipped_scenario_runs_by_name_from_any_folder(tmp_path):
 
 
 def test_a_file_of_that_name_wins_over_the_shipped_one(tmp_path, monkeypatch):
-    (tmp_path / "cbr-overload.toml").write_text('name = "mine"\n')
+    shipped = (aqmlab.scenarios_dir() / "cbr-overload.toml").read_text()
+    (tmp_path / "cbr-overload.toml").write_text(shipped.replace('name = "cbr-overload"', 'name = "mine"'))
     monkeypatch.chdir(tmp_path)
     assert aqmlab.load("cbr-overload.toml").name == "mine"
     assert aqmlab.load("cbr-overload").name == "cbr-overload"  # no file is named that

@@ -97,7 +97,7 @@ def test_spec_errors_name_the_field(spec, message, tmp_path):
 
 
 def test_an_invalid_job_is_reported_before_anything_runs(tmp_path):
-    spec = {"base": dumbbell({"type": "cbr", "rate": "1Mbps"}), "grid": {"flows[0].rate": ["1Mbps", -2]}}
+    spec = {"base": dumbbell({"type": "cbr", "rate": "1Mbps"}), "grid": {"flows[0].rate": ["1Mbps", "-2Mbps"]}}
     with pytest.raises(ScenarioError) as info:
         parse_spec(spec, tmp_path)
-    assert str(info.value) == "grid: job 1 (flows[0].rate=-2): flows[0].rate: must be > 0, got -2"
+    assert str(info.value) == "grid: job 1 (flows[0].rate=-2Mbps): flows[0].rate: must be > 0, got -2Mbps"

@@ -204,11 +204,11 @@ def ns3_comparison(name: str, scenario_file: Path, program: Path, repeat: int = 
         summary = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
         aqmlab_process = min(aqmlab_process, time.perf_counter() - start)
         aqmlab_engine = min(aqmlab_engine, summary["wall_time_s"])
-    scenario = Scenario.load(scenario_file)
-    results = run(scenario)
-    payload = {group["type"]: 1 - HEADER_BYTES[group["type"]] / group["packet_size"] for group in scenario.get("flows")}
+    results = run(Scenario.load(scenario_file))
     flows = results.flows
-    goodput = flows["goodput_bps"] * flows["type"].map(payload) / 1e6
+    # Every data packet of a flow has its `packet_size`: the bytes it sent over the packets.
+    packet_size = flows["sent_bytes"] / flows["sent_packets"]
+    goodput = flows["goodput_bps"] * (1 - flows["type"].map(HEADER_BYTES) / packet_size) / 1e6
     tcp = flows["type"] == "tcp"
     bottleneck = results.link("L->R")
     return {

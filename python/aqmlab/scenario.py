@@ -209,10 +209,12 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
-        """Reads a TOML scenario file, or the shipped scenario `path` names (see `find`; not
-        validated yet: see `validate`)."""
+        """Reads and checks a TOML scenario file, or the shipped scenario `path` names (see
+        `find`). A file is checked as a file: every quantity carries its unit (`"10ms"`; a
+        bare `10` is an error saying what to write), where a dict's bare numbers are in base
+        units (docs/scenario.md, "Units")."""
         path = find(path)
-        return cls(read_toml(path), source=path)
+        return cls(read_toml(path), source=path).validate(file=True)
 
     def to_dict(self) -> dict[str, Any]:
         return copy.deepcopy(self._data)
@@ -232,9 +234,10 @@ class Scenario:
         """SHA-256 of the canonical JSON: identical scenarios have identical digests."""
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
-    def validate(self) -> Scenario:
-        """Raises ScenarioError naming the first bad field; returns self when valid."""
-        _core.validate(self.to_json())
+    def validate(self, *, file: bool = False) -> Scenario:
+        """Raises ScenarioError naming the first bad field; returns self when valid. `file`:
+        check it as the content of a scenario file, whose quantities carry their units."""
+        _core.validate(self.to_json(), file=file)
         return self
 
     def get(self, path: str) -> Any:

@@ -113,7 +113,8 @@ def parse_spec(data: dict[str, Any], root: Path) -> SweepSpec:
         params = dict(zip(keys, combination, strict=True))
         try:
             scenario = base.with_(params)
-            scenario.validate()
+            # A spec is a file: its grid's quantities carry their units, as a scenario file's do.
+            scenario.validate(file=True)
         except ScenarioError as e:
             raise ScenarioError(
                 f"grid: job {index} ({', '.join(f'{k}={_param_text(v)}' for k, v in params.items())}): {e}"

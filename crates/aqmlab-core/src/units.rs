@@ -1,16 +1,42 @@
-//! Quantities with units, read from a number in base units or a string with a
-//! unit: rates (`"10Mbps"`, `"1.5 Mb/s"`, `2e6`), times (`"1ms"`, `"2s"`,
-//! `0.5`, `"1h"`) and sizes (`"64KB"` = 64 000 bytes, `"64KiB"` = 65 536 bytes, `1000`).
+//! Quantities with units: rates (`"10Mbps"`, `"1.5 Mb/s"`), times (`"1ms"`, `"2s"`,
+//! `"1h"`) and sizes (`"64KB"` = 64 000 bytes, `"64KiB"` = 65 536 bytes, `"1000B"`).
+//!
+//! The rule (docs/scenario.md, "Units"): a string carries its unit; a number is in
+//! base units (bit/s, s, bytes) where a program writes it (a Python dict, JSON), but
+//! in a scenario *file* a quantity must carry its unit, so that `delay = 10` (ten
+//! seconds, not milliseconds) cannot slip through: it is an error saying what to
+//! write. Zero needs no unit anywhere. Whoever reads a file says so with
+//! [`reading_file`].
 //!
 //! Every quantity of a scenario is read here, so this is where each is checked
 //! for being a finite number no larger than its kind's limit ([`MAX_RATE_BPS`],
-//! [`MAX_SECONDS`], [`MAX_BYTES`]), and a time for being 0 or at least one tick of
-//! the clock ([`MIN_SECONDS`]); whether it may be zero or negative is the field's
-//! own check (`validate`).
+//! [`MAX_SECONDS`], [`MAX_BYTES`]), a rate for being 0 or at least [`MIN_RATE_BPS`],
+//! and a time for being 0 or at least one tick of the clock ([`MIN_SECONDS`]);
+//! whether it may be zero or negative is the field's own check (`validate`).
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::fmt;
+
+thread_local! {
+    /// Whether the scenario being read on this thread is a file (see [`reading_file`]).
+    static READING_FILE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `read` (a scenario's deserialization) as the reading of a file: a quantity
+/// written as a bare number other than 0 is an error. The flag is the thread's
+/// while `read` runs, as serde gives a `Deserialize` no context of its own.
+pub fn reading_file<T>(read: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            READING_FILE.set(self.0);
+        }
+    }
+    let _restore = Restore(READING_FILE.replace(true));
+    read()
+}
 
 fn split_number(s: &str) -> Option<(f64, String)> {
     let s = s.trim();
@@ -51,6 +77,10 @@ pub const MAX_SECONDS: f64 = 1e9;
 pub const MIN_SECONDS: f64 = 1e-9;
 /// The largest size: 1e12 bytes (1 TB).
 pub const MAX_BYTES: f64 = 1e12;
+/// The slowest link or source other than 0: 1 kbit/s. A 1000-byte packet takes 8 s at
+/// this rate; anything slower is a slip (`rate = 10` in a dict is 10 bit/s), not an
+/// experiment on queue management.
+pub const MIN_RATE_BPS: f64 = 1e3;
 
 /// `v` if it is finite and at most `max`; `shown` is how the input spelled it.
 fn bounded(v: f64, max: f64, unit: &str, shown: &dyn fmt::Display) -> Result<f64, String> {
@@ -63,23 +93,63 @@ fn bounded(v: f64, max: f64, unit: &str, shown: &dyn fmt::Display) -> Result<f64
     }
 }
 
-fn parse_with(s: &str, units: &[(&str, f64)], what: &str) -> Result<f64, String> {
-    let (value, unit) = split_number(s).ok_or_else(|| format!("invalid {what} {s:?}"))?;
-    units
-        .iter()
-        .find(|(u, _)| *u == unit)
-        .map(|(_, scale)| value * scale)
-        .ok_or_else(|| {
-            let names: Vec<&str> = units.iter().map(|(u, _)| *u).filter(|u| !u.is_empty()).collect();
-            format!(
-                "invalid {what} {s:?}: unknown unit {unit:?} (use one of {})",
-                names.join(", ")
-            )
-        })
+/// A quantity's kind: its name, units (name, scale to the base unit), and the two units
+/// an error suggests for a number written without one.
+struct Kind {
+    what: &'static str,
+    units: &'static [(&'static str, f64)],
+    suggest: [&'static str; 2],
+}
+
+impl Kind {
+    /// `"10ms" or "10s"` for the number spelled `number`.
+    fn examples(&self, number: &str) -> String {
+        let [a, b] = self.suggest;
+        format!("\"{number}{a}\" or \"{number}{b}\"")
+    }
+
+    /// A number and its unit, e.g. `"10Mbps"` or `"1.5 Mb/s"` (a space is allowed, as SI writes
+    /// it); a number without a unit is an error unless it is 0.
+    fn parse(&self, s: &str) -> Result<f64, String> {
+        let (value, unit) = split_number(s).ok_or_else(|| format!("invalid {} {s:?}", self.what))?;
+        if unit.is_empty() {
+            return if value == 0.0 {
+                Ok(0.0)
+            } else {
+                Err(format!("{s:?} has no unit; write it, e.g. {}", self.examples(s.trim())))
+            };
+        }
+        if let Some((_, scale)) = self.units.iter().find(|(u, _)| *u == unit) {
+            return Ok(value * scale);
+        }
+        let names: Vec<&str> = self.units.iter().map(|(u, _)| *u).collect();
+        // Only a unit that differs in case is suggested: units are too short for edits to
+        // tell a slip from another unit ("Tbps" is one letter from "bps").
+        let hint = names
+            .iter()
+            .find(|u| u.eq_ignore_ascii_case(&unit))
+            .map_or(String::new(), |u| format!(", did you mean {u:?}?"));
+        Err(format!(
+            "invalid {} {s:?}: unknown unit {unit:?}{hint} (use one of {})",
+            self.what,
+            names.join(", ")
+        ))
+    }
+
+    /// A number where a quantity was expected: base units, except in a file (see [`reading_file`]).
+    fn number(&self, v: f64, shown: &dyn fmt::Display) -> Result<f64, String> {
+        if READING_FILE.get() && v != 0.0 && v.is_finite() {
+            Err(format!(
+                "a bare number; write its unit, e.g. {}",
+                self.examples(&shown.to_string())
+            ))
+        } else {
+            Ok(v)
+        }
+    }
 }
 
 const RATE_UNITS: &[(&str, f64)] = &[
-    ("", 1.0),
     ("bps", 1.0),
     ("b/s", 1.0),
     ("kbps", 1e3),
@@ -91,7 +161,6 @@ const RATE_UNITS: &[(&str, f64)] = &[
     ("Gb/s", 1e9),
 ];
 const TIME_UNITS: &[(&str, f64)] = &[
-    ("", 1.0),
     ("s", 1.0),
     ("ms", 1e-3),
     ("us", 1e-6),
@@ -101,7 +170,6 @@ const TIME_UNITS: &[(&str, f64)] = &[
     ("hour", 3600.0),
 ];
 const SIZE_UNITS: &[(&str, f64)] = &[
-    ("", 1.0),
     ("B", 1.0),
     ("KB", 1e3),
     ("kB", 1e3),
@@ -109,9 +177,24 @@ const SIZE_UNITS: &[(&str, f64)] = &[
     ("KiB", 1024.0),
     ("MiB", 1048576.0),
 ];
+const RATE: Kind = Kind {
+    what: "rate",
+    units: RATE_UNITS,
+    suggest: ["Mbps", "kbps"],
+};
+const TIME: Kind = Kind {
+    what: "time",
+    units: TIME_UNITS,
+    suggest: ["ms", "s"],
+};
+const SIZE: Kind = Kind {
+    what: "size",
+    units: SIZE_UNITS,
+    suggest: ["B", "KB"],
+};
 
 macro_rules! unit_type {
-    ($name:ident, $inner:ty, $units:expr, $what:literal, $convert:expr) => {
+    ($name:ident, $inner:ty, $kind:expr, $convert:expr) => {
         #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Serialize, Default)]
         #[serde(transparent)]
         pub struct $name(pub $inner);
@@ -119,7 +202,7 @@ macro_rules! unit_type {
         impl std::str::FromStr for $name {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {
-                let v = parse_with(s, $units, $what)?;
+                let v = $kind.parse(s)?;
                 let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
                 convert(v, &format_args!("{s:?}")).map($name)
             }
@@ -131,22 +214,29 @@ macro_rules! unit_type {
                 impl<'de> Visitor<'de> for V {
                     type Value = $name;
                     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        write!(f, "a {} (a number or a string with a unit)", $what)
+                        write!(f, "a {} (a string with a unit)", $kind.what)
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
                         s.parse().map_err(E::custom)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
-                        convert(v, &show_number(v)).map($name).map_err(E::custom)
+                        self.number(v, &show_number(v))
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
-                        let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
-                        convert(v as f64, &v).map($name).map_err(E::custom)
+                        self.number(v as f64, &v)
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        self.number(v as f64, &v)
+                    }
+                }
+                impl V {
+                    fn number<E: de::Error>(self, v: f64, shown: &dyn fmt::Display) -> Result<$name, E> {
                         let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
-                        convert(v as f64, &v).map($name).map_err(E::custom)
+                        $kind
+                            .number(v, shown)
+                            .and_then(|v| convert(v, shown))
+                            .map($name)
+                            .map_err(E::custom)
                     }
                 }
                 d.deserialize_any(V)
@@ -155,13 +245,17 @@ macro_rules! unit_type {
     };
 }
 
-unit_type!(Rate, f64, RATE_UNITS, "rate", |v, shown| bounded(
-    v,
-    MAX_RATE_BPS,
-    "bit/s",
-    shown
-));
-unit_type!(Seconds, f64, TIME_UNITS, "time", |v, shown| {
+unit_type!(Rate, f64, RATE, |v, shown| {
+    let v = bounded(v, MAX_RATE_BPS, "bit/s", shown)?;
+    if v > 0.0 && v < MIN_RATE_BPS {
+        Err(format!(
+            "must be 0 or at least {MIN_RATE_BPS} bit/s (1kbps), got {shown}"
+        ))
+    } else {
+        Ok(v)
+    }
+});
+unit_type!(Seconds, f64, TIME, |v, shown| {
     let v = bounded(v, MAX_SECONDS, "s", shown)?;
     if v != 0.0 && v.abs() < MIN_SECONDS {
         Err(format!(
@@ -171,7 +265,7 @@ unit_type!(Seconds, f64, TIME_UNITS, "time", |v, shown| {
         Ok(v)
     }
 });
-unit_type!(Bytes, u64, SIZE_UNITS, "size", |v, shown| {
+unit_type!(Bytes, u64, SIZE, |v, shown| {
     let v = bounded(v, MAX_BYTES, "bytes", shown)?;
     if v < 0.0 || v.fract() != 0.0 {
         Err(format!("must be a whole, non-negative number of bytes, got {v}"))
@@ -186,6 +280,61 @@ impl Seconds {
     }
 }
 
+/// `v` in the largest of `units` (name, scale; largest first) that leaves a number of at
+/// least 1, as an error shows it: `"-5ms"` for -0.005 s, `"10Mbps"`; 0 has no unit.
+fn show_in(v: f64, units: &[(&str, f64)]) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return show_number(v);
+    }
+    let (unit, scale) = units
+        .iter()
+        .find(|(_, scale)| v.abs() >= *scale)
+        .unwrap_or(&units[units.len() - 1]);
+    // Nine decimals hide the binary noise of the scaling (0.005 / 1e-3 = 5.000000000000001).
+    let number = format!("{:.9}", v / scale);
+    let number = number.trim_end_matches('0').trim_end_matches('.');
+    format!("{number}{unit}")
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&show_in(
+            self.0,
+            &[("Gbps", 1e9), ("Mbps", 1e6), ("kbps", 1e3), ("bps", 1.0)],
+        ))
+    }
+}
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&show_in(
+            self.0,
+            &[("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)],
+        ))
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.0 {
+            0 => f.write_str("0"),
+            n => write!(f, "{n}B"),
+        }
+    }
+}
+
+/// A quantity in its base unit, for the range checks of `validate`, which show it with its unit.
+macro_rules! base_unit_value {
+    ($($name:ident),*) => {$(
+        impl From<$name> for f64 {
+            fn from(q: $name) -> f64 {
+                q.0 as f64
+            }
+        }
+    )*};
+}
+base_unit_value!(Rate, Seconds, Bytes);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,16 +345,81 @@ mod tests {
         assert_eq!("1.5 Mb/s".parse::<Rate>().unwrap().0, 1.5e6);
         assert_eq!("64kbps".parse::<Rate>().unwrap().0, 64e3);
         assert_eq!("1ms".parse::<Seconds>().unwrap().0, 1e-3);
-        assert_eq!("2".parse::<Seconds>().unwrap().0, 2.0);
         assert_eq!("64KB".parse::<Bytes>().unwrap().0, 64_000);
         assert_eq!("64KiB".parse::<Bytes>().unwrap().0, 65_536);
-        assert_eq!("1e3".parse::<Rate>().unwrap().0, 1000.0);
+        assert_eq!("1e3bps".parse::<Rate>().unwrap().0, 1000.0);
+        // SI writes a space between the number and its unit; it is allowed.
+        assert_eq!("10 Mbps".parse::<Rate>().unwrap().0, 10e6);
         let err = "10 furlongs".parse::<Rate>().unwrap_err();
-        assert!(err.contains("unknown unit \"furlongs\""), "{err}");
+        assert!(err.contains("unknown unit \"furlongs\" (use one of bps,"), "{err}");
         // Units are case-sensitive: "mbps" would be ambiguous between milli and mega.
-        assert!("10mbps".parse::<Rate>().is_err());
+        assert_eq!(
+            "10mbps".parse::<Rate>().unwrap_err(),
+            r#"invalid rate "10mbps": unknown unit "mbps", did you mean "Mbps"? (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s)"#
+        );
         assert_eq!("2h".parse::<Seconds>().unwrap().0, 7200.0);
         assert_eq!("1 hour".parse::<Seconds>().unwrap().0, 3600.0);
+    }
+
+    #[test]
+    fn a_string_carries_its_unit_and_zero_needs_none() {
+        assert_eq!(
+            "60".parse::<Seconds>().unwrap_err(),
+            r#""60" has no unit; write it, e.g. "60ms" or "60s""#
+        );
+        assert_eq!(
+            "1e3".parse::<Rate>().unwrap_err(),
+            r#""1e3" has no unit; write it, e.g. "1e3Mbps" or "1e3kbps""#
+        );
+        assert_eq!("0".parse::<Seconds>().unwrap().0, 0.0);
+    }
+
+    #[test]
+    fn a_bare_number_means_base_units_except_in_a_file() {
+        assert_eq!(from_number::<Seconds>(10.0).unwrap().0, 10.0);
+        let in_file = |v: f64| reading_file(|| from_number::<Seconds>(v));
+        assert_eq!(
+            in_file(10.0).unwrap_err(),
+            r#"a bare number; write its unit, e.g. "10ms" or "10s""#
+        );
+        assert_eq!(in_file(0.0).unwrap().0, 0.0);
+        assert_eq!(
+            reading_file(|| from_number::<Bytes>(1500.0)).unwrap_err(),
+            r#"a bare number; write its unit, e.g. "1500B" or "1500KB""#
+        );
+        assert_eq!(
+            reading_file(|| from_number::<Rate>(1e7)).unwrap_err(),
+            r#"a bare number; write its unit, e.g. "10000000Mbps" or "10000000kbps""#
+        );
+        // The file's rule ends with the file.
+        assert_eq!(from_number::<Seconds>(10.0).unwrap().0, 10.0);
+    }
+
+    #[test]
+    fn a_rate_below_one_kbps_is_refused() {
+        assert_eq!(
+            from_number::<Rate>(10.0).unwrap_err(),
+            "must be 0 or at least 1000 bit/s (1kbps), got 10"
+        );
+        assert_eq!(
+            "500bps".parse::<Rate>().unwrap_err(),
+            r#"must be 0 or at least 1000 bit/s (1kbps), got "500bps""#
+        );
+        assert_eq!("1kbps".parse::<Rate>().unwrap().0, 1e3);
+        assert_eq!(from_number::<Rate>(-5.0).unwrap().0, -5.0); // the field says it must be > 0
+    }
+
+    #[test]
+    fn quantities_show_in_their_largest_whole_unit() {
+        assert_eq!(Seconds(-0.005).to_string(), "-5ms");
+        assert_eq!(Seconds(2.5).to_string(), "2.5s");
+        assert_eq!(Seconds(1e-9).to_string(), "1ns");
+        assert_eq!(Seconds(0.0).to_string(), "0");
+        assert_eq!(Rate(10e6).to_string(), "10Mbps");
+        assert_eq!(Rate(-1.5e6).to_string(), "-1.5Mbps");
+        assert_eq!(Rate(64e3).to_string(), "64kbps");
+        assert_eq!(Rate(10.0).to_string(), "10bps");
+        assert_eq!(Bytes(1500).to_string(), "1500B");
     }
 
     /// Parses a quantity as serde reads a number from a file.

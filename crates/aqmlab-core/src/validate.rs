@@ -2,24 +2,45 @@
 //! names the field, and `type`-tagged tables (`qdisc = { type = "red", ... }`)
 //! whose errors keep the path of the field inside them.
 
-use crate::error::ScenarioError;
+use crate::error::{closest, ScenarioError};
+use crate::units::Seconds;
+use std::fmt;
 
-/// `path: must be > 0, got value` unless `value > 0`.
-pub fn require_positive(path: &str, value: f64) -> Result<(), ScenarioError> {
-    if value > 0.0 && value.is_finite() {
+/// `path: must be > 0, got value` unless `value > 0`; a quantity ([`crate::units`]) is
+/// shown with its unit (`got -5ms`).
+pub fn require_positive(path: &str, value: impl Into<f64> + fmt::Display + Copy) -> Result<(), ScenarioError> {
+    let v: f64 = value.into();
+    if v > 0.0 && v.is_finite() {
         Ok(())
     } else {
         Err(ScenarioError::new(path, format!("must be > 0, got {value}")))
     }
 }
 
-/// `path: must be >= 0, got value` unless `value >= 0`.
-pub fn require_non_negative(path: &str, value: f64) -> Result<(), ScenarioError> {
-    if value >= 0.0 && value.is_finite() {
+/// `path: must be >= 0, got value` unless `value >= 0`, shown as [`require_positive`] does.
+pub fn require_non_negative(path: &str, value: impl Into<f64> + fmt::Display + Copy) -> Result<(), ScenarioError> {
+    let v: f64 = value.into();
+    if v >= 0.0 && v.is_finite() {
         Ok(())
     } else {
         Err(ScenarioError::new(path, format!("must be >= 0, got {value}")))
     }
+}
+
+/// The longest one-way propagation delay of a link: 100 s. A longer one is a slip
+/// (`delay = 10` in a dict is ten seconds), not a network.
+pub const MAX_LINK_DELAY: Seconds = Seconds(100.0);
+
+/// A link's one-way delay: at least 0 and at most [`MAX_LINK_DELAY`].
+pub fn require_link_delay(path: &str, delay: Seconds) -> Result<(), ScenarioError> {
+    require_non_negative(path, delay)?;
+    if delay > MAX_LINK_DELAY {
+        return Err(ScenarioError::new(
+            path,
+            format!("must be at most {MAX_LINK_DELAY} (a one-way propagation delay), got {delay}"),
+        ));
+    }
+    Ok(())
 }
 
 /// `path: must be in [lo, hi], got value` unless it is.
@@ -128,6 +149,23 @@ pub fn error_at(path: &str, message: impl std::fmt::Display) -> String {
     format!("{PATH_MARK}{path}{PATH_MARK}{message}")
 }
 
+/// serde's `unknown field `x`, expected one of `a`, `b``, when one of the expected names is
+/// near `x` (see [`closest`]): `unknown field `x`, did you mean `a`?`; any other message as it is.
+pub fn suggest_field(message: &str) -> String {
+    let unknown = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'));
+    let Some((field, expected)) = unknown else {
+        return message.to_string();
+    };
+    // The names are the quoted words: ", expected one of `a`, `b`".
+    let names = expected.split('`').skip(1).step_by(2);
+    match closest(field, names) {
+        Some(near) => format!("unknown field `{field}`, did you mean `{near}`?"),
+        None => message.to_string(),
+    }
+}
+
 /// Reads and removes the `type` tag of a table, checking it is one of `names`.
 pub fn take_tag(value: &mut serde_json::Value, names: &[&str]) -> Result<String, String> {
     let err = |msg: String| format!("{PATH_MARK}type{PATH_MARK}{msg}");
@@ -145,12 +183,30 @@ pub fn take_tag(value: &mut serde_json::Value, names: &[&str]) -> Result<String,
         Some(other) => return Err(err(format!("expected a string, got {other}"))),
     };
     if !names.contains(&tag.as_str()) {
-        return Err(err(format!(
-            "unknown type `{tag}`, expected one of {}",
-            names.join(", ")
-        )));
+        return Err(err(match closest(&tag, names.iter().copied()) {
+            Some(near) => format!("unknown type `{tag}`, did you mean `{near}`?"),
+            None => format!("unknown type `{tag}`, expected one of {}", names.join(", ")),
+        }));
     }
     Ok(tag)
+}
+
+/// A table's keys and values, as serde_json holds them.
+pub type Table = serde_json::Map<String, serde_json::Value>;
+
+/// Splits a table between two structs by their field names (serde's `flatten` cannot be
+/// combined with `deny_unknown_fields`): the keys of `first`, and the rest. A key neither
+/// has is an error listing the fields of both, so that it is suggested whichever it is near.
+pub fn split_fields(table: Table, first: &[&str], second: &[&str]) -> Result<(Table, Table), String> {
+    let known = |key: &str| first.contains(&key) || second.contains(&key);
+    if let Some(key) = table.keys().find(|key| !known(key)) {
+        let expected: Vec<String> = first.iter().chain(second).map(|f| format!("`{f}`")).collect();
+        let mut path = String::new();
+        push_key(&mut path, key);
+        let message = format!("unknown field `{key}`, expected one of {}", expected.join(", "));
+        return Err(error_at(&path, message));
+    }
+    Ok(table.into_iter().partition(|(key, _)| first.contains(&key.as_str())))
 }
 
 /// The field names of struct `T` as its derived `Deserialize` accepts them.
@@ -210,6 +266,14 @@ macro_rules! tagged_registry {
                 }
             }
 
+            /// The fields of the variant named `tag`, as its config's `Deserialize` accepts them.
+            pub fn fields(tag: &str) -> &'static [&'static str] {
+                match tag {
+                    $($name => crate::validate::struct_fields::<$config>(),)*
+                    _ => &[],
+                }
+            }
+
             pub fn type_name(&self) -> &'static str {
                 match self { $($registry::$variant(_) => $name,)* }
             }
@@ -226,6 +290,19 @@ pub(crate) use tagged_registry;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_field_near_a_known_one_is_suggested() {
+        assert_eq!(
+            suggest_field("unknown field `varaint`, expected one of `profile`, `variant`, `window`"),
+            "unknown field `varaint`, did you mean `variant`?"
+        );
+        assert_eq!(
+            suggest_field("unknown field `x`, expected `tcp` or `workload`"),
+            "unknown field `x`, expected `tcp` or `workload`"
+        );
+        assert_eq!(suggest_field("must be > 0, got -1"), "must be > 0, got -1");
+    }
 
     #[test]
     fn struct_fields_lists_the_names_serde_accepts() {

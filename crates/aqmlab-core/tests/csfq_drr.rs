@@ -30,7 +30,7 @@ fn fig3a(qdisc: &str) -> Results {
     let flows: String = (0..32)
         .map(|i| {
             format!(
-                "[[flows]]\ntype = \"cbr\"\nrate = {}\njitter = true\n",
+                "[[flows]]\ntype = \"cbr\"\nrate = \"{}bps\"\njitter = true\n",
                 (i + 1) as f64 * 312_500.0
             )
         })
@@ -203,8 +203,8 @@ fn weighted_csfq_shares_in_ratio_1_2_3() {
 
 #[test]
 fn drr_is_byte_fair_across_packet_sizes() {
-    let flows = "[[flows]]\ntype = \"cbr\"\nrate = \"10Mbps\"\njitter = true\npacket_size = 500\ncount = 2\n\
-                 [[flows]]\ntype = \"cbr\"\nrate = \"10Mbps\"\njitter = true\npacket_size = 1500\ncount = 2\n";
+    let flows = "[[flows]]\ntype = \"cbr\"\nrate = \"10Mbps\"\njitter = true\npacket_size = \"500B\"\ncount = 2\n\
+                 [[flows]]\ntype = \"cbr\"\nrate = \"10Mbps\"\njitter = true\npacket_size = \"1500B\"\ncount = 2\n";
     let r = results(&dumbbell(r#"{ type = "drr" }"#, flows));
     let d = deviations(&r);
     print("drr 500 B vs 1500 B", &d);
@@ -269,7 +269,8 @@ fn parking_lot_and_qdisc_errors_name_the_field() {
     );
     assert_eq!(
         error_of(&text.replace("link = {", "link = { from = \"A\",")),
-        "topology.link.from: not used in a parking_lot (link i joins routers Ri and Ri+1)"
+        "topology.link.from: unknown field `from`, expected one of `rate`, `delay`, `qdisc`, `reverse_qdisc`, \
+         `rate_changes`"
     );
     assert_eq!(
         error_of(&text.replace("type = \"csfq\"", "type = \"csfq\", k_c = 0")),

@@ -147,8 +147,8 @@ fn bad_scenarios_name_the_field() {
     );
     assert!(Scenario::from_toml_str(&ok).is_ok());
     assert_eq!(
-        error_of(&ok.replace("5Mbps", "-1")),
-        "flows[0].rate: must be > 0, got -1"
+        error_of(&ok.replace("5Mbps", "-1Mbps")),
+        "flows[0].rate: must be > 0, got -1Mbps"
     );
     assert_eq!(
         error_of(&ok.replace("duration = \"20s\"", "")),
@@ -176,7 +176,7 @@ fn bad_scenarios_name_the_field() {
     );
     assert_eq!(
         error_of(&ok.replace("warmup = \"2s\"", "warmup = \"30s\"")),
-        "simulation.warmup: must be < duration (20), got 30"
+        "simulation.warmup: must be < duration (20s), got 30s"
     );
     assert_eq!(
         error_of(&ok.replace("type = \"cbr\"", "type = \"cbr\"\nsrc = \"x\""))
@@ -198,7 +198,7 @@ fn bad_scenarios_name_the_field() {
     );
     let graph = r#"
 [simulation]
-duration = 1
+duration = "1s"
 [topology]
 type = "graph"
 nodes = ["a", "b"]
@@ -207,7 +207,7 @@ links = [{ from = "a", to = "b", rate = "1Mbps", delay = "1ms" }]
 type = "cbr"
 src = "a"
 dst = "z"
-rate = 1e5
+rate = "100kbps"
 "#;
     assert_eq!(error_of(graph), "flows[0].dst: unknown node \"z\"");
     assert_eq!(
@@ -235,23 +235,23 @@ fn json_and_toml_give_the_same_scenario() {
 fn flow_types_take_only_their_own_settings() {
     let cbr = dumbbell(
         r#"{ type = "droptail" }"#,
-        "[[flows]]\ntype = \"cbr\"\nrate = \"5Mbps\"\nstart = 1\n",
+        "[[flows]]\ntype = \"cbr\"\nrate = \"5Mbps\"\nstart = \"1s\"\n",
     );
     assert!(Scenario::from_toml_str(&cbr).is_ok());
     assert_eq!(
-        error_of(&cbr.replace("start = 1", "tcp = { window = 8 }")),
-        "flows[0].tcp: unknown field `tcp`, expected one of `rate`, `jitter`, `rate_changes`"
+        error_of(&cbr.replace("start = \"1s\"", "tcp = { window = 8 }")),
+        "flows[0].tcp: unknown field `tcp`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `rate`, `jitter`, `rate_changes`"
     );
     assert_eq!(
         error_of(&cbr.replace("rate = \"5Mbps\"", "")),
         "flows[0]: missing field `rate`"
     );
     assert_eq!(
-        error_of(&cbr.replace("start = 1", "start = 30")),
-        "flows[0].start: must be < simulation.duration (20), got 30"
+        error_of(&cbr.replace("start = \"1s\"", "start = \"30s\"")),
+        "flows[0].start: must be < simulation.duration (20s), got 30s"
     );
     assert_eq!(
-        error_of(&cbr.replace("start = 1", "start = \"soon\""))
+        error_of(&cbr.replace("start = \"1s\"", "start = \"soon\""))
             .split(':')
             .next()
             .unwrap(),
@@ -267,19 +267,19 @@ fn flow_types_take_only_their_own_settings() {
     );
     let onoff = cbr
         .replace("\"cbr\"", "\"onoff\"")
-        .replace("start = 1", "on_time = 1\noff_time = 1");
+        .replace("start = \"1s\"", "on_time = \"1s\"\noff_time = \"1s\"");
     assert!(Scenario::from_toml_str(&onoff).is_ok());
     assert_eq!(
-        error_of(&onoff.replace("off_time = 1", "")),
+        error_of(&onoff.replace("off_time = \"1s\"", "")),
         "flows[0]: missing field `off_time`"
     );
     assert_eq!(
-        error_of(&onoff.replace("off_time = 1", "off_time = 0")),
+        error_of(&onoff.replace("off_time = \"1s\"", "off_time = 0")),
         "flows[0].off_time: must be > 0, got 0"
     );
     assert_eq!(
-        error_of(&onoff.replace("off_time = 1", "off_time = 1\njitter = true")),
-        "flows[0].jitter: unknown field `jitter`, expected one of `rate`, `on_time`, `off_time`"
+        error_of(&onoff.replace("off_time = \"1s\"", "off_time = \"1s\"\njitter = true")),
+        "flows[0].jitter: unknown field `jitter`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `rate`, `on_time`, `off_time`"
     );
 }
 

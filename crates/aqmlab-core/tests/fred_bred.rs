@@ -29,7 +29,7 @@ links = [
     for wave in 0..100 {
         let start = wave as f64 * 0.05;
         text += &format!(
-            "[[flows]]\ntype = \"cbr\"\nsrc = \"src\"\ndst = \"dst\"\ncount = 100\nrate = \"600kbps\"\nstart = {start}\nstart_jitter = \"20ms\"\nstop = {}\n",
+            "[[flows]]\ntype = \"cbr\"\nsrc = \"src\"\ndst = \"dst\"\ncount = 100\nrate = \"600kbps\"\nstart = \"{start}s\"\nstart_jitter = \"20ms\"\nstop = \"{}s\"\n",
             start + 0.04
         );
     }
@@ -120,26 +120,26 @@ name = "heavy-1.5"
 type = "cbr"
 rate = "1.5Mbps"
 jitter = true
-packet_size = 500
+packet_size = "500B"
 [[flows]]
 name = "heavy-1"
 type = "cbr"
 rate = "1Mbps"
 jitter = true
-packet_size = 500
+packet_size = "500B"
 [[flows]]
 name = "heavy-0.5"
 type = "cbr"
 rate = "0.5Mbps"
 jitter = true
-packet_size = 500
+packet_size = "500B"
 [[flows]]
 name = "light"
 type = "cbr"
 rate = "0.1Mbps"
 count = 7
 jitter = true
-packet_size = 500
+packet_size = "500B"
 "#;
 
 #[test]
@@ -192,7 +192,7 @@ fn bred_spares_conforming_flows_and_keeps_heavy_cbrs_under_the_eq14_bound() {
 fn scenario_errors_name_the_qdisc_field() {
     let text = |qdisc: &str| {
         format!(
-            "[simulation]\nduration = 1\n[topology]\ntype = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbps\", delay = \"1ms\", qdisc = {qdisc} }}\n[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\n"
+            "[simulation]\nduration = \"1s\"\n[topology]\ntype = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbps\", delay = \"1ms\", qdisc = {qdisc} }}\n[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\n"
         )
     };
     let err = |qdisc: &str| error_of(&text(qdisc));

@@ -182,7 +182,7 @@ fn bad_red_parameters_name_the_field() {
         format!("{path}.max_th: must be <= limit (10), got 15")
     );
     assert_eq!(
-        error(r#"{ type = "red", bytes = true, limit_bytes = 10000 }"#),
+        error(r#"{ type = "red", bytes = true, limit_bytes = "10000B" }"#),
         format!("{path}.max_th: must be <= limit_bytes (10000), got 15000")
     );
     assert_eq!(

@@ -74,7 +74,7 @@ fn a_cbr_at_four_times_its_share_is_held_near_the_share() {
 fn scenario_errors_name_the_red_pd_field() {
     let text = |qdisc: &str| {
         format!(
-            "[simulation]\nduration = 1\n[topology]\ntype = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbps\", delay = \"1ms\", qdisc = {qdisc} }}\n[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\n"
+            "[simulation]\nduration = \"1s\"\n[topology]\ntype = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbps\", delay = \"1ms\", qdisc = {qdisc} }}\n[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\n"
         )
     };
     let err = |qdisc: &str| error_of(&text(qdisc));
@@ -114,13 +114,13 @@ fn scenario_errors_name_the_red_pd_field() {
     );
     assert_eq!(
         err(
-            r#"{ type = "red_pd", schedule = [{ at = 1, flow = 0, action = "monitor", probability = 0.1 }, { at = 2, flow = 0, action = "unmonitor", probability = 0.1 }] }"#
+            r#"{ type = "red_pd", schedule = [{ at = "1s", flow = 0, action = "monitor", probability = 0.1 }, { at = "2s", flow = 0, action = "unmonitor", probability = 0.1 }] }"#
         ),
         format!("{path}.schedule[1].probability: only used by action \"monitor\"")
     );
     assert_eq!(
-        err(r#"{ type = "red_pd", schedule = [{ at = -1, flow = 0, action = "unmonitor" }] }"#),
-        format!("{path}.schedule[0].at: must be >= 0, got -1")
+        err(r#"{ type = "red_pd", schedule = [{ at = "-1s", flow = 0, action = "unmonitor" }] }"#),
+        format!("{path}.schedule[0].at: must be >= 0, got -1s")
     );
     assert!(err(r#"{ type = "red_pd", identification = "sometimes" }"#).contains("unknown variant `sometimes`"));
 }

@@ -29,8 +29,8 @@ fn run(seed: u64, cross: &str) -> Results {
     simulate(&format!(
         r#"
 [simulation]
-duration = {DURATION}
-warmup = {SETTLED_FROM}
+duration = "{DURATION}s"
+warmup = "{SETTLED_FROM}s"
 seed = {seed}
 [topology]
 type = "dumbbell"

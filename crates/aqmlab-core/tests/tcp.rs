@@ -68,7 +68,7 @@ const RTT: f64 = 0.040;
 /// bottleneck drops the first transmissions of `seqs`; delivery binned per millisecond.
 fn scripted(variant: &str, seqs: &[u64], extra: &str) -> Results {
     one_flow_path(
-        "duration = 4\nthroughput_bin = 0.001",
+        "duration = \"4s\"\nthroughput_bin = \"1ms\"",
         0.02,
         &scripted_loss(seqs),
         &format!("type = \"tcp\"\ntcp = {{ variant = \"{variant}\", window = 16, trace = true {extra} }}"),
@@ -168,10 +168,10 @@ fn tiny_window_recovers_by_fast_retransmit() {
         let text = format!(
             r#"
 [simulation]
-duration = 3
+duration = "3s"
 [topology]
 type = "dumbbell"
-bottleneck = {{ rate = "10Mbps", delay = 0.01, qdisc = {{ type = "loss", model = "scripted", flow = 0, seqs = [50] }} }}
+bottleneck = {{ rate = "10Mbps", delay = "10ms", qdisc = {{ type = "loss", model = "scripted", flow = 0, seqs = [50] }} }}
 [[flows]]
 type = "tcp"
 tcp = {{ window = 3, tiny_window = {on} }}
@@ -191,19 +191,19 @@ fn short_rtt_flow_gets_more_over_droptail() {
     let r = simulate(
         r#"
 [simulation]
-duration = 60
-warmup = 10
+duration = "60s"
+warmup = "10s"
 seed = 3
 [topology]
 type = "dumbbell"
 sink_delay = 0
-bottleneck = { rate = "10Mbps", delay = 0.001, qdisc = { type = "droptail", limit = 62 } }
+bottleneck = { rate = "10Mbps", delay = "1ms", qdisc = { type = "droptail", limit = 62 } }
 [[flows]]
 type = "tcp"
-access_delay = 0.009
+access_delay = "9ms"
 [[flows]]
 type = "tcp"
-access_delay = 0.039
+access_delay = "39ms"
 "#,
     );
     assert!((r.flows[0].base_rtt - 0.020).abs() < 1e-9 && (r.flows[1].base_rtt - 0.080).abs() < 1e-9);
@@ -217,16 +217,16 @@ fn finite_transfer_delivers_exactly_its_packets_and_reports_completion() {
     let r = simulate(
         r#"
 [simulation]
-duration = 5
+duration = "5s"
 [topology]
 type = "dumbbell"
 access_rate = "1Gbps"
 access_delay = 0
 sink_delay = 0
-bottleneck = { rate = "1Gbps", delay = 0.05 }
+bottleneck = { rate = "1Gbps", delay = "50ms" }
 [[flows]]
 type = "tcp"
-start = 1
+start = "1s"
 workload = { type = "transfer", packets = 100 }
 "#,
     );
@@ -245,14 +245,14 @@ fn web_transfers_each_start_a_new_connection() {
     let r = simulate(
         r#"
 [simulation]
-duration = 20
+duration = "20s"
 [topology]
 type = "dumbbell"
-bottleneck = { rate = "10Mbps", delay = 0.01 }
+bottleneck = { rate = "10Mbps", delay = "10ms" }
 [[flows]]
 type = "tcp"
 tcp = { trace = true }
-workload = { type = "web", pareto_mean = 12, think_time = 0.2 }
+workload = { type = "web", pareto_mean = 12, think_time = "200ms" }
 "#,
     );
     let done: Vec<_> = r.transfers.iter().filter(|t| t.end.is_some()).collect();
@@ -284,20 +284,20 @@ workload = { type = "web", pareto_mean = 12, think_time = 0.2 }
 fn runs_are_deterministic() {
     let text = r#"
 [simulation]
-duration = 10
+duration = "10s"
 seed = 7
 [topology]
 type = "dumbbell"
-bottleneck = { rate = "10Mbps", delay = 0.01, qdisc = { type = "loss", model = "bernoulli", p = 0.02, limit = 30 } }
+bottleneck = { rate = "10Mbps", delay = "10ms", qdisc = { type = "loss", model = "bernoulli", p = 0.02, limit = 30 } }
 [[flows]]
 type = "tcp"
 count = 2
-start_jitter = 1
+start_jitter = "1s"
 tcp = { variant = "sack", delayed_ack = true }
 [[flows]]
 type = "tcp"
 tcp = { variant = "reno", trace = true }
-workload = { type = "web", pareto_mean = 10, think_time = 0.1 }
+workload = { type = "web", pareto_mean = 10, think_time = "100ms" }
 "#;
     let a = simulate(text).to_json();
     let b = simulate(text).to_json();
@@ -339,10 +339,10 @@ fn tcp_flow(settings: &str) -> String {
     format!(
         r#"
 [simulation]
-duration = 5
+duration = "5s"
 [topology]
 type = "dumbbell"
-bottleneck = {{ rate = "10Mbps", delay = 0.01 }}
+bottleneck = {{ rate = "10Mbps", delay = "10ms" }}
 [[flows]]
 type = "tcp"
 {settings}
@@ -362,11 +362,11 @@ fn workload_errors_name_the_field() {
             "flows[0].workload.pareto_mean: unknown field `pareto_mean`, expected `packets`",
         ),
         (
-            r#"workload = { type = "web", pareto_mean = 0.5, think_time = 1 }"#,
+            r#"workload = { type = "web", pareto_mean = 0.5, think_time = "1s" }"#,
             "flows[0].workload.pareto_mean: must be >= 1 packet, got 0.5",
         ),
         (
-            r#"workload = { type = "web", pareto_mean = 24, pareto_shape = 1, think_time = 1 }"#,
+            r#"workload = { type = "web", pareto_mean = 24, pareto_shape = 1, think_time = "1s" }"#,
             "flows[0].workload.pareto_shape: must be > 1 (a finite mean), got 1",
         ),
         (
@@ -374,11 +374,11 @@ fn workload_errors_name_the_field() {
             "flows[0].workload: missing field `think_time`",
         ),
         (
-            r#"workload = { type = "web", pareto_mean = 24, think_time = -1 }"#,
-            "flows[0].workload.think_time: must be >= 0, got -1",
+            r#"workload = { type = "web", pareto_mean = 24, think_time = "-1s" }"#,
+            "flows[0].workload.think_time: must be >= 0, got -1s",
         ),
         (
-            r#"workload = { type = "infinite", think_time = 1 }"#,
+            r#"workload = { type = "infinite", think_time = "1s" }"#,
             "flows[0].workload.think_time: unknown field `think_time`",
         ),
         (
@@ -444,7 +444,52 @@ fn tcp_flows_have_no_rate() {
     ] {
         assert_eq!(
             error_of(&tcp_flow(settings)),
-            format!("flows[0].{field}: unknown field `{field}`, expected `tcp` or `workload`")
+            format!(
+                "flows[0].{field}: unknown field `{field}`, expected one of `name`, `count`, `src`, `dst`, \
+                 `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, \
+                 `weight`, `tcp`, `workload`"
+            )
         );
     }
+}
+
+/// A window of one packet over an uncongested path: nothing ever waits in a queue, so every
+/// RTT sample is the path's propagation RTT (`base_rtt`) plus the serialization of the data
+/// packet and its ACK on the three links, and SRTT converges to it while RTTVAR decays.
+#[test]
+fn srtt_is_the_propagation_rtt_plus_serialization_on_an_uncongested_path() {
+    let run = |tcp: &str| {
+        simulate(&format!(
+            r#"
+[simulation]
+duration = "10s"
+[topology]
+type = "dumbbell"
+access_rate = "100Mbps"
+access_delay = "10ms"
+sink_delay = "10ms"
+bottleneck = {{ rate = "10Mbps", delay = "20ms" }}
+[[flows]]
+type = "tcp"
+tcp = {{ window = 1, trace = true {tcp} }}
+"#
+        ))
+    };
+    // 1000 B at 100, 10 and 100 Mbit/s; the 40-byte ACK likewise.
+    let serialization = 2.0 * 80e-6 + 800e-6 + 2.0 * 3.2e-6 + 32e-6;
+    let r = run("");
+    let rtt = r.flows[0].base_rtt + serialization;
+    assert!((r.flows[0].base_rtt - 0.080).abs() < 1e-12);
+    let samples = common::trace(&r, "rtt");
+    assert!(samples.len() > 100, "{} samples", samples.len());
+    assert!(samples.iter().all(|&(_, v)| (v - rtt).abs() < 1e-9), "{samples:?}");
+    let (_, srtt) = *common::trace(&r, "srtt").last().unwrap();
+    assert!((srtt - rtt).abs() < 1e-9, "srtt {srtt}, rtt {rtt}");
+    let (_, rttvar) = *common::trace(&r, "rttvar").last().unwrap();
+    assert!(rttvar < 1e-6, "rttvar {rttvar}");
+    // ns-2 counts samples in ticks of its clock: with 1 ms ticks SRTT is within one of the RTT.
+    let r = run(r#", profile = "ns2", timer_granularity = "1ms""#);
+    let (_, srtt) = *common::trace(&r, "srtt").last().unwrap();
+    assert!((srtt - rtt).abs() <= 1e-3, "ns2 srtt {srtt}, rtt {rtt}");
+    assert!(common::trace(&r, "rtt").iter().all(|&(_, v)| (v - rtt).abs() < 1e-9));
 }

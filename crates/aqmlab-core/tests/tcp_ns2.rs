@@ -16,7 +16,7 @@ fn run(tcp: &str, delay: f64, seqs: &[u64]) -> Results {
         scripted_loss(seqs)
     };
     one_flow_path(
-        "duration = 4",
+        "duration = \"4s\"",
         delay,
         &qdisc,
         &format!("type = \"tcp\"\ntcp = {{ trace = true, {tcp} }}"),

@@ -12,7 +12,7 @@ use common::{one_flow_path, scripted_loss, simulate, trace};
 /// bottleneck runs `qdisc`; drops logged.
 fn lossy_path(qdisc: &str, duration: f64, warmup: f64) -> Results {
     one_flow_path(
-        &format!("duration = {duration}\nwarmup = {warmup}"),
+        &format!("duration = \"{duration}s\"\nwarmup = \"{warmup}s\""),
         0.05,
         qdisc,
         "type = \"tfrc\"\ntrace = true",
@@ -142,22 +142,22 @@ fn tfrc_and_tcp_with_equal_rtts_share_a_red_link_within_a_factor_of_2() {
         let r = simulate(&format!(
             r#"
 [simulation]
-duration = 100
-warmup = 20
+duration = "100s"
+warmup = "20s"
 seed = {seed}
 sample_interval = 0
 [topology]
 type = "dumbbell"
 access_rate = "100Mbps"
-access_delay = 0.01
-sink_delay = 0.01
-bottleneck = {{ rate = "10Mbps", delay = 0.01, qdisc = {{ type = "red", limit = 100, gentle = true }} }}
+access_delay = "10ms"
+sink_delay = "10ms"
+bottleneck = {{ rate = "10Mbps", delay = "10ms", qdisc = {{ type = "red", limit = 100, gentle = true }} }}
 [[flows]]
 type = "tfrc"
-start_jitter = 1
+start_jitter = "1s"
 [[flows]]
 type = "tcp"
-start_jitter = 1
+start_jitter = "1s"
 "#
         ));
         let ratio = r.flows[0].goodput_bps / r.flows[1].goodput_bps;
@@ -169,7 +169,7 @@ start_jitter = 1
 fn tfrc_errors_name_the_field() {
     let flow = |extra: &str| {
         format!(
-            "[simulation]\nduration = 10\n[topology]\ntype = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbps\", delay = 0.01 }}\n[[flows]]\ntype = \"tfrc\"\n{extra}\n"
+            "[simulation]\nduration = \"10s\"\n[topology]\ntype = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\ntype = \"tfrc\"\n{extra}\n"
         )
     };
     let cases = [

@@ -71,9 +71,16 @@ fn parse(scenario_json: &str) -> PyResult<Scenario> {
 }
 
 /// Validates a scenario given as JSON text; raises ScenarioError naming the bad field.
+/// `file=True`: the content of a scenario file, where every quantity must carry its unit
+/// (a bare number is an error saying what to write); otherwise a bare number is in base units.
 #[pyfunction]
-fn validate(scenario_json: &str) -> PyResult<()> {
-    parse(scenario_json).map(|_| ())
+#[pyo3(signature = (scenario_json, file = false))]
+fn validate(scenario_json: &str, file: bool) -> PyResult<()> {
+    if file {
+        Scenario::from_file_json_str(scenario_json).map(|_| ()).map_err(to_py)
+    } else {
+        parse(scenario_json).map(|_| ())
+    }
 }
 
 /// The results as JSON text: every table, or with `summary_only` the summary, flows and drop

@@ -203,6 +203,9 @@ def _network(scenario: Scenario) -> tuple[list[str], list[Link], list[Flow]]:
 
     def duplex(a: int, b: int, table: Mapping[str, Any], paths: tuple[str, str], monitored: bool) -> None:
         """Links a -> b (`table["qdisc"]`, its field path `paths[0]`) and b -> a (`reverse_qdisc`)."""
+        if table.get("rate_changes"):
+            link = paths[0].removesuffix(".qdisc")
+            raise _unexportable(f"{link}.rate_changes", "the export has no link rate changes (one bandwidth_ per link)")
         for src, dst, key, path, watched in (
             (a, b, "qdisc", paths[0], monitored),
             (b, a, "reverse_qdisc", paths[1], False),

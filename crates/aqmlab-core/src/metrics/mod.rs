@@ -27,7 +27,7 @@ pub struct Results {
     pub queue: Vec<QueueSample>,
     /// Every drop, when `simulation.record_drops` is set.
     pub drop_log: Vec<DropEvent>,
-    /// Traced transport variables (cwnd, ssthresh, rto) of flows with tracing on.
+    /// Traced transport variables (cwnd, ssthresh, rto, rtt, srtt, rttvar, ...) of flows with tracing on.
     pub traces: Vec<TraceSample>,
     /// Finite transfers (web objects) with their completion times.
     pub transfers: Vec<Transfer>,
@@ -91,6 +91,7 @@ pub struct LinkResult {
     pub id: u32,
     pub name: String,
     pub qdisc: &'static str,
+    /// Its rate; the mean over the measurement window for a link with `rate_changes`.
     pub rate_bps: f64,
     pub delay: f64,
     /// Fraction of the measurement window the link was transmitting.

@@ -342,7 +342,8 @@ impl Recorder {
     ) -> Result<Results, InternalError> {
         self.check_conservation(in_flight)?;
         let window = to_secs(self.end - self.warmup);
-        let capacity: Vec<f64> = net.links.iter().map(|l| l.rate_bps).collect();
+        // A link whose rate changes offers its mean rate over the window.
+        let capacity: Vec<f64> = net.links.iter().map(|l| l.mean_rate(self.warmup, self.end)).collect();
         let routes: Vec<Vec<u32>> = (0..net.routes.len() as u32)
             .map(|f| net.path(f, PacketKind::Data).to_vec())
             .collect();
@@ -397,7 +398,7 @@ impl Recorder {
                 id: i as u32,
                 name: l.name.clone(),
                 qdisc: l.qdisc_type,
-                rate_bps: l.rate_bps,
+                rate_bps: capacity[i],
                 delay: to_secs(l.delay),
                 utilisation: to_secs(s.busy_in_window) / window,
                 packets_sent: s.packets_sent,
@@ -495,7 +496,7 @@ mod tests {
 
     const ONE_FLOW: &str = r#"
 [simulation]
-duration = 1
+duration = "1s"
 [topology]
 type = "dumbbell"
 bottleneck = { rate = "1Mbps", delay = "1ms" }

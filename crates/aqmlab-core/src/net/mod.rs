@@ -9,6 +9,7 @@ use crate::rng::stream;
 use crate::rng::Rng;
 use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, TopologySpec};
 use crate::time::{from_secs, Time};
+use crate::transport::udp::RateChange;
 use crate::units::{Rate, Seconds};
 use std::collections::{HashMap, VecDeque};
 
@@ -32,6 +33,9 @@ pub struct Link {
     pub from: NodeId,
     pub qdisc_type: &'static str,
     pub monitored: bool,
+    /// The link's rates in time: (from when, bits/s), the first from 0; `rate_bps` is the
+    /// current one (the engine applies each change at its time).
+    pub rates: Vec<(Time, f64)>,
 }
 
 impl Link {
@@ -39,6 +43,22 @@ impl Link {
     #[inline]
     pub fn prefetch(&self) {
         crate::cache::prefetch_first(self, std::mem::offset_of!(Link, name));
+    }
+
+    /// The time average of the link's rate over `[from, to)`, bits/s (its rate if it never changes).
+    pub fn mean_rate(&self, from: Time, to: Time) -> f64 {
+        if let [(_, rate)] = self.rates[..] {
+            return rate;
+        }
+        let mut bits = 0.0;
+        for (i, &(start, rate)) in self.rates.iter().enumerate() {
+            let end = self.rates.get(i + 1).map_or(Time::MAX, |&(next, _)| next);
+            let (start, end) = (start.max(from), end.min(to));
+            if end > start {
+                bits += rate * (end - start) as f64;
+            }
+        }
+        bits / (to - from) as f64
     }
 }
 
@@ -132,6 +152,7 @@ struct Duplex<'s> {
     delay: Seconds,
     qdisc: &'s QdiscSpec,
     reverse_qdisc: &'s QdiscSpec,
+    rate_changes: &'s [RateChange],
 }
 
 impl<'s> From<&'s LinkSpec> for Duplex<'s> {
@@ -141,6 +162,7 @@ impl<'s> From<&'s LinkSpec> for Duplex<'s> {
             delay: l.delay,
             qdisc: &l.qdisc,
             reverse_qdisc: &l.reverse_qdisc,
+            rate_changes: &l.rate_changes,
         }
     }
 }
@@ -169,13 +191,15 @@ impl<'a> Builder<'a> {
         id
     }
 
-    fn simplex(&mut self, from: NodeId, to: NodeId, rate: f64, delay: f64, qdisc: &QdiscSpec, monitored: bool) {
+    fn simplex(&mut self, from: NodeId, to: NodeId, link: &Duplex, qdisc: &QdiscSpec, monitored: bool) {
         let name = format!("{}->{}", self.nodes[from as usize], self.nodes[to as usize]);
+        let rate = link.rate.0;
         let info = LinkInfo {
             rate_bps: rate,
-            delay: from_secs(delay),
+            delay: link.delay.nanos(),
             measure_from: from_secs(self.scenario.simulation.warmup.0),
         };
+        let changes = link.rate_changes.iter().map(|c| (c.at.nanos(), c.rate.0));
         let key = format!("{}->{}", self.stream_keys[from as usize], self.stream_keys[to as usize]);
         let rng = stream(self.scenario.simulation.seed, &format!("link/{key}/qdisc"));
         self.links.push(Link {
@@ -189,12 +213,13 @@ impl<'a> Builder<'a> {
             from,
             qdisc_type: qdisc.type_name(),
             monitored,
+            rates: std::iter::once((0, rate)).chain(changes).collect(),
         });
     }
 
     fn duplex(&mut self, from: NodeId, to: NodeId, link: Duplex, monitored: bool) {
-        self.simplex(from, to, link.rate.0, link.delay.0, link.qdisc, monitored);
-        self.simplex(to, from, link.rate.0, link.delay.0, link.reverse_qdisc, false);
+        self.simplex(from, to, &link, link.qdisc, monitored);
+        self.simplex(to, from, &link, link.reverse_qdisc, false);
     }
 
     /// Gives flow `f` its own source and sink hosts, joined to routers `first` and
@@ -214,6 +239,7 @@ impl<'a> Builder<'a> {
             delay,
             qdisc: hosts.qdisc,
             reverse_qdisc: hosts.qdisc,
+            rate_changes: &[],
         };
         self.duplex(src, first, access(common.access_delay.unwrap_or(hosts.delay)), false);
         self.duplex(last, dst, access(common.sink_delay.unwrap_or(hosts.sink_delay)), false);
@@ -348,7 +374,7 @@ impl Network {
                 }
                 for l in &g.links {
                     let (from, to) = (b.index[&l.from], b.index[&l.to]);
-                    b.duplex(from, to, l.into(), l.monitor);
+                    b.duplex(from, to, (&l.link).into(), l.monitor);
                 }
                 for f in &flows {
                     let src = b.index[f.spec.common.src.as_deref().expect("validated")];

@@ -177,6 +177,10 @@ impl QueueDisc for Choke {
         self.red.average()
     }
 
+    fn set_link_rate(&mut self, rate_bps: f64) {
+        self.red.set_link_rate(rate_bps);
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
         let mut counters = self.red.counters();
         counters.push(("matches", self.stats.matches as f64));

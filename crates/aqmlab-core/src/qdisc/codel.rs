@@ -50,8 +50,8 @@ impl Default for CodelConfig {
 
 impl CodelConfig {
     pub fn validate_at(&self, field: impl Fn(&str) -> String) -> Result<(), ScenarioError> {
-        require_positive(&field("target"), self.target.0)?;
-        require_positive(&field("interval"), self.interval.0)?;
+        require_positive(&field("target"), self.target)?;
+        require_positive(&field("interval"), self.interval)?;
         require_positive(&field("mtu"), self.mtu.0 as f64)?;
         if self.target.0 >= self.interval.0 {
             return Err(ScenarioError::new(

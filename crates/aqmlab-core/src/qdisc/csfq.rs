@@ -130,7 +130,7 @@ impl QdiscConfig for CsfqConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.limit().validate(path)?;
         for (field, value) in [("k", self.k), ("k_alpha", self.k_alpha), ("k_c", self.k_c)] {
-            require_positive(&format!("{path}.{field}"), value.0)?;
+            require_positive(&format!("{path}.{field}"), value)?;
         }
         require_in(&format!("{path}.buffer_threshold"), self.buffer_threshold, 0.0, 1.0)?;
         require_in(&format!("{path}.overflow_decrease"), self.overflow_decrease, 0.0, 1.0)?;
@@ -228,6 +228,11 @@ pub struct CsfqCore {
 }
 
 impl CsfqCore {
+    /// The link's rate changed: C, against which the arrival rate is judged, is the new rate.
+    pub fn set_link_rate(&mut self, rate_bps: f64) {
+        self.params.capacity_bps = rate_bps;
+    }
+
     pub fn new(config: &CsfqConfig, capacity_bps: f64) -> Self {
         CsfqCore {
             params: CoreParams {
@@ -399,6 +404,10 @@ impl QueueDisc for Csfq {
 
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
+    }
+
+    fn set_link_rate(&mut self, rate_bps: f64) {
+        self.core.set_link_rate(rate_bps);
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {

@@ -384,6 +384,10 @@ impl QueueDisc for Fred {
         Some(self.average.value())
     }
 
+    fn set_link_rate(&mut self, rate_bps: f64) {
+        self.average.set_link_rate(rate_bps);
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
         vec![
             ("active_flows", self.flows.active() as f64),

@@ -157,6 +157,9 @@ pub trait QueueDisc: Send {
     fn flow_counters(&self) -> Vec<FlowCounters> {
         Vec::new()
     }
+    /// The link's rate changed (`rate_changes`) to `rate_bps`. A discipline that computes
+    /// with the rate it was built with ([`LinkInfo::rate_bps`]) uses this one from now on.
+    fn set_link_rate(&mut self, _rate_bps: f64) {}
 }
 
 /// One flow's (one direction's) measurement-only counters at a qdisc.
@@ -181,6 +184,8 @@ pub fn flow_hash(flow: FlowId, kind: PacketKind, key: u64, buckets: u32) -> u32 
 /// What a qdisc is told about the link it serves.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkInfo {
+    /// The rate at the start; a link with `rate_changes` tells its queue each new one
+    /// ([`QueueDisc::set_link_rate`]).
     pub rate_bps: f64,
     pub delay: Time,
     /// Start of the measurement window (`simulation.warmup`), for measurement-only statistics.

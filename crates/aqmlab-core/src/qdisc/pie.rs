@@ -78,7 +78,7 @@ impl QdiscConfig for PieConfig {
         ] {
             require_positive(&field(name), value)?;
         }
-        require_non_negative(&field("max_burst"), self.max_burst.0)?;
+        require_non_negative(&field("max_burst"), self.max_burst)?;
         if !(0.0..=1.0).contains(&self.ecn_threshold) {
             return Err(ScenarioError::new(
                 field("ecn_threshold"),

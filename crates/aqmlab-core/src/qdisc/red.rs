@@ -58,8 +58,10 @@ use serde::Deserialize;
 pub struct RedAverage {
     w_q: f64,
     idle_rule: IdleRule,
-    /// Transmission time of a mean-size packet in ns: F–J's `s`, so an idle
-    /// period of `t` counts as `m = t/s` arrivals to an empty queue.
+    mean_pktsize: u64,
+    /// Transmission time of a mean-size packet in ns at the link's current rate: F–J's `s`,
+    /// so an idle period of `t` counts as `m = t/s` arrivals to an empty queue (at the rate
+    /// when the period ends, if the rate changed during it).
     packet_time: f64,
     avg: f64,
     /// F–J's `q_time`: when the link went idle, while it is idle. A link starts idle.
@@ -92,11 +94,21 @@ impl RedAverage {
         RedAverage {
             w_q,
             idle_rule,
-            packet_time: mean_pktsize as f64 * 8.0 * NANOS_PER_SEC as f64 / rate_bps,
+            mean_pktsize,
+            packet_time: Self::packet_time(mean_pktsize, rate_bps),
             avg: 0.0,
             idle_since: Some(0),
             last_sample: None,
         }
+    }
+
+    fn packet_time(mean_pktsize: u64, rate_bps: f64) -> f64 {
+        mean_pktsize as f64 * 8.0 * NANOS_PER_SEC as f64 / rate_bps
+    }
+
+    /// The link's rate changed: idle time counts in packet times at `rate_bps` from now on.
+    pub fn set_link_rate(&mut self, rate_bps: f64) {
+        self.packet_time = Self::packet_time(self.mean_pktsize, rate_bps);
     }
 
     /// Updates the average for an arrival that finds `q` queued and returns it:
@@ -666,6 +678,10 @@ impl QueueDisc for Red {
         Some(self.average.value())
     }
 
+    fn set_link_rate(&mut self, rate_bps: f64) {
+        self.average.set_link_rate(rate_bps);
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
         vec![("ecn_marks", self.stats.ecn_marks as f64)]
     }
@@ -857,6 +873,34 @@ mod tests {
         // The next arrival finds the link busy: an ordinary EWMA step with q = 1.
         assert_eq!(h.arrive(16 * MS + 1, 0, 1000), Verdict::Enqueued);
         assert!((h.q.average.value() - ((1.0 - w_q) * decayed + w_q)).abs() < 1e-15);
+    }
+
+    /// A link whose rate halves (`rate_changes`) takes twice as long per packet: the same
+    /// idle time is half as many packet times.
+    #[test]
+    fn idle_time_counts_in_packet_times_at_the_link_s_current_rate() {
+        let w_q = 0.1;
+        let mut h = QdiscHarness::new(Box::new(red(RedConfig {
+            w_q,
+            ..Default::default()
+        })));
+        for _ in 0..4 {
+            assert_eq!(h.arrive(MS, 0, 1000), Verdict::Enqueued);
+        }
+        for t in 2..=6 {
+            h.depart(t * MS); // the last finds the queue empty: idle from 6 ms
+        }
+        let before = h.q.average.value();
+        assert!(before > 0.1, "{before}");
+        h.q.set_link_rate(LINK.rate_bps / 2.0);
+        // 8 ms idle: 8 packet times of 1 ms at the link's first rate, 4 at half of it.
+        assert_eq!(h.arrive(14 * MS, 0, 1000), Verdict::Enqueued);
+        let decayed = before * (1.0 - w_q).powi(4);
+        assert!(
+            (h.q.average.value() - decayed).abs() < 1e-15 * before,
+            "{}",
+            h.q.average.value()
+        );
     }
 
     #[test]

@@ -364,9 +364,9 @@ impl QdiscConfig for RedPdConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.red.validate(&format!("{path}.red"))?;
         let field = |name: &str| format!("{path}.{name}");
-        require_positive(&field("target_rtt"), self.target_rtt.0)?;
+        require_positive(&field("target_rtt"), self.target_rtt)?;
         if let Some(start) = self.engine_start {
-            require_positive(&field("engine_start"), start.0)?;
+            require_positive(&field("engine_start"), start)?;
         }
         if self.k == 0 {
             return Err(ScenarioError::new(field("k"), "must be >= 1, got 0"));
@@ -425,7 +425,7 @@ impl QdiscConfig for RedPdConfig {
         }
         for (i, scheduled) in self.schedule.iter().enumerate() {
             let entry = |name: &str| field(&format!("schedule[{i}].{name}"));
-            require_non_negative(&entry("at"), scheduled.at.0)?;
+            require_non_negative(&entry("at"), scheduled.at)?;
             match (scheduled.action, scheduled.probability) {
                 (Action::Monitor, Some(p)) => require_probability(entry("probability"), p)?,
                 (Action::Monitor, None) => {
@@ -1220,6 +1220,10 @@ impl QueueDisc for RedPd {
 
     fn average(&self) -> Option<f64> {
         self.red.average()
+    }
+
+    fn set_link_rate(&mut self, rate_bps: f64) {
+        self.red.set_link_rate(rate_bps);
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {

@@ -107,10 +107,10 @@ impl QdiscConfig for SfbConfig {
                 format!("must be >= target ({}), got {}", self.target, self.max),
             ));
         }
-        require_non_negative(&field("freeze_time"), self.freeze_time.0)?;
+        require_non_negative(&field("freeze_time"), self.freeze_time)?;
         require_positive(&field("limit"), self.limit as f64)?;
-        require_non_negative(&field("rehash"), self.rehash.0)?;
-        require_non_negative(&field("db"), self.db.0)?;
+        require_non_negative(&field("rehash"), self.rehash)?;
+        require_non_negative(&field("db"), self.db)?;
         require_positive(&field("penalty_rate"), self.penalty_rate)?;
         require_positive(&field("penalty_burst"), self.penalty_burst)
     }

@@ -99,7 +99,7 @@ impl QdiscConfig for SfqConfig {
         }
         require_positive(&field("flows"), self.flows.unwrap_or(LINUX_FLOWS) as f64)?;
         require_positive(&field("quantum"), self.quantum.unwrap_or(LINUX_QUANTUM).0 as f64)?;
-        require_non_negative(&field("perturb"), self.perturb.map_or(0.0, |p| p.0))
+        require_non_negative(&field("perturb"), self.perturb.unwrap_or(Seconds(0.0)))
     }
 
     fn build(&self, _link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {

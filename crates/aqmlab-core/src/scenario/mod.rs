@@ -12,10 +12,12 @@
 use crate::error::ScenarioError;
 use crate::qdisc::QdiscSpec;
 use crate::time::{to_secs, Time};
+use crate::transport::udp::RateChange;
 use crate::transport::FlowSpec;
-use crate::units::{Rate, Seconds};
+use crate::units::{reading_file, Rate, Seconds};
 use crate::validate::{
-    from_tagged_value, join_nested, path_text, require_finite_floats, require_non_negative, require_positive, take_tag,
+    from_tagged_value, join_nested, path_text, require_finite_floats, require_link_delay, require_non_negative,
+    require_positive, split_fields, struct_fields, suggest_field, take_tag,
 };
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -99,23 +101,62 @@ fn default_sample_interval() -> Seconds {
     Seconds(0.01)
 }
 
-/// A full-duplex link. `qdisc` serves the `from -> to` direction, `reverse_qdisc` the other.
+/// A full-duplex link: the dumbbell's bottleneck, a parking lot's congested links, a
+/// graph's links. Its rate (and its changes) and delay are both directions'; `qdisc`
+/// serves the forward direction (`L -> R`, `Ri -> Ri+1`, a graph link's `from -> to`),
+/// `reverse_qdisc` the other.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
-    #[serde(default)]
-    pub from: String,
-    #[serde(default)]
-    pub to: String,
     pub rate: Rate,
     pub delay: Seconds,
     #[serde(default)]
     pub qdisc: QdiscSpec,
     #[serde(default)]
     pub reverse_qdisc: QdiscSpec,
-    /// Sample this link's queue over time (the dumbbell bottleneck always is).
+    /// New rates at given times, in increasing order (`sim` applies them).
     #[serde(default)]
+    pub rate_changes: Vec<RateChange>,
+}
+
+/// A link of a graph: the nodes it joins, whether its queue is sampled, and the link.
+/// Written as one table (`{ from = "A", to = "B", rate = ..., monitor = true }`), split
+/// here so that a dumbbell's or parking lot's link has none of the graph's fields.
+#[derive(Clone, Debug)]
+pub struct GraphLinkSpec {
+    pub from: String,
+    pub to: String,
+    /// Sample the `from -> to` queue over time (a dumbbell's and a parking lot's congested links always are).
     pub monitor: bool,
+    pub link: LinkSpec,
+}
+
+/// The fields a graph's link has besides the [`LinkSpec`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GraphLinkEnds {
+    from: String,
+    to: String,
+    #[serde(default)]
+    monitor: bool,
+}
+
+impl<'de> Deserialize<'de> for GraphLinkSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let serde_json::Value::Object(table) = serde_json::Value::deserialize(d)? else {
+            return Err(D::Error::custom("expected a table (a link)"));
+        };
+        let (ends, link) = split_fields(table, struct_fields::<GraphLinkEnds>(), struct_fields::<LinkSpec>())
+            .map_err(D::Error::custom)?;
+        let ends: GraphLinkEnds = from_tagged_value(ends.into()).map_err(D::Error::custom)?;
+        Ok(GraphLinkSpec {
+            from: ends.from,
+            to: ends.to,
+            monitor: ends.monitor,
+            link: from_tagged_value(link.into()).map_err(D::Error::custom)?,
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -165,7 +206,7 @@ impl DumbbellSpec {
 #[serde(deny_unknown_fields)]
 pub struct ParkingLotSpec {
     pub congested_links: u32,
-    /// Every congested link (rate, delay, qdisc, reverse_qdisc); all are monitored.
+    /// Every congested link (rate, delay, qdisc, reverse_qdisc, rate_changes); all are monitored.
     pub link: LinkSpec,
     /// Default rate of the access links (per flow: `access_rate`).
     #[serde(default = "default_access_rate")]
@@ -204,9 +245,9 @@ pub struct HostLinks<'a> {
 
 impl HostLinks<'_> {
     fn validate(&self) -> Result<(), ScenarioError> {
-        require_positive("topology.access_rate", self.rate.0)?;
-        require_non_negative("topology.access_delay", self.delay.0)?;
-        require_non_negative("topology.sink_delay", self.sink_delay.0)?;
+        require_positive("topology.access_rate", self.rate)?;
+        require_link_delay("topology.access_delay", self.delay)?;
+        require_link_delay("topology.sink_delay", self.sink_delay)?;
         self.qdisc.config().validate("topology.access_qdisc")
     }
 }
@@ -238,7 +279,7 @@ fn default_access_delay() -> Seconds {
 #[serde(deny_unknown_fields)]
 pub struct GraphSpec {
     pub nodes: Vec<String>,
-    pub links: Vec<LinkSpec>,
+    pub links: Vec<GraphLinkSpec>,
 }
 
 /// One flow after `count` expansion: flow ids are assigned in file order.
@@ -276,19 +317,33 @@ impl Scenario {
         out
     }
 
+    /// A scenario file's text: every quantity carries its unit (see [`crate::units`]).
     pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
         let document: toml::Table = text.parse().map_err(|e| syntax_error(text, &e))?;
         require_finite_floats(&document)?;
         let de = toml::Deserializer::new(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(de)
+        let scenario: Scenario = reading_file(|| serde_path_to_error::deserialize(de))
             .map_err(|e| located(&path_text(e.path()), e.inner().message().trim()))?;
         scenario.validate()?;
         Ok(scenario)
     }
 
+    /// A scenario a program wrote as JSON (a Python dict): a bare number is a quantity in
+    /// base units (bit/s, s, bytes).
     pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioError> {
+        Self::from_json(text, false)
+    }
+
+    /// A scenario file's content as JSON (the Python front reads the TOML itself): every
+    /// quantity carries its unit, as in [`Scenario::from_toml_str`].
+    pub fn from_file_json_str(text: &str) -> Result<Scenario, ScenarioError> {
+        Self::from_json(text, true)
+    }
+
+    fn from_json(text: &str, file: bool) -> Result<Scenario, ScenarioError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let read = || serde_path_to_error::deserialize(de);
+        let scenario: Scenario = if file { reading_file(read) } else { read() }.map_err(|e| {
             let mut msg = e.inner().to_string();
             // serde_json appends " at line L column C", which means nothing to a user who passed a dict.
             if let Some(i) = msg.rfind(" at line ") {
@@ -303,22 +358,22 @@ impl Scenario {
     /// Checks every value; the first problem found is returned.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let sim = &self.simulation;
-        require_positive("simulation.duration", sim.duration.0)?;
-        require_non_negative("simulation.warmup", sim.warmup.0)?;
-        if sim.warmup.0 >= sim.duration.0 {
+        require_positive("simulation.duration", sim.duration)?;
+        require_non_negative("simulation.warmup", sim.warmup)?;
+        if sim.warmup >= sim.duration {
             return Err(ScenarioError::new(
                 "simulation.warmup",
-                format!("must be < duration ({}), got {}", sim.duration.0, sim.warmup.0),
+                format!("must be < duration ({}), got {}", sim.duration, sim.warmup),
             ));
         }
-        require_positive("simulation.throughput_bin", sim.throughput_bin.0)?;
-        require_non_negative("simulation.sample_interval", sim.sample_interval.0)?;
+        require_positive("simulation.throughput_bin", sim.throughput_bin)?;
+        require_non_negative("simulation.sample_interval", sim.sample_interval)?;
         if self.flows.is_empty() {
             return Err(ScenarioError::new("flows", "at least one flow is required"));
         }
         let nodes: Option<&[String]> = match &self.topology {
             TopologySpec::Dumbbell(d) => {
-                validate_link(&d.bottleneck, "topology.bottleneck")?;
+                validate_link(&d.bottleneck, "topology.bottleneck", sim.duration)?;
                 d.hosts().validate()?;
                 None
             }
@@ -332,15 +387,7 @@ impl Scenario {
                         format!("must be at most {MAX_CONGESTED_LINKS}, got {}", p.congested_links),
                     ));
                 }
-                for (field, name) in [("from", &p.link.from), ("to", &p.link.to)] {
-                    if !name.is_empty() {
-                        return Err(ScenarioError::new(
-                            format!("topology.link.{field}"),
-                            "not used in a parking_lot (link i joins routers Ri and Ri+1)",
-                        ));
-                    }
-                }
-                validate_link(&p.link, "topology.link")?;
+                validate_link(&p.link, "topology.link", sim.duration)?;
                 p.hosts().validate()?;
                 None
             }
@@ -372,14 +419,14 @@ impl Scenario {
                             format!("a link must join two different nodes, got {:?} twice", l.to),
                         ));
                     }
-                    validate_link(l, &path)?;
+                    validate_link(&l.link, &path, sim.duration)?;
                 }
                 Some(&g.nodes)
             }
         };
         let mut flows = 0u64;
         for (i, f) in self.flows.iter().enumerate() {
-            f.validate(&format!("flows[{i}]"), nodes, sim.duration.0)?;
+            f.validate(&format!("flows[{i}]"), nodes, sim.duration)?;
             flows += u64::from(f.common.count);
             if flows > MAX_FLOWS {
                 return Err(ScenarioError::new(
@@ -478,6 +525,7 @@ fn syntax_error(text: &str, e: &toml::de::Error) -> ScenarioError {
 /// `[simulation]`, `[topology]` or `[[flows]]`) is put at the missing field.
 fn located(path: &str, message: &str) -> ScenarioError {
     let (path, message) = join_nested(path, message);
+    let message = suggest_field(&message);
     match message
         .strip_prefix("missing field `")
         .and_then(|m| m.strip_suffix('`'))
@@ -489,9 +537,34 @@ fn located(path: &str, message: &str) -> ScenarioError {
     }
 }
 
-fn validate_link(l: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
-    require_positive(&format!("{path}.rate"), l.rate.0)?;
-    require_non_negative(&format!("{path}.delay"), l.delay.0)?;
+fn validate_link(l: &LinkSpec, path: &str, duration: Seconds) -> Result<(), ScenarioError> {
+    require_positive(&format!("{path}.rate"), l.rate)?;
+    require_link_delay(&format!("{path}.delay"), l.delay)?;
+    validate_rate_changes(&l.rate_changes, &format!("{path}.rate_changes"), duration)?;
     l.qdisc.config().validate(&format!("{path}.qdisc"))?;
     l.reverse_qdisc.config().validate(&format!("{path}.reverse_qdisc"))
+}
+
+/// A link's rate changes: each within the run, later than the one before, to a rate > 0.
+fn validate_rate_changes(changes: &[RateChange], path: &str, duration: Seconds) -> Result<(), ScenarioError> {
+    for (i, change) in changes.iter().enumerate() {
+        let at = format!("{path}[{i}].at");
+        require_non_negative(&at, change.at)?;
+        if change.at >= duration {
+            return Err(ScenarioError::new(
+                at,
+                format!("must be < simulation.duration ({duration}), got {}", change.at),
+            ));
+        }
+        if let Some(before) = i.checked_sub(1).map(|j| changes[j].at) {
+            if change.at <= before {
+                return Err(ScenarioError::new(
+                    at,
+                    format!("must be later than the change before ({before}), got {}", change.at),
+                ));
+            }
+        }
+        require_positive(&format!("{path}[{i}].rate"), change.rate)?;
+    }
+    Ok(())
 }

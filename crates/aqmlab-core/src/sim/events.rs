@@ -51,6 +51,8 @@ pub enum Event {
     Timer { agent: AgentId, token: u64 },
     /// Periodic sampling of monitored queues.
     Sample,
+    /// A link's rate changes to its `change`-th new rate (`Link::rates[change + 1]`).
+    RateChange { link: u32, change: u32 },
 }
 
 /// Which end of its flow an agent is.

@@ -63,6 +63,13 @@ impl Simulation {
         let end = sim.duration.nanos();
         let expanded = scenario.expanded_flows();
         let mut events = EventQueue::default();
+        // Scheduled first: a change at the instant of another event comes before it.
+        for (link, l) in net.links.iter().enumerate() {
+            for (change, &(at, _)) in l.rates.iter().skip(1).enumerate() {
+                let (link, change) = (link as u32, change as u32);
+                events.schedule(at, Event::RateChange { link, change });
+            }
+        }
         let mut flows = Vec::with_capacity(expanded.len());
         for f in &expanded {
             let common = &f.spec.common;
@@ -169,6 +176,7 @@ impl Simulation {
                     self.recorder.sample(self.now, &self.net);
                     self.events.schedule(self.now + self.sample_interval, Event::Sample);
                 }
+                Event::RateChange { link, change } => self.change_rate(link, change),
             }
         }
         false
@@ -193,7 +201,7 @@ impl Simulation {
                 self.recorder.prefetch_link(link);
             }
             Event::Start { agent } | Event::Timer { agent, .. } => self.fetch_flow(agent.flow),
-            Event::Sample => {}
+            Event::Sample | Event::RateChange { .. } => {}
         }
     }
 
@@ -259,6 +267,16 @@ impl Simulation {
             self.enqueue(first, id);
         }
         self.outbox = outbox;
+    }
+
+    /// A link's rate changes: the packet it is sending (if any) finishes at the old rate, as
+    /// its end was scheduled when it started; the next starts at the new one. Its queue is
+    /// told, for the disciplines that compute with the rate (RED's idle decay, CSFQ's C).
+    fn change_rate(&mut self, link: u32, change: u32) {
+        let l = &mut self.net.links[link as usize];
+        let (_, rate) = l.rates[change as usize + 1];
+        l.rate_bps = rate;
+        l.qdisc.set_link_rate(rate);
     }
 
     /// A packet reaches its destination, where agent `to` takes it.

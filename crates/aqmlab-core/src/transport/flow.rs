@@ -7,8 +7,9 @@
 //! `start = 1`). serde's `flatten` would reassemble it from the two parts, but
 //! not together with `deny_unknown_fields`, so [`FlowSpec`]'s `Deserialize`
 //! splits the table itself: the keys [`FlowCommon`] declares go to it, the
-//! rest to the config of the type. Both reject unknown fields and name the
-//! path (`flows[0].rate: unknown field ...` for a rate on a tcp flow).
+//! rest to the config of the type. A key neither has is an error naming the path
+//! and listing the fields of both (`flows[0].rate: unknown field ...` for a rate on
+//! a tcp flow, `did you mean `access_delay`?` for `acess_delay`).
 
 use super::{rlm, tcp, tfrc, udp, Agent};
 use crate::error::ScenarioError;
@@ -16,7 +17,8 @@ use crate::rng::Rng;
 use crate::time::{from_secs, Time};
 use crate::units::{Bytes, Rate, Seconds};
 use crate::validate::{
-    from_tagged_value, require_non_negative, require_positive, struct_fields, tagged_registry, take_tag,
+    from_tagged_value, require_link_delay, require_non_negative, require_positive, split_fields, struct_fields,
+    tagged_registry, take_tag,
 };
 use rand::Rng as _;
 use serde::Deserialize;
@@ -82,7 +84,7 @@ impl FlowCommon {
     }
 
     /// `nodes` is the graph's node list (None for a dumbbell or parking lot).
-    fn validate(&self, path: &str, nodes: Option<&[String]>, duration: f64) -> Result<(), ScenarioError> {
+    fn validate(&self, path: &str, nodes: Option<&[String]>, duration: Seconds) -> Result<(), ScenarioError> {
         let field = |name: &str| format!("{path}.{name}");
         if self.count == 0 {
             return Err(ScenarioError::new(field("count"), "must be >= 1, got 0"));
@@ -111,26 +113,26 @@ impl FlowCommon {
             }
         }
         if let Some(r) = self.access_rate {
-            require_positive(&field("access_rate"), r.0)?;
+            require_positive(&field("access_rate"), r)?;
         }
         for (name, value) in [("access_delay", self.access_delay), ("sink_delay", self.sink_delay)] {
             if let Some(v) = value {
-                require_non_negative(&field(name), v.0)?;
+                require_link_delay(&field(name), v)?;
             }
         }
-        require_non_negative(&field("start"), self.start.0)?;
-        require_non_negative(&field("start_jitter"), self.start_jitter.0)?;
-        if self.start.0 >= duration {
+        require_non_negative(&field("start"), self.start)?;
+        require_non_negative(&field("start_jitter"), self.start_jitter)?;
+        if self.start >= duration {
             return Err(ScenarioError::new(
                 field("start"),
-                format!("must be < simulation.duration ({duration}), got {}", self.start.0),
+                format!("must be < simulation.duration ({duration}), got {}", self.start),
             ));
         }
         if let Some(stop) = self.stop {
-            if stop.0 <= self.start.0 {
+            if stop <= self.start {
                 return Err(ScenarioError::new(
                     field("stop"),
-                    format!("must be > start ({}), got {}", self.start.0, stop.0),
+                    format!("must be > start ({}), got {stop}", self.start),
                 ));
             }
         }
@@ -182,11 +184,9 @@ impl<'de> Deserialize<'de> for FlowSpec {
         use serde::de::Error;
         let mut value = serde_json::Value::deserialize(d)?;
         let tag = take_tag(&mut value, FlowKind::NAMES).map_err(D::Error::custom)?;
-        let common_fields = struct_fields::<FlowCommon>();
         let table = std::mem::take(value.as_object_mut().expect("take_tag checked it is a table"));
-        let (common, own): (serde_json::Map<_, _>, _) = table
-            .into_iter()
-            .partition(|(key, _)| common_fields.contains(&key.as_str()));
+        let (common, own) =
+            split_fields(table, struct_fields::<FlowCommon>(), FlowKind::fields(&tag)).map_err(D::Error::custom)?;
         Ok(FlowSpec {
             common: from_tagged_value(common.into()).map_err(D::Error::custom)?,
             kind: FlowKind::from_tagged(&tag, own.into()).map_err(D::Error::custom)?,
@@ -196,7 +196,7 @@ impl<'de> Deserialize<'de> for FlowSpec {
 
 impl FlowSpec {
     /// `nodes` is the graph's node list (None for a dumbbell or parking lot).
-    pub fn validate(&self, path: &str, nodes: Option<&[String]>, duration: f64) -> Result<(), ScenarioError> {
+    pub fn validate(&self, path: &str, nodes: Option<&[String]>, duration: Seconds) -> Result<(), ScenarioError> {
         self.common.validate(path, nodes, duration)?;
         self.kind.config().validate(path)
     }

@@ -118,7 +118,7 @@ impl FlowConfig for RlmConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         let field = |name: &str| format!("{path}.{name}");
         require_in(&field("layers"), self.layers as f64, 1.0, MAX_LAYERS as f64)?;
-        require_positive(&field("base_rate"), self.base_rate.0)?;
+        require_positive(&field("base_rate"), self.base_rate)?;
         let top = self.layer_rate(self.layers);
         if top > MAX_RATE_BPS {
             return Err(ScenarioError::new(
@@ -141,18 +141,18 @@ impl FlowConfig for RlmConfig {
                 format!("must be in (0, 1], got {}", self.beta),
             ));
         }
-        require_positive(&field("join_timer_min"), self.join_timer_min.0)?;
+        require_positive(&field("join_timer_min"), self.join_timer_min)?;
         if self.join_timer_max.0 < self.join_timer_min.0 {
             return Err(ScenarioError::new(
                 field("join_timer_max"),
                 format!(
                     "must be >= join_timer_min ({}), got {}",
-                    self.join_timer_min.0, self.join_timer_max.0
+                    self.join_timer_min, self.join_timer_max
                 ),
             ));
         }
-        require_positive(&field("detection_time"), self.detection_time.0)?;
-        require_non_negative(&field("detection_deviation"), self.detection_deviation.0)?;
+        require_positive(&field("detection_time"), self.detection_time)?;
+        require_non_negative(&field("detection_deviation"), self.detection_deviation)?;
         require_in(&field("detection_gain"), self.detection_gain, 0.0, 1.0)?;
         require_in(&field("deviation_gain"), self.deviation_gain, 0.0, 1.0)?;
         require_in(&field("loss_threshold"), self.loss_threshold, 0.0, 1.0)?;
@@ -162,7 +162,7 @@ impl FlowConfig for RlmConfig {
             ("prune_latency", self.prune_latency),
         ] {
             if let Some(latency) = latency {
-                require_non_negative(&field(name), latency.0)?;
+                require_non_negative(&field(name), latency)?;
             }
         }
         Ok(())
@@ -915,7 +915,7 @@ mod tests {
         assert_eq!(RlmConfig::default().demand_bps(), Some(4_064_000.0));
         let error = |fields: &str| {
             let text = format!(
-                "[simulation]\nduration = 10\n[topology]\ntype = \"dumbbell\"\n\
+                "[simulation]\nduration = \"10s\"\n[topology]\ntype = \"dumbbell\"\n\
                  bottleneck = {{ rate = \"1Mbps\", delay = \"1ms\" }}\n[[flows]]\ntype = \"rlm\"\n{fields}\n"
             );
             Scenario::from_toml_str(&text).map(|_| ()).unwrap_err().to_string()
@@ -928,16 +928,16 @@ mod tests {
         assert_eq!(error("beta = 0"), "flows[0].beta: must be in (0, 1], got 0");
         assert_eq!(error("alpha = 0.5"), "flows[0].alpha: must be >= 1, got 0.5");
         assert_eq!(
-            error("join_timer_max = 1"),
-            "flows[0].join_timer_max: must be >= join_timer_min (5), got 1"
+            error("join_timer_max = \"1s\""),
+            "flows[0].join_timer_max: must be >= join_timer_min (5s), got 1s"
         );
         assert_eq!(
             error("loss_threshold = 2"),
             "flows[0].loss_threshold: must be in [0, 1], got 2"
         );
         assert_eq!(
-            error("prune_latency = -1"),
-            "flows[0].prune_latency: must be >= 0, got -1"
+            error("prune_latency = \"-1s\""),
+            "flows[0].prune_latency: must be >= 0, got -1s"
         );
         assert!(error("rate = 1").starts_with("flows[0].rate: unknown field `rate`"));
     }

@@ -110,10 +110,10 @@ impl Default for TfrcConfig {
 impl FlowConfig for TfrcConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         if let Some(rate) = self.initial_rate {
-            require_positive(&format!("{path}.initial_rate"), rate.0)?;
+            require_positive(&format!("{path}.initial_rate"), rate)?;
         }
         if let Some(tick) = self.rto_tick {
-            require_positive(&format!("{path}.rto_tick"), tick.0)?;
+            require_positive(&format!("{path}.rto_tick"), tick)?;
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ pub struct CbrConfig {
     pub rate_changes: Vec<RateChange>,
 }
 
-/// A CBR rate change at a given time (RED-PD §5.2/§7.3).
+/// A new rate from a given time: a CBR source's (RED-PD §5.2/§7.3) or a link's.
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateChange {
@@ -38,10 +38,10 @@ pub struct RateChange {
 
 impl FlowConfig for CbrConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        require_positive(&format!("{path}.rate"), self.rate.0)?;
+        require_positive(&format!("{path}.rate"), self.rate)?;
         for (i, c) in self.rate_changes.iter().enumerate() {
-            require_non_negative(&format!("{path}.rate_changes[{i}].at"), c.at.0)?;
-            require_positive(&format!("{path}.rate_changes[{i}].rate"), c.rate.0)?;
+            require_non_negative(&format!("{path}.rate_changes[{i}].at"), c.at)?;
+            require_positive(&format!("{path}.rate_changes[{i}].rate"), c.rate)?;
         }
         Ok(())
     }
@@ -69,9 +69,9 @@ pub struct OnOffConfig {
 
 impl FlowConfig for OnOffConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        require_positive(&format!("{path}.rate"), self.rate.0)?;
-        require_positive(&format!("{path}.on_time"), self.on_time.0)?;
-        require_positive(&format!("{path}.off_time"), self.off_time.0)
+        require_positive(&format!("{path}.rate"), self.rate)?;
+        require_positive(&format!("{path}.on_time"), self.on_time)?;
+        require_positive(&format!("{path}.off_time"), self.off_time)
     }
 
     /// The mean rate: the ON rate times the ON fraction of the time.

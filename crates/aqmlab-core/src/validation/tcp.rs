@@ -76,17 +76,17 @@ impl Setup<'_> {
         let text = format!(
             r#"
 [simulation]
-duration = {duration}
-warmup = {warmup}
+duration = "{duration}s"
+warmup = "{warmup}s"
 seed = {seed}
 sample_interval = 0
-throughput_bin = {duration}
+throughput_bin = "{duration}s"
 [topology]
 type = "dumbbell"
 access_rate = "1Gbps"
 access_delay = 0
 sink_delay = 0
-bottleneck = {{ rate = "{rate}", delay = {delay}, qdisc = {qdisc} }}
+bottleneck = {{ rate = "{rate}", delay = "{delay}s", qdisc = {qdisc} }}
 [[flows]]
 type = "tcp"
 tcp = {{ variant = "{variant}", trace = {trace} {tcp} }}
@@ -296,7 +296,7 @@ fn periodic_rows(rows: &mut Vec<Row>) -> Result<(), Error> {
 /// Bernoulli loss: Reno against PFTK per seed; NewReno and SACK at least Reno's rate.
 fn bernoulli_rows(rows: &mut Vec<Row>) -> Result<(), Error> {
     let rto = 4.0 * RTT;
-    let tcp = || format!(", min_rto = {rto}");
+    let tcp = || format!(", min_rto = \"{rto}s\"");
     for p in [0.01, 0.03, 0.05] {
         let pc = percent(p);
         let mut reno = Vec::new();

@@ -28,7 +28,7 @@ type = "dumbbell"
 access_rate = "1Gbps"
 access_delay = 0
 sink_delay = 0
-bottleneck = {{ rate = "1Gbps", delay = {delay}, qdisc = {qdisc} }}
+bottleneck = {{ rate = "1Gbps", delay = "{delay}s", qdisc = {qdisc} }}
 [[flows]]
 {flow}
 "#

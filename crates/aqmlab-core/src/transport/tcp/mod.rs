@@ -176,7 +176,8 @@ pub struct TcpOptions {
     /// window allows no new data), so that tiny windows still reach three
     /// duplicate ACKs. RFC 3042 "limited transmit" is the standardised form.
     pub tiny_window: bool,
-    /// Record cwnd, ssthresh and RTO (packets, packets, seconds) when they change.
+    /// Record cwnd, ssthresh, RTO, SRTT and RTTVAR (packets, packets, seconds) when they
+    /// change, and every RTT sample (`rtt`, seconds).
     pub trace: bool,
 }
 
@@ -293,14 +294,14 @@ impl TcpOptions {
                 ));
             }
         }
-        require_positive(&field("delack_timeout"), p.delack_timeout.0)?;
-        require_non_negative(&field("min_rto"), p.min_rto.0)?;
+        require_positive(&field("delack_timeout"), p.delack_timeout)?;
+        require_non_negative(&field("min_rto"), p.min_rto)?;
         match p.profile {
-            Profile::Rfc => require_non_negative(&field("timer_granularity"), p.timer_granularity.0)?,
+            Profile::Rfc => require_non_negative(&field("timer_granularity"), p.timer_granularity)?,
             // ns-2 counts RTT samples in ticks: a zero tick has no meaning there.
-            Profile::Ns2 => require_positive(&field("timer_granularity"), p.timer_granularity.0)?,
+            Profile::Ns2 => require_positive(&field("timer_granularity"), p.timer_granularity)?,
         }
-        require_positive(&field("initial_rto"), p.initial_rto.0)?;
+        require_positive(&field("initial_rto"), p.initial_rto)?;
         Ok(())
     }
 }
@@ -446,7 +447,7 @@ impl NeidhardtWorkload {
                     format!("must be in (0, 1], got {}", c.weight),
                 ));
             }
-            require_positive(&at("median"), c.median.0)?;
+            require_positive(&at("median"), c.median)?;
             require_positive(&at("shape"), c.shape)?;
         }
         let total: f64 = self.think.iter().map(|c| c.weight).sum();
@@ -519,7 +520,7 @@ impl Workload {
                         format!("must be > 1 (a finite mean), got {}", w.pareto_shape),
                     ));
                 }
-                require_non_negative(&field("think_time"), w.think_time.0)
+                require_non_negative(&field("think_time"), w.think_time)
             }
             Workload::Neidhardt(n) => n.validate(field),
         }
@@ -599,10 +600,11 @@ mod tests {
                 "flows[0].tcp.initial_ssthresh: must be >= 1 packet, got 0.5",
             ),
             ("delack_timeout = 0", "flows[0].tcp.delack_timeout: must be > 0, got 0"),
-            ("min_rto = -1", "flows[0].tcp.min_rto: must be >= 0, got -1"),
+            ("min_rto = -1", "flows[0].tcp.min_rto: must be >= 0, got -1s"),
+            // A time is shown in its unit, not as -0.001 (s).
             (
                 "timer_granularity = \"-1ms\"",
-                "flows[0].tcp.timer_granularity: must be >= 0, got -0.001",
+                "flows[0].tcp.timer_granularity: must be >= 0, got -1ms",
             ),
             ("initial_rto = 0", "flows[0].tcp.initial_rto: must be > 0, got 0"),
         ];

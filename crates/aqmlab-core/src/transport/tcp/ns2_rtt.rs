@@ -138,6 +138,18 @@ impl Ns2Rtt {
         self.t_rtxcur
     }
 
+    /// The smoothed RTT and its mean deviation, seconds (whole ticks and their 3 and 2
+    /// fraction bits); None without an estimate (none yet, or clobbered by back-off).
+    pub fn srtt_and_rttvar(&self) -> Option<(f64, f64)> {
+        let tick = self.tick_secs();
+        (self.t_srtt != 0).then(|| {
+            (
+                self.t_srtt as f64 / f64::from(1u32 << SRTT_BITS) * tick,
+                self.t_rttvar as f64 / f64::from(1u32 << RTTVAR_BITS) * tick,
+            )
+        })
+    }
+
     pub fn tick_secs(&self) -> f64 {
         self.tick as f64 * 1e-9
     }

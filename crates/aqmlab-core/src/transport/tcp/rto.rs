@@ -86,6 +86,11 @@ impl RtoEstimator {
     pub fn srtt(&self) -> Option<f64> {
         self.srtt
     }
+
+    /// RTTVAR, seconds, once there is an estimate.
+    pub fn rttvar(&self) -> Option<f64> {
+        self.srtt.map(|_| self.rttvar)
+    }
 }
 
 #[cfg(test)]

@@ -65,6 +65,9 @@ const RETRANSMIT: u64 = 0;
 const NEXT_TRANSFER: u64 = 1;
 /// ns-2 NewReno recv(): `send_much(0, 0, 2)` while in fast recovery (tcp-newreno.cc).
 const NS2_NEWRENO_RECOVERY_BURST: u64 = 2;
+/// The variables a traced sender records whenever they change; besides, `rtt` at every
+/// RTT sample (see `on_new_ack`).
+const TRACED: [&str; 5] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar"];
 
 /// The RTT estimator and retransmission timeout of the profile.
 enum RttTimer {
@@ -93,6 +96,14 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.reset(),
             RttTimer::Ns2(t) => t.reset(),
+        }
+    }
+
+    /// SRTT and RTTVAR in seconds, once estimated.
+    fn srtt_and_rttvar(&self) -> Option<(f64, f64)> {
+        match self {
+            RttTimer::Rfc6298(e) => e.srtt().zip(e.rttvar()),
+            RttTimer::Ns2(t) => t.srtt_and_rttvar(),
         }
     }
 
@@ -166,8 +177,8 @@ pub struct TcpSender {
     retransmit_timer: Timer,
     transfer_timer: Timer,
     stats: AgentStats,
-    /// Last traced cwnd, ssthresh and RTO.
-    traced: [f64; 3],
+    /// Last traced value of each of [`TRACED`] (NaN: none yet).
+    traced: [f64; TRACED.len()],
 }
 
 impl TcpSender {
@@ -231,7 +242,7 @@ impl TcpSender {
             retransmit_timer: Timer::new(RETRANSMIT),
             transfer_timer: Timer::new(NEXT_TRANSFER),
             stats: AgentStats::default(),
-            traced: [f64::NAN; 3],
+            traced: [f64::NAN; TRACED.len()],
         }
     }
 
@@ -406,8 +417,14 @@ impl TcpSender {
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.scoreboard.advance(ack);
+        // The ACK echoes the send time of the packet it acknowledges (the sink's older one
+        // when it delays); Karn: a retransmitted packet's is ambiguous.
+        let rtt = to_secs(ctx.now - p.sent_at);
         if let RttTimer::Rfc6298(e) = &mut self.rtt {
-            e.sample(to_secs(ctx.now - p.sent_at), p.retransmit);
+            e.sample(rtt, p.retransmit);
+        }
+        if !p.retransmit && ctx.tracing() {
+            ctx.trace("rtt", rtt);
         }
         self.dupacks = 0;
         let mut restart_timer = true;
@@ -645,13 +662,10 @@ impl TcpSender {
         if !ctx.tracing() {
             return;
         }
-        let values = [self.cwnd, self.ssthresh, self.rtt.rto()];
-        for ((name, value), last) in ["cwnd", "ssthresh", "rto"]
-            .into_iter()
-            .zip(values)
-            .zip(&mut self.traced)
-        {
-            if value != *last {
+        let (srtt, rttvar) = self.rtt.srtt_and_rttvar().unzip();
+        let values = [Some(self.cwnd), Some(self.ssthresh), Some(self.rtt.rto()), srtt, rttvar];
+        for ((name, value), last) in TRACED.into_iter().zip(values).zip(&mut self.traced) {
+            if let Some(value) = value.filter(|v| *v != *last) {
                 ctx.trace(name, value);
                 *last = value;
             }

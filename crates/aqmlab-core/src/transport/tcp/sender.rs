@@ -43,9 +43,26 @@
 //!   the ACK that enters recovery sends nothing more; a partial ACK restarts the
 //!   timer and ends the back-off without an RTT sample; the scoreboard is forgotten
 //!   on every ACK that leaves the sender out of recovery.
+//!
+//! [`Profile::Linux`] is Linux 6.1's sender (net/ipv4/tcp_input.c, tcp_output.c), SACK only:
+//! - the window is `cc`'s ([`LinuxCc`]): grown on each ACK that acknowledges new data
+//!   outside recovery by the packets it delivered (cumulatively or by SACK), only while
+//!   the sender is cwnd-limited (tcp_is_cwnd_limited(), tcp_cwnd_validate()); ssthresh
+//!   from the module on loss, ECN-echo and timeouts;
+//! - RTT from every ACK of new data ([`LinuxRto`]: RTO = SRTT + max(RTTVAR term, 200 ms));
+//! - packets in flight are counted as the scoreboard's pipe in every state (Linux's
+//!   packets_out − sacked_out − lost_out + retrans_out), so SACKed packets make room
+//!   for new data before recovery too;
+//! - recovery starts on any ACK once DupThresh packets are SACKed (tcp_time_to_recover()
+//!   without RACK: sacked_out + 1 > reordering 3) and ends when `recover` (high_seq) is
+//!   acknowledged, with cwnd = ssthresh (tcp_end_cwnd_reduction()); only lost packets
+//!   are retransmitted (tcp_xmit_retransmit_queue(): no RFC 6675 rule-3 rescue);
+//! - a timeout recomputes ssthresh only when no reduction is under way (tcp_enter_loss()),
+//!   and restarts the module (CUBIC forgets W_max: cubictcp_state(TCP_CA_Loss)).
 
+use super::cc::{AckSample, LinuxCc, Window};
 use super::ns2_rtt::Ns2Rtt;
-use super::rto::RtoEstimator;
+use super::rto::{LinuxRto, RtoEstimator};
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
 use super::web::{FileSize, ThinkTime};
@@ -65,6 +82,10 @@ const RETRANSMIT: u64 = 0;
 const NEXT_TRANSFER: u64 = 1;
 /// ns-2 NewReno recv(): `send_much(0, 0, 2)` while in fast recovery (tcp-newreno.cc).
 const NS2_NEWRENO_RECOVERY_BURST: u64 = 2;
+/// tcp_update_pacing_rate(): the pacing rate Linux sets is this multiple of cwnd/SRTT in
+/// slow start (`tcp_pacing_ss_ratio` 200) and in congestion avoidance (`tcp_pacing_ca_ratio` 120).
+const LINUX_PACING_SS_RATIO: f64 = 2.0;
+const LINUX_PACING_CA_RATIO: f64 = 1.2;
 /// The variables a traced sender records whenever they change; besides, `rtt` at every
 /// RTT sample (see `on_new_ack`).
 const TRACED: [&str; 5] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar"];
@@ -75,6 +96,8 @@ enum RttTimer {
     Rfc6298(RtoEstimator),
     /// ns-2: one timed packet per RTT, in ticks.
     Ns2(Ns2Rtt),
+    /// Linux: every ACK of new data, RTO = SRTT + max(RTTVAR term, min RTO).
+    Linux(LinuxRto),
 }
 
 impl RttTimer {
@@ -82,6 +105,7 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.rto(),
             RttTimer::Ns2(t) => t.rto(),
+            RttTimer::Linux(e) => e.rto(),
         }
     }
 
@@ -89,6 +113,7 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.back_off(),
             RttTimer::Ns2(t) => t.back_off(),
+            RttTimer::Linux(e) => e.back_off(),
         }
     }
 
@@ -96,6 +121,7 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.reset(),
             RttTimer::Ns2(t) => t.reset(),
+            RttTimer::Linux(e) => e.reset(),
         }
     }
 
@@ -104,6 +130,7 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.srtt().zip(e.rttvar()),
             RttTimer::Ns2(t) => t.srtt_and_rttvar(),
+            RttTimer::Linux(e) => e.srtt_and_rttvar(),
         }
     }
 
@@ -125,6 +152,23 @@ enum Application {
         size: FileSize,
         think: ThinkTime,
     },
+}
+
+/// tcp_cwnd_validate(): whether the window limited sending over the last window of data
+/// (`is_cwnd_limited`), the most packets out then (`max_packets_out`), and the packet
+/// whose acknowledgement ends that window (`cwnd_usage_seq`).
+#[derive(Clone, Copy, Debug, Default)]
+struct CwndUsage {
+    limited: bool,
+    max_packets_out: u64,
+    until: u64,
+}
+
+impl CwndUsage {
+    /// tcp_is_cwnd_limited(): in slow start, also while cwnd is below twice the most packets out.
+    fn limits(&self, w: &Window) -> bool {
+        self.limited || (w.in_slow_start() && w.cwnd < 2 * self.max_packets_out)
+    }
 }
 
 pub struct TcpSender {
@@ -173,6 +217,12 @@ pub struct TcpSender {
     /// recovery (by arithmetic, so it may go below zero).
     ns2_pipe: i64,
     scoreboard: Scoreboard,
+    /// The linux profile's congestion control module.
+    cc: Option<LinuxCc>,
+    /// Linux's tcp_cwnd_validate() state: whether the last window of data was cwnd-limited.
+    cwnd_usage: CwndUsage,
+    /// Packets sent (new or again): whether a send attempt sent anything.
+    sent: u64,
     rtt: RttTimer,
     retransmit_timer: Timer,
     transfer_timer: Timer,
@@ -202,6 +252,7 @@ impl TcpSender {
                 opts.min_rto.0,
                 opts.timer_granularity.0,
             )),
+            Profile::Linux => RttTimer::Linux(LinuxRto::new(opts.initial_rto.0, opts.min_rto.0)),
             Profile::Ns2 => {
                 let tick = opts.timer_granularity.nanos().max(1);
                 // tcp.cc reset(): `boot_time_ = Random::uniform(tcp_tick_)`, the phase of the host's clock.
@@ -238,6 +289,9 @@ impl TcpSender {
             high_rxt: 0,
             ns2_pipe: 0,
             scoreboard: Scoreboard::default(),
+            cc: (opts.profile == Profile::Linux).then(|| LinuxCc::new(opts.cc, 0.0)),
+            cwnd_usage: CwndUsage::default(),
+            sent: 0,
             rtt,
             retransmit_timer: Timer::new(RETRANSMIT),
             transfer_timer: Timer::new(NEXT_TRANSFER),
@@ -252,6 +306,7 @@ impl TcpSender {
     }
 
     fn send_packet(&mut self, seq: u64, ctx: &mut AgentCtx) {
+        self.sent += 1;
         let retransmit = seq < self.snd_max;
         if retransmit {
             self.stats.retransmitted_packets += 1;
@@ -317,7 +372,8 @@ impl TcpSender {
         if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, now) {
             return Some(self.snd_nxt);
         }
-        hole.map(|(seq, _)| seq)
+        // Linux retransmits only packets marked lost (tcp_xmit_retransmit_queue()).
+        hole.map(|(seq, _)| seq).filter(|_| self.profile != Profile::Linux)
     }
 
     /// ns-2 Sack1 send_much() in recovery: while `pipe_ < int(cwnd_)`, the first hole above
@@ -346,11 +402,71 @@ impl TcpSender {
 
     fn send_more(&mut self, ctx: &mut AgentCtx) {
         match (self.in_recovery, self.variant, self.profile) {
+            (_, _, Profile::Linux) => self.send_linux(ctx),
             (true, Variant::Sack, Profile::Rfc) => self.send_pipe(ctx),
             (true, Variant::Sack, Profile::Ns2) => self.send_ns2_sack(ctx),
             (true, Variant::NewReno, Profile::Ns2) => self.send_window(NS2_NEWRENO_RECOVERY_BURST, ctx),
             _ => self.send_window(u64::MAX, ctx),
         }
+    }
+
+    /// Linux: while packets in flight (the pipe) are fewer than cwnd, lost packets, then new
+    /// data (tcp_xmit_retransmit_queue(), tcp_write_xmit()); after a timeout, the go-back-N
+    /// of the other profiles. Then tcp_cwnd_validate().
+    fn send_linux(&mut self, ctx: &mut AgentCtx) {
+        let sent = self.sent;
+        if self.snd_nxt < self.snd_max {
+            self.send_window(u64::MAX, ctx);
+        } else {
+            self.send_pipe(ctx);
+        }
+        let in_flight = self.scoreboard.pipe(self.snd_max, self.high_rxt);
+        let limited = in_flight as f64 >= self.cwnd;
+        if self.sent > sent || limited {
+            let packets_out = self.snd_max - self.snd_una;
+            let u = &mut self.cwnd_usage;
+            if self.snd_una >= u.until || limited || (!u.limited && packets_out > u.max_packets_out) {
+                *u = CwndUsage {
+                    limited,
+                    max_packets_out: packets_out,
+                    until: self.snd_max,
+                };
+            }
+        }
+    }
+
+    /// Linux on an ACK of new data: the RTT sample to the module (HyStart), then growth
+    /// by the packets delivered, outside recovery and while cwnd-limited (tcp_cong_control()).
+    fn linux_on_ack(&mut self, rtt: f64, delivered: u64, grow: bool, now: f64) {
+        let mut w = Window {
+            cwnd: self.cwnd as u64,
+            ssthresh: self.ssthresh as u64,
+            clamp: self.window,
+        };
+        let ratio = if w.in_slow_start() {
+            LINUX_PACING_SS_RATIO
+        } else {
+            LINUX_PACING_CA_RATIO
+        };
+        let packets = w.cwnd.max(self.snd_max - self.snd_una) as f64;
+        let pacing_rate = match self.rtt.srtt_and_rttvar() {
+            Some((srtt, _)) if srtt > 0.0 => ratio * packets * f64::from(self.size) / srtt,
+            _ => 0.0,
+        };
+        let sample = AckSample {
+            now,
+            rtt,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+            pacing_rate,
+        };
+        let Some(cc) = &mut self.cc else { return };
+        cc.on_ack_sample(&mut w, &sample);
+        if grow && self.cwnd_usage.limits(&w) {
+            cc.cong_avoid(&mut w, delivered, now);
+        }
+        self.cwnd = w.cwnd as f64;
+        self.ssthresh = w.ssthresh as f64;
     }
 
     fn flight(&self) -> f64 {
@@ -368,8 +484,12 @@ impl TcpSender {
     }
 
     fn halve_ssthresh_of(&mut self, window: f64) {
-        self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
         self.ca_acks = 0;
+        if let Some(cc) = &mut self.cc {
+            self.ssthresh = cc.ssthresh(window as u64) as f64;
+            return;
+        }
+        self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
     }
 
     /// ssthresh on a retransmission timeout. During recovery the window is no
@@ -380,6 +500,13 @@ impl TcpSender {
     fn timeout_ssthresh(&mut self) {
         match (self.in_recovery, self.profile) {
             (true, Profile::Rfc) => self.halve_ssthresh_of(self.flight()),
+            // tcp_enter_loss(): only when no reduction is under way (state Open or Disorder,
+            // or high_seq acknowledged); within one, ssthresh stays.
+            (_, Profile::Linux) => {
+                if self.recover.is_none_or(|r| self.snd_una >= r) {
+                    self.reduce_ssthresh();
+                }
+            }
             _ => self.reduce_ssthresh(),
         }
     }
@@ -411,17 +538,24 @@ impl TcpSender {
         self.cwnd = self.cwnd.min(self.window as f64);
     }
 
-    fn on_new_ack(&mut self, p: &Packet, ece: bool, ctx: &mut AgentCtx) {
+    /// `newly_sacked`: packets the ACK's blocks SACKed for the first time.
+    fn on_new_ack(&mut self, p: &Packet, ece: bool, newly_sacked: u64, ctx: &mut AgentCtx) {
         let ack = p.seq.min(self.snd_max);
         let acked = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
+        let sacked_before = self.scoreboard.sacked_count();
         self.scoreboard.advance(ack);
+        // Linux's `delivered`: packets newly acknowledged, cumulatively or by SACK.
+        let delivered = acked - (sacked_before - self.scoreboard.sacked_count()) + newly_sacked;
         // The ACK echoes the send time of the packet it acknowledges (the sink's older one
-        // when it delays); Karn: a retransmitted packet's is ambiguous.
+        // when it delays); Karn: a retransmitted packet's is ambiguous (not with Linux's
+        // timestamps, whose echo is the retransmission's).
         let rtt = to_secs(ctx.now - p.sent_at);
-        if let RttTimer::Rfc6298(e) = &mut self.rtt {
-            e.sample(rtt, p.retransmit);
+        match &mut self.rtt {
+            RttTimer::Rfc6298(e) => e.sample(rtt, p.retransmit),
+            RttTimer::Linux(e) => e.sample(rtt, ack, self.snd_max),
+            RttTimer::Ns2(_) => {}
         }
         if !p.retransmit && ctx.tracing() {
             ctx.trace("rtt", rtt);
@@ -436,14 +570,18 @@ impl TcpSender {
                 // Reno leaves fast recovery on the first new ACK; further losses need 3 more dup ACKs or a timeout.
                 self.exit_recovery();
                 // ns-2 Reno/NewReno recv(): the exiting ACK goes through recv_newack_helper()'s opencwnd().
-                grow &= self.profile == Profile::Ns2 && self.variant != Variant::Sack;
+                // Linux: the exiting ACK returns to Open before tcp_cong_control() grows the window.
+                grow &=
+                    (self.profile == Profile::Ns2 && self.variant != Variant::Sack) || self.profile == Profile::Linux;
             } else {
                 grow = false;
                 partial = true;
                 restart_timer = self.partial_ack(acked, ctx);
             }
         }
-        if grow {
+        if self.cc.is_some() {
+            self.linux_on_ack(rtt, delivered, grow, to_secs(ctx.now));
+        } else if grow {
             self.open_cwnd();
         }
         if self.snd_una == self.snd_max {
@@ -471,6 +609,8 @@ impl TcpSender {
     fn exit_recovery(&mut self) {
         self.in_recovery = false;
         self.cwnd = match (self.variant, self.profile) {
+            // tcp_end_cwnd_reduction().
+            (_, Profile::Linux) => self.ssthresh,
             // FRED §11.2 and RFC 6582 §3.2 step 3 (1): no burst when recovery ends.
             (Variant::NewReno, Profile::Rfc) => self.ssthresh.min(self.flight().max(1.0) + 1.0),
             // tcp-newreno.cc recv(), `exit_recovery_fix_ 0`: cwnd_ (= ssthresh_) is kept, a burst is allowed.
@@ -499,8 +639,9 @@ impl TcpSender {
                 self.cwnd = self.ssthresh;
                 true
             }
-            // The scoreboard and pipe decide what to send (RFC 6675 §5 (C)).
-            (Variant::Sack, Profile::Rfc) => true,
+            // The scoreboard and pipe decide what to send (RFC 6675 §5 (C)); Linux rearms
+            // the timer on every ACK of new data (tcp_set_xmit_timer()).
+            (Variant::Sack, Profile::Rfc | Profile::Linux) => true,
             // tcp-sack1.cc recv(), `partial_ack_ false`: one packet more left the pipe than
             // the ACK's own (the ACK may be for a retransmission: "never do worse than slow-start").
             (Variant::Sack, Profile::Ns2) => {
@@ -508,11 +649,16 @@ impl TcpSender {
                 true
             }
             (Variant::Tahoe | Variant::Reno, _) => unreachable!("Tahoe and Reno leave recovery on any new ACK"),
+            (Variant::NewReno, Profile::Linux) => unreachable!("the linux profile runs SACK recovery only"),
         }
     }
 
     /// `sack_news`: the ACK's blocks SACKed a packet not SACKed before.
     fn on_dupack(&mut self, sack_news: bool, ctx: &mut AgentCtx) {
+        if self.profile == Profile::Linux {
+            // Linux with SACK counts SACKed packets, not duplicate ACKs (linux_detect_loss()).
+            return;
+        }
         if self.ns2_sack() && (self.in_recovery || !sack_news) {
             // tcp-sack1.cc recv(): outside recovery a duplicate ACK counts only if its blocks
             // SACK new data (CheckUpdate()); in recovery it changes nothing but `pipe_`.
@@ -547,6 +693,19 @@ impl TcpSender {
                 self.send_packet(self.snd_max - 1, ctx);
             }
         }
+    }
+
+    /// Linux, on every ACK: outside a reduction, recovery starts once DupThresh packets are
+    /// SACKed (tcp_time_to_recover(): sacked_out + 1 > reordering; the hole at the cumulative
+    /// ACK is then marked lost); within a window halved for ECN it repairs without halving.
+    fn linux_detect_loss(&mut self, ctx: &mut AgentCtx) {
+        if self.in_recovery || self.snd_una == self.snd_max || self.scoreboard.sacked_count() < DUP_THRESH {
+            return;
+        }
+        if self.recover.is_none_or(|r| self.snd_una >= r) {
+            self.reduce_ssthresh();
+        }
+        self.fast_retransmit(ctx);
     }
 
     /// Fast retransmit once ssthresh is set; enters recovery (except Tahoe).
@@ -604,7 +763,10 @@ impl TcpSender {
         self.scoreboard.clear();
         self.rtt.stop_timing();
         self.rtt.back_off();
-        self.send_window(u64::MAX, ctx);
+        if let Some(cc) = &mut self.cc {
+            cc.restart(to_secs(ctx.now), self.snd_max);
+        }
+        self.send_more(ctx);
     }
 
     /// RFC 3168 §6.1.2: halve the window once per window of data on ECN-echo.
@@ -625,6 +787,9 @@ impl TcpSender {
         self.ssthresh = self.initial_ssthresh;
         self.ca_acks = 0;
         self.rtt.reset();
+        if let Some(cc) = &mut self.cc {
+            cc.restart(to_secs(ctx.now), self.snd_max);
+        }
         self.dupacks = 0;
         self.in_recovery = false;
         self.recover = None;
@@ -635,7 +800,7 @@ impl TcpSender {
             end: None,
             packets,
         });
-        self.send_window(u64::MAX, ctx);
+        self.send_more(ctx);
     }
 
     fn transfer_done(&mut self, ctx: &mut AgentCtx) {
@@ -678,7 +843,10 @@ impl Agent for TcpSender {
         match self.application {
             Application::Infinite => {
                 self.data_end = u64::MAX;
-                self.send_window(u64::MAX, ctx);
+                if let Some(cc) = &mut self.cc {
+                    cc.restart(to_secs(ctx.now), 0);
+                }
+                self.send_more(ctx);
             }
             Application::Transfer(n) => self.start_transfer(n, ctx),
             Application::Web { .. } => self.start_web_transfer(ctx),
@@ -690,12 +858,13 @@ impl Agent for TcpSender {
         if p.kind != PacketKind::Ack {
             return;
         }
-        let mut sack_news = false;
+        let mut newly_sacked = 0;
         if self.variant == Variant::Sack {
             for &(start, end) in &p.sack[..p.sack_len as usize] {
-                sack_news |= self.scoreboard.mark(start, end, self.snd_max);
+                newly_sacked += self.scoreboard.mark(start, end, self.snd_max);
             }
         }
+        let sack_news = newly_sacked > 0;
         let was_in_recovery = self.in_recovery;
         if was_in_recovery && self.ns2_sack() {
             // tcp-sack1.cc recv(): every ACK in recovery takes one packet out of `pipe_`.
@@ -707,9 +876,12 @@ impl Agent for TcpSender {
         }
         let new_ack = p.seq > self.snd_una;
         if new_ack {
-            self.on_new_ack(p, ece, ctx);
+            self.on_new_ack(p, ece, newly_sacked, ctx);
         } else if p.seq == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(sack_news, ctx);
+        }
+        if self.profile == Profile::Linux {
+            self.linux_detect_loss(ctx);
         }
         if self.ns2_sack() && new_ack && !self.in_recovery {
             // tcp-sack1.cc recv(): a new ACK outside recovery, or the one that ends it, clears the scoreboard.
@@ -825,7 +997,7 @@ mod tests {
     fn timeout_during_recovery(profile: Profile, variant: Variant) -> TcpSender {
         let mut h = Harness::new(TcpOptions {
             profile,
-            variant,
+            variant: Some(variant),
             initial_window: Some(10),
             window: Some(100),
             ..Default::default()
@@ -864,7 +1036,7 @@ mod tests {
     fn sack_sender(profile: Profile, initial_window: u64) -> Harness {
         let mut h = Harness::new(TcpOptions {
             profile,
-            variant: Variant::Sack,
+            variant: Some(Variant::Sack),
             initial_window: Some(initial_window),
             window: Some(100),
             ..Default::default()
@@ -1078,5 +1250,48 @@ mod tests {
         assert_eq!(h.ack(0), vec![3]); // room in the receiver window: a new packet
         assert_eq!(h.ack(0), vec![4]);
         assert_eq!(h.tcp.cwnd, 3.0);
+    }
+
+    fn linux(cc: super::super::Cc) -> Harness {
+        Harness::new(TcpOptions {
+            profile: Profile::Linux,
+            cc: Some(cc),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn linux_opens_with_ten_packets_and_one_second_rto() {
+        let mut h = linux(super::super::Cc::Cubic);
+        let first: Vec<u64> = h.outbox.drain(..).map(|p| p.seq).collect();
+        assert_eq!(first, (0..10).collect::<Vec<_>>(), "IW 10 (RFC 6928, TCP_INIT_CWND)");
+        assert_eq!(h.timers[0].0, 1_000_000_000, "TCP_TIMEOUT_INIT 1 s");
+        // Slow start: each ACK of two packets opens two (tcp_slow_start() counts packets acked).
+        assert_eq!(h.ack(2), vec![10, 11, 12, 13]);
+        assert_eq!(h.tcp.cwnd, 12.0);
+    }
+
+    #[test]
+    fn linux_recovery_starts_at_three_sacked_and_reduces_by_the_module() {
+        for (cc, ssthresh) in [(super::super::Cc::Cubic, 14.0), (super::super::Cc::Reno, 10.0)] {
+            let mut h = linux(cc);
+            h.outbox.clear();
+            h.ack(10); // cwnd 20: packets 10..30 out
+            assert_eq!(h.tcp.cwnd, 20.0);
+            h.outbox.clear();
+            // Packet 10 lost. Two SACKed packets: no recovery, but each makes room for new data
+            // (Linux's in-flight count leaves SACKed packets out).
+            assert_eq!(h.sack(10, &[(11, 12)]), vec![30]);
+            assert_eq!(h.sack(10, &[(11, 13)]), vec![31]);
+            // The third: recovery, ssthresh = 20·717/1024 = 14 (cubic) or 20/2 (reno).
+            let sent = h.sack(10, &[(11, 14)]);
+            assert_eq!(sent[0], 10);
+            assert!(h.tcp.in_recovery);
+            assert_eq!(h.tcp.ssthresh, ssthresh, "{cc:?}");
+            // A full ACK ends recovery with cwnd = ssthresh.
+            let high = h.tcp.snd_max;
+            h.ack(high);
+            assert!(!h.tcp.in_recovery && h.tcp.cwnd >= ssthresh && h.tcp.cwnd <= ssthresh + 1.0);
+        }
     }
 }

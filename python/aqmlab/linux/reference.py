@@ -45,6 +45,8 @@ METRICS = ("udp_mbps", "tcp_mbps", "jain", "delay_median_ms")
 DURATION_S = 30
 WARMUP_S = 10
 RUNS = 3
+# A run whose guest fails (an iperf3 handshake timing out in a busy guest) is run again, this often.
+ATTEMPTS = 3
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -61,6 +63,18 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def attempt(qdisc: str, cc: str, folder: Path) -> uml.Run:
+    """One run of a cell, run again (up to `ATTEMPTS` in all) when the guest fails."""
+    for left in range(ATTEMPTS - 1, -1, -1):
+        try:
+            return uml.run_cell(qdisc, cc, folder, DURATION_S, WARMUP_S)
+        except uml.UmlError as e:
+            if not left:
+                raise
+            print(f"  failed, again: {e}", file=sys.stderr, flush=True)
+    raise AssertionError("unreachable")
+
+
 def record(work: Path, runs: int, only: list[str] | None, out: Path = REFERENCE) -> dict[str, Any]:
     """Runs every cell `runs` times (round-robin over the cells, so a change in the host's load
     falls on all of them), keeping each run in `work`, and writes `out`."""
@@ -75,7 +89,7 @@ def record(work: Path, runs: int, only: list[str] | None, out: Path = REFERENCE)
                 if result.exists():
                     continue
                 print(f"{name} / {cc}: run {index + 1} of {runs}", file=sys.stderr, flush=True)
-                run = uml.run_cell(CELLS[name], cc, work / name / cc / f"run{index + 1}", DURATION_S, WARMUP_S)
+                run = attempt(CELLS[name], cc, work / name / cc / f"run{index + 1}")
                 result.write_text(json.dumps(run.to_dict(), indent=1) + "\n")
                 print(
                     f"  UDP {run.udp_mbps:.2f}  TCP {run.tcp_mbps:.2f}  Jain {run.jain:.3f}  link {run.link_mbps:.2f}  "

@@ -294,7 +294,26 @@ def jain(values: list[float]) -> float:
     return sum(values) ** 2 / (len(values) * sum(v * v for v in values)) if any(values) else 0.0
 
 
+def client_errors(folder: Path) -> list[str]:
+    """The errors iperf3's clients reported (a UDP client whose handshake timed out in a busy guest
+    sends nothing: the run is not a measurement)."""
+    errors = []
+    for k in range(len(SENDERS)):
+        text = (folder / f"cli{k}.json").read_text()
+        try:
+            report = json.loads(text[text.find("{") :])
+        except json.JSONDecodeError:
+            errors.append(f"client {k}: no report")
+            continue
+        if "error" in report:
+            errors.append(f"client {k}: {report['error']}")
+    return errors
+
+
 def measure(folder: Path, warmup_s: int, duration_s: int, load_before: float, load_after: float, wall: float) -> Run:
+    errors = client_errors(folder)
+    if errors:
+        raise UmlError(f"{folder}: {'; '.join(errors)}")
     start = float((folder / "start.txt").read_text())
     samples = read_samples(folder / "samples.jsonl", start, warmup_s, duration_s)
     if len(samples) < 2:

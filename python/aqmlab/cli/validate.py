@@ -127,14 +127,16 @@ def _validate_linux(live: bool, json_output: bool) -> None:
     from ..linux.validate import run_suite as run_linux_suite
 
     try:
-        outcome = run_linux_suite(live=live, progress=lambda cell: say(f"{cell}: aqmlab" + (" and Linux" if live else "")))
+        outcome = run_linux_suite(live=live, progress=lambda cell: say(f"{cell}: aqmlab" + (" and Linux" * live)))
     except UmlError as e:
         raise fail(str(e), code=1) from None
     reference = outcome.reference
     header = {key: reference[key] for key in ("kernel", "recorded", "command", "host_load")}
     if json_output:
         rows = [
-            row.to_dict(reference="linux") | {"linux_spread": spread} | ({"note": note} if note else {})
+            row.to_dict(reference="linux")
+            | {"linux_spread": spread}
+            | ({"note": f"{note}; {outcome.efforts[row.metric.split(': ')[0]]}"} if note else {})
             for row, (_, spread), note in zip(outcome.rows, outcome.linux, outcome.notes, strict=True)
         ]
         print_json({"id": "linux", **header, "live": live, "tcp": outcome.tcp, "rows": rows})
@@ -145,7 +147,8 @@ def _validate_linux(live: bool, json_output: bool) -> None:
             scenario, metric = row.metric.split(": ", 1)
             ratio = f"{row.ours / mean:.3f}" if mean else "-"
             linux = f"{terminal.fmt(mean)} ± {terminal.fmt(spread)}"
-            cells.append([scenario, metric, linux, terminal.fmt(row.ours), ratio, row.tolerance, terminal.verdict(row.passed)])
+            verdict = terminal.verdict(row.passed)
+            cells.append([scenario, metric, linux, terminal.fmt(row.ours), ratio, row.tolerance, verdict])
         lines = terminal.table(
             ["scenario", "metric", "Linux", "aqmlab", "ratio", "tolerance", "pass"],
             cells,
@@ -153,10 +156,15 @@ def _validate_linux(live: bool, json_output: bool) -> None:
         )
         tcps = "; ".join(f"{cc}: {tcp}" for cc, tcp in outcome.tcp.items())
         lines += terminal.paragraph(f"aqmlab's TCP: {tcps}. Host load while Linux ran: {reference['host_load']}.")
-        failures = [
-            f"{row.key}: {note}" for row, note in zip(outcome.rows, outcome.notes, strict=True) if not row.passed
-        ]
-        lines += [line for failure in failures for line in terminal.paragraph(failure)]
+        # The failing rows by cell and cause, with what the cell's TCPs did in both.
+        failing: dict[tuple[str, str], list[str]] = {}
+        for row, note in zip(outcome.rows, outcome.notes, strict=True):
+            if not row.passed:
+                cell, metric = row.metric.split(": ", 1)
+                failing.setdefault((cell, note), []).append(metric)
+        for (cell, note), metrics in failing.items():
+            text = f"{cell} ({', '.join(metrics)}): {note}; {outcome.efforts[cell]}"
+            lines += terminal.paragraph(text)
         summary = f"{sum(row.passed for row in outcome.rows)} of {len(outcome.rows)} checks pass"
         terminal.show([*lines, summary])
     if not outcome.passed:

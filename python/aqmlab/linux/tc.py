@@ -48,12 +48,14 @@ def size(value: str) -> str:
 
 def rate(value: str) -> str:
     """tc's get_rate: bit/s (tc's `bps` is bytes per second)."""
-    return f"{_scaled(value, _RATE_SCALE, 'rate'):g}bps"
+    bps = _scaled(value, _RATE_SCALE, "rate")
+    return f"{int(bps)}bps" if bps.is_integer() else f"{bps}bps"
 
 
 def time(value: str) -> str:
     """tc's get_time: microseconds without a unit."""
-    return f"{_scaled(value, _TIME_SCALE, 'time'):g}us"
+    us = _scaled(value, _TIME_SCALE, "time")
+    return f"{int(us)}us" if us.is_integer() else f"{us}us"
 
 
 def count(value: str) -> int:

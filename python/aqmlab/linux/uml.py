@@ -196,6 +196,9 @@ class Run:
     # What left the qdisc, Ethernet frames (the bottleneck's rate actually achieved).
     link_mbps: float
     samples: int
+    # Per TCP flow over the whole run, from iperf3's senders: retransmitted and sent segments.
+    tcp_retransmits: float
+    tcp_sent_packets: float
     # The guest's CPU not idle over the run (1.0: the guest was short of CPU, its numbers suspect).
     guest_busy: float
     load_before: float
@@ -294,20 +297,22 @@ def jain(values: list[float]) -> float:
     return sum(values) ** 2 / (len(values) * sum(v * v for v in values)) if any(values) else 0.0
 
 
-def client_errors(folder: Path) -> list[str]:
-    """The errors iperf3's clients reported (a UDP client whose handshake timed out in a busy guest
-    sends nothing: the run is not a measurement)."""
-    errors = []
+def client_reports(folder: Path) -> list[dict[str, Any]]:
+    """iperf3's client reports, in `SENDERS` order (a UDP warning may precede the JSON)."""
+    reports = []
     for k in range(len(SENDERS)):
         text = (folder / f"cli{k}.json").read_text()
         try:
-            report = json.loads(text[text.find("{") :])
+            reports.append(json.loads(text[text.find("{") :]))
         except json.JSONDecodeError:
-            errors.append(f"client {k}: no report")
-            continue
-        if "error" in report:
-            errors.append(f"client {k}: {report['error']}")
-    return errors
+            reports.append({"error": "no report"})
+    return reports
+
+
+def client_errors(folder: Path) -> list[str]:
+    """The errors iperf3's clients reported (a UDP client whose handshake timed out in a busy guest
+    sends nothing: the run is not a measurement)."""
+    return [f"client {k}: {r['error']}" for k, r in enumerate(client_reports(folder)) if "error" in r]
 
 
 def measure(folder: Path, warmup_s: int, duration_s: int, load_before: float, load_after: float, wall: float) -> Run:
@@ -329,7 +334,10 @@ def measure(folder: Path, warmup_s: int, duration_s: int, load_before: float, lo
         for (b0, p0), (b1, p1), header in zip(first["flows"], last["flows"], HEADERS, strict=True)
     ]
     tcp, udp = goodput[:-1], goodput[-1]
+    sent = [report["end"]["sum_sent"] for report in client_reports(folder)[:-1]]
     return Run(
+        tcp_retransmits=statistics.fmean(s["retransmits"] for s in sent),
+        tcp_sent_packets=statistics.fmean(s["bytes"] / 1448 for s in sent),
         udp_mbps=udp,
         tcp_mbps=sum(tcp),
         jain=jain(tcp),

@@ -409,13 +409,23 @@ mod tests {
     fn errors_name_the_tc_word() {
         let err = |cfg: ChokeLinuxConfig| cfg.validate("q").unwrap_err().to_string();
         assert!(err(ChokeLinuxConfig { limit: None, ..demo() }).starts_with("q.limit: required by tc choke"));
-        assert!(err(ChokeLinuxConfig { bandwidth: None, ..demo() }).starts_with("q.bandwidth: required"));
+        assert!(err(ChokeLinuxConfig {
+            bandwidth: None,
+            ..demo()
+        })
+        .starts_with("q.bandwidth: required"));
         assert_eq!(
-            err(ChokeLinuxConfig { max: Some(100), ..demo() }),
+            err(ChokeLinuxConfig {
+                max: Some(100),
+                ..demo()
+            }),
             "q.max: must be <= limit (64), got 100"
         );
         assert_eq!(
-            err(ChokeLinuxConfig { min: Some(32), ..demo() }),
+            err(ChokeLinuxConfig {
+                min: Some(32),
+                ..demo()
+            }),
             "q.min: must be < max (32), got 32"
         );
     }

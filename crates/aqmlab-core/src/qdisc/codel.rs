@@ -305,7 +305,8 @@ impl QueueDisc for Codel {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.state.dequeue(&self.params, &mut self.fifo, 0, ctx, &mut self.stats)
+        self.state
+            .dequeue(&self.params, &mut self.fifo, 0, ctx, &mut self.stats)
     }
 
     fn len_packets(&self) -> usize {

@@ -251,7 +251,10 @@ mod tests {
         v.newton_step();
         let stepped = y0 * (3.0 - 50.0 * y0 * y0) / 2.0;
         assert!((f64::from(v.rec_inv_sqrt) / 65536.0 - stepped).abs() < 1e-4);
-        assert!((stepped - 1.0 / 50f64.sqrt()).abs() > 1e-4, "one step is not the exact root");
+        assert!(
+            (stepped - 1.0 / 50f64.sqrt()).abs() > 1e-4,
+            "one step is not the exact root"
+        );
     }
 
     #[test]
@@ -265,7 +268,13 @@ mod tests {
         let mut vars = Vars::default();
         let mut drops = |other: u64, vars: &mut Vars, fifo: &mut Fifo, arena: &mut PacketArena| {
             for _ in 0..2 {
-                fifo.push(arena.alloc(Packet { size: 1514, ..Default::default() }), arena);
+                fifo.push(
+                    arena.alloc(Packet {
+                        size: 1514,
+                        ..Default::default()
+                    }),
+                    arena,
+                );
             }
             let mut stats = CodelStats::default();
             // 200 ms of sojourn, twice 150 ms apart: above target past first_above_time.

@@ -279,7 +279,10 @@ impl QueueDisc for FqCodel {
                 .codel
                 .dequeue(&self.codel, &mut queue.fifo, other_backlog, ctx, &mut self.stats.codel);
             // CoDel's drops and the packet it returns leave the totals.
-            let (left, left_bytes) = ((packets_before - queue.fifo.len()) as u64, bytes_before - queue.fifo.bytes());
+            let (left, left_bytes) = (
+                (packets_before - queue.fifo.len()) as u64,
+                bytes_before - queue.fifo.bytes(),
+            );
             self.packets -= left;
             self.bytes -= left_bytes;
             self.memory -= left_bytes + if self.linux { left * TRUESIZE_OVERHEAD } else { 0 };

@@ -101,10 +101,14 @@ impl QdiscConfig for PieLinuxConfig {
                 ));
             }
         }
-        if !(self.target.0 > 0.0) {
-            return Err(ScenarioError::new(field("target"), format!("must be > 0, got {}", self.target)));
+        // Times are finite (units.rs); only their sign is checked.
+        if self.target.0 <= 0.0 {
+            return Err(ScenarioError::new(
+                field("target"),
+                format!("must be > 0, got {}", self.target),
+            ));
         }
-        if !(self.tupdate.0 >= 1e-6) {
+        if self.tupdate.0 < 1e-6 {
             return Err(ScenarioError::new(
                 field("tupdate"),
                 format!("must be at least 1us (tc passes microseconds), got {}", self.tupdate),
@@ -132,8 +136,7 @@ impl QdiscConfig for PieLinuxConfig {
 struct Params {
     /// psched ticks.
     target: u64,
-    /// The timer's first period and its period after, in ns (whole jiffies).
-    first_update: Time,
+    /// The timer's period, in ns (whole jiffies).
     tupdate: Time,
     limit: u64,
     alpha: u64,
@@ -197,11 +200,11 @@ impl PieLinux {
             accu_prob: 0,
         };
         vars.reset();
+        // pie_init arms the timer HZ/2 jiffies ahead.
         let first_update = u64::from(cfg.hz / 2) * jiffy;
         PieLinux {
             params: Params {
                 target: ns_to_ticks((cfg.target.0 * 1e6).round() as u64 * 1000),
-                first_update,
                 tupdate: cfg.tupdate_jiffies() * jiffy,
                 limit: cfg.limit,
                 alpha: scaled(cfg.alpha),
@@ -386,8 +389,14 @@ mod tests {
     #[test]
     fn the_timer_counts_whole_jiffies_from_half_a_second() {
         let at = |hz| {
-            let q = PieLinux::new(&PieLinuxConfig { hz, ..Default::default() }, stream(1, "pie-linux"));
-            (q.params.first_update, q.params.tupdate)
+            let q = PieLinux::new(
+                &PieLinuxConfig {
+                    hz,
+                    ..Default::default()
+                },
+                stream(1, "pie-linux"),
+            );
+            (q.next_update, q.params.tupdate)
         };
         // usecs_to_jiffies(15000): 1.5 jiffies at HZ = 100 → 2 (20 ms); 3.75 at 250 → 4 (16 ms); 15 at 1000.
         assert_eq!(at(100), (500 * MS, 20 * MS));
@@ -453,7 +462,13 @@ mod tests {
         let mut q = pie(PieLinuxConfig::default());
         // Probability 0.1 and a delay above target/2, burst spent, 4 MTUs queued.
         for _ in 0..4 {
-            q.q.fifo.push(q.arena.alloc(Packet { size: 1514, ..Default::default() }), &q.arena);
+            q.q.fifo.push(
+                q.arena.alloc(Packet {
+                    size: 1514,
+                    ..Default::default()
+                }),
+                &q.arena,
+            );
         }
         q.q.vars.burst_time = 0;
         q.q.vars.qdelay = q.q.params.target;
@@ -472,7 +487,13 @@ mod tests {
         assert_eq!(q.q.vars.accu_prob, 0);
         // Below two MTUs queued (3027 bytes): never.
         let mut q = pie(PieLinuxConfig::default());
-        q.q.fifo.push(q.arena.alloc(Packet { size: 3027, ..Default::default() }), &q.arena);
+        q.q.fifo.push(
+            q.arena.alloc(Packet {
+                size: 3027,
+                ..Default::default()
+            }),
+            &q.arena,
+        );
         q.q.vars.burst_time = 0;
         q.q.vars.qdelay = q.q.params.target;
         q.q.vars.prob = MAX_PROB;
@@ -489,7 +510,10 @@ mod tests {
         q.depart(100 * MS);
         assert_eq!(q.q.vars.burst_time, ns_to_ticks(150_000_000));
         q.depart(200 * MS);
-        assert_eq!(q.q.vars.burst_time, ns_to_ticks(150_000_000) - ns_to_ticks(200 * MS) + ns_to_ticks(100 * MS));
+        assert_eq!(
+            q.q.vars.burst_time,
+            ns_to_ticks(150_000_000) - ns_to_ticks(200 * MS) + ns_to_ticks(100 * MS)
+        );
         q.depart(300 * MS);
         assert_eq!(q.q.vars.burst_time, 0);
         // The delay is the sojourn of the packet that left: 300 ms.
@@ -500,10 +524,21 @@ mod tests {
     fn errors_name_the_tc_word() {
         let err = |cfg: PieLinuxConfig| cfg.validate("q").unwrap_err().to_string();
         assert_eq!(
-            err(PieLinuxConfig { alpha: 33, ..Default::default() }),
+            err(PieLinuxConfig {
+                alpha: 33,
+                ..Default::default()
+            }),
             "q.alpha: must be 0..=32 (tc pie: sixteenths, 2 = 0.125), got 33"
         );
-        assert!(err(PieLinuxConfig { hz: 128, ..Default::default() }).starts_with("q.hz: must divide 1000000"));
-        assert!(err(PieLinuxConfig { tupdate: Seconds(0.0), ..Default::default() }).starts_with("q.tupdate:"));
+        assert!(err(PieLinuxConfig {
+            hz: 128,
+            ..Default::default()
+        })
+        .starts_with("q.hz: must divide 1000000"));
+        assert!(err(PieLinuxConfig {
+            tupdate: Seconds(0.0),
+            ..Default::default()
+        })
+        .starts_with("q.tupdate:"));
     }
 }

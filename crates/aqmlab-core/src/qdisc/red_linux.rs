@@ -177,8 +177,8 @@ impl TcRed {
             return Err(("min", format!("must be <= max ({}), got {}", self.max, self.min)));
         }
         let wlog = ewma_log(self.min_bytes, self.burst, self.avpkt).map_err(|e| ("burst", e))?;
-        let (scell_log, stab) =
-            idle_damping(wlog, self.avpkt, self.bandwidth_bps / 8.0).ok_or(("bandwidth", "tc finds no idle table".into()))?;
+        let (scell_log, stab) = idle_damping(wlog, self.avpkt, self.bandwidth_bps / 8.0)
+            .ok_or(("bandwidth", "tc finds no idle table".into()))?;
         // red_check_params: the scaled thresholds fit 32 bits.
         for (word, th) in [("min", self.min), ("max", self.max)] {
             if fls(th) + wlog as u32 >= 32 {
@@ -514,10 +514,7 @@ mod tests {
         // max = limit/4 = 16000, min = max/3 = 5333, burst = (2·5333 + 16000)/3000 = 8.
         let tc = only_limit.tc();
         assert_eq!((tc.min, tc.max, tc.burst), (5333, 16000, 8));
-        let only_min = RedLinuxConfig {
-            max: None,
-            ..demo()
-        };
+        let only_min = RedLinuxConfig { max: None, ..demo() };
         assert_eq!(only_min.tc().max, 48000);
     }
 
@@ -600,7 +597,10 @@ mod tests {
         // Far above min but below max: the first arrival draws qR and passes, whatever the average.
         assert_eq!(parms.action(&mut vars, 31_999 << 9, &mut rng), RedAction::DontMark);
         assert_eq!(parms.action(&mut vars, 32_000 << 9, &mut rng), RedAction::HardMark);
-        assert_eq!(parms.action(&mut vars, (16_000 << 9) - 1, &mut rng), RedAction::DontMark);
+        assert_eq!(
+            parms.action(&mut vars, (16_000 << 9) - 1, &mut rng),
+            RedAction::DontMark
+        );
     }
 
     #[test]
@@ -613,7 +613,7 @@ mod tests {
         // 100 ms idle: us_idle >> 19 = 0, Stab[0] = 0: the linear part, qavg·100000/2^19 less.
         vars.start_idle(0);
         let qavg = parms.calc_qavg(&mut vars, 0, 100 * MS);
-        assert_eq!(qavg, (20_000u64 << 9) - ((20_000u64 << 9) * 100_000 >> 19));
+        assert_eq!(qavg, (20_000u64 << 9) - (((20_000u64 << 9) * 100_000) >> 19));
         // 10 s idle: cell 19, Stab = 1: halved.
         vars.start_idle(200 * MS);
         assert_eq!(parms.calc_qavg(&mut vars, 0, 10_200 * MS), qavg >> 1);
@@ -650,9 +650,21 @@ mod tests {
         let err = |cfg: RedLinuxConfig| cfg.validate("q").unwrap_err().to_string();
         assert!(err(RedLinuxConfig { limit: None, ..demo() }).starts_with("q.limit: required by tc red"));
         assert!(err(RedLinuxConfig { avpkt: None, ..demo() }).starts_with("q.avpkt: required"));
-        assert!(err(RedLinuxConfig { burst: Some(5), ..demo() }).starts_with("q.burst: too small"));
-        assert!(err(RedLinuxConfig { min: Some(Bytes(40000)), ..demo() }).starts_with("q.min: must be <= max"));
-        assert!(err(RedLinuxConfig { probability: Some(1.0), ..demo() }).starts_with("q.probability: must be in (0, 1)"));
+        assert!(err(RedLinuxConfig {
+            burst: Some(5),
+            ..demo()
+        })
+        .starts_with("q.burst: too small"));
+        assert!(err(RedLinuxConfig {
+            min: Some(Bytes(40000)),
+            ..demo()
+        })
+        .starts_with("q.min: must be <= max"));
+        assert!(err(RedLinuxConfig {
+            probability: Some(1.0),
+            ..demo()
+        })
+        .starts_with("q.probability: must be in (0, 1)"));
         let big = RedLinuxConfig {
             limit: Some(Bytes(1 << 30)),
             min: Some(Bytes(1 << 24)),

@@ -82,7 +82,7 @@ def test_linux_profiles_read_tcs_words_from_files_and_name_the_field(tmp_path):
         ),
         '{ type = "pie", profile = "linux", alpha = 0.125 }': "topology.bottleneck.qdisc.alpha:",
         '{ type = "fq_codel", profile = "linux", memory_limit = "32mb" }': (
-            "tc's \"mb\" is MiB (1024-based); write \"32MiB\", or \"32MB\" for 1000s"
+            'tc\'s "mb" is MiB (1024-based); write "32MiB", or "32MB" for 1000s'
         ),
         '{ type = "codel", profile = "linuxx" }': "topology.bottleneck.qdisc.profile: unknown variant `linuxx`",
     }

@@ -174,11 +174,8 @@ const RATE_UNITS: &[(&str, f64)] = &[
     ("Gb/s", 1e9),
     // tc's spellings (iproute2 get_rate), which mean the same: a Linux user's `10mbit`.
     ("kbit", 1e3),
-    ("Kbit", 1e3),
     ("mbit", 1e6),
-    ("Mbit", 1e6),
     ("gbit", 1e9),
-    ("Gbit", 1e9),
 ];
 const TIME_UNITS: &[(&str, f64)] = &[
     ("s", 1.0),

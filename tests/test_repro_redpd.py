@@ -7,6 +7,7 @@ import math
 import pytest
 from aqmlab.experiments import Reproduction, not_reproduced_list, redpd_fig9_sim, registry
 from aqmlab.experiments import _redpd as r
+from aqmlab.experiments._verdicts import ns2_reference
 from conftest import failing, rows
 
 IDS = [
@@ -98,6 +99,23 @@ def test_fig13_received_rate_levels_off_above_f(quick):
     assert (table.loc[[2.0, 3.0, 4.0], "received_over_f"] < 0.5 * table.loc[[2.0, 3.0, 4.0]].index).all()
     # Low senders lose only about p: within 10 % of γ(1 − p).
     assert table.loc[0.25, "received_over_f"] == pytest.approx(0.25 * 0.99, rel=0.1)
+
+
+def test_the_ns2_column_is_shown_where_it_measures_the_run(quick):
+    """Issue 27: ns-2's recorded values stand beside the rows they measure alike. fig11, fig12,
+    fig13 and fig16's quick runs are their full runs, so every recorded row is shown; fig13's
+    graded rows are ns-2's in the script's 50–990 s window, its `.ours_window` rows in 100–200 s.
+    fig14's quick run is 40 s, not the recorded 100 s: no column, and it says why."""
+    for id in ("redpd-fig11", "redpd-fig12", "redpd-fig13", "redpd-fig16"):
+        reproduction, recorded = quick[id], ns2_reference(id)
+        assert reproduction.ns2.keys() == recorded.rows.keys(), id
+        shown = {row["key"] for row in reproduction.to_dict()["rows"] if "ns2" in row}
+        assert shown == recorded.rows.keys(), id
+    fig13 = quick["redpd-fig13"].ns2
+    assert {"plateau.gamma_3", "plateau.gamma_3.ours_window", "slope", "slope.ours_window"} <= fig13.keys()
+    assert "50–990 s" in fig13["plateau.gamma_3"].note and "100–200 s" in fig13["plateau.gamma_3.ours_window"].note
+    fig14 = quick["redpd-fig14"]
+    assert fig14.ns2 == {} and fig14.ns2_source.startswith("not shown: ns-2's values measure the full run")
 
 
 def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):

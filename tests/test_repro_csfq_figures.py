@@ -4,8 +4,8 @@ import aqmlab
 import pandas as pd
 import pytest
 from aqmlab.experiments import PAPER_NAMES, csfq_fig3a, csfq_fig4, csfq_fig6, registry
-from aqmlab.experiments._csfq import MECHANISMS
 from aqmlab.experiments._verdicts import ns2_reference
+from aqmlab.presets import CSFQ_MECHANISMS as MECHANISMS
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,7 @@ import numpy as np
 from aqmlab.experiments import PAPER_NAMES, _bred, _csfq, bred_vs_red, csfq_fig3a, csfq_fig4
 from aqmlab.experiments._csfq_figures import LINK_MBPS, demo_scenario
 from aqmlab.ns2 import export, run
+from aqmlab.presets import CSFQ_MECHANISMS
 from aqmlab.results import MBPS
 from aqmlab.scenario import Scenario
 
@@ -58,8 +59,8 @@ Measure = Callable[[dict[tuple[str, str], list[float]]], dict[str, object]]
 
 
 def with_baselines(scenarios: dict[str, Scenario]) -> dict[tuple[str, str], Scenario]:
-    """Each of CSFQ §3's `scenarios` under each of BASELINES (`_csfq.MECHANISMS`)."""
-    return {(name, q): s.with_qdisc(_csfq.MECHANISMS[q]) for name, s in scenarios.items() for q in BASELINES}
+    """Each of CSFQ §3's `scenarios` under each of BASELINES (`aqmlab.presets.CSFQ_MECHANISMS`)."""
+    return {(name, q): s.with_qdisc(CSFQ_MECHANISMS[q]) for name, s in scenarios.items() for q in BASELINES}
 
 
 @dataclass

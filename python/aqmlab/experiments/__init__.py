@@ -2,8 +2,9 @@
 
 To add one, write one module per experiment id (`csfq-fig3a` -> `csfq_fig3a.py`); modules
 are found automatically and `aqmlab reproduce --list` shows them. A paper's shared setup
-(its mechanisms, topology, the choices where it is silent) goes in a private module that
-the experiments import (`_csfq.py`, `_fred.py`, `_bred.py`). The module reads like the
+(its topology, TCP, the choices where it is silent) goes in a private module that the
+experiments import (`_csfq.py`, `_fred.py`, `_bred.py`); the CSFQ paper's mechanisms are
+`aqmlab.presets`, which `aqmlab compare` offers by name. The module reads like the
 paper's section:
 
 - the docstring cites the section and says what we chose where the paper is silent;
@@ -30,7 +31,7 @@ paper's section:
 
     from ..results import MBPS, Results
     from . import Reproduction, Row, RunSettings, experiment, run_seeds
-    from ._csfq import MECHANISMS
+    from ..presets import CSFQ_MECHANISMS as MECHANISMS
 
     # "flow i sends i + 1 times more than its fair share of 0.3125 Mbps"
     FAIR_MBPS = 0.3125

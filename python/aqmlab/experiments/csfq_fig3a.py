@@ -183,6 +183,8 @@ def fig3a_rows(fairness: pd.DataFrame) -> list[Row]:
                 "the nearer of the two",
                 ours == paper,
                 key=f"{name}.allocation",
+                # Another simulator's value of this row is its nearer allocation ("fair", "proportional").
+                check=lambda nearer, paper=paper: nearer == paper,
             )
         )
     return rows

@@ -62,7 +62,7 @@ impl DropTail {
     /// Whether the queue is empty and a packet of `size` bytes fits in it (the engine sends
     /// such a packet at once when the link is idle).
     pub fn admits_alone(&self, size: u32) -> bool {
-        self.fifo.len() == 0 && self.limit.admits(0, 0, size)
+        self.fifo.is_empty() && self.limit.admits(0, 0, size)
     }
 }
 

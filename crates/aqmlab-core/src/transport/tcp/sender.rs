@@ -55,13 +55,16 @@
 //!   for new data before recovery too;
 //! - recovery starts on any ACK once DupThresh packets are SACKed (tcp_time_to_recover()
 //!   without RACK: sacked_out + 1 > reordering 3) and ends when `recover` (high_seq) is
-//!   acknowledged, with cwnd = ssthresh (tcp_end_cwnd_reduction()); only lost packets
-//!   are retransmitted (tcp_xmit_retransmit_queue(): no RFC 6675 rule-3 rescue);
+//!   acknowledged, with cwnd = ssthresh (tcp_end_cwnd_reduction()); in between, each ACK
+//!   that delivers data sets cwnd by Proportional Rate Reduction ([`Prr`], RFC 6937,
+//!   tcp_cwnd_reduction()), the fast retransmission included; only lost packets are
+//!   retransmitted (tcp_xmit_retransmit_queue(): no RFC 6675 rule-3 rescue);
 //! - a timeout recomputes ssthresh only when no reduction is under way (tcp_enter_loss()),
 //!   and restarts the module (CUBIC forgets W_max: cubictcp_state(TCP_CA_Loss)).
 
 use super::cc::{AckSample, LinuxCc, Window};
 use super::ns2_rtt::Ns2Rtt;
+use super::prr::Prr;
 use super::rto::{LinuxRto, RtoEstimator};
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
@@ -223,6 +226,8 @@ pub struct TcpSender {
     cwnd_usage: CwndUsage,
     /// Packets sent (new or again): whether a send attempt sent anything.
     sent: u64,
+    /// The linux profile's PRR state in the current recovery.
+    prr: Prr,
     rtt: RttTimer,
     retransmit_timer: Timer,
     transfer_timer: Timer,
@@ -292,6 +297,7 @@ impl TcpSender {
             cc: (opts.profile == Profile::Linux).then(|| LinuxCc::new(opts.cc, 0.0)),
             cwnd_usage: CwndUsage::default(),
             sent: 0,
+            prr: Prr::default(),
             rtt,
             retransmit_timer: Timer::new(RETRANSMIT),
             transfer_timer: Timer::new(NEXT_TRANSFER),
@@ -307,6 +313,9 @@ impl TcpSender {
 
     fn send_packet(&mut self, seq: u64, ctx: &mut AgentCtx) {
         self.sent += 1;
+        if self.in_recovery {
+            self.prr.sent(1);
+        }
         let retransmit = seq < self.snd_max;
         if retransmit {
             self.stats.retransmitted_packets += 1;
@@ -539,7 +548,8 @@ impl TcpSender {
     }
 
     /// `newly_sacked`: packets the ACK's blocks SACKed for the first time.
-    fn on_new_ack(&mut self, p: &Packet, ece: bool, newly_sacked: u64, ctx: &mut AgentCtx) {
+    /// Returns the packets the ACK delivered, cumulatively or by SACK (Linux's `delivered`).
+    fn on_new_ack(&mut self, p: &Packet, ece: bool, newly_sacked: u64, ctx: &mut AgentCtx) -> u64 {
         let ack = p.seq.min(self.snd_max);
         let acked = ack - self.snd_una;
         self.snd_una = ack;
@@ -603,6 +613,7 @@ impl TcpSender {
         if self.snd_una >= self.data_end {
             self.transfer_done(ctx);
         }
+        delivered
     }
 
     /// A full ACK: everything outstanding when loss was detected is acknowledged.
@@ -731,6 +742,12 @@ impl TcpSender {
             // RFC 6675 §5 (4): cwnd = ssthresh, retransmit the first lost packet, then pipe.
             // ns-2 Sack1 dupack_action(): `pipe_ = maxseq_ - highest_ack_ - numdupacks_`,
             // the three packets the duplicate ACKs report gone; the retransmission is not counted.
+            // Linux: PRR sets cwnd from this ACK on, and its first window sends the retransmission.
+            Variant::Sack if self.profile == Profile::Linux => {
+                self.in_recovery = true;
+                self.prr = Prr::start(self.cwnd as u64);
+                self.high_rxt = self.snd_una;
+            }
             Variant::Sack => {
                 self.in_recovery = true;
                 self.ns2_pipe = (self.snd_max - self.snd_una) as i64 - DUP_THRESH as i64;
@@ -875,13 +892,25 @@ impl Agent for TcpSender {
             self.ecn_reduce();
         }
         let new_ack = p.seq > self.snd_una;
+        let lost_before = self.scoreboard.lost_from(p.seq.min(self.snd_max));
+        let mut delivered = newly_sacked;
         if new_ack {
-            self.on_new_ack(p, ece, newly_sacked, ctx);
+            delivered = self.on_new_ack(p, ece, newly_sacked, ctx);
         } else if p.seq == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(sack_news, ctx);
         }
         if self.profile == Profile::Linux {
             self.linux_detect_loss(ctx);
+            if self.in_recovery {
+                let newly_lost = self.scoreboard.lost_from(self.snd_una) > lost_before;
+                let in_flight = self.scoreboard.pipe(self.snd_max, self.high_rxt);
+                if let Some(cwnd) = self
+                    .prr
+                    .cwnd(self.ssthresh as u64, in_flight, delivered, new_ack && !newly_lost)
+                {
+                    self.cwnd = cwnd as f64;
+                }
+            }
         }
         if self.ns2_sack() && new_ack && !self.in_recovery {
             // tcp-sack1.cc recv(): a new ACK outside recovery, or the one that ends it, clears the scoreboard.
@@ -1292,6 +1321,38 @@ mod tests {
             let high = h.tcp.snd_max;
             h.ack(high);
             assert!(!h.tcp.in_recovery && h.tcp.cwnd >= ssthresh && h.tcp.cwnd <= ssthresh + 1.0);
+        }
+    }
+
+    #[test]
+    fn linux_recovery_sends_by_prr() {
+        let mut h = linux(super::super::Cc::Cubic);
+        h.outbox.clear();
+        h.ack(10); // cwnd 20: packets 10..30 out
+        h.outbox.clear();
+        // Packet 10 lost; each ACK SACKs one more packet. The first two SACKs send new data
+        // (30, 31); the third starts recovery with ssthresh 14 and RecoverFS = cwnd = 20.
+        let mut sent = Vec::new();
+        for top in 12..14 {
+            sent.extend(h.sack(10, &[(11, top)]));
+        }
+        assert_eq!(sent, vec![30, 31]);
+        let mut delivered = 0;
+        let mut out = 0;
+        for top in 14..26 {
+            let now = h.sack(10, &[(11, top)]);
+            delivered += 1;
+            out += now.len() as u64;
+            assert!(h.tcp.in_recovery && h.tcp.ssthresh == 14.0);
+            if delivered == 1 {
+                assert_eq!(now[0], 10, "the fast retransmission first");
+            }
+            // In flight stays above ssthresh: RFC 6937's proportional part,
+            // ⌈prr_delivered · ssthresh / RecoverFS⌉ sent in all.
+            let in_flight = h.tcp.scoreboard.pipe(h.tcp.snd_max, h.tcp.high_rxt);
+            assert!(in_flight >= 14, "{in_flight}");
+            assert_eq!(out, (delivered * 14).div_ceil(20), "after {delivered} delivered");
+            assert_eq!((h.tcp.prr.delivered, h.tcp.prr.out), (delivered, out));
         }
     }
 }

@@ -875,6 +875,13 @@ impl Agent for TcpSender {
         if p.kind != PacketKind::Ack {
             return;
         }
+        // Linux's PRR counts a loss this ACK reveals (tcp_cwnd_reduction()'s `newly_lost`):
+        // the packets marked lost above the cumulative ACK before its SACK blocks are read.
+        let lost_before = if self.profile == Profile::Linux {
+            self.scoreboard.lost_from(p.seq.clamp(self.snd_una, self.snd_max))
+        } else {
+            0
+        };
         let mut newly_sacked = 0;
         if self.variant == Variant::Sack {
             for &(start, end) in &p.sack[..p.sack_len as usize] {
@@ -892,7 +899,6 @@ impl Agent for TcpSender {
             self.ecn_reduce();
         }
         let new_ack = p.seq > self.snd_una;
-        let lost_before = self.scoreboard.lost_from(p.seq.min(self.snd_max));
         let mut delivered = newly_sacked;
         if new_ack {
             delivered = self.on_new_ack(p, ece, newly_sacked, ctx);

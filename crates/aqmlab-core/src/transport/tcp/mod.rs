@@ -23,6 +23,7 @@
 pub mod cc;
 pub mod ns2_rtt;
 pub mod prr;
+pub mod rack;
 pub mod rto;
 pub mod sack;
 pub mod sender;

@@ -86,20 +86,6 @@ impl Scoreboard {
         pipe
     }
 
-    /// How many packets at or above `from` are lost (IsLost and not SACKed).
-    pub fn lost_from(&self, from: u64) -> u64 {
-        let mut lost = 0;
-        let mut sacked_above = 0;
-        for (i, &s) in self.sacked.iter().enumerate().rev() {
-            if s {
-                sacked_above += 1;
-            } else if self.base + i as u64 >= from && sacked_above >= DUP_THRESH {
-                lost += 1;
-            }
-        }
-        lost
-    }
-
     /// The lowest packet at or above `from` that is not SACKed but lies below
     /// the highest SACKed one (a hole), and whether it is lost (NextSeg rules 1 and 3).
     pub fn first_hole(&self, from: u64) -> Option<(u64, bool)> {
@@ -159,8 +145,6 @@ mod tests {
         assert_eq!(b.first_hole(10), Some((10, true)));
         assert_eq!(b.first_hole(13), Some((14, false)));
         assert_eq!(b.first_hole(15), None);
-        // Lost: 10 and 12 (14 has only two SACKed above).
-        assert_eq!((b.lost_from(10), b.lost_from(11), b.lost_from(13)), (2, 1, 0));
     }
 
     #[test]

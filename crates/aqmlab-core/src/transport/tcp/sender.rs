@@ -50,21 +50,25 @@
 //!   the sender is cwnd-limited (tcp_is_cwnd_limited(), tcp_cwnd_validate()); ssthresh
 //!   from the module on loss, ECN-echo and timeouts;
 //! - RTT from every ACK of new data ([`LinuxRto`]: RTO = SRTT + max(RTTVAR term, 200 ms));
-//! - packets in flight are counted as the scoreboard's pipe in every state (Linux's
-//!   packets_out − sacked_out − lost_out + retrans_out), so SACKed packets make room
-//!   for new data before recovery too;
-//! - recovery starts on any ACK once DupThresh packets are SACKed (tcp_time_to_recover()
-//!   without RACK: sacked_out + 1 > reordering 3) and ends when `recover` (high_seq) is
-//!   acknowledged, with cwnd = ssthresh (tcp_end_cwnd_reduction()); in between, each ACK
-//!   that delivers data sets cwnd by Proportional Rate Reduction ([`Prr`], RFC 6937,
-//!   tcp_cwnd_reduction()), the fast retransmission included; only lost packets are
-//!   retransmitted (tcp_xmit_retransmit_queue(): no RFC 6675 rule-3 rescue);
+//! - the retransmission queue is [`RackBoard`]: packets in flight are Linux's
+//!   packets_out − sacked_out − lost_out + retrans_out in every state, so SACKed packets
+//!   make room for new data before recovery too; RACK (RFC 8985, tcp_recovery.c) marks
+//!   packets lost, retransmissions included;
+//! - recovery starts on an ACK once a packet is marked lost (tcp_time_to_recover():
+//!   `lost_out`; RACK marks none before 3 packets are SACKed) and ends when `recover`
+//!   (high_seq) is acknowledged, with cwnd = ssthresh (tcp_end_cwnd_reduction()); in
+//!   between, each ACK that delivers data sets cwnd by Proportional Rate Reduction
+//!   ([`Prr`], RFC 6937, tcp_cwnd_reduction()), the fast retransmission included; only
+//!   packets marked lost are retransmitted, in order, then new data (tcp_xmit_retransmit_queue());
 //! - a timeout recomputes ssthresh only when no reduction is under way (tcp_enter_loss()),
-//!   and restarts the module (CUBIC forgets W_max: cubictcp_state(TCP_CA_Loss)).
+//!   restarts the module (CUBIC forgets W_max: cubictcp_state(TCP_CA_Loss)) and marks every
+//!   packet not SACKed lost; SACKed ones are kept. Until `recover` is acknowledged
+//!   (TCP_CA_Loss) no recovery starts and the window grows by slow start.
 
 use super::cc::{AckSample, LinuxCc, Window};
 use super::ns2_rtt::Ns2Rtt;
 use super::prr::Prr;
+use super::rack::RackBoard;
 use super::rto::{LinuxRto, RtoEstimator};
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
@@ -228,6 +232,10 @@ pub struct TcpSender {
     sent: u64,
     /// The linux profile's PRR state in the current recovery.
     prr: Prr,
+    /// The linux profile's retransmission queue and RACK (its SACK scoreboard).
+    board: RackBoard,
+    /// Linux's `TCP_CA_Loss`: after a timeout, until `recover` is acknowledged.
+    in_loss: bool,
     rtt: RttTimer,
     retransmit_timer: Timer,
     transfer_timer: Timer,
@@ -298,6 +306,8 @@ impl TcpSender {
             cwnd_usage: CwndUsage::default(),
             sent: 0,
             prr: Prr::default(),
+            board: RackBoard::default(),
+            in_loss: false,
             rtt,
             retransmit_timer: Timer::new(RETRANSMIT),
             transfer_timer: Timer::new(NEXT_TRANSFER),
@@ -317,6 +327,9 @@ impl TcpSender {
             self.prr.sent(1);
         }
         let retransmit = seq < self.snd_max;
+        if self.profile == Profile::Linux {
+            self.board.sent(seq, ctx.now);
+        }
         if retransmit {
             self.stats.retransmitted_packets += 1;
         } else {
@@ -381,8 +394,7 @@ impl TcpSender {
         if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, now) {
             return Some(self.snd_nxt);
         }
-        // Linux retransmits only packets marked lost (tcp_xmit_retransmit_queue()).
-        hole.map(|(seq, _)| seq).filter(|_| self.profile != Profile::Linux)
+        hole.map(|(seq, _)| seq)
     }
 
     /// ns-2 Sack1 send_much() in recovery: while `pipe_ < int(cwnd_)`, the first hole above
@@ -419,17 +431,24 @@ impl TcpSender {
         }
     }
 
-    /// Linux: while packets in flight (the pipe) are fewer than cwnd, lost packets, then new
-    /// data (tcp_xmit_retransmit_queue(), tcp_write_xmit()); after a timeout, the go-back-N
-    /// of the other profiles. Then tcp_cwnd_validate().
+    /// Linux: while fewer packets are in flight than cwnd, the packets marked lost, then new
+    /// data (tcp_xmit_retransmit_queue(), tcp_write_xmit()), in every state. Then
+    /// tcp_cwnd_validate().
     fn send_linux(&mut self, ctx: &mut AgentCtx) {
         let sent = self.sent;
-        if self.snd_nxt < self.snd_max {
-            self.send_window(u64::MAX, ctx);
-        } else {
-            self.send_pipe(ctx);
+        let mut in_flight = self.board.in_flight();
+        while (in_flight as f64) < self.cwnd {
+            let seq = match self.board.next_lost() {
+                Some(seq) => seq,
+                None if self.snd_max < self.snd_una + self.window && self.has_data(self.snd_max, ctx.now) => {
+                    self.snd_max
+                }
+                None => break,
+            };
+            self.send_packet(seq, ctx);
+            self.snd_nxt = self.snd_max;
+            in_flight += 1;
         }
-        let in_flight = self.scoreboard.pipe(self.snd_max, self.high_rxt);
         let limited = in_flight as f64 >= self.cwnd;
         if self.sent > sent || limited {
             let packets_out = self.snd_max - self.snd_una;
@@ -554,10 +573,17 @@ impl TcpSender {
         let acked = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
-        let sacked_before = self.scoreboard.sacked_count();
-        self.scoreboard.advance(ack);
         // Linux's `delivered`: packets newly acknowledged, cumulatively or by SACK.
-        let delivered = acked - (sacked_before - self.scoreboard.sacked_count()) + newly_sacked;
+        let delivered = if self.profile == Profile::Linux {
+            self.board.ack(ack, ctx.now) + newly_sacked
+        } else {
+            self.scoreboard.advance(ack);
+            0
+        };
+        if self.in_loss && self.recover.is_some_and(|r| ack >= r) {
+            // tcp_process_loss(): everything outstanding at the timeout is acknowledged.
+            self.in_loss = false;
+        }
         // The ACK echoes the send time of the packet it acknowledges (the sink's older one
         // when it delays); Karn: a retransmitted packet's is ambiguous (not with Linux's
         // timestamps, whose echo is the retransmission's).
@@ -706,17 +732,19 @@ impl TcpSender {
         }
     }
 
-    /// Linux, on every ACK: outside a reduction, recovery starts once DupThresh packets are
-    /// SACKed (tcp_time_to_recover(): sacked_out + 1 > reordering; the hole at the cumulative
-    /// ACK is then marked lost); within a window halved for ECN it repairs without halving.
-    fn linux_detect_loss(&mut self, ctx: &mut AgentCtx) {
-        if self.in_recovery || self.snd_una == self.snd_max || self.scoreboard.sacked_count() < DUP_THRESH {
-            return;
+    /// Linux, on every ACK: RACK marks losses ([`RackBoard::detect_loss`]); outside recovery
+    /// and loss, a marked loss starts recovery (tcp_time_to_recover(): `lost_out`), halving
+    /// unless within a window already halved for ECN. Returns the packets newly marked lost.
+    fn linux_detect_loss(&mut self, ctx: &mut AgentCtx) -> u64 {
+        let marked = self.board.detect_loss(self.in_recovery || self.in_loss);
+        if self.in_recovery || self.in_loss || self.board.lost_out() == 0 {
+            return marked;
         }
         if self.recover.is_none_or(|r| self.snd_una >= r) {
             self.reduce_ssthresh();
         }
         self.fast_retransmit(ctx);
+        marked
     }
 
     /// Fast retransmit once ssthresh is set; enters recovery (except Tahoe).
@@ -746,7 +774,6 @@ impl TcpSender {
             Variant::Sack if self.profile == Profile::Linux => {
                 self.in_recovery = true;
                 self.prr = Prr::start(self.cwnd as u64);
-                self.high_rxt = self.snd_una;
             }
             Variant::Sack => {
                 self.in_recovery = true;
@@ -776,8 +803,14 @@ impl TcpSender {
         self.ecn_recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        self.snd_nxt = self.snd_una;
-        self.scoreboard.clear();
+        if self.profile == Profile::Linux {
+            // tcp_enter_loss(): SACKed packets stay, the rest are lost and go again in order.
+            self.board.all_lost();
+            self.in_loss = true;
+        } else {
+            self.snd_nxt = self.snd_una;
+            self.scoreboard.clear();
+        }
         self.rtt.stop_timing();
         self.rtt.back_off();
         if let Some(cc) = &mut self.cc {
@@ -809,6 +842,7 @@ impl TcpSender {
         }
         self.dupacks = 0;
         self.in_recovery = false;
+        self.in_loss = false;
         self.recover = None;
         self.ecn_reduced = false;
         self.stats.transfers.push(Transfer {
@@ -875,18 +909,13 @@ impl Agent for TcpSender {
         if p.kind != PacketKind::Ack {
             return;
         }
-        // Linux's PRR counts a loss this ACK reveals (tcp_cwnd_reduction()'s `newly_lost`):
-        // the packets marked lost above the cumulative ACK before its SACK blocks are read.
-        let lost_before = if self.profile == Profile::Linux {
-            self.scoreboard.lost_from(p.seq.clamp(self.snd_una, self.snd_max))
-        } else {
-            0
-        };
         let mut newly_sacked = 0;
-        if self.variant == Variant::Sack {
-            for &(start, end) in &p.sack[..p.sack_len as usize] {
-                newly_sacked += self.scoreboard.mark(start, end, self.snd_max);
-            }
+        for &(start, end) in &p.sack[..p.sack_len as usize] {
+            newly_sacked += match (self.profile, self.variant) {
+                (Profile::Linux, _) => self.board.sack(start, end, ctx.now),
+                (_, Variant::Sack) => self.scoreboard.mark(start, end, self.snd_max),
+                _ => 0,
+            };
         }
         let sack_news = newly_sacked > 0;
         let was_in_recovery = self.in_recovery;
@@ -906,13 +935,12 @@ impl Agent for TcpSender {
             self.on_dupack(sack_news, ctx);
         }
         if self.profile == Profile::Linux {
-            self.linux_detect_loss(ctx);
+            let newly_lost = self.linux_detect_loss(ctx);
             if self.in_recovery {
-                let newly_lost = self.scoreboard.lost_from(self.snd_una) > lost_before;
-                let in_flight = self.scoreboard.pipe(self.snd_max, self.high_rxt);
+                let in_flight = self.board.in_flight();
                 if let Some(cwnd) = self
                     .prr
-                    .cwnd(self.ssthresh as u64, in_flight, delivered, new_ack && !newly_lost)
+                    .cwnd(self.ssthresh as u64, in_flight, delivered, new_ack && newly_lost == 0)
                 {
                     self.cwnd = cwnd as f64;
                 }
@@ -1355,7 +1383,7 @@ mod tests {
             }
             // In flight stays above ssthresh: RFC 6937's proportional part,
             // ⌈prr_delivered · ssthresh / RecoverFS⌉ sent in all.
-            let in_flight = h.tcp.scoreboard.pipe(h.tcp.snd_max, h.tcp.high_rxt);
+            let in_flight = h.tcp.board.in_flight();
             assert!(in_flight >= 14, "{in_flight}");
             assert_eq!(out, (delivered * 14).div_ceil(20), "after {delivered} delivered");
             assert_eq!((h.tcp.prr.delivered, h.tcp.prr.out), (delivered, out));

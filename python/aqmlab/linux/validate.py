@@ -4,9 +4,8 @@ A cell is a qdisc (`reference.CELLS`, a `tc qdisc add` command line) under a TCP
 (reno, cubic) on the dumbbell of `uml.py`. Its twin is the same dumbbell as an aqmlab scenario:
 8 TCP flows with base RTTs 20–100 ms and one CBR at iperf3's 10 Mbit/s of payload, 1514-byte
 frames, a 10 Mbit/s bottleneck whose qdisc is the cell's command read by `tc.qdisc_table` (the
-Linux profiles), 30 s with the first 10 s discarded, seeds 1–3. The TCP is the closest aqmlab
-has: `tcp = { profile = "linux", cc = ... }` when the core knows it, else the `rfc` profile's
-SACK with Linux's initial window (10), delayed ACKs and 200 ms minimum RTO for both reno and cubic.
+Linux profiles), 30 s with the first 10 s discarded, seeds 1–3. The TCP is aqmlab's Linux TCP,
+`tcp = { profile = "linux", cc = "reno" | "cubic" }` (docs/linux-tcp.md), the cell's own.
 
 Rows: UDP goodput, TCP total, Jain's index of the 8 TCP goodputs, the median queueing delay
 (backlog / rate), each aqmlab's mean over the seeds against Linux's mean over its runs; the
@@ -62,14 +61,8 @@ KNOWN_FAILURES: dict[str, str] = {
 
 
 def linux_tcp(cc: str) -> dict[str, Any]:
-    """The twin's TCP: Linux's profile if the core has it, else the rfc profile's SACK with Linux's
-    initial window, delayed ACKs and minimum RTO."""
-    linux = {"profile": "linux", "cc": cc}
-    try:
-        _scenario("bfifo", linux, 1).validate()
-        return linux
-    except Exception:  # noqa: BLE001 - any refusal means the core has no Linux TCP yet
-        return {"profile": "rfc", "variant": "sack", "initial_window": 10, "delayed_ack": True, "min_rto": "200ms"}
+    """The twin's TCP: aqmlab's Linux 6.1 TCP with the cell's congestion control."""
+    return {"profile": "linux", "cc": cc}
 
 
 def _scenario(cell: str, tcp: dict[str, Any], seed: int) -> Scenario:

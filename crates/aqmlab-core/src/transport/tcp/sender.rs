@@ -938,9 +938,9 @@ impl Agent for TcpSender {
             let newly_lost = self.linux_detect_loss(ctx);
             if self.in_recovery {
                 let in_flight = self.board.in_flight();
-                if let Some(cwnd) = self
-                    .prr
-                    .cwnd(self.ssthresh as u64, in_flight, delivered, new_ack && newly_lost == 0)
+                if let Some(cwnd) =
+                    self.prr
+                        .cwnd(self.ssthresh as u64, in_flight, delivered, new_ack && newly_lost == 0)
                 {
                     self.cwnd = cwnd as f64;
                 }

@@ -47,6 +47,11 @@ pub struct RackBoard {
     rack: Option<(Time, u64)>,
     /// The least RTT of a packet sent once (tcp_min_rtt()).
     min_rtt: Option<Time>,
+    /// Linux's counters over `slots`: SACKed; lost and not SACKed; retransmission in
+    /// flight and not SACKed (only lost packets are retransmitted, so these are lost too).
+    sacked_out: u64,
+    lost_out: u64,
+    retrans_out: u64,
 }
 
 impl RackBoard {
@@ -63,9 +68,11 @@ impl RackBoard {
                 ..Slot::default()
             });
         } else if let Some(s) = self.slot(seq) {
+            let counted = !s.sacked && !s.retrans;
             s.sent = now;
             s.retrans = true;
             s.ever_retrans = true;
+            self.retrans_out += u64::from(counted);
         }
     }
 
@@ -92,6 +99,9 @@ impl RackBoard {
             let slot = self.slots[i];
             if !slot.sacked {
                 self.slots[i].sacked = true;
+                self.sacked_out += 1;
+                self.lost_out -= u64::from(slot.lost);
+                self.retrans_out -= u64::from(slot.retrans);
                 newly += 1;
                 self.advance_rack(seq, slot, now);
             }
@@ -107,7 +117,11 @@ impl RackBoard {
                 self.base = una;
                 break;
             };
-            if !slot.sacked {
+            if slot.sacked {
+                self.sacked_out -= 1;
+            } else {
+                self.lost_out -= u64::from(slot.lost);
+                self.retrans_out -= u64::from(slot.retrans);
                 delivered += 1;
                 self.advance_rack(self.base, slot, now);
             }
@@ -120,7 +134,7 @@ impl RackBoard {
     /// SACKed sent before RACK's packet, a retransmission included; returns how many it marked.
     /// `zero_window`: RACK's window is zero (in recovery or loss, or `REORDERING` SACKed).
     pub fn detect_loss(&mut self, zero_window: bool) -> u64 {
-        let Some(rack) = self.rack.filter(|_| zero_window || self.sacked_out() >= REORDERING) else {
+        let Some(rack) = self.rack.filter(|_| zero_window || self.sacked_out >= REORDERING) else {
             return 0;
         };
         let mut marked = 0;
@@ -128,6 +142,8 @@ impl RackBoard {
             let sent_before = (s.sent, self.base + i as u64) < rack;
             // A packet already lost and not yet retransmitted waits for its retransmission.
             if !s.sacked && sent_before && !(s.lost && !s.retrans) {
+                self.lost_out += u64::from(!s.lost);
+                self.retrans_out -= u64::from(s.retrans);
                 s.lost = true;
                 s.retrans = false;
                 marked += 1;
@@ -142,34 +158,52 @@ impl RackBoard {
             s.lost = true;
             s.retrans = false;
         }
+        self.lost_out = self.slots.len() as u64 - self.sacked_out;
+        self.retrans_out = 0;
     }
 
     /// The first packet marked lost and not retransmitted (tcp_xmit_retransmit_queue()).
     pub fn next_lost(&self) -> Option<u64> {
+        if self.lost_out == self.retrans_out {
+            return None;
+        }
         let i = self.slots.iter().position(|s| s.lost && !s.retrans && !s.sacked)?;
         Some(self.base + i as u64)
     }
 
     pub fn sacked_out(&self) -> u64 {
-        self.slots.iter().filter(|s| s.sacked).count() as u64
+        self.sacked_out
     }
 
     pub fn lost_out(&self) -> u64 {
-        self.slots.iter().filter(|s| s.lost && !s.sacked).count() as u64
+        self.lost_out
     }
 
     /// tcp_packets_in_flight(): packets_out − sacked_out − lost_out + retrans_out.
     pub fn in_flight(&self) -> u64 {
-        self.slots
-            .iter()
-            .filter(|s| !s.sacked && (!s.lost || s.retrans))
-            .count() as u64
+        self.slots.len() as u64 - self.sacked_out - self.lost_out + self.retrans_out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl RackBoard {
+        /// The counters, recounted from the slots.
+        fn recount(&self) -> (u64, u64, u64) {
+            let count = |f: fn(&Slot) -> bool| self.slots.iter().filter(|s| f(s)).count() as u64;
+            (
+                count(|s| s.sacked),
+                count(|s| s.lost && !s.sacked),
+                count(|s| s.retrans && !s.sacked),
+            )
+        }
+
+        fn counters(&self) -> (u64, u64, u64) {
+            (self.sacked_out, self.lost_out, self.retrans_out)
+        }
+    }
 
     const MS: Time = 1_000_000;
 
@@ -206,6 +240,7 @@ mod tests {
         // 10 was sent after the retransmission of 1: the retransmission is lost; so are 8 and 9.
         assert_eq!(b.detect_loss(true), 3);
         assert_eq!(b.next_lost(), Some(1));
+        assert_eq!(b.counters(), b.recount());
     }
 
     #[test]
@@ -220,7 +255,9 @@ mod tests {
         assert_eq!(b.rack, Some((0, 0)));
         // A timeout keeps SACKed packets: 2..5 are lost and go first.
         assert_eq!(b.next_lost(), Some(2));
+        assert_eq!(b.counters(), b.recount());
         assert_eq!(b.ack(5, 400 * MS), 3);
         assert_eq!((b.in_flight(), b.next_lost()), (0, None));
+        assert_eq!(b.counters(), (0, 0, 0));
     }
 }

@@ -141,7 +141,8 @@ impl RackBoard {
         for (i, s) in self.slots.iter_mut().enumerate() {
             let sent_before = (s.sent, self.base + i as u64) < rack;
             // A packet already lost and not yet retransmitted waits for its retransmission.
-            if !s.sacked && sent_before && !(s.lost && !s.retrans) {
+            let waiting = s.lost && !s.retrans;
+            if !s.sacked && sent_before && !waiting {
                 self.lost_out += u64::from(!s.lost);
                 self.retrans_out -= u64::from(s.retrans);
                 s.lost = true;

@@ -1371,7 +1371,7 @@ mod tests {
             sent.extend(h.sack(10, &[(11, top)]));
         }
         assert_eq!(sent, vec![30, 31]);
-        let mut delivered = 0;
+        let mut delivered: u64 = 0;
         let mut out = 0;
         for top in 14..26 {
             let now = h.sack(10, &[(11, top)]);

@@ -697,6 +697,10 @@ def _flows(script: _Script, flows: list[Flow]) -> None:
                 script.add(f'$ns at 0 "$src({f.id}) set ssthresh_ {tcp["initial_ssthresh"]}"')
             begin = "start" if tcp["packets"] is None else f"produce {tcp['packets']}"
             script.add(f'$ns at {_num(f.start)} "$app({f.id}) {begin}"')
+            if tcp["packets"] is not None:
+                # tcp.cc calls `done` once the last packet is ACKed (highest_ack_ >= curseq_ - 1):
+                # the transfer's completion time, as aqmlab's Results.transfers.
+                script.add(f'$src({f.id}) proc done {{}} {{ puts "{MARK} done {f.id} [[Simulator instance] now]" }}')
         else:
             script.add(
                 f"set src({f.id}) [new Agent/UDP]",

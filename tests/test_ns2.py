@@ -252,6 +252,7 @@ def test_the_output_is_read_over_the_measurement_window():
     tcp, cbr = results.flows
     assert (tcp["goodput_bps"], tcp["delivered_packets"], tcp["drops"], tcp["timeouts"]) == (1e6, 1000, 28, 3)
     assert (cbr["goodput_bps"], cbr["delivered_packets"], cbr["drops"], cbr["timeouts"]) == (1e6, 1000, 15, 0)
+    assert (tcp["arrivals"], cbr["arrivals"]) == (1050, 1100)
     assert results.links == [
         {"id": 0, "name": "L->R", "utilisation": 0.196, "drops": 40, "drop_bytes": 40000, "departures": 1960}
     ]

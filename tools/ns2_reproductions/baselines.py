@@ -31,6 +31,7 @@ from typing import Any
 
 import aqmlab
 import numpy as np
+import pandas as pd
 from aqmlab.experiments import (
     PAPER_NAMES,
     _bred,
@@ -44,9 +45,11 @@ from aqmlab.experiments import (
     csfq_table1,
     csfq_table2,
     csfq_table3,
+    fred_fragile,
 )
 from aqmlab.experiments._csfq_figures import LINK_MBPS, demo_scenario
 from aqmlab.experiments._csfq_tables import mechanisms, single_link_scenario
+from aqmlab.experiments._fred import NETBSD_TCP, WINDOW_64KB, pct
 from aqmlab.ns2 import export, run
 from aqmlab.presets import CSFQ_MECHANISMS, PACKET_BYTES
 from aqmlab.results import MBPS
@@ -109,6 +112,9 @@ class Baselines:
     # Where each seed has its own scenarios (csfq-table2 draws its transfers from the seed):
     # them, by seed; `scenarios` is then the first seed's.
     seeded: Callable[[int], dict[tuple[str, str], Scenario]] | None = None
+
+    # Why the values give no verdict (the file's `reference_only`; docs/ns2-reproductions.md).
+    reference_only: str = ""
 
     def scenarios_for(self, seed: int) -> dict[tuple[str, str], Scenario]:
         return self.seeded(seed) if self.seeded else self.scenarios
@@ -347,6 +353,54 @@ def short_lived_rows(runs: dict[tuple[str, str], list[tuple[str, float]]]) -> di
     return rows
 
 
+# fred-fragile: RED's rows of FRED Tables 1 (window 16) and 2 (64 KB), from the experiment's own
+# row functions on the ns-2 runs' metrics (fred_fragile.fragile_metrics' definitions). FRED's
+# NetBSD 1.2 TCP has no ns-2.35 agent; ns-2's New-Reno with the paper's BSD timers stands in.
+FRED_TCP = {**NETBSD_TCP, "profile": "ns2"}
+FRAGILE_WINDOWS = (fred_fragile.FRAGILE_WINDOW, WINDOW_64KB)
+
+
+def fragile_metrics(flows: list[dict]) -> dict[str, float]:
+    """fred_fragile.fragile_metrics' measures from ns-2's flows (fragile first): goodput over
+    the window, drops over arrivals at the bottleneck."""
+    goodput = np.array([f["goodput_bps"] for f in flows])
+    drops = np.array([f["drops"] for f in flows])
+    loss = drops / np.array([f["arrivals"] for f in flows])
+    return {
+        "bw_max": pct(goodput[0] / fred_fragile.FRAGILE_MAX_BPS),
+        "bw_link": pct(goodput[0] / fred_fragile.LINK_BPS),
+        "bw_drop": (goodput[0] / goodput.sum()) / (drops[0] / drops.sum()) if drops[0] > 0 else np.nan,
+        "fragile_loss": pct(loss[0]),
+        "robust_loss": pct(loss[1:].mean()),
+    }
+
+
+def fragile_table_rows(frames: dict[int, pd.DataFrame]) -> dict[str, float]:
+    """The numeric rows of Tables 1 and 2 (`frames`: the metrics by buffer, per window); a row
+    undefined in a run (BW%/DROP% without a fragile drop) is left out of it."""
+    rows = fred_fragile._table1_rows(frames[fred_fragile.FRAGILE_WINDOW]) + fred_fragile._table2_rows(
+        frames[WINDOW_64KB]
+    )
+    return {r.key: float(r.ours) for r in rows if not r.is_ordering and np.isfinite(r.ours)}
+
+
+def fragile_frames(runs: dict[tuple[str, str], list[dict]]) -> dict[int, pd.DataFrame]:
+    return {
+        w: pd.DataFrame([fragile_metrics(runs[f"w{w}-bs{bs}", "red"]) for bs in fred_fragile.BUFFERS])
+        for w in FRAGILE_WINDOWS
+    }
+
+
+def fragile_rows(runs: dict[tuple[str, str], list[dict]]) -> dict[str, object]:
+    return dict(fragile_table_rows(fragile_frames(runs)))
+
+
+def fragile_combined(per_seed: list[dict[tuple[str, str], list[dict]]]) -> dict[str, float]:
+    """The rows of each metric's mean over the runs (an undefined one skipped), as ours."""
+    frames = [fragile_frames(runs) for runs in per_seed]
+    return fragile_table_rows({w: pd.concat([f[w] for f in frames]).groupby(level=0).mean() for w in FRAGILE_WINDOWS})
+
+
 DEMO_NOTE = (
     "the UDP's goodput (Mb/s), the last 10 s of 20 s, as ours: the demo's scenario (scenarios/csfq-fig3b.toml, "
     "31 NewReno TCPs of the ns2 profile) exported by aqmlab.ns2.export"
@@ -427,6 +481,35 @@ def experiments() -> list[Baselines]:
         "500-byte packets"
     )
     return [
+        Baselines(
+            "fred-fragile",
+            {
+                (f"w{w}-bs{bs}", "red"): Scenario.from_dict(
+                    fred_fragile.fragile_scenario("red", bs, w, duration=fred_fragile.FULL.duration, tcp=FRED_TCP)
+                )
+                for w in FRAGILE_WINDOWS
+                for bs in fred_fragile.BUFFERS
+            },
+            tuple(fred_fragile.FULL.seeds),
+            fragile_rows,
+            {},
+            {
+                "*": (
+                    "FRED Fig. 1: the fragile TCP (36 ms, window 16 or 64 KB) and four 6 ms TCPs on 45 Mb/s, RED "
+                    "(BS/4, BS/2, max_p 0.02, w_q 0.002) of BS packets, 636-byte packets, 50 s measured over the "
+                    "second half, as ours, but ns-2's New-Reno (ns2 profile) with the paper's BSD timers (500 ms "
+                    "tick, 1 s minimum RTO, 200 ms delayed ACKs) for the NetBSD stack; loss: drops over arrivals at "
+                    "the bottleneck; the mean over the runs, as ours"
+                )
+            },
+            "fred-fragile's scenarios (fred_fragile.fragile_scenario) with ns-2's New-Reno for NetBSD's",
+            value=lambda flow: flow,
+            combined=fragile_combined,
+            reference_only=(
+                "FRED's paper did not run ns-2 (its own simulator, with the §11.1 ATM switch), and ns-2.35 has no "
+                "agent for its NetBSD 1.2 TCP: ns-2's New-Reno with the same timers stands in"
+            ),
+        ),
         Baselines(
             "bred-buffer",
             {
@@ -662,7 +745,8 @@ def record(experiment: Baselines, per_seed: list[dict[tuple[str, str], list[floa
         f"{experiment.what} with {qdiscs}, written for ns-2 by aqmlab.ns2.export (`aqmlab export ns2`), as run "
         f"by {DRIVER}"
     )
-    return reference(experiment.id, version, script, experiment.seeds, FULL_ONLY, rows, experiment.not_in_ns2, COMMAND)
+    data = reference(experiment.id, version, script, experiment.seeds, FULL_ONLY, rows, experiment.not_in_ns2, COMMAND)
+    return data | {"reference_only": experiment.reference_only} if experiment.reference_only else data
 
 
 def main(argv: Sequence[str] | None = None) -> int:

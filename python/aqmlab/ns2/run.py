@@ -34,9 +34,9 @@ class Ns2Error(RuntimeError):
 @dataclass
 class Ns2Results:
     version: str
-    # id, name, type, start (s), goodput_bps, delivered_bytes, delivered_packets, drops, drop_bytes,
-    # timeouts, completed (a transfer's: when its last packet was ACKed, s; None if it did not
-    # finish or is not one)
+    # id, name, type, start (s), goodput_bps, delivered_bytes, delivered_packets, arrivals and drops
+    # (packets at the monitored links), drop_bytes, timeouts, completed (a transfer's: when its
+    # last packet was ACKed, s; None if it did not finish or is not one)
     flows: list[dict[str, Any]]
     # id, name, utilisation, drops, drop_bytes, departures (all over the window)
     links: list[dict[str, Any]]
@@ -148,6 +148,7 @@ def parse_output(text: str, export: Export, cpu_s: float = 0.0, wall_s: float = 
                 "goodput_bps": delivered * 8 / window,
                 "delivered_bytes": delivered,
                 "delivered_packets": packets,
+                "arrivals": sum(change(per_flow, key, COUNTERS.index("parrivals")) for key in keys),
                 "drops": sum(change(per_flow, key, drops) for key in keys),
                 "drop_bytes": sum(change(per_flow, key, drops + 1) for key in keys),
                 "timeouts": int(flows["end"][flow.id][2]),

@@ -221,6 +221,18 @@ def test_ns2_values_of_the_full_run_are_not_shown_beside_a_different_quick_run(r
     assert reproduction.verdicts["fails"][0] == Verdict.NS2
 
 
+def test_a_reference_only_file_is_shown_but_gives_no_verdict(reference_dir):
+    """Where ns-2 was not the paper's simulator (FRED's), its values are a column beside ours and
+    the failing row keeps the experiment's judgement (here none: open), not `ns2`."""
+    why = "the paper did not run ns-2"
+    (reference_dir / "toy.json").write_text(json.dumps(TOY_REFERENCE | {"reference_only": why}))
+    reproduction = toy_reproduction()
+    reproduction.judge()
+    assert reproduction.ns2["fails"].value == 0.52
+    assert reproduction.verdicts["fails"][0] == Verdict.OPEN
+    assert reproduction.ns2_source.endswith(f"a reference only, no verdict from it: {why}")
+
+
 def test_a_stale_ns2_reference_is_refused_naming_its_rows(reference_dir):
     stale = TOY_REFERENCE | {"rows": {"fails": {"value": 0.52, "spread": 0.03}, "renamed": {"value": 1.0}}}
     (reference_dir / "toy.json").write_text(json.dumps(stale))
@@ -243,6 +255,7 @@ def test_a_stale_ns2_reference_is_refused_naming_its_rows(reference_dir):
         (json.dumps(TOY_REFERENCE | {"rows": {"fails": {"value": 1.0, "spread": "x"}}}), "spread 'x' is not"),
         (json.dumps(TOY_REFERENCE | {"not_in_ns2": {"fails": "no"}}), "both recorded and not in ns-2"),
         (json.dumps(TOY_REFERENCE | {"not_in_ns2": {"csfq": ""}}), "every row needs its reason"),
+        (json.dumps(TOY_REFERENCE | {"reference_only": True}), "reference_only True is not the reason"),
     ],
 )
 def test_a_malformed_ns2_reference_is_an_error_naming_the_file(reference_dir, text, says):

@@ -149,6 +149,7 @@ class Reproduction:
         gives every graded row its verdict. A stale recorded file raises `Ns2ReferenceError`."""
         reference = ns2_reference(self.id)
         mode = "quick" if self.quick else "full"
+        grades = reference is not None and not reference.reference_only
         if reference is not None and mode in reference.modes:
             keys = {r.key for r in self.rows}
             reference.check_rows(keys)
@@ -158,7 +159,7 @@ class Reproduction:
         elif reference is not None:
             self.ns2_source = f"not shown: ns-2's values measure the full run (aqmlab reproduce {self.id})"
         self.verdicts = {
-            r.key: verdict(r, self.ns2.get(r.key) if r.check else None, self.judged.get(r.key))
+            r.key: verdict(r, self.ns2.get(r.key) if r.check and grades else None, self.judged.get(r.key))
             for r in self.rows
             if r.graded
         }

@@ -352,6 +352,8 @@ def _droptail(qdisc: Mapping[str, Any], path: str) -> tuple[str, list[tuple[str,
 
 
 def _red(qdisc: Mapping[str, Any], path: str, notes: list[str]) -> tuple[str, list[tuple[str, Any, str]]]:
+    if qdisc.get("profile") == "linux":
+        raise _unexportable(f"{path}.profile", 'ns-2 has no Linux RED (sch_red.c): export profile "ns2"')
     if qdisc.get("profile", "floyd93") != "ns2":
         notes.append(f'{path}: ns-2 runs its own RED (red.cc), which aqmlab runs with profile = "ns2"')
     if qdisc.get("fixed_p") is not None:

@@ -103,10 +103,17 @@ def test_informative_rows_are_shown_but_not_graded():
 
 def test_failing_rows_carry_their_reason():
     rows = [Row.at_least("a", 1, 0.5, 1.0, key="a"), Row.at_least("b", 1, 0.5, 1.0, key="b")]
-    reproduction = Reproduction(rows=rows, reasons={"a": "measured 0.5 because of x"})
+    asked = []
+
+    def explain(row: Row) -> str | None:
+        asked.append(row.key)
+        return "measured 0.5 because of x" if row.key == "a" else None
+
+    reproduction = Reproduction(rows=rows + [Row.at_least("c", 1, 2.0, 1.0, key="c")], explain=explain)
+    assert asked == ["a", "b"], "explain is asked once, of the failing rows only"
     assert not reproduction.passed
     assert reproduction.failures() == ["FAILS a: measured 0.5 because of x", "FAILS b: no reason measured"]
-    assert [r.get("reason") for r in reproduction.to_dict()["rows"]] == ["measured 0.5 because of x", ""]
+    assert [r.get("reason") for r in reproduction.to_dict()["rows"]] == ["measured 0.5 because of x", "", None]
 
 
 # ---------------------------------------------------------------- verdicts (issue 27)
@@ -171,7 +178,7 @@ def toy_reproduction(quick: bool = False) -> Reproduction:
         Row.within("b", 1.0, 1.0, 0.1, key="passes"),
         Row.within("c", 1.0, 0.2, 0.1, key="csfq"),
     ]
-    return Reproduction(rows=rows, reasons={"fails": "measured", "csfq": "measured"}, id="toy", quick=quick)
+    return Reproduction(rows=rows, explain=lambda row: "measured", id="toy", quick=quick)
 
 
 def test_recorded_ns2_values_reach_the_rows_json_and_the_failure_lines(reference_dir):

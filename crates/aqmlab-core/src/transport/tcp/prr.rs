@@ -79,7 +79,7 @@ mod tests {
             let cwnd = prr.cwnd(14, in_flight, 1, false).unwrap();
             let sent = cwnd - in_flight;
             prr.sent(sent);
-            in_flight = in_flight + sent;
+            in_flight += sent;
             // RFC 6937: after ack deliveries, ⌈ack · 14/20⌉ packets have been sent.
             assert_eq!(prr.out, (ack * 14).div_ceil(20), "ACK {ack}");
             in_flight -= 1;

@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions
+.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines
 
 # `reproduce` exits 1 when a paper row fails (its measured reason is printed): the demo
 # has still run. Any other status is an error.
@@ -80,12 +80,18 @@ fuzz-long: $(BUILT)
 build: $(BUILT)
 
 # The reproductions' ns-2 column (docs/ns2-reproductions.md): runs the RED-PD authors' scripts from
-# an ns-2.35 source tree in ns-2 and rewrites python/aqmlab/experiments/ns2_reference/*.json. Needs
-# `ns` on PATH and NS2_SRC; about an hour on two cores. NS2_WORK=DIR keeps the runs and resumes.
-ns2-reproductions:
-	@command -v ns >/dev/null || { echo "ns2-reproductions: ns (ns-2.35) is not on PATH; install it (Debian, Ubuntu: apt-get install ns2)" >&2; exit 2; }
+# an ns-2.35 source tree in ns-2, then the CSFQ experiments' baselines (ns2-baselines), and rewrites
+# python/aqmlab/experiments/ns2_reference/*.json. Needs `ns` on PATH and NS2_SRC; about an hour
+# and a half on two cores. NS2_WORK=DIR keeps the RED-PD runs and resumes.
+ns2-reproductions: ns2-baselines
 	@[ -n "$(NS2_SRC)" ] || { echo "ns2-reproductions: set NS2_SRC to an ns-2.35 source tree, e.g. make ns2-reproductions NS2_SRC=~/ns-allinone-2.35/ns-2.35" >&2; exit 2; }
 	NS2_SRC="$(NS2_SRC)" python3 tools/ns2_reproductions/redpd.py $(if $(NS2_WORK),--work "$(NS2_WORK)")
+
+# The CSFQ experiments' FIFO, RED and DRR rows in ns-2: their scenarios written by aqmlab's own
+# exporter (`aqmlab export ns2`), run in `ns` (about 25 minutes on two cores).
+ns2-baselines: $(BUILT)
+	@command -v ns >/dev/null || { echo "ns2-reproductions: ns (ns-2.35) is not on PATH; install it (Debian, Ubuntu: apt-get install ns2)" >&2; exit 2; }
+	$(PYTHON) tools/ns2_reproductions/baselines.py
 
 bench: $(BUILT)
 	$(VENV)/bin/aqmlab bench

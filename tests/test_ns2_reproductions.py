@@ -19,6 +19,7 @@ RECORDED = ROOT / "python" / "aqmlab" / "experiments" / "ns2_reference"
 sys.path.insert(0, str(TOOLS))
 
 import ns2runs  # noqa: E402
+from aqmlab.experiments._verdicts import ns2_reference  # noqa: E402
 
 # The scripts' output formats: `linkDumpFlows` (cumulative departures per flow id, 0 the total)
 # and REDPDSim's log lines at verbosity 2.
@@ -122,11 +123,17 @@ def test_recorded_files_follow_the_format() -> None:
         data = json.loads(path.read_text())
         assert data["experiment"] == path.stem
         assert data["ns2"].startswith("ns-2.35")
+        assert data["command"].startswith("make ns2-"), path.name
         assert data["seeds"] and all(isinstance(s, int) for s in data["seeds"])
+        assert data["modes"] in (["full"], ["full", "quick"]), path.name
         assert data["rows"], path.name
+        assert all(isinstance(why, str) and why for why in data.get("not_in_ns2", {}).values()), path.name
         for key, row in data["rows"].items():
             assert isinstance(row["note"], str) and row["note"], f"{path.name} {key}"
             value = row["value"]
+            if isinstance(value, str):  # a category, e.g. csfq-fig3a's nearer allocation
+                assert "spread" not in row and value in ("fair", "proportional"), f"{path.name} {key}"
+                continue
             if isinstance(value, list):
                 assert "spread" not in row, f"{path.name} {key}"
                 numbers = [v for g in value for v in (g.values() if isinstance(g, dict) else [g])]
@@ -134,3 +141,23 @@ def test_recorded_files_follow_the_format() -> None:
                 numbers = [value] + ([row["spread"]] if "spread" in row else [])
                 assert ("spread" in row) == (len(data["seeds"]) > 1), f"{path.name} {key}"
             assert all(isinstance(v, float | int) and math.isfinite(v) for v in numbers), f"{path.name} {key}"
+        # The project's reader takes it.
+        assert ns2_reference(path.stem).rows.keys() == data["rows"].keys()
+
+
+def test_csfq_baselines_are_recorded_and_the_mechanisms_ns2_lacks_said_so() -> None:
+    """Issue 27: the CSFQ experiments' FIFO, RED and DRR rows and bred-vs-red's RED rows have
+    ns-2's values (written by aqmlab's exporter); their CSFQ, FRED and BRED rows say ns-2.35 has
+    no such mechanism."""
+    demo, fig3a, fig4 = (ns2_reference(id) for id in ("demo", "csfq-fig3a", "csfq-fig4"))
+    assert {"udp.droptail", "udp.red", "udp.drr"} <= demo.rows.keys()
+    assert demo.not_in_ns2["udp.csfq"] == "CSFQ is not in ns-2.35"
+    assert demo.not_in_ns2["udp.fred-1"] == "FRED is not in ns-2.35"
+    assert "aqmlab.ns2.export" in demo.script and demo.command == "make ns2-baselines"
+    assert ns2_reference("csfq-fig3b").not_in_ns2["udp.fred"] == "FRED is not in ns-2.35"
+    assert {"drr.largest_deviation", "droptail.allocation", "red.allocation", "drr.allocation"} <= fig3a.rows.keys()
+    assert {"drr.few_flows.min", "drr.most_flows", "baseline.max"} <= fig4.rows.keys()
+    assert "crossover.csfq_gt_drr" in fig4.not_in_ns2
+    bred = ns2_reference("bred-vs-red")
+    assert {"fig10.red.long_run_fairness", "fig11.red.tcp_total", "fig11.red.cbr_min"} <= bred.rows.keys()
+    assert bred.not_in_ns2["fig11.bred.cbr_max"] == "BRED is not in ns-2.35"

@@ -5,6 +5,7 @@ fairer than RED, the CBRs held near eq. 14's bound, F growing with the number of
 import pytest
 from aqmlab.experiments import Reproduction, bred_many_flows, bred_short_lived, registry
 from aqmlab.experiments import _bred as b
+from aqmlab.experiments._verdicts import ns2_reference
 
 IDS = ["bred-fig5", "bred-short-lived", "bred-buffer", "bred-many-flows", "bred-vs-red"]
 
@@ -130,3 +131,14 @@ def test_fig10_11_bred_fairer_than_red(quick):
     assert_pass(rows(reproduction, "fig10.", "order.fig10.", "fig11.", "order.fig11."))
     table = reproduction.data["vs_red"].set_index("mechanism")
     assert table.loc["bred", "fig10_F_per_2s_sample"] > table.loc["red", "fig10_F_per_2s_sample"]
+
+
+def test_fig10_11_ns2_column_records_reds_rows_and_says_bred_is_not_in_ns2(quick):
+    """Issue 27: ns-2's values of RED's rows (the recorded file's keys are rows of the experiment,
+    every other row says ns-2.35 has no BRED); a quick run (one 40 s trial) shows none of them."""
+    reproduction = quick["bred-vs-red"]
+    recorded = ns2_reference("bred-vs-red")
+    keys = {row.key for row in reproduction.rows}
+    recorded.check_rows(keys)
+    assert recorded.keys() == keys
+    assert reproduction.ns2 == {} and reproduction.ns2_source.startswith("not shown")

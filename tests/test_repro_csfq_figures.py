@@ -4,7 +4,8 @@ import aqmlab
 import pandas as pd
 import pytest
 from aqmlab.experiments import PAPER_NAMES, csfq_fig3a, csfq_fig4, csfq_fig6, registry
-from aqmlab.experiments._csfq import MECHANISMS
+from aqmlab.experiments._verdicts import ns2_reference
+from aqmlab.presets import CSFQ_MECHANISMS as MECHANISMS
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +77,18 @@ def test_fig3b_is_the_demo_plus_the_better_fred(quick):
     share = {m: mechanisms.at[m, "tcp_total_mbps"] / 31 / mechanisms.at[m, "udp_mbps"] for m in ("csfq", "drr")}
     assert f"each {share['csfq']:.2f} of flow 0's share" in reason and share["csfq"] < 0.7, reason
     assert f"Under DRR each TCP gets {share['drr']:.2f} of the UDP's share (paper's DRR: 0.78)" in reason
+
+
+@pytest.mark.parametrize("id", ["csfq-fig3a", "csfq-fig3b", "csfq-fig4"])
+def test_the_ns2_column_covers_every_row_with_a_value_or_why_not(quick, id):
+    """Issue 27: each row has ns-2's value (FIFO, RED, DRR) or says which mechanism ns-2.35 lacks;
+    the file's keys are the experiment's rows (a renamed row makes it stale)."""
+    keys = {row.key for row in quick(id).rows}
+    recorded = ns2_reference(id)
+    recorded.check_rows(keys)
+    graded = {row.key for row in quick(id).rows if row.graded}
+    assert graded <= recorded.keys(), graded - recorded.keys()
+    assert all("not in ns-2.35" in why or "no ns-2.35 agent" in why for why in recorded.not_in_ns2.values())
 
 
 def test_fig4_drr_fails_only_for_many_flows_and_csfq_keeps_up_with_fred(quick):

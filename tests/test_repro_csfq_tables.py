@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 from aqmlab.experiments import Row, csfq_table4, registry
-from aqmlab.experiments._csfq import PACKET_BYTES
 from aqmlab.experiments._csfq_tables import ORDERING, paper_groups
 from aqmlab.experiments.csfq_table2 import web_flows
 from aqmlab.experiments.csfq_table4 import relabel_scenario
+from aqmlab.presets import PACKET_BYTES
 
 
 @pytest.fixture(scope="module")

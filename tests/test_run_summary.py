@@ -38,6 +38,8 @@ def test_the_short_path_loads_no_cli_framework():
     assert short.returncode == 0 and "Traceback" not in short.stderr
     imported = {line.split("|")[-1].strip() for line in short.stderr.splitlines() if line.startswith("import time")}
     assert "aqmlab.api" in imported and not {"typer", "click", "pandas"} & imported
+    # Nor what only other paths need (OpenSSL behind hashlib takes milliseconds to load).
+    assert not {"hashlib", "difflib", "copy"} & imported
 
 
 def test_the_short_path_and_the_cli_agree(tmp_path):

@@ -5,7 +5,16 @@ import json
 
 import aqmlab
 import pytest
-from aqmlab.experiments import Experiment, Judgement, Reproduction, Row, RunSettings, Verdict, run_seeds
+from aqmlab.experiments import (
+    Experiment,
+    Judgement,
+    Ns2ReferenceError,
+    Reproduction,
+    Row,
+    RunSettings,
+    Verdict,
+    run_seeds,
+)
 from aqmlab.experiments._verdicts import Ns2Value, verdict
 from aqmlab.metrics import bred_cbr_bound, jain_index
 
@@ -132,34 +141,115 @@ def test_without_ns2_a_failing_row_takes_the_experiments_judgement_or_stays_open
         Judgement(Verdict.NS2, "not the experiment's to say")
 
 
-def test_recorded_ns2_values_reach_the_rows_json_and_the_failure_lines(tmp_path, monkeypatch):
+TOY_REFERENCE = {
+    "experiment": "toy",
+    "ns2": "ns-2.35",
+    "script": "toy.tcl",
+    "command": "make ns2-reproductions",
+    "date": "2026-11-25",
+    "seeds": [1, 2],
+    "modes": ["full"],
+    "rows": {"fails": {"value": 0.52, "spread": 0.03}},
+    "not_in_ns2": {"csfq": "CSFQ is not in ns-2.35"},
+}
+
+
+@pytest.fixture
+def reference_dir(tmp_path, monkeypatch):
+    """An empty ns2_reference directory in place of the recorded one; write `<id>.json` into it."""
     from aqmlab.experiments import _verdicts
 
-    reference = {
-        "experiment": "toy",
-        "ns2": "ns-2.35",
-        "script": "toy.tcl",
-        "command": "make ns2-reproductions",
-        "date": "2026-11-25",
-        "seeds": [1, 2],
-        "rows": {"fails": {"value": 0.52, "spread": 0.03}, "absent": {"value": 1.0}},
-    }
-    (tmp_path / "toy.json").write_text(json.dumps(reference))
     monkeypatch.setattr(_verdicts, "REFERENCE_DIR", tmp_path)
     _verdicts.ns2_reference.cache_clear()
-    rows = [Row.within("a", 1.0, 0.5, 0.1, key="fails"), Row.within("b", 1.0, 1.0, 0.1, key="passes")]
-    reproduction = Reproduction(rows=rows, reasons={"fails": "measured"}, id="toy")
-    reproduction.judge()
+    yield tmp_path
     _verdicts.ns2_reference.cache_clear()
+
+
+def toy_reproduction(quick: bool = False) -> Reproduction:
+    rows = [
+        Row.within("a", 1.0, 0.5, 0.1, key="fails"),
+        Row.within("b", 1.0, 1.0, 0.1, key="passes"),
+        Row.within("c", 1.0, 0.2, 0.1, key="csfq"),
+    ]
+    return Reproduction(rows=rows, reasons={"fails": "measured", "csfq": "measured"}, id="toy", quick=quick)
+
+
+def test_recorded_ns2_values_reach_the_rows_json_and_the_failure_lines(reference_dir):
+    (reference_dir / "toy.json").write_text(json.dumps(TOY_REFERENCE))
+    reproduction = toy_reproduction()
+    reproduction.judge()
     data = reproduction.to_dict()
-    assert data["verdicts"] == {"paper": 1, "ns2": 1, "arithmetic": 0, "defect": 0, "open": 0}
+    assert data["verdicts"] == {"paper": 1, "ns2": 1, "arithmetic": 0, "defect": 0, "open": 1}
     assert data["rows"][0]["ns2"] == 0.52 and data["rows"][0]["verdict"] == "ns2"
     assert "ns2" not in data["rows"][1] and data["rows"][1]["verdict"] == "paper"
+    # A row of a mechanism ns-2 lacks says so in the column, and has no ns-2 verdict.
+    assert data["rows"][2]["ns2_absent"] == "CSFQ is not in ns-2.35" and data["rows"][2]["verdict"] == "open"
     assert "ns-2.35, toy.tcl, seeds 1, 2" in data["ns2_source"]
-    assert reproduction.failures() == [
+    assert reproduction.failures()[0] == (
         "FAILS fails: measured [fails the paper as ns-2 does (the paper's own simulator gives the same): "
         "ns-2 misses the paper too (0.52 ±0.03)]"
-    ]
+    )
+    from aqmlab import terminal
+
+    table = "\n".join(
+        terminal.rows_table(reproduction.rows, "t", ns2=reproduction.ns2, not_in_ns2=reproduction.not_in_ns2)
+    )
+    assert "ns-2" in table and "0.52 ±0.03" in table and "CSFQ is not in ns-2.35" in table
+
+
+def test_ns2_values_of_the_full_run_are_not_shown_beside_a_different_quick_run(reference_dir):
+    (reference_dir / "toy.json").write_text(json.dumps(TOY_REFERENCE))
+    reproduction = toy_reproduction(quick=True)
+    reproduction.judge()
+    assert reproduction.ns2 == {} and reproduction.not_in_ns2 == {}
+    assert reproduction.ns2_source.startswith("not shown: ns-2's values measure the full run")
+    assert reproduction.verdicts["fails"][0] == Verdict.OPEN
+    # Where the quick run is the full run, the file says so and the column is shown.
+    (reference_dir / "toy.json").write_text(json.dumps(TOY_REFERENCE | {"modes": ["full", "quick"]}))
+    from aqmlab.experiments import _verdicts
+
+    _verdicts.ns2_reference.cache_clear()
+    reproduction = toy_reproduction(quick=True)
+    reproduction.judge()
+    assert reproduction.verdicts["fails"][0] == Verdict.NS2
+
+
+def test_a_stale_ns2_reference_is_refused_naming_its_rows(reference_dir):
+    stale = TOY_REFERENCE | {"rows": {"fails": {"value": 0.52, "spread": 0.03}, "renamed": {"value": 1.0}}}
+    (reference_dir / "toy.json").write_text(json.dumps(stale))
+    with pytest.raises(
+        Ns2ReferenceError,
+        match=r"toy.json: stale: rows renamed are no longer the experiment's; "
+        r"regenerate it: make ns2-reproductions",
+    ):
+        toy_reproduction().judge()
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("{not json", "not a recorded ns-2 reference (Expecting property name"),
+        (json.dumps({k: v for k, v in TOY_REFERENCE.items() if k != "modes"}), "missing field 'modes'"),
+        (json.dumps(TOY_REFERENCE | {"experiment": "other"}), "it records 'other', not 'toy'"),
+        (json.dumps(TOY_REFERENCE | {"modes": ["quick"]}), "the full run and optionally the quick one"),
+        (json.dumps(TOY_REFERENCE | {"rows": {"fails": {"value": None}}}), "row 'fails': value None is not"),
+        (json.dumps(TOY_REFERENCE | {"rows": {"fails": {"value": 1.0, "spread": "x"}}}), "spread 'x' is not"),
+        (json.dumps(TOY_REFERENCE | {"not_in_ns2": {"fails": "no"}}), "both recorded and not in ns-2"),
+        (json.dumps(TOY_REFERENCE | {"not_in_ns2": {"csfq": ""}}), "every row needs its reason"),
+    ],
+)
+def test_a_malformed_ns2_reference_is_an_error_naming_the_file(reference_dir, text, says):
+    (reference_dir / "toy.json").write_text(text)
+    with pytest.raises(Ns2ReferenceError) as raised:
+        toy_reproduction().judge()
+    assert str(raised.value).startswith(f"{reference_dir / 'toy.json'}: ")
+    assert says in str(raised.value)
+
+
+def test_a_category_row_is_graded_against_ns2s_category():
+    row = Row("allocation", "fair", "proportional (RMS ...)", "nearer", False, key="a", check=lambda v: v == "fair")
+    assert verdict(row, Ns2Value("proportional"), None)[0] == Verdict.NS2
+    assert verdict(row, Ns2Value("fair"), None)[0] == Verdict.DEFECT
 
 
 def test_a_reproduction_leaves_no_figure_open_and_still_saves_it(tmp_path):

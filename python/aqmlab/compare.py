@@ -33,11 +33,11 @@ AS_WRITTEN = "scenario"
 
 
 def presets() -> dict[str, dict[str, Any]]:
-    """Named qdisc tables: the demo's (CSFQ §3's mechanisms, then aqmlab's others on the same
-    64 KB buffer; see experiments/demo.py)."""
-    from .experiments.demo import MECHANISMS
+    """Named qdisc tables: CSFQ §3's mechanisms, then aqmlab's others on the same 64 KB buffer
+    (presets.py)."""
+    from .presets import PRESETS
 
-    return dict(MECHANISMS)
+    return dict(PRESETS)
 
 
 def mechanisms(names: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -84,6 +83,8 @@ def read_json(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 def sha256_of(path: Path) -> str:
+    import hashlib  # here, not at the top: OpenSSL takes milliseconds to load (issue 21)
+
     digest = hashlib.sha256()
     with path.open("rb") as file:
         while chunk := file.read(2**20):

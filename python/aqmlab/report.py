@@ -302,7 +302,7 @@ def experiment_page(folder: Path, index: str | None = None) -> str:
     body.append(f"<p>{_pass_mark(reproduction['passed'])} {passing} of {graded} graded rows pass · {mode}</p>")
     body.append("<h2>Paper vs ours</h2>")
     reasons = any("reason" in r for r in rows)
-    with_ns2 = any("ns2" in r for r in rows)
+    with_ns2 = any("ns2" in r or "ns2_absent" in r for r in rows)
     columns = ["key", "metric", "paper", *(["ns-2"] if with_ns2 else []), "ours", "tolerance", "pass"]
     columns += ["why it fails", "verdict"] if reasons else []
     cells = [
@@ -348,7 +348,7 @@ FAILING_VERDICTS = {
 
 def _ns2_value(row: dict) -> str:
     if "ns2" not in row:
-        return ""
+        return row.get("ns2_absent", "")
     value, spread = row["ns2"], row.get("ns2_spread")
     return f"{value:.4g}" + (f" ±{spread:.3g}" if spread else "") if isinstance(value, (int, float)) else str(value)
 

@@ -10,9 +10,6 @@ that is no file but names one of them (`"csfq-fig3b"` or `"csfq-fig3b.toml"`) lo
 
 from __future__ import annotations
 
-import copy
-import difflib
-import hashlib
 import json
 import math
 import re
@@ -59,6 +56,8 @@ def shipped_file(name: str, missing: str = "not a shipped scenario or sweep spec
     stem = name.removesuffix(".toml")
     if stem in known:
         return known[stem]
+    import difflib  # here, not at the top: only a wrong name needs it (issue 21: start-up)
+
     close = difflib.get_close_matches(stem, known, n=3)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     raise ScenarioError(f"{name}: {missing} ({hint}`aqmlab scenarios` lists them)")
@@ -155,6 +154,12 @@ def _copied(value: Any, where: list[str | int]) -> Any:
             return {key: _copied(item, [*where, str(key)]) for key, item in value.items()}
         items = [_copied(item, [*where, index]) for index, item in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value  # immutable: its deep copy is itself
+    # Another value (a TOML date, a caller's object): `copy` is imported only for one, as a
+    # run's start does without it (issue 21).
+    import copy
+
     return copy.deepcopy(value)
 
 
@@ -217,7 +222,7 @@ class Scenario:
         return cls(read_toml(path), source=path).validate(file=True)
 
     def to_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(self._data)
+        return _copied(self._data, [])
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys, no spaces): what the core reads and what sweeps hash.
@@ -232,6 +237,8 @@ class Scenario:
 
     def digest(self) -> str:
         """SHA-256 of the canonical JSON: identical scenarios have identical digests."""
+        import hashlib  # here, not at the top: OpenSSL takes milliseconds to load (issue 21)
+
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     def validate(self, *, file: bool = False) -> Scenario:
@@ -242,7 +249,7 @@ class Scenario:
 
     def get(self, path: str) -> Any:
         """The value at a dotted path, e.g. `s.get("topology.bottleneck.rate")`."""
-        return copy.deepcopy(get_path(self._data, path))
+        return _copied(get_path(self._data, path), [])
 
     def get_or(self, path: str, default: Any = None) -> Any:
         """The value at a dotted path, or `default` when it is absent."""
@@ -257,7 +264,7 @@ class Scenario:
         `s.with_({"simulation.seed": 2, "flows[0].rate": "5Mbps"})` or
         `s.with_(**{"simulation.duration": "10s"})`.
         """
-        data = copy.deepcopy(self._data)
+        data = _copied(self._data, [])
         for path, value in {**(changes or {}), **more}.items():
             set_path(data, path, value)
         return Scenario(data, source=self.source)
@@ -295,7 +302,7 @@ class Scenario:
         """The queue discipline table of a link (see `with_qdisc` for `link`); `{}` when defaulted."""
         path = self._qdisc_path(link)
         try:
-            return copy.deepcopy(get_path(self._data, path))
+            return _copied(get_path(self._data, path), [])
         except ScenarioError:
             return {}
 

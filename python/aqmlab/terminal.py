@@ -258,12 +258,15 @@ def rows_table(
     notes: list[str] | None = None,
     ns2: Mapping[str, Any] | None = None,
     verdicts: Mapping[str, tuple[Any, str]] | None = None,
+    not_in_ns2: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Checked rows (`experiments.Row`) as a table: metric, the reference value (the paper's,
-    or the model's for `validate`), with `ns2` (recorded ns-2 values by key) ns-2's, ours, with
+    or the model's for `validate`), with `ns2` (recorded ns-2 values by key; `not_in_ns2`, why
+    ns-2 cannot measure a row, by key) ns-2's, ours, with
     `ratio` ours / reference (where the reference is not 0), tolerance, pass, with `verdicts`
     (by key) the verdict of each failing graded row, and with `notes` (one per row) a note column."""
-    with_ns2 = bool(ns2)
+    ns2, not_in_ns2 = ns2 or {}, not_in_ns2 or {}
+    with_ns2 = bool(ns2) or bool(not_in_ns2)
     judged = {key: kind for key, (kind, _) in (verdicts or {}).items() if str(kind) != "paper"}
     columns = ["metric", reference, *(["ns-2"] if with_ns2 else []), "ours", *(["ratio"] if ratio else [])]
     columns += ["tolerance", "pass", *(["verdict"] if judged else [])]
@@ -271,7 +274,7 @@ def rows_table(
     for index, row in enumerate(rows):
         line = [row.metric, fmt(row.paper)]
         if with_ns2:
-            line.append(ns2[row.key].shown() if row.key in ns2 else "")
+            line.append(ns2[row.key].shown() if row.key in ns2 else not_in_ns2.get(row.key, ""))
         line.append(fmt(row.ours))
         if ratio:
             line.append(f"{row.ours / row.paper:.3f}" if row.paper else "-")

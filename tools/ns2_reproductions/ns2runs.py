@@ -29,6 +29,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "python" / "aqmlab" / "experiments" / "ns2_reference"
 COMMAND = "make ns2-reproductions NS2_SRC=/path/to/ns-2.35-source"
+# The runs of ours a reference measures alike: an experiment's full run, and its quick run too
+# where that is the same run (same window, rates and flows).
+FULL_ONLY = ("full",)
+FULL_AND_QUICK = ("full", "quick")
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,7 @@ class Experiment:
     notes: dict[str, str]
     ordered: frozenset[str] = frozenset()
     env: dict[str, dict[str, str]] = field(default_factory=dict)  # by job name, for a patch to read
+    modes: tuple[str, ...] = FULL_ONLY
 
     def job(self, name: str, seed: int) -> Job:
         return Job(name, self.jobs[name], seed, tuple(sorted(self.env.get(name, {}).items())))
@@ -195,18 +200,30 @@ def record(experiment: Experiment, work: Path, version: str, driver: str) -> dic
         runs = {name: read_run(work / experiment.job(name, seed).directory) for name in experiment.jobs}
         for key, value in experiment.rows(runs).items():
             per_seed.setdefault(key, []).append(value)
+    return reference(
+        experiment.id,
+        version,
+        f"{experiment.script} (the RED-PD authors'), as run by {driver}: {experiment.changes}",
+        experiment.seeds,
+        experiment.modes,
+        rows_of(per_seed, experiment.notes, experiment.ordered, experiment.id),
+    )
+
+
+def rows_of(
+    per_seed: dict[str, list[object]], notes: dict[str, str], ordered_keys: frozenset[str], id: str
+) -> dict[str, dict[str, object]]:
+    """The recorded rows from each row's per-seed values: the combined value and a note (the row's
+    own or "*", the per-seed values, and each other reading "<key>|<label>" of the row)."""
     rows: dict[str, dict[str, object]] = {}
     for key, values in per_seed.items():
         if "|" in key:
             continue
-        ordered = key in experiment.ordered
+        ordered = key in ordered_keys
         if not ordered and not all(math.isfinite(float(v)) for v in values):  # type: ignore[arg-type]
-            print(
-                f"ns2-reproductions: {experiment.id} {key}: not reached in every seed {values}; not recorded",
-                file=sys.stderr,
-            )
+            print(f"ns2-reproductions: {id} {key}: not reached in every seed {values}; not recorded", file=sys.stderr)
             continue
-        parts = [experiment.notes.get(key, experiment.notes.get("*", ""))]
+        parts = [notes.get(key, notes.get("*", ""))]
         if len(values) > 1:
             parts.append(f"per seed {'; '.join(shown(v) for v in values)}")
         parts += [
@@ -215,15 +232,32 @@ def record(experiment: Experiment, work: Path, version: str, driver: str) -> dic
             if other.startswith(f"{key}|")
         ]
         rows[key] = {**combine(values, ordered), "note": "; ".join(p for p in parts if p)}
-    return {
-        "experiment": experiment.id,
+    return rows
+
+
+def reference(
+    id: str,
+    version: str,
+    script: str,
+    seeds: Sequence[int],
+    modes: Sequence[str],
+    rows: dict[str, dict[str, object]],
+    not_in_ns2: dict[str, str] | None = None,
+    command: str = COMMAND,
+) -> dict[str, object]:
+    """An experiment's recorded file (docs/ns2-reproductions.md): `rows` by key, and the rows
+    ns-2 cannot measure with why (`not_in_ns2`, e.g. a mechanism ns-2.35 lacks)."""
+    data: dict[str, object] = {
+        "experiment": id,
         "ns2": version,
-        "script": f"{experiment.script} (the RED-PD authors'), as run by {driver}: {experiment.changes}",
-        "command": COMMAND,
+        "script": script,
+        "command": command,
         "date": datetime.date.today().isoformat(),
-        "seeds": list(experiment.seeds),
+        "seeds": list(seeds),
+        "modes": list(modes),
         "rows": rows,
     }
+    return data | ({"not_in_ns2": not_in_ns2} if not_in_ns2 else {})
 
 
 def prepare(source: Path, scripts_dir: Path, patches: Sequence[Patch], work: Path) -> Path:

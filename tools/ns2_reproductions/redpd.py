@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ns2runs import Experiment, Patch, Run, main
+from ns2runs import FULL_AND_QUICK, Experiment, Patch, Run, main
 
 SCRIPTS = Path("tcl") / "ex" / "red-pd"
 DRIVER = "tools/ns2_reproductions/redpd.py"
@@ -34,6 +34,14 @@ PATCHES = (
         'fails in ns-2.35 with `can\'t read "traf_para1_"`',
     ),
     Patch(
+        "traffic.tcl",
+        "$node_(d$link) 1000 .0020 $fid 0",
+        "$node_(d$link) 1000 [expr {[info exists ::env(REDPD_CROSS_INTERVAL)] ? $::env(REDPD_CROSS_INTERVAL) "
+        ": .0020}] $fid 0",
+        "`trafficMulti`'s cross UDPs send a packet every 2 ms (4 Mb/s), the text's 5 Mb/s is every 1.6 ms: a job "
+        "sets REDPD_CROSS_INTERVAL (redpd-fig19's graded rows); unset, the script is unchanged",
+    ),
+    Patch(
         "helper.tcl",
         "\tset Mintime_  [expr 2*$TargetRTT_] ",
         "\tset Mintime_  [expr {[info exists ::env(REDPD_MIN_INTERVAL)] ? $::env(REDPD_MIN_INTERVAL) "
@@ -47,9 +55,9 @@ SEEDS = (1, 2, 3, 4, 5)
 # Our §7 runs: 100 s, measured from 20 s (_redpd.py). The scripts' runs of our length are given
 # `time 101`: at `time 100` the run stops before the flows file's 100 s dump.
 WINDOW = (20.0, 100.0)
-# The scripts' engine starts at 10.1 s (REDPDSim: `sched-detect-reward 10.1`); until then the queue
-# is plain RED (48 % drops in allUDP). Our RED-PD acts from 0 s, and our drop rates cover the whole
-# run; ns-2's are taken from this time on, the start of our window.
+# Drop rates, as ours (`_redpd.ambient_drop_rate`), over the measurement window: the engine's
+# intervals ending after its start. (The scripts' engine starts at 10.1 s, `sched-detect-reward
+# 10.1`, as ours; the queue is plain RED before, 48 % drops in allUDP.)
 DROPS_FROM = WINDOW[0]
 R, PACKET = 0.040, 1000
 
@@ -74,23 +82,21 @@ ALL_UDP = ("one", "netAllUDP", "AllUDP", "plotq", "0", "time", "400")
 
 def fig14_rows(runs: dict[str, Run]) -> dict[str, object]:
     rows: dict[str, object] = {}
-    windows = {"": WINDOW, "the script's window 190–390 s": (190.0, 390.0)}
-    for suffix, (start, end) in windows.items():
-        for job, label in (("allUDP.redpd", ""), ("allUDP.redpd.test_on", "the §6.2 test on")):
+    windows = {"": WINDOW, "|the script's window 190–390 s": (190.0, 390.0)}
+    for reading, (start, end) in windows.items():
+        # RED-PD as the script runs it (graded) and with the §6.2 test on (our `.test_on` rows).
+        for job, tail in (("allUDP.redpd", ""), ("allUDP.redpd.test_on", ".test_on")):
             run = runs[job]
-            reading = ", ".join(p for p in (label, suffix) if p)
-            tail = f"|{reading}" if reading else ""
             for fid in range(4, 12):
-                rows[f"red_pd.flow{fid}{tail}"] = run.mbps(fid, start, end)
+                rows[f"red_pd.flow{fid}{tail}{reading}"] = run.mbps(fid, start, end)
             for fid in range(1, 4):
-                rows[f"red_pd.protected{fid}{tail}"] = run.mbps(fid, start, end) / UDP_RATES[fid - 1]
-        tail = f"|{suffix}" if suffix else ""
-        rows[f"order.red_proportional{tail}"] = [runs["allUDP.red"].mbps(fid, start, end) for fid in range(1, 12)]
-    for job, key in (("allUDP.redpd", "drop.red_pd"), ("allUDP.red", "drop.red")):
+                rows[f"red_pd.protected{fid}{tail}{reading}"] = run.mbps(fid, start, end) / UDP_RATES[fid - 1]
+        rows[f"order.red_proportional{reading}"] = [runs["allUDP.red"].mbps(fid, start, end) for fid in range(1, 12)]
+    drops = {"allUDP.redpd": "drop.red_pd", "allUDP.redpd.test_on": "drop.red_pd.test_on", "allUDP.red": "drop.red"}
+    for job, key in drops.items():
         rows[key] = runs[job].ambient_drop_rate(DROPS_FROM, WINDOW[1])
         rows[f"{key}|0–100 s"] = runs[job].ambient_drop_rate(end=WINDOW[1])
         rows[f"{key}|the script's whole 400 s run"] = runs[job].ambient_drop_rate()
-    rows["drop.red_pd|the §6.2 test on"] = runs["allUDP.redpd.test_on"].ambient_drop_rate(DROPS_FROM, WINDOW[1])
     return rows
 
 
@@ -99,7 +105,7 @@ FIG14 = Experiment(
     script="tcl/ex/red-pd/allUDP/allUDP.sh",
     changes=(
         "fixed seeds; the script's two runs (RED: `enable 0`; RED-PD: `testUnresp 0`) and a third with the §6.2 "
-        "test on; rows in our 20–100 s window, the script's 190–390 s in the notes"
+        "test on (our `.test_on` rows); rows in our 20–100 s window, the script's 190–390 s in the notes"
     ),
     seeds=SEEDS,
     jobs={
@@ -114,11 +120,16 @@ FIG14 = Experiment(
             "1.51, 2, 2.5, 3.08, 3.48, 4, 4.44, 5 Mb/s (packet intervals), its RED 50/10/33 packets, gentle "
             "(limit, thresholds; ours 100/5/15)"
         ),
+        **{
+            f"{key}.test_on": "RED-PD with the §6.2 test on (a third run, as our `.test_on` rows), 20–100 s"
+            for key in (*(f"red_pd.flow{f}" for f in range(4, 12)), *(f"red_pd.protected{f}" for f in range(1, 4)))
+        },
+        "drop.red_pd.test_on": "RED-PD with the §6.2 test on: the output queue's drops over its arrivals, 20–100 s",
         "drop.red_pd": (
-            "RED-PD, the §6.2 test off: the output queue's drops over its arrivals (as allTCP.pl), 20–100 s: the "
-            "script's engine starts at 10.1 s, the queue is plain RED before (ours: the whole run, RED-PD from 0 s)"
+            "RED-PD, the §6.2 test off: the output queue's drops over its arrivals (as allTCP.pl), 20–100 s, as "
+            "ours (the engine starts at 10.1 s in both; the queue is plain RED before)"
         ),
-        "drop.red": "RED (`enable 0`): the output queue's drops over its arrivals, 20–100 s (ours: the whole run)",
+        "drop.red": "RED (`enable 0`): the output queue's drops over its arrivals, 20–100 s, as ours",
         "order.red_proportional": "RED (`enable 0`), flows 1–11, 20–100 s",
     },
     ordered=frozenset({"order.red_proportional"}),
@@ -158,7 +169,8 @@ def fig11_rows(runs: dict[str, Run]) -> dict[str, object]:
     rows: dict[str, object] = {f"cutdown.alpha_{a:g}": time_to(run, a) for a in (3.0, 2.0, 1.5)}
     released = [t for t, event in run.events(1) if event == "Unmonitoring" and t >= DOWN]
     rows["release"] = released[0] - DOWN if released else math.nan
-    return rows
+    # redpd-fig11 grades the text's engine and shows ns-2's as `<key>.ns2` rows: ns-2's value is both's.
+    return rows | {f"{key}.ns2": value for key, value in rows.items()}
 
 
 def fig12_rows(runs: dict[str, Run]) -> dict[str, object]:
@@ -186,11 +198,16 @@ FIG11 = Experiment(
     rows=fig11_rows,
     notes={
         "*": (
-            "one CBR at 0.25·f(R,p) from a start in [0, 10) s, 4·f at 50 s (traffic.tcl), p = 1 %, the §6.2 test off; "
-            "first 1-s bin ≤ α·f(R,p) after 51 s, minus 50"
+            "ns-2's engine (ours: the text's in the graded rows, ns-2's in the `.ns2` rows); one CBR at 0.25·f(R,p) "
+            "from a start in [0, 10) s, 4·f at 50 s (traffic.tcl), p = 1 %, the §6.2 test off; first 1-s bin ≤ "
+            "α·f(R,p) after 51 s, minus 50"
         ),
-        "release": "the engine's first `Unmonitoring` of the flow after the cut at 250 s, minus 250 (run to 360 s)",
+        **{
+            key: "ns-2's engine: its first `Unmonitoring` of the flow after the cut at 250 s, minus 250 (run to 360 s)"
+            for key in ("release", "release.ns2")
+        },
     },
+    modes=FULL_AND_QUICK,
 )
 FIG12 = Experiment(
     id="redpd-fig12",
@@ -210,6 +227,7 @@ FIG12 = Experiment(
         ),
     },
     ordered=frozenset({"order.cutdown", "order.quantum"}),
+    modes=FULL_AND_QUICK,
 )
 
 # --- redpd-fig13: testFRp --------------------------------------------------------------------
@@ -219,10 +237,10 @@ TEST_FRP = ("one", "netTestFRp", "TestFRp", "p", "0.01", "ftype", "cbr", "testUn
 
 
 def fig13_rows(runs: dict[str, Run]) -> dict[str, object]:
+    # redpd-fig13 grades the script's 50–990 s window and shows our first, 100–200 s, as
+    # `<key>.ours_window` rows.
     rows: dict[str, object] = {}
-    windows = {"": (100.0, 200.0), "the script's window 50–990 s": (50.0, 990.0)}
-    for reading, (start, end) in windows.items():
-        tail = f"|{reading}" if reading else ""
+    for tail, (start, end) in {"": (50.0, 990.0), ".ours_window": (100.0, 200.0)}.items():
         received = {g: runs[f"testFRp.gamma{g:g}"].mbps(1, start, end) * 1e6 / f_bps(0.01) for g in GAMMAS}
         high = [g for g in GAMMAS if g >= 1.5]
         for g in high:
@@ -237,13 +255,18 @@ FIG13 = Experiment(
     id="redpd-fig13",
     script="tcl/ex/red-pd/testFRp/testFRp.sh",
     changes=(
-        "fixed seeds; p = 1 % and our γ (a subset of the script's); rows in our 100–200 s window, the script's "
-        "50–990 s in the notes"
+        "fixed seeds; p = 1 % and our γ (a subset of the script's); rows in the script's 50–990 s window (graded "
+        "in ours too), our first 100–200 s window in the `.ours_window` rows"
     ),
     seeds=SEEDS,
     jobs={f"testFRp.gamma{g:g}": (*TEST_FRP, "gamma", f"{g:g}", "time", "1000") for g in GAMMAS},
     rows=fig13_rows,
-    notes={"*": "received / f(R,p), one CBR at γ·f from a start in [0, 1) s, p = 1 %, the §6.2 test off; 100–200 s"},
+    notes={"*": "received / f(R,p), one CBR at γ·f from a start in [0, 1) s, p = 1 %, the §6.2 test off; 50–990 s"}
+    | {
+        f"{key}.ours_window": "received / f(R,p) as the graded row, in our first window, 100–200 s"
+        for key in (*(f"plateau.gamma_{g:g}" for g in GAMMAS if g >= 1.5), "slope", "low.gamma_0.25", "low.gamma_0.5")
+    },
+    modes=FULL_AND_QUICK,
 )
 
 # --- redpd-fig22: allTCP ---------------------------------------------------------------------
@@ -317,63 +340,88 @@ FIG22 = Experiment(
 
 LINKS = (1, 2, 3, 4, 5)
 SCRIPT_LENGTH_LINKS = (1, 2)  # the UDP through flow's closest orderings, also run at the script's 500 s
+# The cross UDPs' packet interval: the text's 5 Mb/s (redpd-fig19's graded rows) and the script's
+# 4 Mb/s (its `.script` rows), by the job-name prefix that runs them.
+CROSS = {"multi": "0.0016", "multi4": "0.0020"}
 
 
-def multi_jobs() -> dict[str, tuple[str, ...]]:
-    jobs = {}
+def multi_jobs() -> tuple[dict[str, tuple[str, ...]], dict[str, dict[str, str]]]:
+    """The jobs and their environment: every (through flow, links, RED or RED-PD) at the text's
+    and the script's cross rate in 100 s runs, and the script's 500 s runs of the UDP at 1 and 2
+    links (its own rate)."""
+    jobs, env = {}, {}
     for ftype in ("cbr", "tcp"):
         for links in LINKS:
             for enable in ("0", "1"):
                 args = ("multi", "netMulti", "Multi", "enable", enable, "links", str(links), "ftype", ftype)
-                jobs[f"multi.{ftype}.links{links}.enable{enable}"] = (*args, "verbose", "-1", "time", "101")
+                for prefix, interval in CROSS.items():
+                    name = f"{prefix}.{ftype}.links{links}.enable{enable}"
+                    jobs[name] = (*args, "verbose", "-1", "time", "101")
+                    env[name] = {"REDPD_CROSS_INTERVAL": interval}
                 if ftype == "cbr" and links in SCRIPT_LENGTH_LINKS:
                     jobs[f"multi500.{ftype}.links{links}.enable{enable}"] = (*args, "verbose", "-1", "time", "500")
-    return jobs
+    return jobs, env
 
 
 def fig19_rows(runs: dict[str, Run]) -> dict[str, object]:
-    def mbps(ftype: str, links: int, enable: str) -> float:
-        # The through flow's id follows each link's ten cross flows (trafficMulti); the flows
-        # file is the last link's.
-        return runs[f"multi.{ftype}.links{links}.enable{enable}"].mbps(10 * links + 1, *WINDOW)
-
     rows: dict[str, object] = {}
-    for through, ftype in (("udp", "cbr"), ("tcp", "tcp")):
-        for links in LINKS:
-            rows[f"{through}.links{links}"] = [{"RED": mbps(ftype, links, "0")}, {"RED-PD": mbps(ftype, links, "1")}]
-            if ftype == "cbr" and links in SCRIPT_LENGTH_LINKS:
-                # multi.pl: the through flow's bytes from 0 to 490 s of a 500 s run.
-                script = {
-                    e: runs[f"multi500.cbr.links{links}.enable{e}"].mbps(10 * links + 1, 0.0, 490.0) for e in "01"
-                }
-                rows[f"{through}.links{links}|the script's 500 s runs, 0–490 s (multi.pl)"] = [
-                    {"RED": script["0"]},
-                    {"RED-PD": script["1"]},
+    for prefix, tail in (("multi", ""), ("multi4", ".script")):
+
+        def mbps(ftype: str, links: int, enable: str, prefix: str = prefix) -> float:
+            # The through flow's id follows each link's ten cross flows (trafficMulti); the flows
+            # file is the last link's.
+            return runs[f"{prefix}.{ftype}.links{links}.enable{enable}"].mbps(10 * links + 1, *WINDOW)
+
+        for through, ftype in (("udp", "cbr"), ("tcp", "tcp")):
+            for links in LINKS:
+                key = f"{through}.links{links}{tail}"
+                rows[key] = [{"RED": mbps(ftype, links, "0")}, {"RED-PD": mbps(ftype, links, "1")}]
+                if tail and ftype == "cbr" and links in SCRIPT_LENGTH_LINKS:
+                    # multi.pl: the through flow's bytes from 0 to 490 s of a 500 s run.
+                    script = {
+                        e: runs[f"multi500.cbr.links{links}.enable{e}"].mbps(10 * links + 1, 0.0, 490.0) for e in "01"
+                    }
+                    rows[f"{key}|the script's 500 s runs, 0–490 s (multi.pl)"] = [
+                        {"RED": script["0"]},
+                        {"RED-PD": script["1"]},
+                    ]
+            for mechanism, enable in (("red", "0"), ("red_pd", "1")):
+                rows[f"{through}.{mechanism}.trend{tail}"] = [
+                    {"5 links": mbps(ftype, 5, enable)},
+                    {"1 link": mbps(ftype, 1, enable)},
                 ]
-        for mechanism, enable in (("red", "0"), ("red_pd", "1")):
-            rows[f"{through}.{mechanism}.trend"] = [
-                {"5 links": mbps(ftype, 5, enable)},
-                {"1 link": mbps(ftype, 1, enable)},
-            ]
     return rows
 
 
+MULTI_JOBS, MULTI_ENV = multi_jobs()
+MULTI_NOTE = (
+    "the through flow's bytes leaving the last congested link, 20–100 s (multi.pl: 0–490 s of a 500 s run); the "
+    "script's links 1 ms, the through flow's RTT 82 ms, the §6.2 test on"
+)
 FIG19 = Experiment(
     id="redpd-fig19",
     script="tcl/ex/red-pd/multi/multi.sh",
-    changes="fixed seeds; our 100 s runs (the script's are 500 s), and the UDP at 1 and 2 links also at 500 s",
+    changes=(
+        "fixed seeds; our 100 s runs (the script's are 500 s) with the text's 5 Mb/s cross UDPs (graded) and the "
+        "script's 4 Mb/s (`.script` rows); the UDP at 1 and 2 links also in the script's 500 s runs"
+    ),
     seeds=SEEDS,
-    jobs=multi_jobs(),
+    jobs=MULTI_JOBS,
+    env=MULTI_ENV,
     rows=fig19_rows,
     notes={
-        "*": (
-            "the through flow's bytes leaving the last congested link, 20–100 s (multi.pl: 0–490 s of a 500 s run); "
-            "the script's cross UDPs send 4 Mb/s (the text's 5), its links 1 ms, the through flow's RTT 82 ms, "
-            "the §6.2 test on"
-        )
+        "*": f"{MULTI_NOTE}; the cross UDPs at the text's 5 Mb/s (a packet every 1.6 ms; the script's: 2 ms)",
+    }
+    | {
+        f"{through}.{k}.script": f"{MULTI_NOTE}; the script's 4 Mb/s cross UDPs"
+        for through in ("udp", "tcp")
+        for k in (*(f"links{n}" for n in LINKS), "red.trend", "red_pd.trend")
     },
     ordered=frozenset(
-        f"{t}.{k}" for t in ("udp", "tcp") for k in (*(f"links{n}" for n in LINKS), "red.trend", "red_pd.trend")
+        f"{t}.{k}{tail}"
+        for t in ("udp", "tcp")
+        for k in (*(f"links{n}" for n in LINKS), "red.trend", "red_pd.trend")
+        for tail in ("", ".script")
     ),
 )
 
@@ -476,14 +524,14 @@ FIG16 = Experiment(
     notes={
         "*": (
             "9 TCPs and the UDP 0.25 → 4 Mb/s at 50 s → 0.25 at 250 s (traffic.tcl's VaryingCbr, netMix); cut-down: "
-            "the first 1-s bin after 51 s at or below α·f(R,p), f at the ambient drop rate from 20 s (the script's "
-            "engine starts at 10.1 s; ours: the whole run); release: the "
-            "engine's last `Unmonitoring` of the UDP minus 250"
+            "the first 1-s bin after 51 s at or below α·f(R,p), f at the ambient drop rate of 20–300 s, as ours; "
+            "release: the engine's last `Unmonitoring` of the UDP minus 250"
         ),
         "declared": "the engine's `Declaring unresponsive` of the UDP minus 50 s (test on)",
         "order.faster_than_eq6": "test off; eq. 6 at α = 1.5 and the ambient drop rate of 20–50 s (test-off run)",
     },
     ordered=frozenset({"order.cutdown", "order.cutdown.alt", "order.release", "order.faster_than_eq6"}),
+    modes=FULL_AND_QUICK,
 )
 
 # --- redpd-fig9-sim: PIdent ------------------------------------------------------------------
@@ -600,7 +648,7 @@ FIG20_21 = Experiment(
         "*": (
             "ns-2's TFRC (one value for both of our TFRC readings); category totals of bytes leaving the bottleneck "
             "20–500 s (TCP retransmissions included), the 30-ms TFRC/TCP ratio per run then averaged (tfrc.pl), "
-            "the ambient drop rate 20–500 s (the script's engine starts at 10.1 s; ours: the whole run); "
+            "the ambient drop rate 20–500 s, as ours (the engine starts at 10.1 s in both); "
             "RED (`enable 0`) or RED-PD with R = 60 ms and the §6.2 test on"
         )
     },

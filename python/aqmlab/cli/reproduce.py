@@ -10,7 +10,7 @@ import typer
 
 from .. import reporting, terminal
 from .._core import ScenarioError
-from ..experiments import get, not_reproduced_list, registry
+from ..experiments import Ns2ReferenceError, get, not_reproduced_list, registry
 from ..outdir import OutputError, result_folder
 from ..progress import RunProgress
 from ..suite import open_suite
@@ -97,7 +97,7 @@ def reproduce(
             with RunProgress(console) as bars, reporting(bars):
                 reproduction = experiment.run(quick=quick)
             saved = reproduction.save(folder)
-    except (ScenarioError, OutputError) as e:
+    except (ScenarioError, OutputError, Ns2ReferenceError) as e:
         raise fail(str(e)) from None
     except KeyboardInterrupt as e:
         raise interrupted(e) from None
@@ -116,6 +116,7 @@ def reproduce(
                 reproduction.rows,
                 title=f"{reproduction.id}: paper vs ours",
                 ns2=reproduction.ns2,
+                not_in_ns2=reproduction.not_in_ns2,
                 verdicts=reproduction.verdicts,
             ),
         ]

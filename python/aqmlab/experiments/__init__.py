@@ -2,8 +2,9 @@
 
 To add one, write one module per experiment id (`csfq-fig3a` -> `csfq_fig3a.py`); modules
 are found automatically and `aqmlab reproduce --list` shows them. A paper's shared setup
-(its mechanisms, topology, the choices where it is silent) goes in a private module that
-the experiments import (`_csfq.py`, `_fred.py`, `_bred.py`). The module reads like the
+(its topology, TCP, the choices where it is silent) goes in a private module that the
+experiments import (`_csfq.py`, `_fred.py`, `_bred.py`); the CSFQ paper's mechanisms are
+`aqmlab.presets`, which `aqmlab compare` offers by name. The module reads like the
 paper's section:
 
 - the docstring cites the section and says what we chose where the paper is silent;
@@ -30,7 +31,7 @@ paper's section:
 
     from ..results import MBPS, Results
     from . import Reproduction, Row, RunSettings, experiment, run_seeds
-    from ._csfq import MECHANISMS
+    from ..presets import CSFQ_MECHANISMS as MECHANISMS
 
     # "flow i sends i + 1 times more than its fair share of 0.3125 Mbps"
     FAIR_MBPS = 0.3125
@@ -84,7 +85,7 @@ import pandas as pd
 from .._core import __version__
 from ..results import to_json_value
 from ._toolkit import MUCH, PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
-from ._verdicts import Judgement, Ns2Value, Verdict, ns2_reference, verdict
+from ._verdicts import Judgement, Ns2ReferenceError, Ns2Value, Verdict, ns2_reference, verdict
 
 
 @dataclass
@@ -106,10 +107,11 @@ class Reproduction:
     id: str = ""
     title: str = ""
     quick: bool = False
-    # Filled by `Experiment.run`: ns-2's recorded values by key and where they come from, and
-    # each graded row's verdict with why.
+    # Filled by `Experiment.run`: ns-2's recorded values by key and where they come from, the
+    # rows ns-2 cannot measure with why, and each graded row's verdict with why.
     ns2: dict[str, Ns2Value] = field(default_factory=dict)
     ns2_source: str = ""
+    not_in_ns2: dict[str, str] = field(default_factory=dict)
     verdicts: dict[str, tuple[Verdict, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -136,11 +138,18 @@ class Reproduction:
         return lines
 
     def judge(self) -> None:
-        """Attaches ns-2's recorded values (if any) and gives every graded row its verdict."""
+        """Attaches ns-2's recorded values (if any, and if they measure this run: `modes`) and
+        gives every graded row its verdict. A stale recorded file raises `Ns2ReferenceError`."""
         reference = ns2_reference(self.id)
-        if reference is not None:
-            self.ns2 = {key: value for key, value in reference.rows.items() if key in {r.key for r in self.rows}}
+        mode = "quick" if self.quick else "full"
+        if reference is not None and mode in reference.modes:
+            keys = {r.key for r in self.rows}
+            reference.check_rows(keys)
+            self.ns2 = {key: value for key, value in reference.rows.items() if key in keys}
+            self.not_in_ns2 = dict(reference.not_in_ns2)
             self.ns2_source = reference.source
+        elif reference is not None:
+            self.ns2_source = f"not shown: ns-2's values measure the full run (aqmlab reproduce {self.id})"
         self.verdicts = {
             r.key: verdict(r, self.ns2.get(r.key) if r.check else None, self.judged.get(r.key))
             for r in self.rows
@@ -156,13 +165,16 @@ class Reproduction:
 
     def to_dict(self) -> dict[str, Any]:
         """The rows as JSON; a failing graded row carries its `reason`; a row with a recorded ns-2
-        value its `ns2`; every graded row its `verdict` (and `verdict_why` when it fails)."""
+        value its `ns2`, a row ns-2 cannot measure why (`ns2_absent`); every graded row its
+        `verdict` (and `verdict_why` when it fails)."""
         rows = []
         for r in self.rows:
             row = r.to_dict()
             if r.key in self.ns2:
                 row["ns2"] = self.ns2[r.key].value
                 row["ns2_spread"] = self.ns2[r.key].spread
+            elif r.key in self.not_in_ns2:
+                row["ns2_absent"] = self.not_in_ns2[r.key]
             if r.graded and not r.passed:
                 row["reason"] = self.reasons.get(r.key, "")
             if r.key in self.verdicts:
@@ -295,6 +307,7 @@ __all__ = [
     "Experiment",
     "Judgement",
     "NotReproduced",
+    "Ns2ReferenceError",
     "Reproduction",
     "Row",
     "RunSettings",

@@ -14,7 +14,7 @@ shared setup. One module per figure:
 - `csfq-fig7` (csfq_fig7.py; §3.3, Fig. 7): three RLM sessions and one TCP on a 4 Mbps
   link (its own setup, in that module).
 
-Every run uses the §3 setup of `_csfq.py` (10 Mbps links, 1 ms, 64 KB buffers,
+Every run uses the §3 setup of `presets.py` and `_csfq.py` (10 Mbps links, 1 ms, 64 KB buffers,
 RED/FRED thresholds 16/32 KB, K = K_alpha = K_c = 100 ms) and compares the six
 mechanisms FIFO (drop-tail), RED, FRED-1, FRED-2, DRR and CSFQ.
 
@@ -49,9 +49,11 @@ import pandas as pd
 import aqmlab
 
 from ..plots import pyplot
+from ..presets import CSFQ_MECHANISMS as MECHANISMS
+from ..presets import PACKET_BYTES
 from ..scenario import Scenario
 from . import PAPER_NAMES, RunSettings, run_seeds
-from ._csfq import MECHANISMS, PACKET_BYTES, WINDOW, better_fred
+from ._csfq import WINDOW, better_fred
 
 LINK_MBPS = 10.0
 # The 10-s average of a 20 s run (full), or of the last 4 s of 6 s on seed 1 (quick); full runs

@@ -33,8 +33,9 @@ import numpy as np
 import pandas as pd
 
 from ..plots import pyplot
+from ..presets import BUFFER, csfq_mechanisms
 from ..scenario import Scenario
-from . import PAPER_NAMES, _csfq
+from . import PAPER_NAMES
 
 # The mechanisms in the tables' row order.
 TABLE_ORDER = ("drr", "csfq", "fred-1", "fred-2", "red", "droptail")
@@ -43,8 +44,8 @@ ORDERING = "order exact (ties within a group free; ≪: at least 2x)"
 
 
 def mechanisms(**config: str) -> dict[str, dict]:
-    """_csfq.mechanisms(**config) in the tables' row order (TABLE_ORDER)."""
-    tables = _csfq.mechanisms(**config)
+    """csfq_mechanisms(**config) in the tables' row order (TABLE_ORDER)."""
+    tables = csfq_mechanisms(**config)
     return {m: tables[m] for m in TABLE_ORDER}
 
 
@@ -55,7 +56,7 @@ def single_link_scenario(
     seed: int = 1,
     warmup: float = 0.0,
     delay: str = "1ms",
-    buffer: str = _csfq.BUFFER,
+    buffer: str = BUFFER,
 ) -> Scenario:
     """One 10 Mbps congested link (L->R) with `qdisc`; hosts on 100 Mbps drop-tail links."""
     return Scenario.from_dict(

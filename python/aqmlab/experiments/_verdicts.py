@@ -13,22 +13,28 @@ arithmetic give the same, or is it our defect?
 
 The ns-2 values are data (`ns2_reference/<experiment id>.json`, with ns-2's version, the
 script, the seeds and the command that regenerates them; the format is in
-docs/ns2-reproductions.md). Agreement with ns-2 for a number: |ours − ns-2| within the range
-of ns-2's own seeds (`2·spread`, spread being half the range), or within 10 % of ns-2's value
-where one ns-2 run was recorded (no spread measured; 10 % is issue 21's bar for per-flow
-agreement with ns-2).
+docs/ns2-reproductions.md). They measure what our run measures (same window, rates, flows)
+in the runs the file's `modes` name: the full run, and the quick run where it is the same; a
+row of a mechanism ns-2 lacks is named in `not_in_ns2` with why, and its ns-2 cell says so. A
+file that cannot be read, or whose rows are no longer the experiment's, is an error naming the
+file and how to regenerate it (`Ns2ReferenceError`). Agreement with ns-2 for a number: |ours −
+ns-2| within the range of ns-2's own seeds (`2·spread`, spread being half the range), or within
+10 % of ns-2's value where one ns-2 run was recorded (no spread measured; 10 % is issue 21's bar
+for per-flow agreement with ns-2). For a category (e.g. "fair" or "proportional"), ns-2 failing
+the paper's category agrees with ours failing it.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 REFERENCE_DIR = Path(__file__).with_name("ns2_reference")
+MODES = ("full", "quick")
 # Where one ns-2 run was recorded: agreement within 10 % of its value (module docstring).
 SINGLE_RUN_TOLERANCE = 0.10
 
@@ -74,21 +80,31 @@ class Ns2Value:
     spread: float | None = None
     note: str = ""
 
+    @property
+    def is_number(self) -> bool:
+        return isinstance(self.value, (int, float))
+
     def agrees(self, ours: Any) -> bool:
         """Whether a numeric `ours` is within ns-2's seed range of this value (module docstring)."""
         tolerance = 2 * self.spread if self.spread is not None else SINGLE_RUN_TOLERANCE * abs(self.value)
         return abs(ours - self.value) <= tolerance
 
     def shown(self) -> str:
-        if isinstance(self.value, (int, float)):
+        if self.is_number:
             spread = f" ±{self.spread:.3g}" if self.spread else ""
             return f"{self.value:.4g}{spread}"
-        return json.dumps(self.value)
+        return self.value if isinstance(self.value, str) else json.dumps(self.value)
+
+
+class Ns2ReferenceError(ValueError):
+    """A recorded ns-2 file that cannot be used: unreadable, malformed, or stale."""
 
 
 @dataclass(frozen=True)
 class Ns2Reference:
-    """The recorded ns-2 values of one experiment and where they come from."""
+    """The recorded ns-2 values of one experiment and where they come from: `rows` by key, the
+    runs of ours they measure alike (`modes`), and the rows ns-2 cannot measure, with why
+    (`not_in_ns2`)."""
 
     experiment: str
     ns2: str
@@ -96,26 +112,78 @@ class Ns2Reference:
     command: str
     date: str
     seeds: tuple[int, ...]
+    modes: tuple[str, ...]
     rows: dict[str, Ns2Value]
+    not_in_ns2: dict[str, str] = field(default_factory=dict)
 
     @property
     def source(self) -> str:
         seeds = ", ".join(map(str, self.seeds))
         return f"{self.ns2}, {self.script}, seeds {seeds}, {self.date}; regenerate: {self.command}"
 
+    def keys(self) -> set[str]:
+        return set(self.rows) | set(self.not_in_ns2)
+
+    def check_rows(self, keys: set[str]) -> None:
+        """Refuses a stale file: every recorded key must be one of the experiment's rows `keys`."""
+        stale = sorted(self.keys() - keys)
+        if stale:
+            raise Ns2ReferenceError(
+                f"{_path(self.experiment)}: stale: rows {', '.join(stale)} are no longer the experiment's; "
+                f"regenerate it: {self.command}"
+            )
+
+
+def _path(experiment_id: str) -> Path:
+    return REFERENCE_DIR / f"{experiment_id}.json"
+
 
 @cache
 def ns2_reference(experiment_id: str) -> Ns2Reference | None:
-    """The recorded ns-2 values of an experiment, or None where none were recorded."""
-    path = REFERENCE_DIR / f"{experiment_id}.json"
+    """The recorded ns-2 values of an experiment, or None where none were recorded; a file that
+    is there but malformed raises `Ns2ReferenceError` saying what is wrong with it."""
+    path = _path(experiment_id)
     if not path.is_file():
         return None
-    data = json.loads(path.read_text())
-    rows = {
-        key: Ns2Value(entry["value"], entry.get("spread"), entry.get("note", "")) for key, entry in data["rows"].items()
-    }
+    try:
+        return _parse(json.loads(path.read_text()), experiment_id)
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
+        what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+        raise Ns2ReferenceError(
+            f"{path}: not a recorded ns-2 reference ({what}); regenerate it (docs/ns2-reproductions.md)"
+        ) from None
+
+
+def _parse(data: dict, experiment_id: str) -> Ns2Reference:
+    if data["experiment"] != experiment_id:
+        raise ValueError(f"it records {data['experiment']!r}, not {experiment_id!r}")
+    modes = tuple(data["modes"])
+    if "full" not in modes or not set(modes) <= set(MODES):
+        raise ValueError(f"modes {list(modes)}: the full run and optionally the quick one")
+    rows = {}
+    for key, entry in data["rows"].items():
+        value, spread = entry["value"], entry.get("spread")
+        if not isinstance(value, (int, float, str, list)) or isinstance(value, bool):
+            raise ValueError(f"row {key!r}: value {value!r} is not a number, a category or an ordering's groups")
+        if spread is not None and (not isinstance(spread, (int, float)) or spread < 0):
+            raise ValueError(f"row {key!r}: spread {spread!r} is not a number ≥ 0")
+        rows[key] = Ns2Value(value, spread, entry.get("note", ""))
+    not_in_ns2 = dict(data.get("not_in_ns2", {}))
+    if not all(isinstance(why, str) and why for why in not_in_ns2.values()):
+        raise ValueError("not_in_ns2: every row needs its reason")
+    both = sorted(set(rows) & set(not_in_ns2))
+    if both:
+        raise ValueError(f"rows {both} are both recorded and not in ns-2")
     return Ns2Reference(
-        data["experiment"], data["ns2"], data["script"], data["command"], data["date"], tuple(data["seeds"]), rows
+        data["experiment"],
+        data["ns2"],
+        data["script"],
+        data["command"],
+        data["date"],
+        tuple(data["seeds"]),
+        modes,
+        rows,
+        not_in_ns2,
     )
 
 
@@ -127,7 +195,7 @@ def verdict(row: Any, ns2: Ns2Value | None, judged: Judgement | None) -> tuple[V
         ns2_meets_paper = row.meets_paper(ns2.value)
         if ns2_meets_paper:
             return Verdict.DEFECT, f"ns-2 meets the paper here ({ns2.shown()}); ours does not"
-        if row.is_ordering or ns2.agrees(row.ours):
+        if row.is_ordering or not ns2.is_number or ns2.agrees(row.ours):
             return Verdict.NS2, f"ns-2 misses the paper too ({ns2.shown()})"
         return Verdict.DEFECT, f"ns-2 misses the paper too, but differs from ours ({ns2.shown()})"
     if judged is not None:

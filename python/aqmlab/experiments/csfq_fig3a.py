@@ -16,10 +16,10 @@ import pandas as pd
 import aqmlab
 
 from ..plots import pyplot
+from ..presets import CSFQ_MECHANISMS as MECHANISMS
 from ..results import MBPS
 from . import PAPER_NAMES, Reproduction, Row, experiment
 from . import _csfq_figures as figures
-from ._csfq import MECHANISMS
 from ._csfq_figures import LINK_MBPS, demo_scenario
 
 # Fig. 3(a): "flow i sends i + 1 times more than its fair share of 0.3125 Mbps".
@@ -183,6 +183,8 @@ def fig3a_rows(fairness: pd.DataFrame) -> list[Row]:
                 "the nearer of the two",
                 ours == paper,
                 key=f"{name}.allocation",
+                # Another simulator's value of this row is its nearer allocation ("fair", "proportional").
+                check=lambda nearer, paper=paper: nearer == paper,
             )
         )
     return rows

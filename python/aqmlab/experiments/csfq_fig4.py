@@ -12,10 +12,11 @@ from dataclasses import replace
 
 import pandas as pd
 
+from ..presets import CSFQ_MECHANISMS as MECHANISMS
 from ..results import MBPS
 from . import Reproduction, Row, experiment
 from . import _csfq_figures as figures
-from ._csfq import MECHANISMS, TCP
+from ._csfq import TCP
 from ._csfq_figures import LINK_MBPS, curves_figure, demo_scenario, flow0_normalised, tcp_losses
 
 # N = 2...32; quick runs a few N on both sides of the paper's DRR/CSFQ crossover.

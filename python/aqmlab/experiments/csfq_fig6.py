@@ -14,11 +14,13 @@ import pandas as pd
 
 import aqmlab
 
+from ..presets import CSFQ_MECHANISMS as MECHANISMS
+from ..presets import THRESHOLDS
 from ..results import MBPS
 from ..scenario import Scenario
 from . import MUCH, Reproduction, Row, RunSettings, experiment
 from . import _csfq_figures as figures
-from ._csfq import MECHANISMS, TCP, THRESHOLDS
+from ._csfq import TCP
 from ._csfq_figures import LINK_MBPS, curves_figure, flow0_normalised, tcp_losses
 
 FULL = replace(figures.FULL, sweep=(1, 2, 3, 4, 5))

@@ -12,7 +12,7 @@ fair bandwidth allocation in this scenario." Footnote 9: "when we change the sim
 so that the TCP flow starts after all the RLM flows then it receives less than half of its fair
 share" (under which mechanism is not said).
 
-Setup: the §3 mechanisms (`_csfq.mechanisms`, K = K_α = K_c = 250 ms, 64 KB, RED/FRED
+Setup: the §3 mechanisms (`presets.csfq_mechanisms`, K = K_α = K_c = 250 ms, 64 KB, RED/FRED
 thresholds 16/32 KB) on a 4 Mbps, 1 ms link; hosts on 100 Mbps, 1 ms links as in the demo; the
 TCP is `_csfq.TCP`; RLM is `type = "rlm"` (transport/rlm.rs: ns-2's RLM, the one the paper ran),
 seven layers of 32·2^(i−1) kbps, 1000-byte packets, each layer jittered as footnote 4's "UDP".
@@ -43,10 +43,12 @@ import pandas as pd
 import aqmlab
 
 from ..plots import pyplot
+from ..presets import BUFFER, PACKET
+from ..presets import csfq_mechanisms as mechanisms
 from ..results import MBPS, Results
 from ..scenario import Scenario
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
-from ._csfq import BUFFER, PACKET, TCP, better_fred, mechanisms
+from ._csfq import TCP, better_fred
 
 LINK = "4Mbps"
 # "we set constants K, K_α, and K_c to be 250 ms"; 64 KB buffers as every §3 run.

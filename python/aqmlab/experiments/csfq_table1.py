@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..presets import PACKET_BYTES
 from ..results import Results
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, _csfq, experiment, run_seeds
-from ._csfq import PACKET_BYTES, TCP, better_fred
+from ._csfq import TCP, better_fred
 from ._csfq_tables import ORDERING, bar_figure, mechanisms, paper_groups, single_link_scenario
 
 # "The ON-OFF source sent 6758 packets over the course of the experiment."

@@ -45,8 +45,9 @@ import pandas as pd
 
 import aqmlab
 
+from ..presets import THRESHOLDS
 from ..results import Results
-from . import PAPER_NAMES, Reproduction, Row, RunSettings, _csfq, experiment
+from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment
 from ._csfq import TCP, better_fred
 from ._csfq_tables import ORDERING, bar_figure, mechanisms, paper_groups, single_link_scenario
 
@@ -211,15 +212,15 @@ def fred_versions_note(runs: pd.DataFrame) -> str:
     by_version = runs[runs["mechanism"].isin(["fred-1", "fred-2"])].pivot(index="seed", columns="mechanism")
     identical = int((by_version["mean_ms"]["fred-1"] == by_version["mean_ms"]["fred-2"]).sum())
     peak = by_version["peak_average_bytes"].max().max()
-    if peak >= _csfq.THRESHOLDS["max_th"]:
+    if peak >= THRESHOLDS["max_th"]:
         return (
             f"FRED-1 = FRED-2 in {identical} of {len(by_version)} runs; FRED's average peaked at {peak / 1000:.1f} KB."
         )
     return (
         f"FRED-1 = FRED-2 in {identical} of {len(by_version)} runs, and not by a configuration slip: FRED-2 "
-        f"differs only while FRED's average is at or above max_th ({_csfq.THRESHOLDS['max_th'] / 1000:g} KB), "
+        f"differs only while FRED's average is at or above max_th ({THRESHOLDS['max_th'] / 1000:g} KB), "
         f"and it peaked at {peak / 1000:.1f} KB (highest over the runs): the UDP is held to max_q = min_th "
-        f"({_csfq.THRESHOLDS['min_th'] / 1000:g} KB) by FRED's per-flow limit and strikes, the short "
+        f"({THRESHOLDS['min_th'] / 1000:g} KB) by FRED's per-flow limit and strikes, the short "
         "transfers' windows add little, so the two-packet buffer never engages."
     )
 

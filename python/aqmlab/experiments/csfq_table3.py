@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..presets import PACKET_BYTES
 from ..results import MBPS, Results
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
-from ._csfq import PACKET_BYTES, TCP, TCP_RFC, better_fred
+from ._csfq import TCP, TCP_RFC, better_fred
 from ._csfq_tables import ORDERING, bar_figure, mechanisms, paper_groups, single_link_scenario
 
 # Table 3: mean and std of the packets a TCP flow gets per 100 s.

@@ -18,7 +18,7 @@ Mbps, its whole-run measurement 0.61; its per-flow estimator constant `kf = 100`
 unit (us), 9.1 Mbps. Only Eq. 3's K moves the TCPs' take (200 ms: 0.41, 300 ms: 0.37 Mbps), and
 §3 states 100 ms, which the row keeps.
 
-A mechanism joins the comparison with one entry in `MECHANISMS` (its qdisc table)
+A mechanism joins the comparison with one entry in `presets.OTHERS` (its qdisc table)
 and, if the paper reports the UDP flow's throughput under it, one in `UDP_TARGETS`.
 """
 
@@ -31,31 +31,13 @@ import pandas as pd
 import aqmlab
 
 from ..plots import throughput_figure
+from ..presets import PRESETS
 from ..results import MBPS, Results, goodput_table
 from ..scenario import Scenario
 from . import Reproduction, Row, RunSettings, _csfq, experiment
 
-# aqmlab's other mechanisms on the same 64 KB buffer, shown beside the paper's (which reports no
-# number for them, so they have no row): SRED with B = 64 KB and the SRED paper's other settings,
-# RED-PD around the demo's RED, LQD (BRED §2's: the flow with most packets loses its oldest) on
-# 64 KB as DRR, CoDel, FQ-CoDel and PIE with their RFCs' settings, SFQ and SFB with Linux's, and
-# CHOKe with the demo's RED counted in packets (thresholds 16 and 32 packets = 16 KB and 32 KB,
-# its w_q and max_p), each with a limit of 64 packets (64 KB of 1000-byte packets; FQ-CoDel's
-# memory limit 64 KB too).
-RED_IN_PACKETS = {"limit": 64, "min_th": 16, "max_th": 32} | {k: _csfq.MECHANISMS["red"][k] for k in ("w_q", "max_p")}
-OTHERS: dict[str, dict] = {
-    "sred": {"type": "sred", "limit_bytes": _csfq.BUFFER},
-    "red_pd": {"type": "red_pd", "red": {k: v for k, v in _csfq.MECHANISMS["red"].items() if k != "type"}},
-    "lqd": {"type": "lqd", "limit_bytes": _csfq.BUFFER},
-    "codel": {"type": "codel", "limit": 64},
-    "fq_codel": {"type": "fq_codel", "limit": 64, "memory_limit": _csfq.BUFFER},
-    "pie": {"type": "pie", "limit": 64},
-    "sfq": {"type": "sfq", "limit": 64},
-    "sfb": {"type": "sfb", "limit": 64},
-    "choke": {"type": "choke", **RED_IN_PACKETS},
-}
-# Every mechanism of the CSFQ paper's comparison, configured as §3 states (see _csfq.py), then OTHERS.
-MECHANISMS: dict[str, dict] = {**_csfq.MECHANISMS, **OTHERS}
+# Every mechanism of the comparison: the CSFQ paper's, configured as §3 states, then aqmlab's others (presets.py).
+MECHANISMS = PRESETS
 
 # "the UDP only gets 0.396 Mbps and 0.361 Mbps under DRR and CSFQ, respectively"
 DRR_UDP_MBPS = 0.396

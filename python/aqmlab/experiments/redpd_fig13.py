@@ -14,7 +14,8 @@ authors' script's (tcl/ex/red-pd/testFRp/testFRp.sh: from 50 s to 990 s). Our ow
 chosen before the script was read (100–200 s, after eq. 6's 58.8 s to bring a 4·f flow down
 to 1·f), is shown beside each row as an informative row (`<key>.ours_window`); a 100 s window
 holds a few cut-and-release cycles, so it moves with where they fall. The recorded ns-2 column
-is in our window (the script's values are in its notes).
+measures each row in its own window: the graded rows in 50–990 s, the `.ours_window` rows in
+100–200 s.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ offered 27.6 Mb/s, so RED drops 1 − 10/27.6 = 63.8 %.
 Tolerances (reproduction-targets, redpd-fig14): RED-PD flows 4–11 within ±30 % of 1.05 Mb/s;
 flows 1–3 at least 90 % of their sending rate; RED-PD ambient drop 2–8 %; RED's 63 % ± 3
 points; RED's throughputs ordered as the sending rates. Setup: `_redpd.py` (one 100 s run per
-discipline, flows starting within 10 s, measured from 20 s); quick mode 40 s.
+discipline, flows starting within 10 s, measured from 20 s: the drop rates too,
+`ambient_drop_rate`); quick mode 40 s.
 
 §6.2's unresponsive test (issue 27): the text of §7.2 does not say whether it ran; the
 authors' script (tcl/ex/red-pd/allUDP/allUDP.sh) turns it off (`testUnresp 0`), so the graded

@@ -7,9 +7,10 @@ because Assumption 1 of a fixed ambient drop rate does not hold"; "if the unresp
 on, the UDP flow is cut down much sooner and released later"; "it took about three seconds for
 RED-PD to declare the UDP flow unresponsive after it increased its sending rate."
 
-Measures: the f(R,p) line is, as the paper's, at the ambient drop rate over the whole run
-(`ambient_drop_rate`). The cut-down time is the first 1-s bin after 50 s in which the UDP
-receives at most 1.5·f(R,p): α = 1.5, eq. 6's limit of validity (§5.2), a level we chose after
+Measures: the f(R,p) line is at the ambient drop rate over the measurement window, 20–300 s
+(`ambient_drop_rate`, §7.2's "not before 20 seconds"). The cut-down time is the first 1-s bin
+after 50 s in which the UDP receives at most 1.5·f(R,p): α = 1.5, eq. 6's limit of validity
+(§5.2), a level we chose after
 seeing the trajectories, so α = 1 is shown beside it as an informative row. Eq. 6's value is
 computed at the same α from the ambient drop rate before the change (20–50 s: the output
 queue's drops over its arrivals) with γ = 4 Mb/s over f(R,p) there. The release time is when

@@ -21,7 +21,7 @@ are what produced the figures:
 - SACK TCP with `window_ 50` and `tcpTick_ 0.01` (`new_Tcp`), otherwise `_redpd.TCP` (ns-2's
   agent, an ACK per packet); TFRC with ns-2's defaults, which `transport/tfrc.rs` follows as
   RFC 5348 states them (its header lists where they differ), 1000-byte packets;
-- the drop rate is the bottleneck's ambient drop rate (`_redpd.ambient_drop_rate`); a
+- the drop rate is the bottleneck's ambient drop rate, 20–500 s (`_redpd.ambient_drop_rate`); a
   normalised throughput is the ratio of the category totals in one run, averaged over the runs
   (`tfrc.pl`: `tfrc1/tcp1` per try, then the mean).
 

@@ -58,6 +58,12 @@ impl DropTail {
             fifo: Fifo::default(),
         }
     }
+
+    /// Whether the queue is empty and a packet of `size` bytes fits in it (the engine sends
+    /// such a packet at once when the link is idle).
+    pub fn admits_alone(&self, size: u32) -> bool {
+        self.fifo.is_empty() && self.limit.admits(0, 0, size)
+    }
 }
 
 impl QueueDisc for DropTail {

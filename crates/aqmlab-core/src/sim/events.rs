@@ -23,13 +23,16 @@
 //! before, so the earliest pending event is always the first of `poured` or
 //! `near`: the order is exactly a single heap's.
 //!
-//! A small queue is faster as one heap (all in the cache; the demo's 10 Mbps
+//! A small queue is faster in heaps (all in the cache; the demo's 10 Mbps
 //! link has one event per ten slots, and turning slot by slot cost it a fifth
 //! of its speed), so the calendar is laid out only once more than
-//! [`SPREAD_ABOVE`] events are pending, and gathered back into the near heap
-//! when fewer than [`GATHER_BELOW`] are. The demo keeps under 90 pending and
-//! runs as one heap; the 100-TCP benchmark (about 300 pending) runs 1.3× and
-//! the 100-flow scale point (about 700) 1.6× faster with the calendar.
+//! [`SPREAD_ABOVE`] events are pending, and gathered back when fewer than
+//! [`GATHER_BELOW`] are. Until then `near` holds the events due soon and `far`
+//! those due [`LATER`] or more after the clock (timeouts: one per TCP flow),
+//! and the next event is the first of one of the two. The demo keeps under 90
+//! pending and runs in the heaps; the 100-TCP benchmark (about 300 pending)
+//! runs 1.3× and the 100-flow scale point (about 700) 1.6× faster with the
+//! calendar.
 
 use crate::packet::{FlowId, Packet, PacketId, PacketKind};
 use crate::time::Time;
@@ -93,9 +96,12 @@ struct Entry {
 }
 
 impl Entry {
-    /// Earlier first; at equal times, scheduled first.
-    fn key(&self) -> (Time, u64) {
-        (self.time, self.seq)
+    /// Earlier first; at equal times, scheduled first: (time, seq) as one 128-bit number,
+    /// which compiles to a comparison without branches (a pair compared field by field
+    /// branches on the times being equal, which the heap's order leaves unpredictable).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (self.time as u128) << 64 | self.seq as u128
     }
 }
 
@@ -109,8 +115,14 @@ const SPREAD_ABOVE: usize = 256;
 const GATHER_BELOW: usize = 64;
 /// Parts of a slot that `EventQueue::sort_poured` counts events into (a power of two).
 const SORT_PARTS: usize = 64;
-/// `EventQueue::slot` while the near heap holds every event (no calendar).
+/// `EventQueue::slot` while the two heaps hold every event (no calendar).
 const ALL_IN_NEAR: u64 = u64::MAX;
+/// While the calendar is not laid out, an event due this long after the clock or later waits
+/// in the far heap (2^27 ns, 134 ms: a timeout, not a transmission or a round trip), so that
+/// the near heap, which nearly every event goes through, is a few levels deep, not two more
+/// for 31 flows' timers (issue 21; case (a) of BENCHMARKS.md: 8 % fewer instructions, a quarter
+/// fewer branches mispredicted).
+const LATER: Time = 1 << 27;
 /// Events per block of a bucket's chain (1 KB).
 const BLOCK: usize = 32;
 /// No block.
@@ -138,9 +150,49 @@ impl Heap {
 
     #[inline(always)]
     fn push(&mut self, entry: Entry) {
-        // Sift up: later parents move down until the entry's place is found.
-        let mut hole = self.entries.len();
         self.entries.push(entry);
+        self.sift_up(self.entries.len() - 1, entry);
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Entry> {
+        let first = *self.entries.first()?;
+        self.remove_first();
+        Some(first)
+    }
+
+    /// Removes the first entry of a heap that has one, bottom-up (Floyd; Wegener, "Bottom-up
+    /// heapsort", 1993): the hole it leaves sinks to a leaf along the earlier child of each
+    /// level, then the last entry fills it and rises to its place. The last entry is a leaf's,
+    /// so late, and rises little; the way down takes one comparison per level, which picks the
+    /// child without a branch, where sinking the last entry from the top took two, one of them
+    /// a branch mispredicted where it stopped (case (a) of BENCHMARKS.md: 8 % fewer branches
+    /// mispredicted in all, cachegrind).
+    #[inline(always)]
+    fn remove_first(&mut self) {
+        let last = self.entries.pop().expect("not empty");
+        let len = self.entries.len();
+        if len == 0 {
+            return;
+        }
+        let mut hole = 0;
+        let mut child = 1;
+        while child + 1 < len {
+            child += (self.entries[child + 1].key() < self.entries[child].key()) as usize;
+            self.entries[hole] = self.entries[child];
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        if child < len {
+            self.entries[hole] = self.entries[child];
+            hole = child;
+        }
+        self.sift_up(hole, last);
+    }
+
+    /// Puts `entry` in the hole at `hole`, moving later parents down.
+    #[inline(always)]
+    fn sift_up(&mut self, mut hole: usize, entry: Entry) {
         while hole > 0 {
             let parent = (hole - 1) / 2;
             if self.entries[parent].key() <= entry.key() {
@@ -152,24 +204,7 @@ impl Heap {
         self.entries[hole] = entry;
     }
 
-    #[inline(always)]
-    fn pop(&mut self) -> Option<Entry> {
-        let first = *self.entries.first()?;
-        self.remove_first();
-        Some(first)
-    }
-
-    /// Removes the first entry of a heap that has one: the last takes its place and sinks.
-    #[inline(always)]
-    fn remove_first(&mut self) {
-        let last = self.entries.pop().expect("not empty");
-        if !self.entries.is_empty() {
-            self.sift_down(0, last);
-        }
-    }
-
-    /// Puts `entry` in the hole at `hole`, moving earlier children up.
-    #[inline(always)]
+    /// Puts `entry` in the hole at `hole`, moving earlier children up (for `heapify`).
     fn sift_down(&mut self, mut hole: usize, entry: Entry) {
         let len = self.entries.len();
         loop {
@@ -301,7 +336,9 @@ pub struct EventQueue {
     /// [`SPREAD_ABOVE`] and [`GATHER_BELOW`] (tests lower them to run the calendar small).
     spread_above: usize,
     gather_below: usize,
-    /// The events of slot `slot + WHEEL_SLOTS` and later.
+    /// The events of slot `slot + WHEEL_SLOTS` and later; while the calendar is not laid out,
+    /// those due [`LATER`] after the clock or later when they were scheduled (`near` holds the
+    /// others, and the first of the two heaps is the next event).
     far: Heap,
     next_seq: u64,
     processed: u64,
@@ -356,12 +393,20 @@ impl EventQueue {
     #[inline(always)]
     pub fn schedule_reserved(&mut self, time: Time, seq: u64, event: Event) {
         let entry = Entry { time, seq, event };
+        if self.slot == ALL_IN_NEAR {
+            if time < self.current.0 + LATER {
+                self.near.push(entry);
+            } else {
+                self.far.push(entry);
+            }
+            if self.near.entries.len() + self.far.entries.len() > self.spread_above {
+                self.spread();
+            }
+            return;
+        }
         let slot = slot_of(time);
         if slot <= self.slot {
             self.near.push(entry);
-            if self.slot == ALL_IN_NEAR && self.near.entries.len() > self.spread_above {
-                self.spread();
-            }
         } else if slot < self.slot + WHEEL_SLOTS {
             self.put_in_wheel(slot, entry);
         } else {
@@ -380,28 +425,45 @@ impl EventQueue {
     /// Removes and returns the earliest event strictly before `until`.
     #[inline]
     pub fn pop_before(&mut self, until: Time) -> Option<(Time, Event)> {
-        if self.poured_next == self.poured.len() && self.near.entries.is_empty() && !self.turn() {
+        let calendar = self.slot != ALL_IN_NEAR;
+        if calendar && self.poured_next == self.poured.len() && self.near.entries.is_empty() && !self.turn() {
             return None;
         }
-        let from_poured = match (self.poured.get(self.poured_next), self.near.first()) {
-            (Some(poured), Some(near)) => poured.key() < near.key(),
-            (poured, _) => poured.is_some(),
-        };
-        let first = if from_poured {
-            self.poured[self.poured_next]
+        // (The turn may have gathered the calendar back into the two heaps.)
+        let first = if self.slot == ALL_IN_NEAR {
+            let from_far = match (self.near.first(), self.far.first()) {
+                (Some(near), Some(far)) => far.key() < near.key(),
+                (near, _) => near.is_none(),
+            };
+            let heap = if from_far { &mut self.far } else { &mut self.near };
+            let first = *heap.first()?;
+            if first.time >= until {
+                return None;
+            }
+            heap.remove_first();
+            first
         } else {
-            self.near.entries[0]
+            let from_poured = match (self.poured.get(self.poured_next), self.near.first()) {
+                (Some(poured), Some(near)) => poured.key() < near.key(),
+                (poured, _) => poured.is_some(),
+            };
+            let first = if from_poured {
+                self.poured[self.poured_next]
+            } else {
+                self.near.entries[0]
+            };
+            if first.time >= until {
+                return None;
+            }
+            if from_poured {
+                self.poured_next += 1;
+            } else {
+                self.near.remove_first();
+            }
+            first
         };
-        if first.time >= until {
-            return None;
-        }
-        if from_poured {
-            self.poured_next += 1;
-        } else {
-            self.near.remove_first();
-        }
         self.processed += 1;
-        self.current = first.key();
+        self.current = (first.time, first.seq);
         Some((first.time, first.event))
     }
 
@@ -420,9 +482,9 @@ impl EventQueue {
     /// time.)
     #[inline(never)]
     fn turn(&mut self) -> bool {
-        if self.slot != ALL_IN_NEAR && self.in_wheel + self.far.entries.len() < self.gather_below {
+        if self.in_wheel + self.far.entries.len() < self.gather_below {
             self.gather();
-            return !self.near.entries.is_empty();
+            return self.near.entries.len() + self.far.entries.len() > 0;
         }
         let next = match self.next_occupied_slot() {
             Some(slot) => slot,
@@ -496,11 +558,17 @@ impl EventQueue {
         std::mem::swap(&mut self.poured, &mut self.sorting);
     }
 
-    /// Lays out the calendar from the single heap: the earliest event's slot becomes the current one.
+    /// Lays out the calendar from the two heaps: the earliest event's slot becomes the current one.
     #[cold]
     fn spread(&mut self) {
-        self.slot = slot_of(self.near.first().expect("spread with events").time);
-        for entry in std::mem::take(&mut self.near.entries) {
+        let earliest = [self.near.first(), self.far.first()]
+            .into_iter()
+            .flatten()
+            .min_by_key(|e| e.key());
+        self.slot = slot_of(earliest.expect("spread with events").time);
+        let mut entries = std::mem::take(&mut self.near.entries);
+        entries.append(&mut self.far.entries);
+        for entry in entries {
             let slot = slot_of(entry.time);
             if slot == self.slot {
                 self.near.entries.push(entry);
@@ -513,19 +581,28 @@ impl EventQueue {
         self.near.heapify();
     }
 
-    /// Puts every pending event back into the near heap (which is empty, as `poured` is
-    /// spent: see `turn`).
+    /// Puts every pending event back into the two heaps (the near one is empty, as `poured`
+    /// is spent: see `turn`).
     #[cold]
     fn gather(&mut self) {
+        let mut entries = std::mem::take(&mut self.far.entries);
         for events in self.wheel.iter_mut().filter(|events| events.len > 0) {
-            self.blocks
-                .pour(std::mem::replace(events, EMPTY), &mut self.near.entries);
+            self.blocks.pour(std::mem::replace(events, EMPTY), &mut entries);
         }
         self.occupied.fill(0);
         self.in_wheel = 0;
-        self.near.entries.append(&mut self.far.entries);
-        self.near.heapify();
         self.slot = ALL_IN_NEAR;
+        let later = self.current.0 + LATER;
+        for entry in entries {
+            let heap = if entry.time < later {
+                &mut self.near
+            } else {
+                &mut self.far
+            };
+            heap.entries.push(entry);
+        }
+        self.near.heapify();
+        self.far.heapify();
     }
 
     /// The first slot after the current one whose bucket holds events.
@@ -625,8 +702,9 @@ mod tests {
 
     #[test]
     fn every_tier_pops_in_time_then_schedule_order() {
-        // The calendar from the first event on, spread and gathered over and over, and as built.
-        for (spread_above, gather_below) in [(0, 0), (16, 4), (SPREAD_ABOVE, GATHER_BELOW)] {
+        // The calendar from the first event on, spread and gathered over and over, as built,
+        // and never (the two heaps alone).
+        for (spread_above, gather_below) in [(0, 0), (16, 4), (SPREAD_ABOVE, GATHER_BELOW), (usize::MAX, 0)] {
             pops_in_order(queue(spread_above, gather_below));
         }
     }

@@ -10,10 +10,10 @@ use crate::error::{InternalError, ScenarioError};
 use crate::metrics::{pcap, InFlight, Recorder, Results};
 use crate::net::{LinkQueue, Network};
 use crate::packet::{DoubleFree, FlowId, Packet, PacketArena, PacketId};
-use crate::qdisc::{DropReason, QdiscCtx, Verdict};
+use crate::qdisc::{DropReason, QdiscCtx, QueueDisc, Verdict};
 use crate::rng;
 use crate::scenario::Scenario;
-use crate::time::{tx_time, Time};
+use crate::time::Time;
 use crate::transport::{Agent, AgentCtx};
 use events::{AgentId, Event, EventQueue, Role};
 use std::io;
@@ -170,8 +170,8 @@ impl Simulation {
                     self.enqueue(next, packet);
                 }
                 Event::Deliver { packet, to } => self.deliver(packet, to),
-                Event::Start { agent } => self.call_agent(agent, |a, ctx| a.start(ctx)),
-                Event::Timer { agent, token } => self.call_agent(agent, |a, ctx| a.timer(token, ctx)),
+                Event::Start { agent } => self.call_agent(agent, |a, ctx, _| a.start(ctx)),
+                Event::Timer { agent, token } => self.call_agent(agent, |a, ctx, _| a.timer(token, ctx)),
                 Event::Sample => {
                     self.recorder.sample(self.now, &self.net);
                     self.events.schedule(self.now + self.sample_interval, Event::Sample);
@@ -229,8 +229,9 @@ impl Simulation {
         self.net.prefetch_path(agent.flow);
     }
 
-    /// Calls `agent`, then schedules the timers it set and sends the packets it sent.
-    fn call_agent(&mut self, agent: AgentId, f: impl FnOnce(&mut dyn Agent, &mut AgentCtx)) {
+    /// Calls `agent` (`f` gets the packets too, for the one it receives), then schedules the
+    /// timers it set and sends the packets it sent.
+    fn call_agent(&mut self, agent: AgentId, f: impl FnOnce(&mut dyn Agent, &mut AgentCtx, &PacketArena)) {
         let AgentId { flow, role } = agent;
         let route = &self.net.routes[flow as usize];
         let (local, peer) = match role {
@@ -250,8 +251,8 @@ impl Simulation {
             trace,
         );
         match role {
-            Role::Sender => f(agents.sender.as_mut(), &mut ctx),
-            Role::Receiver => f(agents.receiver.as_mut(), &mut ctx),
+            Role::Sender => f(agents.sender.as_mut(), &mut ctx, &self.packets),
+            Role::Receiver => f(agents.receiver.as_mut(), &mut ctx, &self.packets),
         }
         let delivered = ctx.delivered();
         self.recorder.on_goodput(flow, delivered, self.now);
@@ -275,24 +276,36 @@ impl Simulation {
     fn change_rate(&mut self, link: u32, change: u32) {
         let l = &mut self.net.links[link as usize];
         let (_, rate) = l.rates[change as usize + 1];
-        l.rate_bps = rate;
+        l.set_rate(rate);
         l.qdisc.set_link_rate(rate);
     }
 
     /// A packet reaches its destination, where agent `to` takes it.
     fn deliver(&mut self, id: PacketId, to: AgentId) {
-        let p = self.packets[id];
         if let Err(DoubleFree(id)) = self.packets.free(id) {
+            let p = &self.packets[id];
             let link = *self.net.path(p.flow, p.kind).last().expect("a route has links");
             return self.fault(link, format!("packet {id} delivered after it was freed"));
         }
-        self.recorder.on_delivered(&p, self.now);
-        self.call_agent(to, |a, ctx| a.receive(&p, ctx));
+        // A freed packet's slot keeps it until a packet sent later takes the slot, after the
+        // agent has returned: the agent reads it in place, not a copy (issue 21).
+        self.recorder.on_delivered(&self.packets[id], self.now);
+        self.call_agent(to, |a, ctx, packets| a.receive(&packets[id], ctx));
     }
 
     fn enqueue(&mut self, link: u32, id: PacketId) {
         self.catch_up(link);
-        self.packets[id].enqueued_at = self.now;
+        let p = &mut self.packets[id];
+        p.enqueued_at = self.now;
+        let l = &self.net.links[link as usize];
+        // A packet that finds a drop-tail link idle (so its queue empty) and fits is sent at
+        // once: into the queue and straight out again is the same run (drop-tail keeps no
+        // counters), and most hops are such, onto an access link.
+        if let LinkQueue::DropTail(q) = &l.qdisc {
+            if !l.transmitting && q.admits_alone(p.size) {
+                return self.transmit(link, id);
+            }
+        }
         let mut ctx = QdiscCtx::new(self.now, &mut self.packets, &mut self.qdisc_drops);
         let verdict = self.net.links[link as usize].qdisc.enqueue(id, &mut ctx);
         if let Verdict::Dropped(reason) = verdict {
@@ -329,9 +342,14 @@ impl Simulation {
         if !self.packets.is_live(id) {
             return self.fault(link, format!("the qdisc dequeued packet {id}, which was already freed"));
         }
+        self.transmit(link, id);
+    }
+
+    /// `link` starts sending packet `id`.
+    fn transmit(&mut self, link: u32, id: PacketId) {
+        let done = self.now + self.net.links[link as usize].tx_time(self.packets[id].size);
         let l = &self.net.links[link as usize];
-        let p = &mut self.packets[id];
-        let done = self.now + tx_time(p.size, l.rate_bps);
+        let p = &self.packets[id];
         let at_far_end = if p.dst == l.to {
             let to = AgentId::addressee(p);
             Event::Deliver { packet: id, to }
@@ -340,7 +358,7 @@ impl Simulation {
             Event::Arrive { link, packet: id, next }
         };
         // A drop-tail link's end of transmission waits to be needed unless a packet waits already.
-        let tx_done = if matches!(l.qdisc, LinkQueue::DropTail(_)) && l.qdisc.len_packets() == 0 {
+        let tx_done = if matches!(&l.qdisc, LinkQueue::DropTail(q) if q.len_packets() == 0) {
             Some((done, self.events.reserve()))
         } else {
             self.events.schedule(done, Event::TxDone { link });
@@ -362,9 +380,8 @@ impl Simulation {
 
     /// Frees a dropped packet and records the drop.
     fn discard(&mut self, link: u32, id: PacketId, reason: DropReason) {
-        let p = self.packets[id];
         match self.packets.free(id) {
-            Ok(()) => self.recorder.on_drop(&p, link, reason, self.now),
+            Ok(()) => self.recorder.on_drop(&self.packets[id], link, reason, self.now),
             Err(DoubleFree(id)) => self.fault(
                 link,
                 format!("packet {id} dropped ({}) after it was freed", reason.as_str()),

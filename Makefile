@@ -100,9 +100,9 @@ ns2-reproductions: ns2-baselines
 	@[ -n "$(NS2_SRC)" ] || { echo "ns2-reproductions: set NS2_SRC to an ns-2.35 source tree, e.g. make ns2-reproductions NS2_SRC=~/ns-allinone-2.35/ns-2.35" >&2; exit 2; }
 	NS2_SRC="$(NS2_SRC)" python3 tools/ns2_reproductions/redpd.py $(if $(NS2_WORK),--work "$(NS2_WORK)")
 
-# The CSFQ experiments' FIFO, RED and DRR rows and the BRED experiments' RED rows in ns-2: their
-# scenarios written by aqmlab's own exporter (`aqmlab export ns2`), run in `ns` (about 35 minutes
-# on two cores).
+# The CSFQ experiments' FIFO, RED and DRR rows, the BRED experiments' RED rows and, as a reference,
+# FRED's in ns-2: their scenarios written by aqmlab's own exporter (`aqmlab export ns2`), run in
+# `ns` (about 45 minutes on two cores).
 ns2-baselines: $(BUILT)
 	@command -v ns >/dev/null || { echo "ns2-reproductions: ns (ns-2.35) is not on PATH; install it (Debian, Ubuntu: apt-get install ns2)" >&2; exit 2; }
 	$(PYTHON) tools/ns2_reproductions/baselines.py

@@ -1,7 +1,9 @@
 """The ns-2 column of reproductions whose mechanism ns-2.35 lacks but whose baselines it has:
 CSFQ §3's FIFO (drop-tail), RED and DRR in `demo`, `csfq-fig3b`, `csfq-fig3a`, `csfq-fig4`,
 `csfq-fig6` and `csfq-table1` … `csfq-table3`, and RED in `bred-vs-red` (BRED Figs. 10–11),
-`bred-buffer` (Fig. 7) and `bred-short-lived` (Fig. 6; the BRED paper ran ns-2, §5). Each experiment's own
+`bred-buffer` (Fig. 7) and `bred-short-lived` (Fig. 6; the BRED paper ran ns-2, §5); and, as a
+reference only (no verdict: FRED's paper did not run ns-2, and ns-2.35 has no agent for its NetBSD
+TCP), RED in `fred-fragile` and `fred-cbr`. Each experiment's own
 scenario, with the baseline's qdisc, is written for ns-2 by aqmlab's exporter
 (`aqmlab.ns2.export`, what `aqmlab export ns2` writes), run in `ns`, and measured as the
 experiment measures ours (the same flows, rates and window, the same statistic over seeds); the
@@ -45,6 +47,7 @@ from aqmlab.experiments import (
     csfq_table1,
     csfq_table2,
     csfq_table3,
+    fred_cbr,
     fred_fragile,
 )
 from aqmlab.experiments._csfq_figures import LINK_MBPS, demo_scenario
@@ -357,6 +360,10 @@ def short_lived_rows(runs: dict[tuple[str, str], list[tuple[str, float]]]) -> di
 # row functions on the ns-2 runs' metrics (fred_fragile.fragile_metrics' definitions). FRED's
 # NetBSD 1.2 TCP has no ns-2.35 agent; ns-2's New-Reno with the paper's BSD timers stands in.
 FRED_TCP = {**NETBSD_TCP, "profile": "ns2"}
+FRED_REFERENCE_ONLY = (
+    "FRED's paper did not run ns-2 (its own simulator, with the §11.1 ATM switch), and ns-2.35 has no "
+    "agent for its NetBSD 1.2 TCP: ns-2's New-Reno with the same timers stands in"
+)
 FRAGILE_WINDOWS = (fred_fragile.FRAGILE_WINDOW, WINDOW_64KB)
 
 
@@ -399,6 +406,28 @@ def fragile_combined(per_seed: list[dict[tuple[str, str], list[dict]]]) -> dict[
     """The rows of each metric's mean over the runs (an undefined one skipped), as ours."""
     frames = [fragile_frames(runs) for runs in per_seed]
     return fragile_table_rows({w: pd.concat([f[w] for f in frames]).groupby(level=0).mean() for w in FRAGILE_WINDOWS})
+
+
+# fred-cbr: RED's rows of FRED Figs. 6 (the CBR and one TCP, from 5 s) and 7 (the CBR in each
+# 20-s epoch after a TCP joins, from 5 s into it): one ns-2 run per window, to its end and
+# measured over it (the export measures one window), ns-2's New-Reno for NetBSD's (FRED_TCP).
+def fred_cbr_scenario(tcp_starts: list[float], start: float, end: float) -> Scenario:
+    spec = fred_cbr.cbr_scenario("red", [t for t in tcp_starts if t < end], end)
+    for flow in spec["flows"][1:]:
+        flow["tcp"] = FRED_TCP
+    spec["simulation"]["warmup"] = start
+    return Scenario.from_dict(spec)
+
+
+FRED_EPOCHS = [fred_cbr.EPOCH * (k + 1) for k in range(fred_cbr.TCP_JOINERS)]  # each epoch's start
+
+
+def fred_cbr_rows(runs: dict[tuple[str, str], list[float]]) -> dict[str, object]:
+    cbr, tcp = runs["fig6", "red"]
+    rows: dict[str, object] = {"fig6.red.1tcp.cbr": cbr, "fig6.red.1tcp.tcp": tcp}
+    for k, start in enumerate(FRED_EPOCHS):
+        rows[f"fig7.red.tcps{k + 1}.cbr"] = runs[f"epoch{start:g}", "red"][0]
+    return rows
 
 
 DEMO_NOTE = (
@@ -505,10 +534,32 @@ def experiments() -> list[Baselines]:
             "fred-fragile's scenarios (fred_fragile.fragile_scenario) with ns-2's New-Reno for NetBSD's",
             value=lambda flow: flow,
             combined=fragile_combined,
-            reference_only=(
-                "FRED's paper did not run ns-2 (its own simulator, with the §11.1 ATM switch), and ns-2.35 has no "
-                "agent for its NetBSD 1.2 TCP: ns-2's New-Reno with the same timers stands in"
-            ),
+            reference_only=FRED_REFERENCE_ONLY,
+        ),
+        Baselines(
+            "fred-cbr",
+            {
+                ("fig6", "red"): fred_cbr_scenario([fred_cbr.FIG6_TCP_START], fred_cbr.SETTLE, fred_cbr.FIG6_DURATION),
+            }
+            | {
+                (f"epoch{start:g}", "red"): fred_cbr_scenario(
+                    FRED_EPOCHS, start + fred_cbr.SETTLE, start + fred_cbr.EPOCH
+                )
+                for start in FRED_EPOCHS
+            },
+            tuple(fred_cbr.FULL.seeds),
+            fred_cbr_rows,
+            {},
+            {
+                "*": (
+                    "FRED Figs. 6-7: an 8 Mb/s CBR and TCPs (one from 1 s; or one joining every 20 s) on 10 Mb/s, "
+                    "RED 64 packets (16/32, max_p 0.02), 636-byte packets, but ns-2's New-Reno (ns2 profile) with "
+                    "the paper's BSD timers for the NetBSD stack; throughput (Mb/s on the wire) over 5-50 s (Fig. 6) "
+                    "or each epoch after its first 5 s (Fig. 7), one run per window, to its end; mean over the runs"
+                )
+            },
+            "fred-cbr's scenarios (fred_cbr.cbr_scenario) with ns-2's New-Reno for NetBSD's, one run per window",
+            reference_only=FRED_REFERENCE_ONLY,
         ),
         Baselines(
             "bred-buffer",

@@ -132,7 +132,7 @@ impl RedPd {
     /// §4.2's identification at `now`, counted as a round once M lists are kept and the
     /// warmup is over; then, unless only counting, §5.1's increases. `last` is the drop rate of
     /// the interval just closed, `ambient` the average; `flows` the interval per flow (`ns2`).
-    fn identify(&mut self, now: Time, last: f64, ambient: f64, flows: &BTreeMap<FlowId, FlowInterval>) {
+    pub(super) fn identify(&mut self, now: Time, last: f64, ambient: f64, flows: &BTreeMap<FlowId, FlowInterval>) {
         let identified = self.identified();
         if self.lists.len() == self.params.m && now >= self.params.measure_from {
             self.stats.identification_rounds += 1;

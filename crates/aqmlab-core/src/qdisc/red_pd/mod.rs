@@ -785,9 +785,7 @@ mod tests {
     use super::testing::*;
     use super::*;
     use crate::qdisc::testing::{QdiscHarness, MS};
-    use crate::rng::stream;
     use crate::time::NANOS_PER_SEC;
-    use crate::units::Bytes;
 
     #[test]
     fn flow_counters_report_identification_monitoring_and_release() {

@@ -133,6 +133,7 @@ mod tests {
     use super::super::testing::*;
     use super::super::*;
     use crate::qdisc::testing::MS;
+    use crate::time::NANOS_PER_SEC;
 
     #[test]
     fn schedule_monitors_penalises_and_unmonitors_at_the_given_times() {

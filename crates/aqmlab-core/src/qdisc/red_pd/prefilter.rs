@@ -304,10 +304,8 @@ mod tests {
     use super::super::testing::*;
     use super::super::*;
     use super::*;
-    use crate::qdisc::testing::{QdiscHarness, MS};
-    use crate::rng::stream;
+    use crate::qdisc::testing::MS;
     use crate::time::NANOS_PER_SEC;
-    use crate::units::Bytes;
 
     #[test]
     fn increase_is_eq5_quantum_or_doubles_when_the_quantum_exceeds_the_existing_rate() {

@@ -83,15 +83,19 @@
 //!   scheduled; unmonitors a flow at or below P_minThresh there, before cutting (one round
 //!   later than `paper`); cuts P − p_d above β·p_d, else P/β (unresponsive: P − 0.05 above
 //!   0.075, where `paper` divides up to 0.15);
+//! - keeps the engine's times on ns-2's clock, a double ([`Ns2Clock`]: `sched-detect-reward`,
+//!   `minLastChange`): a wait as long as the time elapsed, as with intervals clamped to 10R or
+//!   2R, ends as its rounding falls. From 16 s to 32 s each `+ 0.4` or `+ 0.08` rounds down, so
+//!   such a wait mostly takes one interval more (in the suite's `complete` ns-2 cut a flow 1.6 s
+//!   after its last change 148 times and 1.2 s after 29 times; whole nanoseconds always took 1.2);
 //! - spaces pre-filter drops as RED does (`uniformize` on by default);
 //! - treats `red.fixed_p` as ns-2's FRp mode: a fixed loss (drop reason `loss`) in front of
 //!   RED, whose own drops continue behind it (`paper`: `fixed_p` replaces RED's curve, as
 //!   §7.1 describes the mode, "rather than as determined by RED dynamics");
 //! - runs RED's `ns2` profile unless `red.profile` is set.
 //!
-//! Left out of `ns2`, each minor: the 50-flow cap on one list (`MaxDropList_`); ns-2's float
-//! rounding where a wait equals the time elapsed exactly (ours are whole nanoseconds and
-//! pass); `qlen > 1` counted in bytes in ns-2's byte-queue mode; the pre-filter's `count`
+//! Left out of `ns2`, each minor: the 50-flow cap on one list (`MaxDropList_`); `qlen > 1`
+//! counted in bytes in ns-2's byte-queue mode; the pre-filter's `count`
 //! kept across unmonitoring; ECN marks, which ns-2 does not see and we list as drops.
 //!
 //! Byte mode (§6.4): RED in byte mode drops a packet with a probability in proportion
@@ -300,9 +304,9 @@ impl RedPdConfig {
             // monitoring.tcl `do_detect`: `if { $currDropRate > 0.001 }`.
             min_drop_rate: 0.001,
             // helper.tcl `minTimetoConsider_ 0.400`, the floor of `minLastChange`.
-            min_wait: from_secs(0.400),
+            min_wait: 0.400,
             // monitoring.tcl `sched-detect-reward`: `do_reward` 0.001 s after `do_detect`.
-            release_delay: from_secs(0.001),
+            release_delay: 0.001,
             // helper.tcl `BList_`: as many lengths as the longest wait reads (5 by default).
             recorded_intervals: (self.m.max(self.decrease_wait).max(self.unresponsive_decrease_wait)) as usize,
             fixed_loss_in_bytes: self.red.bytes,
@@ -341,10 +345,7 @@ impl RedPdConfig {
             bytes,
             list_in_bytes: bytes && self.quantum_in_bytes,
             mean_pktsize: self.red.mean_pktsize.0 as f64,
-            engine_start: self
-                .engine_start
-                .map(|s| from_secs(s.0))
-                .or(ns2.map(|_| from_secs(NS2_ENGINE_START))),
+            engine_start: self.engine_start.map(|s| s.0).or(ns2.map(|_| NS2_ENGINE_START)),
             ns2,
             measure_from,
         }
@@ -471,10 +472,10 @@ impl Release {
 struct Ns2Rules {
     /// No monitoring or increase in a round unless the interval just closed had a drop rate above this.
     min_drop_rate: f64,
-    /// The shortest wait before a flow's probability changes again.
-    min_wait: Time,
-    /// Releases run this long after the interval closes.
-    release_delay: Time,
+    /// The shortest wait before a flow's probability changes again, s.
+    min_wait: f64,
+    /// Releases run this long after the interval closes, s.
+    release_delay: f64,
     /// Interval lengths kept for the waits (ns-2's `BList_`).
     recorded_intervals: usize,
     /// The FRp loss (`red.fixed_p`) scaled by size/mean_pktsize: RED's byte mode.
@@ -509,8 +510,8 @@ struct Params {
     list_in_bytes: bool,
     /// RED's mean packet size, bytes: §4.3's K drops when the lists count bytes.
     mean_pktsize: f64,
-    /// When the first interval closes; None: eq. 3's first interval.
-    engine_start: Option<Time>,
+    /// When the first interval closes, s; None: eq. 3's first interval.
+    engine_start: Option<f64>,
     /// ns-2's rules; None: the paper's.
     ns2: Option<Ns2Rules>,
     /// The warmup: identification rounds are counted from here (measurement only).
@@ -561,6 +562,8 @@ struct Monitored {
     unresponsive: bool,
     /// When the probability last changed (set, raised or cut).
     last_change: Time,
+    /// `ns2`: the same on ns-2's clock ([`Ns2Clock`]; monitoring.tcl `mon_flow_hist_(fid,lastChange)`).
+    changed_ns2: f64,
     /// §6.2 (paper): arrivals and drops (pre-filter + RED) since `period_start`.
     arrivals: f64,
     drops: f64,
@@ -578,6 +581,7 @@ impl Monitored {
             probability,
             unresponsive: false,
             last_change: now,
+            changed_ns2: to_secs(now),
             arrivals: 0.0,
             drops: 0.0,
             period_start: now,
@@ -585,6 +589,22 @@ impl Monitored {
             since_drop: 0.0,
         }
     }
+}
+
+/// `ns2`: the engine's times on ns-2's clock, a double in seconds. monitoring.tcl schedules each
+/// close (`do_detect`) at `now + B` and its release (`do_reward`) 0.001 s after that, and a wait
+/// compares `now − lastChange` with a sum of B's (`minLastChange`), all in doubles: where the wait
+/// is as long as the time elapsed (equal intervals, as when B is clamped to 2R or 10R, or the 0.4 s
+/// floor), the rounding of these sums decides, and how they round depends on the clock's binade.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ns2Clock {
+    /// The open interval's start (`last_detect_`) and end (the next `do_detect`).
+    start: f64,
+    end: f64,
+    /// The release of the interval that closed last.
+    release: f64,
+    /// The time of the engine's action running now: a close or a release.
+    now: f64,
 }
 
 /// `ns2`: one flow's arrivals and drops (pre-filter + RED) in the open interval, in bytes, as
@@ -671,10 +691,13 @@ pub struct RedPd {
     monitored: BTreeMap<FlowId, Monitored>,
     /// `ns2`: the open interval per flow (every flow that arrived in it).
     interval_flows: BTreeMap<FlowId, FlowInterval>,
-    /// `ns2`: the lengths of the intervals scheduled at p > 0, newest last (`BList_`), for the waits.
-    recorded_intervals: VecDeque<Time>,
-    /// `ns2`: when the engine unmonitored each flow not monitored now (ns-2 keeps its `lastChange`).
-    unmonitored_at: BTreeMap<FlowId, Time>,
+    /// `ns2`: the engine's times on ns-2's clock.
+    clock: Ns2Clock,
+    /// `ns2`: the lengths (s) of the intervals scheduled at p > 0, newest last (`BList_`), for the waits.
+    recorded_intervals: VecDeque<f64>,
+    /// `ns2`: when (ns-2's clock) the engine unmonitored each flow not monitored now (ns-2 keeps
+    /// its `lastChange`).
+    unmonitored_at: BTreeMap<FlowId, f64>,
     /// `ns2`: when the release of the last closed interval runs.
     release_due: Option<Time>,
     records: BTreeMap<FlowId, FlowRecord>,
@@ -705,13 +728,13 @@ impl RedPd {
         // The first interval: to the engine's start, or eq. 3 at the configured fixed_p or p = 0 (p unknown).
         let first = params
             .engine_start
-            .unwrap_or_else(|| from_secs(params.interval(params.fixed_p.unwrap_or(0.0))));
+            .unwrap_or_else(|| params.interval(params.fixed_p.unwrap_or(0.0)));
         RedPd {
             params,
             red,
             rng,
             interval_start: 0,
-            interval_end: first,
+            interval_end: from_secs(first),
             interval_arrivals: 0.0,
             interval_drops: 0.0,
             current: BTreeMap::new(),
@@ -719,6 +742,10 @@ impl RedPd {
             ambient: None,
             monitored: BTreeMap::new(),
             interval_flows: BTreeMap::new(),
+            clock: Ns2Clock {
+                end: first,
+                ..Ns2Clock::default()
+            },
             recorded_intervals: VecDeque::new(),
             unmonitored_at: BTreeMap::new(),
             release_due: None,
@@ -749,6 +776,7 @@ impl RedPd {
                 }
                 _ if self.release_due == Some(next) => {
                     self.release_due = None;
+                    self.clock.now = self.clock.release;
                     self.release(next);
                 }
                 _ => self.close_interval(),
@@ -764,6 +792,7 @@ impl RedPd {
                 if let Some(m) = self.monitored.get_mut(&flow) {
                     m.probability = probability;
                     m.last_change = at;
+                    m.changed_ns2 = to_secs(at);
                 } else {
                     self.monitored.insert(flow, Monitored::new(probability, at));
                     self.records.entry(flow).or_default().monitored_from(at);
@@ -809,31 +838,45 @@ impl RedPd {
             self.lists.pop_front();
         }
         let flows = std::mem::take(&mut self.interval_flows);
+        self.clock.now = self.clock.end;
         if self.params.identification != Identification::Off {
             self.identify(end, last, ambient, &flows);
         }
         // Eq. 3 at the averaged rate, or at the fixed one (ns-2 `calculateB` under `P_testFRp_`).
         let p = self.params.fixed_p.unwrap_or(ambient);
-        let next = from_secs(self.params.interval(p)).max(1);
+        let length = self.params.interval(p);
         let monitor = self.params.identification == Identification::Monitor;
-        match self.params.ns2 {
-            None if monitor => self.release(end),
-            None => {}
+        self.interval_end = match self.params.ns2 {
+            None => {
+                if monitor {
+                    self.release(end);
+                }
+                end + from_secs(length).max(1)
+            }
             Some(rules) => {
                 // `calculateB` records only the lengths it computes from p > 0.
                 if p > 0.0 {
-                    self.recorded_intervals.push_back(next);
+                    self.recorded_intervals.push_back(length);
                     if self.recorded_intervals.len() > rules.recorded_intervals {
                         self.recorded_intervals.pop_front();
                     }
                 }
+                // `sched-detect-reward`: the next close at `now + B`, this close's release at
+                // `now + 0.001`, on ns-2's clock.
+                let close = self.clock.end;
+                self.clock = Ns2Clock {
+                    start: close,
+                    end: close + length,
+                    release: close + rules.release_delay,
+                    now: close,
+                };
                 if monitor {
-                    self.release_due = Some(end + rules.release_delay);
+                    self.release_due = Some(from_secs(self.clock.release));
                 }
+                from_secs(self.clock.end).max(end + 1)
             }
-        }
+        };
         self.interval_start = end;
-        self.interval_end = end + next;
         self.interval_arrivals = 0.0;
         self.interval_drops = 0.0;
     }
@@ -843,11 +886,11 @@ impl RedPd {
         self.lists.iter().rev().take(n).map(|l| l.length).sum()
     }
 
-    /// ns-2's wait of `n` intervals (`minLastChange n`): the last `n` recorded lengths, which
+    /// ns-2's wait of `n` intervals (`minLastChange n`), s: the last `n` recorded lengths, which
     /// leave out the first interval and those at p = 0 and, at a release, include the interval
-    /// just scheduled; at least `min_wait`.
-    fn recorded_wait(&self, n: usize, rules: Ns2Rules) -> Time {
-        let recorded: Time = self.recorded_intervals.iter().rev().take(n).sum();
+    /// just scheduled, summed newest first in doubles as ns-2 does; at least `min_wait`.
+    fn recorded_wait(&self, n: usize, rules: Ns2Rules) -> f64 {
+        let recorded = self.recorded_intervals.iter().rev().take(n).fold(0.0, |sum, b| sum + b);
         recorded.max(rules.min_wait)
     }
 
@@ -967,13 +1010,15 @@ impl RedPd {
         rules: Ns2Rules,
     ) {
         let increase_wait = self.recorded_wait(self.params.m - 1, rules);
-        let elapsed = to_secs(now - self.interval_start);
+        // Times on ns-2's clock: the close's, and the interval's length (`elapsed`).
+        let clock = self.clock.now;
+        let elapsed = clock - self.clock.start;
         for (flow, quantum) in Self::quanta(identified, p) {
             let last_change = match self.monitored.get(&flow) {
-                Some(m) => m.last_change,
-                None => self.unmonitored_at.get(&flow).copied().unwrap_or(0),
+                Some(m) => m.changed_ns2,
+                None => self.unmonitored_at.get(&flow).copied().unwrap_or(0.0),
             };
-            if now.saturating_sub(last_change) < increase_wait {
+            if clock - last_change < increase_wait {
                 continue;
             }
             // "don't punish a flow if he had zero drops in the last interval".
@@ -986,6 +1031,7 @@ impl RedPd {
                     let start = quantum.min(2.0 * p).min(MAX_INITIAL_PROBABILITY);
                     let monitored = Monitored {
                         history: VecDeque::from([record]),
+                        changed_ns2: clock,
                         ..Monitored::new(start, now)
                     };
                     self.unmonitored_at.remove(&flow);
@@ -1000,6 +1046,7 @@ impl RedPd {
                     }
                     m.probability = self.params.raised(m.probability, quantum, p, m.unresponsive);
                     m.last_change = now;
+                    m.changed_ns2 = clock;
                     m.history.push_back(record);
                     if m.history.len() > self.params.history {
                         m.history.pop_front();
@@ -1014,16 +1061,12 @@ impl RedPd {
     /// the wait is ns-2's (it includes the interval just scheduled), and a flow at P_minThresh or
     /// below is unmonitored instead of cut, one round later than the paper counts.
     fn release(&mut self, now: Time) {
-        let (responsive_wait, unresponsive_wait) = match self.params.ns2 {
-            None => (
-                self.last_intervals(self.params.responsive.wait),
-                self.last_intervals(self.params.unresponsive.wait),
-            ),
-            Some(rules) => (
-                self.recorded_wait(self.params.responsive.wait, rules),
-                self.recorded_wait(self.params.unresponsive.wait, rules),
-            ),
-        };
+        // (responsive, unresponsive): the paper's wait of the last l intervals, ns-2's in seconds.
+        let waits = [self.params.responsive.wait, self.params.unresponsive.wait].map(|n| {
+            let recorded = self.params.ns2.map(|rules| self.recorded_wait(n, rules));
+            (self.last_intervals(n), recorded)
+        });
+        let clock = self.clock.now;
         let lists = &self.lists;
         let params = &self.params;
         let records = &mut self.records;
@@ -1032,15 +1075,21 @@ impl RedPd {
             if lists.iter().any(|l| l.drops.contains_key(flow)) {
                 return true;
             }
-            let (release, wait) = if m.unresponsive {
-                (params.unresponsive, unresponsive_wait)
+            let release = if m.unresponsive {
+                params.unresponsive
             } else {
-                (params.responsive, responsive_wait)
+                params.responsive
             };
-            if now.saturating_sub(m.last_change) < wait {
+            let waited = match waits[usize::from(m.unresponsive)] {
+                (intervals, None) => now.saturating_sub(m.last_change) >= intervals,
+                // On ns-2's clock: `[$ns_ now] - $lastChange >= [$self minLastChange n]`.
+                (_, Some(recorded)) => clock - m.changed_ns2 >= recorded,
+            };
+            if !waited {
                 return true;
             }
             m.last_change = now;
+            m.changed_ns2 = clock;
             let keep = match params.ns2 {
                 None => {
                     m.probability = release.decrease(m.probability);
@@ -1048,7 +1097,7 @@ impl RedPd {
                 }
                 // Compared as ns-2 does, on 1 − P (`targetBW_ >= 0.995`).
                 Some(_) if 1.0 - m.probability >= 1.0 - release.min_probability => {
-                    unmonitored_at.insert(*flow, now);
+                    unmonitored_at.insert(*flow, clock);
                     false
                 }
                 Some(_) => {
@@ -1888,6 +1937,12 @@ mod tests {
         }
     }
 
+    /// Sets the engine's clocks as at the close of [start, now]: ours and ns-2's.
+    fn closing(h: &mut QdiscHarness<RedPd>, start: Time, now: Time) {
+        h.q.interval_start = start;
+        (h.q.clock.start, h.q.clock.now) = (to_secs(start), to_secs(now));
+    }
+
     /// The flows' arrivals and drops (pre-filter + RED) in the interval just closed, `ns2`'s counters.
     fn seen(flows: &[(FlowId, f64, f64)]) -> BTreeMap<FlowId, FlowInterval> {
         flows
@@ -1940,6 +1995,7 @@ mod tests {
             monitor(&mut h, 2, 0.1, 0);
             let flows = seen(&[(1, 100_000.0, 5000.0), (2, 100_000.0, 5000.0)]);
             // An average above the floor: only the last interval's rate gates.
+            closing(&mut h, 9_900 * MS, 10 * NANOS_PER_SEC);
             h.q.identify(10 * NANOS_PER_SEC, last, 0.01, &flows);
             (probability(&h, 1), probability(&h, 2))
         };
@@ -1971,6 +2027,7 @@ mod tests {
                 (3, 9000.0, 1000.0),
                 (4, 9000.0, 0.0),
             ]);
+            closing(&mut h, 9_900 * MS, 10 * NANOS_PER_SEC);
             h.q.identify(10 * NANOS_PER_SEC, 0.02, 0.02, &flows);
             [1, 2, 3, 4].map(|flow| probability(&h, flow))
         };
@@ -1992,35 +2049,41 @@ mod tests {
         let round = |since: Time| {
             let mut h = red_pd(ns2(RedPdConfig::default()));
             lists(&mut h, 80 * MS, &[(1, 5.0), (2, 5.0)]);
-            h.q.recorded_intervals = VecDeque::from([80 * MS; 5]);
+            h.q.recorded_intervals = VecDeque::from([0.08; 5]);
             monitor(&mut h, 1, 0.1, now - since);
-            h.q.unmonitored_at.insert(2, now - since);
+            h.q.unmonitored_at.insert(2, to_secs(now - since));
+            closing(&mut h, now - 80 * MS, now);
             h.q.identify(now, 0.02, 0.02, &flows);
             (probability(&h, 1), probability(&h, 2))
         };
         assert_eq!(round(399 * MS), (Some(0.1), None));
-        let (raised, started) = round(400 * MS);
+        let (raised, started) = round(401 * MS);
         assert!(raised.unwrap() > 0.1 && started.is_some());
         // Longer recorded intervals wait their sum: 4 × 150 ms.
         let mut h = red_pd(ns2(RedPdConfig::default()));
         lists(&mut h, 150 * MS, &[(1, 5.0)]);
-        h.q.recorded_intervals = VecDeque::from([150 * MS; 5]);
+        h.q.recorded_intervals = VecDeque::from([0.15; 5]);
         monitor(&mut h, 1, 0.1, now - 599 * MS);
+        closing(&mut h, now - 150 * MS, now);
         h.q.identify(now, 0.02, 0.02, &flows);
         assert_eq!(probability(&h, 1), Some(0.1));
-        h.q.identify(now + MS, 0.02, 0.02, &flows);
+        closing(&mut h, now - 150 * MS, now + 2 * MS);
+        h.q.identify(now + 2 * MS, 0.02, 0.02, &flows);
         assert!(probability(&h, 1).unwrap() > 0.1);
 
         // A release keeps the unmonitor time: re-identified 0.3 s later, the flow waits.
         let mut h = red_pd(ns2(RedPdConfig::default()));
         lists(&mut h, 80 * MS, &[]);
         monitor(&mut h, 1, 0.005, 0);
+        closing(&mut h, now - 80 * MS, now);
         h.q.release(now);
-        assert_eq!((probability(&h, 1), h.q.unmonitored_at.get(&1)), (None, Some(&now)));
+        assert_eq!((probability(&h, 1), h.q.unmonitored_at.get(&1)), (None, Some(&10.0)));
         lists(&mut h, 80 * MS, &[(1, 5.0)]);
+        closing(&mut h, now + 220 * MS, now + 300 * MS);
         h.q.identify(now + 300 * MS, 0.02, 0.02, &flows);
         assert_eq!(probability(&h, 1), None);
-        h.q.identify(now + 400 * MS, 0.02, 0.02, &flows);
+        closing(&mut h, now + 320 * MS, now + 401 * MS);
+        h.q.identify(now + 401 * MS, 0.02, 0.02, &flows);
         assert!(probability(&h, 1).is_some());
         assert!(!h.q.unmonitored_at.contains_key(&1));
         // The paper's engine monitors a released flow again at once.
@@ -2048,7 +2111,7 @@ mod tests {
         for (i, (rate, p)) in intervals.enumerate() {
             // One-second intervals: the record is (rate, p).
             let now = (10 + i as Time) * NANOS_PER_SEC;
-            h.q.interval_start = now - NANOS_PER_SEC;
+            closing(&mut h, now - NANOS_PER_SEC, now);
             h.q.identify(now, 0.05, 0.05, &seen(&[(1, rate, rate * p)]));
             verdicts.push(h.q.monitored[&1].unresponsive);
         }
@@ -2067,7 +2130,7 @@ mod tests {
         // Flow 1 in all five lists, 100 kB arrived and 5 kB dropped by RED in the 0.5-s interval.
         let mut h = red_pd(ns2(RedPdConfig::default()));
         lists(&mut h, 100 * MS, &[(1, 5.0)]);
-        h.q.interval_start = 9_500 * MS;
+        closing(&mut h, 9_500 * MS, 10 * NANOS_PER_SEC);
         h.q.identify(10 * NANOS_PER_SEC, 0.02, 0.02, &seen(&[(1, 100_000.0, 5000.0)]));
         assert_eq!(h.q.monitored[&1].history, history(&[(200_000.0, 0.05)]));
     }
@@ -2089,7 +2152,7 @@ mod tests {
     #[test]
     fn ns2_release_unmonitors_at_p_min_inclusive_before_cutting_and_cuts_unresponsive_flows_more() {
         // No flow listed; five recorded 200-ms intervals: responsive flows wait 3 of them (0.6 s),
-        // unresponsive ones 5 (1 s).
+        // unresponsive ones 5 (1 s). (Waits as long as the time elapsed: the next test.)
         let now = 10 * NANOS_PER_SEC;
         let release = |profile, start: f64, unresponsive: bool, since: Time| {
             let mut h = red_pd(RedPdConfig {
@@ -2097,28 +2160,29 @@ mod tests {
                 ..Default::default()
             });
             lists(&mut h, 200 * MS, &[]);
-            h.q.recorded_intervals = VecDeque::from([200 * MS; 5]);
+            h.q.recorded_intervals = VecDeque::from([0.2; 5]);
             monitor(&mut h, 1, start, now - since);
             h.q.monitored.get_mut(&1).unwrap().unresponsive = unresponsive;
+            closing(&mut h, now - 200 * MS, now);
             h.q.release(now);
             probability(&h, 1)
         };
         let ns2 = RedPdProfile::Ns2;
         let paper = RedPdProfile::Paper;
         // At P_minThresh exactly: unmonitored, not cut.
-        assert_eq!(release(ns2, 0.005, false, 600 * MS), None);
+        assert_eq!(release(ns2, 0.005, false, 601 * MS), None);
         // Just above: cut to half, below P_minThresh, and kept for one more round (the paper
         // unmonitors it in this round).
-        assert_eq!(release(ns2, 0.0099, false, 600 * MS), Some(0.00495));
+        assert_eq!(release(ns2, 0.0099, false, 601 * MS), Some(0.00495));
         assert_eq!(release(paper, 0.0099, false, 600 * MS), None);
         assert_eq!(release(ns2, 0.0099, false, 599 * MS), Some(0.0099));
         // Unresponsive: P > 0.075 loses 0.05 (the paper's max(P/1.5, P − 0.05) gives 0.08).
-        let cut = release(ns2, 0.12, true, 1000 * MS).unwrap();
+        let cut = release(ns2, 0.12, true, 1001 * MS).unwrap();
         assert!((cut - 0.07).abs() < 1e-15, "{cut}");
         assert!((release(paper, 0.12, true, 1000 * MS).unwrap() - 0.08).abs() < 1e-15);
         assert_eq!(release(ns2, 0.12, true, 999 * MS), Some(0.12));
-        assert_eq!(release(ns2, 0.06, true, 1000 * MS), Some(0.06 / 1.5));
-        assert_eq!(release(ns2, 0.0025, true, 1000 * MS), None);
+        assert_eq!(release(ns2, 0.06, true, 1001 * MS), Some(0.06 / 1.5));
+        assert_eq!(release(ns2, 0.0025, true, 1001 * MS), None);
     }
 
     #[test]
@@ -2132,8 +2196,9 @@ mod tests {
                 ..Default::default()
             });
             lists(&mut h, 200 * MS, &[]);
-            h.q.recorded_intervals = VecDeque::from([200 * MS; 4]);
+            h.q.recorded_intervals = VecDeque::from([0.2; 4]);
             (h.q.interval_start, h.q.interval_end) = (9_800 * MS, 10 * NANOS_PER_SEC);
+            (h.q.clock.start, h.q.clock.end) = (9.8, 10.0);
             monitor(&mut h, 1, 0.3, last_change);
             let mut steps = Vec::new();
             for t in [10_000, 10_000, 10_001] {
@@ -2146,10 +2211,43 @@ mod tests {
             }
             steps
         };
-        assert_eq!(run(RedPdProfile::Ns2, 9_201 * MS), [0.3, 0.3, 0.25]);
+        assert_eq!(run(RedPdProfile::Ns2, 9_200 * MS), [0.3, 0.3, 0.25]);
         assert_eq!(run(RedPdProfile::Ns2, 9_202 * MS), [0.3, 0.3, 0.3]);
         // The paper's engine cuts at the close after the last 3 closed intervals, 0.6 s.
         assert_eq!(run(RedPdProfile::Paper, 9_400 * MS), [0.25, 0.25, 0.25]);
+    }
+
+    #[test]
+    fn ns2_waits_as_long_as_the_time_elapsed_end_as_ns2s_double_clock_rounds() {
+        // A flow never listed, intervals at 10R = 0.4 s (a drop rate of 0.01 %, recorded): a
+        // responsive flow waits 3 intervals between cuts, 1.2 s, and 3 intervals elapse. On ns-2's
+        // clock (`now + 0.4` in doubles) 1.2 s after 10.1 s is a little more than 1.2 (cut); after
+        // 15.916 s a little less (cut one interval later). The times are ns-2's (test-suite-red-pd
+        // `complete`, default seed: loosened at 15.917044419622092, then at 17.517044419622088).
+        let cuts = |start: f64| {
+            let mut h = red_pd(ns2(RedPdConfig::default()));
+            (h.q.clock.end, h.q.interval_end) = (start, from_secs(start));
+            h.q.recorded_intervals = VecDeque::from([0.4; 5]);
+            monitor(&mut h, 1, 0.3, 0);
+            // (close, ns-2's time) of each cut.
+            let mut cuts = Vec::new();
+            for close in 0..8 {
+                close_with(&mut h, 10_000.0, &[(2, 1.0)]);
+                let before = probability(&h, 1);
+                let due = h.q.release_due.expect("a release follows each close");
+                h.q.advance(due);
+                if probability(&h, 1) != before {
+                    cuts.push((close, h.q.clock.now));
+                }
+            }
+            cuts
+        };
+        let early: Vec<_> = cuts(10.1).into_iter().map(|(close, _)| close).collect();
+        assert_eq!(early, [0, 3, 6]);
+        assert_eq!(
+            cuts(15.916044419622093)[..2],
+            [(0, 15.917044419622092), (4, 17.517_044_419_622_09)]
+        );
     }
 
     #[test]

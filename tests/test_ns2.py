@@ -159,6 +159,10 @@ def test_the_exporters_defaults_are_the_cores():
     ("change", "error"),
     [
         ({"topology.bottleneck.qdisc": {"type": "fred"}}, "topology.bottleneck.qdisc.type: the export has no 'fred'"),
+        (
+            {"topology.bottleneck.qdisc": {"type": "red_pd", "profile": "ns2"}},
+            "topology.bottleneck.qdisc.type: the export has no 'red_pd': ns-2's RED-PD engine is the authors' OTcl",
+        ),
         ({"flows[0].tcp": {}}, 'flows[0].tcp.profile: ns-2\'s TCP agents are the "ns2" profile'),
         ({"flows[0]": {"type": "tfrc"}}, "flows[0].type: the export has no 'tfrc' flows"),
         ({"topology.bottleneck.qdisc": {"type": "red", "fixed_p": 0.01}}, "topology.bottleneck.qdisc.fixed_p: "),

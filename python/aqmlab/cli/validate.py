@@ -45,7 +45,7 @@ def validate(
         typer.Option(
             "--json",
             help='Print {"id", "rows": [{"key", "metric", "model", "ours", "tolerance", "pass", "note"?}]} on stdout '
-            '(ns2: the reference\'s "ns2_version", "recorded", "command", and "stale").',
+            '(ns2: the reference\'s "ns2_version", "recorded", "command", "stale" and "not_rerun").',
         ),
     ] = False,
 ) -> None:
@@ -92,7 +92,16 @@ def _validate_ns2(live: bool, json_output: bool) -> None:
             for row, note in zip(outcome.rows, outcome.notes, strict=True)
         ]
         header = {key: reference[key] for key in ("ns2_version", "recorded", "command")}
-        print_json({"id": "ns2", **header, "live": live, "stale": outcome.stale, "rows": rows})
+        print_json(
+            {
+                "id": "ns2",
+                **header,
+                "live": live,
+                "stale": outcome.stale,
+                "not_rerun": outcome.not_rerun,
+                "rows": rows,
+            }
+        )
     else:
         source = "run now" if live else f"recorded {reference['recorded']} by `{reference['command']}`"
         cells = []
@@ -117,7 +126,14 @@ def _validate_ns2(live: bool, json_output: bool) -> None:
         ]
         lines += [line for failure in dict.fromkeys(failures) for line in terminal.paragraph(failure)]
         summary = f"{sum(row.passed for row in graded)} of {len(graded)} graded checks pass"
-        terminal.show([*lines, summary, *(f"stale: {problem}" for problem in outcome.stale)])
+        terminal.show(
+            [
+                *lines,
+                summary,
+                *(f"stale: {problem}" for problem in outcome.stale),
+                *(f"not re-run in ns-2: {case}" for case in outcome.not_rerun),
+            ]
+        )
     if not outcome.passed:
         raise typer.Exit(1)
 

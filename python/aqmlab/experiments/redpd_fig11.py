@@ -91,7 +91,9 @@ def response_metrics(results: Any, up: float, down: float, flow: int = 0) -> dic
     received = binned(results, flow) / reference_bps(P)
     measures = {f"cutdown_{alpha:g}": first_at_or_below(received, up + 1, alpha) - up for alpha in ALPHAS}
     record = flow_record(results, flow)
-    measures["release"] = record["last_released_at"] - down if record is not None else float("nan")
+    # Not released after the cut within the run (a release before it is from before the rise): nan.
+    released = record["last_released_at"] if record is not None else float("nan")
+    measures["release"] = released - down if released >= down else float("nan")
     measures["identifications"] = record["identifications"] if record is not None else 0.0
     return measures
 

@@ -1,6 +1,8 @@
 """RED-PD: the six scenarios of ns-2's RED-PD validation suite (ns-2.35
 `tcl/test/test-suite-red-pd.tcl`, by the paper's authors), each with the behaviour it exercises
 asserted. ns-2 checks its suite against stored traces; we check the behaviour the scripts set up.
+`aqmlab validate ns2` runs these scenarios beside ns-2's suite itself, per flow over many seeds
+(`redpd-suite-*`, ns2/redpd_suite.py): a single run of them says little (docs/ns2.md).
 
 The suite's network (`Topology/net2`): sources s1 and s2 on 10 Mb/s links of 2 and 3 ms, sinks
 s3 and s4 on 10 Mb/s links of 4 and 5 ms, and a 0.5 Mb/s, 20 ms RED/PD bottleneck r1 → r2 (drop

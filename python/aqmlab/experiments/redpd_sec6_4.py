@@ -22,7 +22,7 @@ at 15 % (reproduction-targets: "allow 15%"); beside it, informative, the same wi
 counted in packets (`quantum_in_bytes = false`); packet mode, the small-packet group below 0.9 of
 the other (the bias byte mode removes).
 
-What we found (qdisc/red_pd.rs, "Byte mode"): byte-mode RED drops a packet with a probability in
+What we found (qdisc/red_pd/mod.rs, "Byte mode"): byte-mode RED drops a packet with a probability in
 proportion to its size, so a flow's drops, counted in packets, are already in proportion to its
 byte rate; counting them in bytes weighs each by its size once more, and at the same byte rate
 the 1000-byte flows get twice the quantum of the 500-byte ones. They end with the higher

@@ -611,6 +611,14 @@ def _links(script: _Script, nodes: list[str], links: list[Link], flows: list[Flo
             ns2_type, settings = _drr(link.qdisc, link.qdisc_path, _buckets(keys, link.qdisc_path, "source node"))
         elif kind == "sfq":
             ns2_type, settings = _sfq(link.qdisc, link.qdisc_path)
+        elif kind == "red_pd":
+            # red-pd.cc is only the pre-filter; the identification engine is the authors' OTcl
+            # (tcl/ex/red-pd/monitoring.tcl), which ns-2's library does not hold (ns2/redpd_suite.py).
+            raise _unexportable(
+                f"{link.qdisc_path}.type",
+                "the export has no 'red_pd': ns-2's RED-PD engine is the authors' OTcl, not part of ns-2's"
+                " library; `aqmlab validate ns2` runs ns-2's RED-PD suite from a source tree (NS2_SRC)",
+            )
         else:
             raise _unexportable(f"{link.qdisc_path}.type", f"the export has no {kind!r} (droptail, red, drr, sfq)")
         a, b = f"$n({link.src})", f"$n({link.dst})"

@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines
+.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines linux-reference
 
 # `reproduce` exits 1 when a paper row fails (its measured reason is printed): the demo
 # has still run. Any other status is an error.
@@ -58,6 +58,19 @@ ns2:
 ns2-reference: $(BUILT) ns2
 	$(PYTHON) -m aqmlab.ns2.validate --record
 
+# Linux's numbers for `aqmlab validate linux` (docs/linux.md): every cell (8 qdiscs × reno, cubic)
+# three times in Linux 6.1 under User-Mode Linux, one run at a time (about an hour; runs are kept
+# under /var/tmp/aqmlab-linux-reference and resumed), written to python/aqmlab/linux/reference.json
+# with the kernel, the date and the host's load. UML is installed with apt-get when this runs as root.
+linux-reference: $(BUILT)
+	@[ -x /usr/bin/linux.uml ] && command -v iperf3 >/dev/null && command -v modprobe >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq user-mode-linux iperf3 ethtool kmod >/dev/null; \
+	  else \
+	    echo "linux-reference: needs user-mode-linux, iperf3, ethtool and kmod (apt-get install ...)" >&2; exit 2; \
+	  fi; }
+	$(PYTHON) -m aqmlab.linux.reference --record
+
 test-rust:
 	cargo test -p aqmlab-core --release
 
@@ -87,8 +100,9 @@ ns2-reproductions: ns2-baselines
 	@[ -n "$(NS2_SRC)" ] || { echo "ns2-reproductions: set NS2_SRC to an ns-2.35 source tree, e.g. make ns2-reproductions NS2_SRC=~/ns-allinone-2.35/ns-2.35" >&2; exit 2; }
 	NS2_SRC="$(NS2_SRC)" python3 tools/ns2_reproductions/redpd.py $(if $(NS2_WORK),--work "$(NS2_WORK)")
 
-# The CSFQ experiments' FIFO, RED and DRR rows in ns-2: their scenarios written by aqmlab's own
-# exporter (`aqmlab export ns2`), run in `ns` (about 25 minutes on two cores).
+# The CSFQ experiments' FIFO, RED and DRR rows, the BRED experiments' RED rows and, as a reference,
+# FRED's in ns-2: their scenarios written by aqmlab's own exporter (`aqmlab export ns2`), run in
+# `ns` (about 45 minutes on two cores).
 ns2-baselines: $(BUILT)
 	@command -v ns >/dev/null || { echo "ns2-reproductions: ns (ns-2.35) is not on PATH; install it (Debian, Ubuntu: apt-get install ns2)" >&2; exit 2; }
 	$(PYTHON) tools/ns2_reproductions/baselines.py

@@ -108,7 +108,7 @@ FILE_MISTAKES = [
         "topology.bottleneck.rate",
         "10mbps",
         'topology.bottleneck.rate: invalid rate "10mbps": unknown unit "mbps", did you mean "Mbps"? '
-        "(use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s)",
+        "(use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s, kbit, mbit, gbit)",
     ),
     (
         "topology.bottleneck.qdisc",

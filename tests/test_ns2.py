@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 
+import aqmlab
 import pytest
 from aqmlab import _core
 from aqmlab._core import ScenarioError
@@ -251,10 +252,34 @@ def test_the_output_is_read_over_the_measurement_window():
     tcp, cbr = results.flows
     assert (tcp["goodput_bps"], tcp["delivered_packets"], tcp["drops"], tcp["timeouts"]) == (1e6, 1000, 28, 3)
     assert (cbr["goodput_bps"], cbr["delivered_packets"], cbr["drops"], cbr["timeouts"]) == (1e6, 1000, 15, 0)
+    assert (tcp["arrivals"], cbr["arrivals"]) == (1050, 1100)
     assert results.links == [
         {"id": 0, "name": "L->R", "utilisation": 0.196, "drops": 40, "drop_bytes": 40000, "departures": 1960}
     ]
     assert results.version == "2.35"
+
+
+def test_a_transfers_completion_is_read_from_its_done_line():
+    transfer = {**TCP, "start": 1.5, "workload": {"type": "transfer", "packets": 30}}
+    export = exported(dumbbell(transfer, {**transfer, "start": 2.0}, duration="10s", warmup="0s"))
+    assert "$src(0) proc done {}" in export.script and "$src(1) proc done {}" in export.script
+    output = "\n".join(
+        [
+            "aqmlab-ns2 window 0 10 2.35",
+            "aqmlab-ns2 done 0 3.25",
+            "aqmlab-ns2 time end 10",
+            "aqmlab-ns2 flow end 0 30000 30 0 tcp",
+            "aqmlab-ns2 flow end 1 10000 10 2 tcp",
+        ]
+    )
+    first, unfinished = ns2_run.parse_output(output, export).flows
+    assert (first["start"], first["completed"]) == (1.5, 3.25)
+    assert (unfinished["start"], unfinished["completed"]) == (2.0, None)
+
+
+def test_an_infinite_flow_has_no_completion():
+    export = exported(dumbbell(TCP, duration="10s"))
+    assert "proc done" not in export.script
 
 
 def test_without_ns2_crosscheck_says_how_to_install_it(tmp_path):
@@ -360,3 +385,21 @@ def test_graph_and_parking_lot_topologies_run_alike_in_both(tmp_path):
         rows, _ = run_both(Scenario(data), [1])
         drops = {row.metric: (row.ns2, row.aqmlab) for row in rows if row.metric.startswith("drops")}
         assert all(ns2 == ours for ns2, ours in drops.values()) and sum(v[0][0] for v in drops.values()) > 0, drops
+
+
+@needs_ns2
+def test_a_loss_free_transfer_completes_when_it_does_in_aqmlab():
+    """ns-2's `done` (its last packet ACKed) against Results.transfers' end: slow start over an
+    idle path, no randomness, so the same instant (to ns-2's printed microseconds)."""
+    scenario = Scenario(
+        dumbbell(
+            {**TCP, "start": 0.5, "workload": {"type": "transfer", "packets": 40}},
+            {**TCP, "start": 0.7, "workload": {"type": "transfer", "packets": 3}},
+            duration="5s",
+            warmup="0s",
+        )
+    )
+    ns2 = ns2_run.run(ns2_export.export(scenario)).flows
+    ours = aqmlab.run(scenario).transfers.set_index("flow")
+    for flow in ns2:
+        assert flow["completed"] == pytest.approx(ours.at[flow["id"], "end"], abs=1e-6), flow

@@ -99,6 +99,7 @@ CASES: dict[str, list[Case]] = {
     ],
     "aqmlab validate tcp [--json]": [Case(["validate", "tcp", "--json"])],
     "aqmlab validate ns2 [--live] [--json]": [Case(["validate", "ns2", "--json"], rows_on_stdout=True)],
+    "aqmlab validate linux [--live] [--json]": [Case(["validate", "linux", "--json"], rows_on_stdout=True)],
     "aqmlab bench [--json] [--repeat N] [--only NAME] [-m NAMES|all] [--scale N,...] [--ns3 PATH] [--ns2]": [
         Case(["bench", "--only", "demo-red", "--repeat", "1"]),
         Case(["bench", "--only", "scale", "--scale", "100", "--repeat", "1", "--json"]),
@@ -131,6 +132,7 @@ NOT_RUN_HERE = {
     "make test": "the whole suite, this file included",
     "make test-wheel": "builds the wheel with cargo (tests/check_wheel.py)",
     "make fuzz-long": "the long fuzz, minutes by design (tests/test_fuzz.py runs its quick form)",
+    "make linux-reference": "runs Linux in User-Mode Linux for about an hour (tests/test_linux.py reads its numbers)",
 }
 
 

@@ -2,8 +2,9 @@
 mode: the setups follow the paper, and the rows that check the paper's orderings (BRED
 fairer than RED, the CBRs held near eq. 14's bound, F growing with the number of flows) pass."""
 
+import pandas as pd
 import pytest
-from aqmlab.experiments import Reproduction, bred_many_flows, bred_short_lived, registry
+from aqmlab.experiments import Reproduction, bred_buffer, bred_many_flows, bred_short_lived, registry
 from aqmlab.experiments import _bred as b
 from aqmlab.experiments._verdicts import ns2_reference
 
@@ -142,3 +143,22 @@ def test_fig10_11_ns2_column_records_reds_rows_and_says_bred_is_not_in_ns2(quick
     recorded.check_rows(keys)
     assert recorded.keys() == keys
     assert reproduction.ns2 == {} and reproduction.ns2_source.startswith("not shown")
+
+
+def test_buffer_and_short_lived_ns2_columns_record_reds_rows_and_say_bred_is_not_in_ns2(quick):
+    """Issue 27: RED's rows of Figs. 6 and 7 have ns-2's values, every other row says why not. The
+    short-lived schedule is the same in quick and full runs; bred-buffer's file measures the full
+    sweep of buffers, so its keys are checked against rows built on it (from any values: a key
+    does not depend on them)."""
+    short_lived = ns2_reference("bred-short-lived")
+    keys = {row.key for row in quick["bred-short-lived"].rows}
+    short_lived.check_rows(keys)
+    assert short_lived.keys() == keys
+    assert short_lived.rows.keys() == {key for key in keys if key.startswith("red.")}
+    buffer = ns2_reference("bred-buffer")
+    sweep = bred_buffer.FULL.sweep
+    full = pd.DataFrame([{"buffer_s": s, "mechanism": m, "tcp_total": 1.0} for s in sweep for m in b.MECHANISMS])
+    keys = {row.key for row in bred_buffer.buffer_rows(full, sweep)}
+    buffer.check_rows(keys)
+    assert buffer.keys() == keys and buffer.rows.keys() == {"red.50ms.tcp_total"}
+    assert all(why == "BRED is not in ns-2.35" for why in buffer.not_in_ns2.values())

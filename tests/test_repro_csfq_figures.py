@@ -91,6 +91,23 @@ def test_the_ns2_column_covers_every_row_with_a_value_or_why_not(quick, id):
     assert all("not in ns-2.35" in why or "no ns-2.35 agent" in why for why in recorded.not_in_ns2.values())
 
 
+def test_fig6_ns2_column_covers_every_full_row_with_a_value_or_why_not(quick):
+    """Issue 27: the file measures the full run (links 1…5), so its keys are checked against the
+    rows of the full sweep (built from any values: a row's key does not depend on them); the quick
+    run's graded rows are among them. Rows of RED and FIFO alone have ns-2's values, the rest name
+    the mechanism ns-2.35 lacks."""
+    recorded = ns2_reference("csfq-fig6")
+    assert recorded.modes == ("full",)
+    full = pd.DataFrame({"x": list(csfq_fig6.FULL.sweep), **dict.fromkeys([*MECHANISMS, "fred"], 0.5)})
+    rows = csfq_fig6.fig6a_rows(full) + csfq_fig6.fig6b_rows(full)
+    recorded.check_rows({row.key for row in rows})
+    assert {row.key for row in rows if row.graded} == recorded.keys()
+    assert {row.key for row in quick("csfq-fig6").rows if row.graded} <= recorded.keys()
+    near_zero = {row.key for row in rows if row.key.startswith("fig6b.red_fifo_near_zero.")}
+    assert recorded.rows.keys() == near_zero
+    assert all("not in ns-2.35" in why for why in recorded.not_in_ns2.values())
+
+
 def test_fig4_drr_fails_only_for_many_flows_and_csfq_keeps_up_with_fred(quick):
     reproduction = quick("csfq-fig4")
     table = reproduction.data["tcp_normalised"]

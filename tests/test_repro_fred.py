@@ -5,6 +5,7 @@ import aqmlab
 import pandas as pd
 import pytest
 from aqmlab.experiments import Verdict, _fred, fred_fragile, fred_many_flows, registry
+from aqmlab.experiments._verdicts import ns2_reference
 
 IDS = ("fred-fragile", "fred-cbr", "fred-many-flows")
 
@@ -211,3 +212,18 @@ def test_many_flows_red32_readings_and_the_known_failure(quick_runs):
     assert all("s.d." in reproduction.reasons[key] for key in failing)
     # The fastest of 16 flows is expected beyond the band: the verdict is order statistics.
     assert reproduction.verdicts["fred16.long_term.fastest"][0] == Verdict.ARITHMETIC
+
+
+@pytest.mark.parametrize(
+    ("id", "red_rows"), [("fred-fragile", ("t1.red.w16.", "t2.red.w64k.")), ("fred-cbr", ("fig6.red.", "fig7.red."))]
+)
+def test_ns2_column_is_a_reference_for_reds_rows_only(quick_runs, id, red_rows):
+    """Issue 27: ns-2's values of RED's rows (the quick run has the full run's rows, so its keys
+    check the file), recorded as a reference only: FRED's paper did not run ns-2 and ns-2.35 has
+    no agent for its NetBSD TCP, so no verdict comes from them."""
+    recorded = ns2_reference(id)
+    keys = {row.key for row in quick_runs[id].rows}
+    recorded.check_rows(keys)
+    assert recorded.rows and all(key.startswith(red_rows) for key in recorded.rows)
+    assert "did not run ns-2" in recorded.reference_only and "NetBSD" in recorded.reference_only
+    assert "ns-2's New-Reno for NetBSD's" in recorded.script

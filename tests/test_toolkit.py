@@ -103,10 +103,17 @@ def test_informative_rows_are_shown_but_not_graded():
 
 def test_failing_rows_carry_their_reason():
     rows = [Row.at_least("a", 1, 0.5, 1.0, key="a"), Row.at_least("b", 1, 0.5, 1.0, key="b")]
-    reproduction = Reproduction(rows=rows, reasons={"a": "measured 0.5 because of x"})
+    asked = []
+
+    def explain(row: Row) -> str | None:
+        asked.append(row.key)
+        return "measured 0.5 because of x" if row.key == "a" else None
+
+    reproduction = Reproduction(rows=rows + [Row.at_least("c", 1, 2.0, 1.0, key="c")], explain=explain)
+    assert asked == ["a", "b"], "explain is asked once, of the failing rows only"
     assert not reproduction.passed
     assert reproduction.failures() == ["FAILS a: measured 0.5 because of x", "FAILS b: no reason measured"]
-    assert [r.get("reason") for r in reproduction.to_dict()["rows"]] == ["measured 0.5 because of x", ""]
+    assert [r.get("reason") for r in reproduction.to_dict()["rows"]] == ["measured 0.5 because of x", "", None]
 
 
 # ---------------------------------------------------------------- verdicts (issue 27)
@@ -171,7 +178,7 @@ def toy_reproduction(quick: bool = False) -> Reproduction:
         Row.within("b", 1.0, 1.0, 0.1, key="passes"),
         Row.within("c", 1.0, 0.2, 0.1, key="csfq"),
     ]
-    return Reproduction(rows=rows, reasons={"fails": "measured", "csfq": "measured"}, id="toy", quick=quick)
+    return Reproduction(rows=rows, explain=lambda row: "measured", id="toy", quick=quick)
 
 
 def test_recorded_ns2_values_reach_the_rows_json_and_the_failure_lines(reference_dir):
@@ -214,6 +221,18 @@ def test_ns2_values_of_the_full_run_are_not_shown_beside_a_different_quick_run(r
     assert reproduction.verdicts["fails"][0] == Verdict.NS2
 
 
+def test_a_reference_only_file_is_shown_but_gives_no_verdict(reference_dir):
+    """Where ns-2 was not the paper's simulator (FRED's), its values are a column beside ours and
+    the failing row keeps the experiment's judgement (here none: open), not `ns2`."""
+    why = "the paper did not run ns-2"
+    (reference_dir / "toy.json").write_text(json.dumps(TOY_REFERENCE | {"reference_only": why}))
+    reproduction = toy_reproduction()
+    reproduction.judge()
+    assert reproduction.ns2["fails"].value == 0.52
+    assert reproduction.verdicts["fails"][0] == Verdict.OPEN
+    assert reproduction.ns2_source.endswith(f"a reference only, no verdict from it: {why}")
+
+
 def test_a_stale_ns2_reference_is_refused_naming_its_rows(reference_dir):
     stale = TOY_REFERENCE | {"rows": {"fails": {"value": 0.52, "spread": 0.03}, "renamed": {"value": 1.0}}}
     (reference_dir / "toy.json").write_text(json.dumps(stale))
@@ -236,6 +255,7 @@ def test_a_stale_ns2_reference_is_refused_naming_its_rows(reference_dir):
         (json.dumps(TOY_REFERENCE | {"rows": {"fails": {"value": 1.0, "spread": "x"}}}), "spread 'x' is not"),
         (json.dumps(TOY_REFERENCE | {"not_in_ns2": {"fails": "no"}}), "both recorded and not in ns-2"),
         (json.dumps(TOY_REFERENCE | {"not_in_ns2": {"csfq": ""}}), "every row needs its reason"),
+        (json.dumps(TOY_REFERENCE | {"reference_only": True}), "reference_only True is not the reason"),
     ],
 )
 def test_a_malformed_ns2_reference_is_an_error_naming_the_file(reference_dir, text, says):

@@ -59,7 +59,9 @@ def buffer_size(qdisc: Mapping[str, Any]) -> str:
         if key in table
     ]
     if "limit" in table:
-        parts.append(f"{table['limit']} packets")
+        # A Linux RED's `limit` is a size with its unit (tc's bytes); elsewhere it counts packets.
+        limit = table["limit"]
+        parts.append(f"{limit} packets" if isinstance(limit, int) else str(limit))
     return " / ".join(parts) or "default"
 
 

@@ -122,6 +122,19 @@ impl Kind {
         if let Some((_, scale)) = self.units.iter().find(|(u, _)| *u == unit) {
             return Ok(value * scale);
         }
+        if self.what == "size" && ["k", "kb", "m", "mb"].contains(&unit.to_ascii_lowercase().as_str()) {
+            // tc (iproute2 get_size) reads "k" and "kb" as 1024 bytes, "m" and "mb" as 1024²: the
+            // suggestion by case alone would be "KB" or "MB", 1000s, and silently change the size.
+            let binary = if unit.to_ascii_lowercase().starts_with('k') {
+                "KiB"
+            } else {
+                "MiB"
+            };
+            let decimal = if binary == "KiB" { "KB" } else { "MB" };
+            return Err(format!(
+                "invalid size {s:?}: tc's {unit:?} is {binary} (1024-based); write \"{value}{binary}\", or \"{value}{decimal}\" for 1000s"
+            ));
+        }
         let names: Vec<&str> = self.units.iter().map(|(u, _)| *u).collect();
         // Only a unit that differs in case is suggested: units are too short for edits to
         // tell a slip from another unit ("Tbps" is one letter from "bps").
@@ -159,6 +172,10 @@ const RATE_UNITS: &[(&str, f64)] = &[
     ("Mb/s", 1e6),
     ("Gbps", 1e9),
     ("Gb/s", 1e9),
+    // tc's spellings (iproute2 get_rate), which mean the same: a Linux user's `10mbit`.
+    ("kbit", 1e3),
+    ("mbit", 1e6),
+    ("gbit", 1e9),
 ];
 const TIME_UNITS: &[(&str, f64)] = &[
     ("s", 1.0),
@@ -355,7 +372,7 @@ mod tests {
         // Units are case-sensitive: "mbps" would be ambiguous between milli and mega.
         assert_eq!(
             "10mbps".parse::<Rate>().unwrap_err(),
-            r#"invalid rate "10mbps": unknown unit "mbps", did you mean "Mbps"? (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s)"#
+            r#"invalid rate "10mbps": unknown unit "mbps", did you mean "Mbps"? (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s, kbit, mbit, gbit)"#
         );
         assert_eq!("2h".parse::<Seconds>().unwrap().0, 7200.0);
         assert_eq!("1 hour".parse::<Seconds>().unwrap().0, 3600.0);
@@ -393,6 +410,21 @@ mod tests {
         );
         // The file's rule ends with the file.
         assert_eq!(from_number::<Seconds>(10.0).unwrap().0, 10.0);
+    }
+
+    #[test]
+    fn tc_spellings_of_rates_are_read_and_of_binary_sizes_explained() {
+        assert_eq!("10mbit".parse::<Rate>().unwrap().0, 10e6);
+        assert_eq!("64kbit".parse::<Rate>().unwrap().0, 64e3);
+        // tc's "kb" is 1024 bytes: not taken for aqmlab's "KB" (1000) by its case.
+        assert_eq!(
+            "64kb".parse::<Bytes>().unwrap_err(),
+            r#"invalid size "64kb": tc's "kb" is KiB (1024-based); write "64KiB", or "64KB" for 1000s"#
+        );
+        assert!("2M"
+            .parse::<Bytes>()
+            .unwrap_err()
+            .contains(r#"write "2MiB", or "2MB" for 1000s"#));
     }
 
     #[test]
@@ -452,7 +484,7 @@ mod tests {
         );
         assert_eq!(
             "2Tbps".parse::<Rate>().unwrap_err(),
-            r#"invalid rate "2Tbps": unknown unit "Tbps" (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s)"#
+            r#"invalid rate "2Tbps": unknown unit "Tbps" (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s, kbit, mbit, gbit)"#
         );
         assert_eq!(
             "1001Gbps".parse::<Rate>().unwrap_err(),

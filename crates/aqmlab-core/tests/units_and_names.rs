@@ -108,7 +108,7 @@ fn a_misspelt_name_is_suggested() {
     );
     assert_eq!(
         error_of(&with("\"10Mbps\"", "\"10mbps\"")),
-        r#"topology.bottleneck.rate: invalid rate "10mbps": unknown unit "mbps", did you mean "Mbps"? (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s)"#
+        r#"topology.bottleneck.rate: invalid rate "10mbps": unknown unit "mbps", did you mean "Mbps"? (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s, kbit, mbit, gbit)"#
     );
     assert_eq!(
         error_of(&with("type = \"tcp\"", "type = \"tcp\"\ntcp = { varaint = \"reno\" }")),

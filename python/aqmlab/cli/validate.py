@@ -35,8 +35,11 @@ app = command_app()
     )
 )
 def validate(
-    suite: Annotated[str, typer.Argument(help="Which suite: tcp or ns2.")],
-    live: Annotated[bool, typer.Option("--live", help="ns2: run ns-2 too, and check the recorded numbers.")] = False,
+    suite: Annotated[str, typer.Argument(help="Which suite: tcp, ns2 or linux.")],
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="ns2: run ns-2 too, and check the recorded numbers; linux: measure Linux again."),
+    ] = False,
     json_output: Annotated[
         bool,
         typer.Option(
@@ -49,8 +52,11 @@ def validate(
     if suite == "ns2":
         _validate_ns2(live, json_output)
         return
+    if suite == "linux":
+        _validate_linux(live, json_output)
+        return
     if suite not in SUITES:
-        raise fail(f"unknown suite {suite!r} (known: {', '.join([*SUITES, 'ns2'])})")
+        raise fail(f"unknown suite {suite!r} (known: {', '.join([*SUITES, 'ns2', 'linux'])})")
     if live:
         raise fail("--live: only for the ns2 suite")
     rows, notes = run_suite(suite)
@@ -112,5 +118,54 @@ def _validate_ns2(live: bool, json_output: bool) -> None:
         lines += [line for failure in dict.fromkeys(failures) for line in terminal.paragraph(failure)]
         summary = f"{sum(row.passed for row in graded)} of {len(graded)} graded checks pass"
         terminal.show([*lines, summary, *(f"stale: {problem}" for problem in outcome.stale)])
+    if not outcome.passed:
+        raise typer.Exit(1)
+
+
+def _validate_linux(live: bool, json_output: bool) -> None:
+    from ..linux.uml import UmlError
+    from ..linux.validate import run_suite as run_linux_suite
+
+    try:
+        outcome = run_linux_suite(live=live, progress=lambda cell: say(f"{cell}: aqmlab" + (" and Linux" * live)))
+    except UmlError as e:
+        raise fail(str(e), code=1) from None
+    reference = outcome.reference
+    header = {key: reference[key] for key in ("kernel", "recorded", "command", "host_load")}
+    if json_output:
+        rows = [
+            row.to_dict(reference="linux")
+            | {"linux_spread": spread}
+            | ({"note": f"{note}; {outcome.efforts[row.metric.split(': ')[0]]}"} if note else {})
+            for row, (_, spread), note in zip(outcome.rows, outcome.linux, outcome.notes, strict=True)
+        ]
+        print_json({"id": "linux", **header, "live": live, "tcp": outcome.tcp, "rows": rows})
+    else:
+        source = "measured now" if live else f"recorded {reference['recorded']} by `{reference['command']}`"
+        cells = []
+        for row, (mean, spread) in zip(outcome.rows, outcome.linux, strict=True):
+            scenario, metric = row.metric.split(": ", 1)
+            ratio = f"{row.ours / mean:.3f}" if mean else "-"
+            linux = f"{terminal.fmt(mean)} ± {terminal.fmt(spread)}"
+            verdict = terminal.verdict(row.passed)
+            cells.append([scenario, metric, linux, terminal.fmt(row.ours), ratio, row.tolerance, verdict])
+        lines = terminal.table(
+            ["scenario", "metric", "Linux", "aqmlab", "ratio", "tolerance", "pass"],
+            cells,
+            f"validate linux: aqmlab against {reference['kernel']} ({source})",
+        )
+        tcps = "; ".join(f"{cc}: {tcp}" for cc, tcp in outcome.tcp.items())
+        lines += terminal.paragraph(f"aqmlab's TCP: {tcps}. Host load while Linux ran: {reference['host_load']}.")
+        # The failing rows by cell and cause, with what the cell's TCPs did in both.
+        failing: dict[tuple[str, str], list[str]] = {}
+        for row, note in zip(outcome.rows, outcome.notes, strict=True):
+            if not row.passed:
+                cell, metric = row.metric.split(": ", 1)
+                failing.setdefault((cell, note), []).append(metric)
+        for (cell, note), metrics in failing.items():
+            text = f"{cell} ({', '.join(metrics)}): {note}; {outcome.efforts[cell]}"
+            lines += terminal.paragraph(text)
+        summary = f"{sum(row.passed for row in outcome.rows)} of {len(outcome.rows)} checks pass"
+        terminal.show([*lines, summary])
     if not outcome.passed:
         raise typer.Exit(1)

@@ -18,9 +18,10 @@ paper's section:
   written beside it before our value is seen; where the paper gives a number or a trend the
   band is two-sided (or the trend is an ordering row). Rows that restate utilisation or
   conservation are left out.
-- a row that fails has its measured reason in `Reproduction.reasons` (by key, computed from
-  the runs: drop reasons, utilisation, sample sizes), printed as the closing note and in the
-  JSON; its test expects the failure by key, so a change either way shows up.
+- a row that fails has its measured reason: `Reproduction(..., explain=fn)`, `fn(row)` the
+  reason computed from the runs (drop reasons, utilisation, sample sizes) or None, asked of the
+  failing rows only (kept in `Reproduction.reasons`, by key), printed as the closing note and
+  in the JSON; its test expects the failure by key, so a change either way shows up.
 - every graded row gets a verdict (`_verdicts.py`): it agrees with the paper; or it fails the
   paper as ns-2 does (ns-2's values recorded in `ns2_reference/<id>.json` give the third
   column); or as the paper's own arithmetic or an open choice explains (the experiment says so
@@ -98,9 +99,12 @@ class Reproduction:
     # Names in `data` that the CLI prints as tables, and lines it prints after them.
     show: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # Why a row fails, by key, measured from the runs (given for every row that may fail; a
-    # passing row's reason is not shown).
-    reasons: dict[str, str] = field(default_factory=dict)
+    # Why a failing graded row fails, measured from the runs: `explain(row)`, or None where
+    # nothing was measured for that row (give one for every row that may fail). Asked once, of
+    # the graded rows that fail, when the Reproduction is made (it may run more simulations).
+    explain: Callable[[Row], str | None] | None = field(default=None, repr=False)
+    # What `explain` said, by key.
+    reasons: dict[str, str] = field(init=False, default_factory=dict)
     # The experiment's own verdict on rows that fail by the paper's arithmetic or an open choice,
     # or by a gap in our model, by key (`_verdicts`); ns-2's recorded values take precedence.
     judged: dict[str, Judgement] = field(default_factory=dict)
@@ -121,6 +125,9 @@ class Reproduction:
             from ..plots import pyplot
 
             pyplot().close(self.figure)
+        if self.explain is not None:
+            failing = (r for r in self.rows if r.graded and not r.passed)
+            self.reasons = {r.key: why for r in failing if (why := self.explain(r)) is not None}
 
     @property
     def passed(self) -> bool:
@@ -142,6 +149,7 @@ class Reproduction:
         gives every graded row its verdict. A stale recorded file raises `Ns2ReferenceError`."""
         reference = ns2_reference(self.id)
         mode = "quick" if self.quick else "full"
+        grades = reference is not None and not reference.reference_only
         if reference is not None and mode in reference.modes:
             keys = {r.key for r in self.rows}
             reference.check_rows(keys)
@@ -151,7 +159,7 @@ class Reproduction:
         elif reference is not None:
             self.ns2_source = f"not shown: ns-2's values measure the full run (aqmlab reproduce {self.id})"
         self.verdicts = {
-            r.key: verdict(r, self.ns2.get(r.key) if r.check else None, self.judged.get(r.key))
+            r.key: verdict(r, self.ns2.get(r.key) if r.check and grades else None, self.judged.get(r.key))
             for r in self.rows
             if r.graded
         }

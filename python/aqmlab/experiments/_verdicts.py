@@ -16,6 +16,8 @@ script, the seeds and the command that regenerates them; the format is in
 docs/ns2-reproductions.md). They measure what our run measures (same window, rates, flows)
 in the runs the file's `modes` name: the full run, and the quick run where it is the same; a
 row of a mechanism ns-2 lacks is named in `not_in_ns2` with why, and its ns-2 cell says so. A
+file with `reference_only` (why) is shown but gives no verdict: ns-2 was not the paper's
+simulator there, or cannot run the paper's TCP (FRED's). A
 file that cannot be read, or whose rows are no longer the experiment's, is an error naming the
 file and how to regenerate it (`Ns2ReferenceError`). Agreement with ns-2 for a number: |ours −
 ns-2| within the range of ns-2's own seeds (`2·spread`, spread being half the range), or within
@@ -115,11 +117,17 @@ class Ns2Reference:
     modes: tuple[str, ...]
     rows: dict[str, Ns2Value]
     not_in_ns2: dict[str, str] = field(default_factory=dict)
+    # Why the values are a reference only and give no verdict (the paper did not run ns-2, or ran
+    # another TCP than ns-2's, e.g. FRED's NetBSD stack); empty where they grade.
+    reference_only: str = ""
 
     @property
     def source(self) -> str:
         seeds = ", ".join(map(str, self.seeds))
-        return f"{self.ns2}, {self.script}, seeds {seeds}, {self.date}; regenerate: {self.command}"
+        source = f"{self.ns2}, {self.script}, seeds {seeds}, {self.date}; regenerate: {self.command}"
+        if self.reference_only:
+            return f"{source}; a reference only, no verdict from it: {self.reference_only}"
+        return source
 
     def keys(self) -> set[str]:
         return set(self.rows) | set(self.not_in_ns2)
@@ -174,6 +182,9 @@ def _parse(data: dict, experiment_id: str) -> Ns2Reference:
     both = sorted(set(rows) & set(not_in_ns2))
     if both:
         raise ValueError(f"rows {both} are both recorded and not in ns-2")
+    reference_only = data.get("reference_only", "")
+    if not isinstance(reference_only, str):
+        raise ValueError(f"reference_only {reference_only!r} is not the reason the values give no verdict")
     return Ns2Reference(
         data["experiment"],
         data["ns2"],
@@ -184,6 +195,7 @@ def _parse(data: dict, experiment_id: str) -> Ns2Reference:
         modes,
         rows,
         not_in_ns2,
+        reference_only,
     )
 
 

@@ -58,6 +58,29 @@ FIG7_GAIN, FIG7_FLAT = 1.3, 0.2
 @experiment("bred-buffer", "BRED Fig. 7: effect of the buffer size, 7 TCP + 3 CBR at 10 Mb/s on 10 Mb/s")
 def buffer_size(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
+    table = buffer_table(settings)
+    largest_cbr = table[table["mechanism"] == "bred"].set_index("buffer_s")[CBRS].max(axis=1)
+    notes = [
+        f"{len(settings.seeds)} trial(s) of {settings.duration:g} s per point; 500-byte packets "
+        f"(100 ms = {buffer_packets(FIG7_LINK, 0.1)} packets)",
+        "the TCPs gain steadily with the buffer instead of levelling off after 100 ms (see the docstring)",
+        f"eq. 14 bound per CBR {cbr_bound_mbps(FIG7_LINK, len(CBRS), len(TCPS)):.3f} Mb/s; "
+        "BRED's largest CBR by buffer: " + ", ".join(f"{b * 1000:g} ms {v:.3f}" for b, v in largest_cbr.items()),
+    ]
+    data = {"fig7_summary": table[["buffer_s", "buffer_packets", "mechanism", "tcp_total", "cbr_total"]], "fig7": table}
+    return Reproduction(
+        rows=buffer_rows(table, settings.sweep),
+        figure=_fig7_figure(table),
+        data=data,
+        show=["fig7_summary"],
+        notes=notes,
+        explain=lambda row: _gain_reason(table, len(settings.seeds)) if row.key.startswith("bred.gain_") else None,
+    )
+
+
+def buffer_table(settings: RunSettings) -> pd.DataFrame:
+    """Per buffer size (s) and mechanism: each source's goodput, mean over the seeds, the TCP and
+    CBR totals, and under BRED its N̂ and l2."""
     records = []
     for seconds, mechanism in itertools.product(settings.sweep, MECHANISMS):
         packets = buffer_packets(FIG7_LINK, seconds)
@@ -78,25 +101,7 @@ def buffer_size(quick: bool) -> Reproduction:
     table = pd.DataFrame(records)
     table["tcp_total"] = table[TCPS].sum(axis=1)
     table["cbr_total"] = table[CBRS].sum(axis=1)
-    largest_cbr = table[table["mechanism"] == "bred"].set_index("buffer_s")[CBRS].max(axis=1)
-    notes = [
-        f"{len(settings.seeds)} trial(s) of {settings.duration:g} s per point; 500-byte packets "
-        f"(100 ms = {buffer_packets(FIG7_LINK, 0.1)} packets)",
-        "the TCPs gain steadily with the buffer instead of levelling off after 100 ms (see the docstring)",
-        f"eq. 14 bound per CBR {cbr_bound_mbps(FIG7_LINK, len(CBRS), len(TCPS)):.3f} Mb/s; "
-        "BRED's largest CBR by buffer: " + ", ".join(f"{b * 1000:g} ms {v:.3f}" for b, v in largest_cbr.items()),
-    ]
-    data = {"fig7_summary": table[["buffer_s", "buffer_packets", "mechanism", "tcp_total", "cbr_total"]], "fig7": table}
-    rows = buffer_rows(table, settings.sweep)
-    reasons = {row.key: _gain_reason(table, len(settings.seeds)) for row in rows if row.key.startswith("bred.gain_")}
-    return Reproduction(
-        rows=rows,
-        figure=_fig7_figure(table),
-        data=data,
-        show=["fig7_summary"],
-        notes=notes,
-        reasons=reasons,
-    )
+    return table
 
 
 def _bred_state(runs: list) -> dict[str, float]:

@@ -137,14 +137,13 @@ def fig7(quick: bool) -> Reproduction:
     }
     table = fig7_table(runs)
     means = {order: table[table["order"] == order].set_index("mechanism") for order in ORDERS}
-    rows = fig7_rows(means["fig7"]) + footnote9_rows(means["late_tcp"])
     return Reproduction(
-        rows=rows,
+        rows=fig7_rows(means["fig7"]) + footnote9_rows(means["late_tcp"]),
         figure=fig7_figure(runs, means),
         data={"rates": table, "series": series(runs)},
         show=["rates"],
         notes=fig7_notes(settings, means) + [csfq_seeds_note(runs["fig7", "csfq"]), late_csfq_note(settings)],
-        reasons=fig7_reasons(rows, runs, means["fig7"]),
+        explain=lambda row: fig7_reason(row.key, runs, means["fig7"]),
     )
 
 
@@ -232,16 +231,12 @@ def footnote9_rows(means: pd.DataFrame) -> list[Row]:
     ]
 
 
-def fig7_reasons(rows: list[Row], runs: dict[tuple[str, str], list[Results]], means: pd.DataFrame) -> dict[str, str]:
-    """For each failing graded row, the flows of the mechanism it checks (first seed, Fig. 7
-    order; both FRED and CSFQ for the max/min ordering): flow_facts."""
-    reasons = {}
-    for row in rows:
-        if row.graded and not row.passed:
-            checked = ["fred", "csfq"] if row.key.startswith("order.") else [row.key.split(".")[0]]
-            named = [means.loc["fred", "fred_of"] if name == "fred" else name for name in checked]
-            reasons[row.key] = " | ".join(flow_facts(runs["fig7", name][0]) for name in named)
-    return reasons
+def fig7_reason(key: str, runs: dict[tuple[str, str], list[Results]], means: pd.DataFrame) -> str:
+    """For a failing row, the flows of the mechanism it checks (first seed, Fig. 7 order; both
+    FRED and CSFQ for the max/min ordering): flow_facts."""
+    checked = ["fred", "csfq"] if key.startswith("order.") else [key.split(".")[0]]
+    named = [means.loc["fred", "fred_of"] if name == "fred" else name for name in checked]
+    return " | ".join(flow_facts(runs["fig7", name][0]) for name in named)
 
 
 def flow_facts(results: Results) -> str:

@@ -91,7 +91,11 @@ def table1(quick: bool) -> Reproduction:
         data={"table1": table, "table1_runs": runs},
         show=["table1"],
         notes=notes,
-        reasons={"csfq.delivered": _csfq.flow0_share_reason(csfq_first_seed, f"{TABLE1['csfq'][0]} packets delivered")},
+        explain=lambda row: (
+            _csfq.flow0_share_reason(csfq_first_seed, f"{TABLE1['csfq'][0]} packets delivered")
+            if row.key == "csfq.delivered"
+            else None
+        ),
     )
 
 

@@ -90,13 +90,14 @@ def table4(quick: bool) -> Reproduction:
         f"flow 3 gets 5. TCP flows do not need it ({tcp_off} Mbps without): two TCPs do not congest link 1, "
         "so CSFQ never relabels there.",
     ]
+    tcp_reasons = _tcp_reasons(runs[(runs["traffic"] == "tcp") & runs["relabel"]])
     return Reproduction(
         rows=table4_rows(mean),
         figure=_table4_figure(table),
         data={"table4": table, "table4_runs": runs},
         show=["table4"],
         notes=notes,
-        reasons=_tcp_reasons(runs[(runs["traffic"] == "tcp") & runs["relabel"]]),
+        explain=lambda row: tcp_reasons.get(row.key),
     )
 
 

@@ -103,7 +103,7 @@ def compare(scenario: Scenario, mechanisms: Mapping[str, Mapping]) -> Reproducti
         data={"per_flow": goodput_table(runs), "mechanisms": overview},
         show=["per_flow", "mechanisms"],
         notes=[f"Jain index of goodput / fair share: {jain}"],
-        reasons={"udp.csfq": csfq_reason(runs)} if "csfq" in runs else {},
+        explain=lambda row: csfq_reason(runs) if row.key == "udp.csfq" else None,
     )
 
 

@@ -187,13 +187,15 @@ def fragile(quick: bool) -> Reproduction:
         "Informative rows (info, '.alt_bsd44'): every row again with 4.4BSD-Lite's extra maxseg/8 per ACK in "
         "congestion avoidance; tables table1_red_w16_bsd44, table4_fred_w64k_bsd44 (all cells in runs_bsd44)."
     ]
+    reasons, judged = _failure_reasons(settings, means)
     return Reproduction(
         rows=rows,
         figure=_fragile_figure(means),
         data={**tables, **bsd44_tables, "runs": runs, "runs_bsd44": bsd44_runs},
         show=list(tables) + list(bsd44_tables),
         notes=notes,
-        **_failure_reasons(settings, means),
+        explain=lambda row: reasons.get(row.key),
+        judged=judged,
     )
 
 
@@ -496,9 +498,9 @@ def _drop_mix(cell: pd.Series) -> str:
     return " ".join(f"{reason} {pct(n / total):.0f}" for reason, n in counts.items() if n > 0) if total else "none"
 
 
-def _failure_reasons(settings: RunSettings, means: pd.DataFrame) -> dict[str, Any]:
+def _failure_reasons(settings: RunSettings, means: pd.DataFrame) -> tuple[dict[str, str], dict[str, Judgement]]:
     """Why each per-buffer row would fail, measured from the runs (shown only for rows that do),
-    and the verdicts that follow (`reasons` and `judged` of the Reproduction)."""
+    and the verdicts that follow (by key: the Reproduction's `explain` and `judged`)."""
     runs = len(settings.seeds)
     reasons, judged = {}, {}
     tables = (("red", FRAGILE_WINDOW, TABLE1, "t1.red.w16"), ("red", WINDOW_64KB, TABLE2, "t2.red.w64k"))
@@ -520,7 +522,7 @@ def _failure_reasons(settings: RunSettings, means: pd.DataFrame) -> dict[str, An
         f"(%) at BS=40: {_drop_mix(fred64.loc[40])}; at BS=56: {_drop_mix(fred64.loc[56])}. "
         + _per_flow_cap_note(fred64.loc[56])
     )
-    return {"reasons": reasons, "judged": judged}
+    return reasons, judged
 
 
 # The paper's switch, which our FIFO of whole packets does not model (FRED §11.1).

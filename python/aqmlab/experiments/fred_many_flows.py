@@ -155,7 +155,7 @@ def many_flows(quick: bool) -> Reproduction:
         data=data,
         show=["table5"],
         notes=_many_flows_notes(settings, table),
-        reasons=_failure_reasons(settings, table),
+        explain=lambda row: _failure_reasons(settings, table).get(row.key),
         judged=_judged(table),
     )
 

@@ -31,7 +31,7 @@ import pandas as pd
 import aqmlab
 
 from ..plots import pyplot
-from ..results import MBPS
+from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
     DURATION,
@@ -92,46 +92,46 @@ def fig14(quick: bool) -> Reproduction:
     runs["red_pd_test_on"] = aqmlab.run(fig14_scenario("red_pd", settings.duration, unresponsive_test=True))
     goodput = {m: (r.flows.sort_values("id")["goodput_bps"] / MBPS).to_numpy() for m, r in runs.items()}
     drop = {m: ambient_drop_rate(r) for m, r in runs.items()}
-    pd_rates = goodput["red_pd"]
-    rows = red_pd_rows(pd_rates, drop["red_pd"])
-    rows += [
-        Row.within("RED ambient drop rate", PAPER_DROP["red"], drop["red"], RED_DROP_BAND, key="drop.red"),
-        Row.ordered(
-            "RED: throughput in the order of the sending rates",
-            "∝ sending rate",
-            list(goodput["red"]),
-            digits=2,
-            key="order.red_proportional",
-        ),
-    ]
+    rows = red_pd_rows(goodput["red_pd"], drop["red_pd"]) + red_rows(goodput["red"], drop["red"])
     rows += [
         row.informative("§6.2 test on", "test_on")
         for row in red_pd_rows(goodput["red_pd_test_on"], drop["red_pd_test_on"])
     ]
-    table = pd.DataFrame(
-        {
-            "flow": np.arange(1, 12),
-            "rate": RATES,
-            "red": goodput["red"],
-            "red_pd": pd_rates,
-            "red_pd_test_on": goodput["red_pd_test_on"],
-        }
-    )
-    drops = f"ambient drop RED-PD {drop['red_pd']:.3f}, RED {drop['red']:.3f}"
-    reasons = {
-        row.key: f"{monitoring_reason(runs['red_pd'], [_flow_of(row.key)])}; {drops}"
-        if row.key.startswith("red_pd.")
-        else f"{drops}; RED goodputs (Mb/s) {np.round(goodput['red'], 3).tolist()}"
-        for row in rows
-        if row.graded and not row.passed
-    }
+    table = pd.DataFrame({"flow": np.arange(1, 12), "rate": RATES} | {m: goodput[m] for m in runs})
     notes = [
         f"One {settings.duration:g} s run per discipline, measured from {WARMUP:g} s; RED-PD graded with "
         "§6.2's test off (the authors' allUDP.sh), shown with it on (`.test_on`)."
     ]
     return Reproduction(
-        rows=rows, figure=_figure(table), data={"fig14": table}, show=["fig14"], notes=notes, reasons=reasons
+        rows=rows,
+        figure=_figure(table),
+        data={"fig14": table},
+        show=["fig14"],
+        notes=notes,
+        explain=lambda row: _reason(row, runs["red_pd"], goodput["red"], drop),
     )
+
+
+def red_rows(goodput: np.ndarray, drop: float) -> list[Row]:
+    """RED's ambient drop rate and its throughput in the order of the sending rates."""
+    return [
+        Row.within("RED ambient drop rate", PAPER_DROP["red"], drop, RED_DROP_BAND, key="drop.red"),
+        Row.ordered(
+            "RED: throughput in the order of the sending rates",
+            "∝ sending rate",
+            list(goodput),
+            digits=2,
+            key="order.red_proportional",
+        ),
+    ]
+
+
+def _reason(row: Row, red_pd: Results, red_goodput: np.ndarray, drop: dict[str, float]) -> str:
+    """A RED-PD row: its flow's monitoring; a RED row: RED's goodputs; both with the ambient drop rates."""
+    drops = f"ambient drop RED-PD {drop['red_pd']:.3f}, RED {drop['red']:.3f}"
+    if row.key.startswith("red_pd."):
+        return f"{monitoring_reason(red_pd, [_flow_of(row.key)])}; {drops}"
+    return f"{drops}; RED goodputs (Mb/s) {np.round(red_goodput, 3).tolist()}"
 
 
 def _flow_of(key: str) -> int:

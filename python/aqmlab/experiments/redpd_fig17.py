@@ -39,6 +39,19 @@ def fig17(quick: bool) -> Reproduction:
         }
         for m, r in runs.items()
     }
+    table = pd.DataFrame([{"mechanism": m, **v} for m, v in measures.items()])
+    return Reproduction(
+        rows=fig17_rows(measures),
+        figure=_figure(times),
+        data={"fig17": table},
+        show=["fig17"],
+        explain=lambda row: f"measured: {measures}",
+    )
+
+
+def fig17_rows(measures: dict[str, dict[str, float]]) -> list[Row]:
+    """Web transfers finish sooner and the ambient drop rate is lower under RED-PD than RED; the web
+    load ours offers, informative (`measures` by mechanism)."""
     rows = [
         Row.ordered(
             f"Web completion time, {label} (s): RED-PD < RED",
@@ -61,9 +74,7 @@ def fig17(quick: bool) -> Reproduction:
             "Web load under RED (Mb/s)", WEB_LOAD / MBPS, measures["red"]["web_mbps"], 0.3, True, key="web_load"
         ).informative("our clients and think time"),
     ]
-    table = pd.DataFrame([{"mechanism": m, **v} for m, v in measures.items()])
-    reasons = {row.key: f"measured: {measures}" for row in rows if row.graded and not row.passed}
-    return Reproduction(rows=rows, figure=_figure(times), data={"fig17": table}, show=["fig17"], reasons=reasons)
+    return rows
 
 
 def _figure(times: dict[str, pd.Series]) -> Any:

@@ -35,6 +35,21 @@ def fig18(quick: bool) -> Reproduction:
             for i, rtt in enumerate(RTTS)
         }
         goodput[mechanism] = {"udp": flows["udp"], **groups}
+    table = pd.DataFrame(
+        {"group": list(goodput["red"]), "red": goodput["red"].values(), "red_pd": goodput["red_pd"].values()}
+    )
+    return Reproduction(
+        rows=fig18_rows(goodput),
+        figure=_figure(table),
+        data={"fig18": table},
+        show=["fig18"],
+        explain=lambda row: f"measured (Mb/s): {table.round(3).to_dict('records')}",
+    )
+
+
+def fig18_rows(goodput: dict[str, dict[str, float]]) -> list[Row]:
+    """The UDP and the 20 ms TCPs get less under RED-PD than RED, the longer-RTT TCPs at least as much
+    (`goodput` in Mb/s by mechanism and group)."""
     rows = [
         Row.ordered(
             f"{name} (Mb/s): RED-PD < RED",
@@ -56,11 +71,7 @@ def fig18(quick: bool) -> Reproduction:
         )
         for name in ("tcp40", "tcp60", "tcp80", "tcp100")
     ]
-    table = pd.DataFrame(
-        {"group": list(goodput["red"]), "red": goodput["red"].values(), "red_pd": goodput["red_pd"].values()}
-    )
-    reasons = {row.key: f"measured (Mb/s): {table.round(3).to_dict('records')}" for row in rows if not row.passed}
-    return Reproduction(rows=rows, figure=_figure(table), data={"fig18": table}, show=["fig18"], reasons=reasons)
+    return rows
 
 
 def _figure(table: pd.DataFrame) -> Any:

@@ -224,21 +224,26 @@ def fig20_21_rows(table: pd.DataFrame) -> list[Row]:
 @experiment("redpd-fig20-21", "RED-PD Figs. 20–21: TFRC vs TCP at 30 and 120 ms, RED vs RED-PD")
 def fig20_21(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
-    rows, reasons, tables = [], {}, {}
+    rows, tables, table_of = [], {}, {}
     for suffix, (reading, rto_tick) in READINGS.items():
         table = fig20_21_table(settings, rto_tick)
         tables[f"fig20_21{suffix.replace('.', '_')}"] = table
         for row in fig20_21_rows(table):
-            row = replace(row, metric=f"{row.metric} [{reading}]", key=row.key + suffix)
-            rows.append(row)
-            if not row.passed:
-                reasons[row.key] = _reason(row.key, table)
+            rows.append(replace(row, metric=f"{row.metric} [{reading}]", key=row.key + suffix))
+            table_of[rows[-1].key] = table
     notes = [
         f"Means over {len(settings.seeds)} runs of {settings.duration:g} s per n, measured from {WARMUP:g} s; "
         "normalised = TFRC total / TCP total of the same RTT in a run.",
         "Both TFRC readings are graded: ns-2's t_RTO was added after the RFC 5348 reading's first results.",
     ]
-    return Reproduction(rows=rows, figure=_figure(tables), data=tables, show=list(tables), notes=notes, reasons=reasons)
+    return Reproduction(
+        rows=rows,
+        figure=_figure(tables),
+        data=tables,
+        show=list(tables),
+        notes=notes,
+        explain=lambda row: _reason(row.key, table_of[row.key]),
+    )
 
 
 def fig20_21_table(settings: RunSettings, rto_tick: float | None) -> pd.DataFrame:

@@ -98,17 +98,14 @@ def web_metrics(results: Results) -> dict[str, float]:
 @experiment("sred-fig17-21", "SRED Figs. 17–21: Full SRED with 2000 web-like sources")
 def fig17_21(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
-    rows, reasons, notes, measures = [], {}, [], []
+    rows, notes, measures, run_of = [], [], [], {}
     for start in WEB_STARTS:
         results = web_run(SOURCES, "full", settings.duration, start)
         m = web_metrics(results)
         suffix = "" if start == "surge" else f".{start}"
-        start_rows = [
-            replace(row, key=row.key + suffix, metric=f"{row.metric} [{start} start]")
-            for row in fig17_21_rows(m, settings.duration)
-        ]
-        rows += start_rows
-        reasons |= {key + suffix: why for key, why in _reasons(fig17_21_rows(m, settings.duration), m, results).items()}
+        for row in fig17_21_rows(m, settings.duration):
+            rows.append(replace(row, key=row.key + suffix, metric=f"{row.metric} [{start} start]"))
+            run_of[rows[-1].key] = (row.key, m, results)
         measures.append({"start": start, **m})
         notes.append(
             f"{start} start: one run of {settings.duration:g} s, measured after {settings.warmup:g} s; "
@@ -123,7 +120,7 @@ def fig17_21(quick: bool) -> Reproduction:
         data=data,
         show=["fig17_21"],
         notes=notes,
-        reasons=reasons,
+        explain=lambda row: _reason(*run_of[row.key]),
         judged={f"active.median{suffix}": active_arithmetic() for suffix in ("", ".stationary")},
     )
 
@@ -205,8 +202,8 @@ def cycle_metrics(results: Results) -> dict[str, float]:
     }
 
 
-def _reasons(rows: list[Row], m: dict[str, float], results: Results) -> dict[str, str]:
-    """Why the failing graded rows fail, measured."""
+def _reason(key: str, m: dict[str, float], results: Results) -> str:
+    """Why row `key` (without its start's suffix) fails, measured in its run (`m`: its measures)."""
     c = cycle_metrics(results)
     link = results.link("L->R")
     reasons = {
@@ -241,7 +238,7 @@ def _reasons(rows: list[Row], m: dict[str, float], results: Results) -> dict[str
         f"{m['middle_band']:.1%} of samples in the p_max/4 band and {m['top_band']:.1%} in the p_max band, "
         f"{m['timeouts']} timeouts"
     )
-    return {row.key: reasons.get(row.key, summary) for row in rows if row.graded and not row.passed}
+    return reasons.get(key, summary)
 
 
 def _figure(results: Results) -> Any:

@@ -83,7 +83,6 @@ def fig22_24(quick: bool) -> Reproduction:
                 key=f"order.n{n}.nearly_empty",
             ).informative("'near empty' read as below B/6, where both stop dropping", "alt_below_b6"),
         ]
-    reasons = {row.key: _reason(table) for row in rows if row.graded and not row.passed}
     notes = [f"One run of {settings.duration:g} s per point, measured after {settings.warmup:g} s."]
     return Reproduction(
         rows=rows,
@@ -91,7 +90,7 @@ def fig22_24(quick: bool) -> Reproduction:
         data={"fig22_24": table},
         show=["fig22_24"],
         notes=notes,
-        reasons=reasons,
+        explain=lambda row: _reason(table),
         # At 3500 sources only: at 2000 transfers long enough to fill the link exist (RED empties at times).
         judged={"order.n3500.nearly_empty": saturation_arithmetic(3500)},
     )

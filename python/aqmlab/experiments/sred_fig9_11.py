@@ -39,14 +39,18 @@ def fig9_11(quick: bool) -> Reproduction:
     table = occupancy_table(runs)[["n", "p_transient", "p_mean", "timeouts"]]
     table["p_times_n"] = table["p_mean"] * table["n"]
     rows = fig9_11_rows(table)
-    reasons = {row.key: _reason(table) for row in rows if not row.passed}
     notes = [
         f"Mean P(t) over the first {settings.warmup:g} s and after it, from the 10 ms samples of one run per N "
         f"({settings.duration:g} s); 1/P(t) is SRED's estimate of the number of active flows (Prop. 1)."
     ]
     figure = _figure({n: runs[n] for n in FIGURE_N})
     return Reproduction(
-        rows=rows, figure=figure, data={"fig9_11": table}, show=["fig9_11"], notes=notes, reasons=reasons
+        rows=rows,
+        figure=figure,
+        data={"fig9_11": table},
+        show=["fig9_11"],
+        notes=notes,
+        explain=lambda row: _reason(table),
     )
 
 

@@ -56,10 +56,14 @@ def pmax(quick: bool) -> Reproduction:
                 key=f"p{p:g}.utilisation_ratio",
             ),
         ]
-    reasons = {row.key: _reason(table) for row in rows if not row.passed}
     notes = [f"One run of {settings.duration:g} s per p_max, N = {N}, measured after {settings.warmup:g} s."]
     return Reproduction(
-        rows=rows, figure=_figure(runs), data={"pmax": table}, show=["pmax"], notes=notes, reasons=reasons
+        rows=rows,
+        figure=_figure(runs),
+        data={"pmax": table},
+        show=["pmax"],
+        notes=notes,
+        explain=lambda row: _reason(table),
     )
 
 

@@ -84,7 +84,6 @@ def table1(quick: bool) -> Reproduction:
     results = misbehaving_run(settings.duration)
     table = hit_table(results)
     rows = table1_rows(table)
-    reasons = {row.key: _reason(table) for row in rows if not row.passed}
     paper = pd.DataFrame(
         {
             "source": ["UDP", "TCP"],
@@ -101,7 +100,12 @@ def table1(quick: bool) -> Reproduction:
         f"TCPs {table.loc['TCP', 'candidates']} of {TCPS}.",
     ]
     return Reproduction(
-        rows=rows, figure=_figure(table, paper), data={"table1": shown}, show=["table1"], notes=notes, reasons=reasons
+        rows=rows,
+        figure=_figure(table, paper),
+        data={"table1": shown},
+        show=["table1"],
+        notes=notes,
+        explain=lambda row: _reason(table),
     )
 
 

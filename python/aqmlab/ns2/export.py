@@ -352,6 +352,8 @@ def _droptail(qdisc: Mapping[str, Any], path: str) -> tuple[str, list[tuple[str,
 
 
 def _red(qdisc: Mapping[str, Any], path: str, notes: list[str]) -> tuple[str, list[tuple[str, Any, str]]]:
+    if qdisc.get("profile") == "linux":
+        raise _unexportable(f"{path}.profile", 'ns-2 has no Linux RED (sch_red.c): export profile "ns2"')
     if qdisc.get("profile", "floyd93") != "ns2":
         notes.append(f'{path}: ns-2 runs its own RED (red.cc), which aqmlab runs with profile = "ns2"')
     if qdisc.get("fixed_p") is not None:
@@ -697,6 +699,10 @@ def _flows(script: _Script, flows: list[Flow]) -> None:
                 script.add(f'$ns at 0 "$src({f.id}) set ssthresh_ {tcp["initial_ssthresh"]}"')
             begin = "start" if tcp["packets"] is None else f"produce {tcp['packets']}"
             script.add(f'$ns at {_num(f.start)} "$app({f.id}) {begin}"')
+            if tcp["packets"] is not None:
+                # tcp.cc calls `done` once the last packet is ACKed (highest_ack_ >= curseq_ - 1):
+                # the transfer's completion time, as aqmlab's Results.transfers.
+                script.add(f'$src({f.id}) proc done {{}} {{ puts "{MARK} done {f.id} [[Simulator instance] now]" }}')
         else:
             script.add(
                 f"set src({f.id}) [new Agent/UDP]",

@@ -34,7 +34,9 @@ class Ns2Error(RuntimeError):
 @dataclass
 class Ns2Results:
     version: str
-    # id, name, type, goodput_bps, delivered_bytes, delivered_packets, drops, drop_bytes, timeouts
+    # id, name, type, start (s), goodput_bps, delivered_bytes, delivered_packets, arrivals and drops
+    # (packets at the monitored links), drop_bytes, timeouts, completed (a transfer's: when its
+    # last packet was ACKed, s; None if it did not finish or is not one)
     flows: list[dict[str, Any]]
     # id, name, utilisation, drops, drop_bytes, departures (all over the window)
     links: list[dict[str, Any]]
@@ -107,6 +109,7 @@ def parse_output(text: str, export: Export, cpu_s: float = 0.0, wall_s: float = 
     links: dict[str, dict[int, list[str]]] = {"start": {}, "end": {}}
     per_flow: dict[str, dict[tuple[int, int], list[str]]] = {"start": {}, "end": {}}
     ns_version = "unknown"
+    completed: dict[int, float] = {}
     for line in text.splitlines():
         words = line.split()
         if not words or words[0] != MARK:
@@ -120,6 +123,8 @@ def parse_output(text: str, export: Export, cpu_s: float = 0.0, wall_s: float = 
             links[rest[0]][int(rest[1])] = rest[2:]
         elif kind == "linkflow":
             per_flow[rest[0]][(int(rest[1]), int(rest[2]))] = rest[3:]
+        elif kind == "done":
+            completed[int(rest[0])] = float(rest[1])
     window = export.duration - export.warmup
 
     def change(table: dict[str, dict], key: Any, column: int) -> int:
@@ -139,12 +144,15 @@ def parse_output(text: str, export: Export, cpu_s: float = 0.0, wall_s: float = 
                 "id": flow.id,
                 "name": flow.name,
                 "type": flow.type,
+                "start": flow.start,
                 "goodput_bps": delivered * 8 / window,
                 "delivered_bytes": delivered,
                 "delivered_packets": packets,
+                "arrivals": sum(change(per_flow, key, COUNTERS.index("parrivals")) for key in keys),
                 "drops": sum(change(per_flow, key, drops) for key in keys),
                 "drop_bytes": sum(change(per_flow, key, drops + 1) for key in keys),
                 "timeouts": int(flows["end"][flow.id][2]),
+                "completed": completed.get(flow.id),
             }
         )
     link_rows = [

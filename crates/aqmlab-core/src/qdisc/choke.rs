@@ -31,11 +31,22 @@ use rand::seq::index;
 use rand::SeedableRng;
 use serde::Deserialize;
 
+/// Which CHOKe runs: this file's, the paper's step over F–J's RED (`red.rs`); `profile = "linux"`
+/// is Linux's sch_choke, with tc's words ([`super::choke_linux`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChokeProfile {
+    #[default]
+    Paper,
+}
+
 /// `type = "choke"`; every field optional. Defaults: iproute2's tc (`tc/q_choke.c`), which derives
 /// the thresholds from `limit` after Floyd's REDparameters.txt.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ChokeConfig {
+    /// `"paper"`, the default (`"linux"` reads [`super::choke_linux::ChokeLinuxConfig`] instead).
+    pub profile: ChokeProfile,
     /// Buffer in packets: 1000. tc requires a `limit`; 1000 is Linux's default `txqueuelen`, as
     /// drop-tail's default here.
     pub limit: u64,
@@ -59,6 +70,7 @@ pub struct ChokeConfig {
 impl Default for ChokeConfig {
     fn default() -> Self {
         ChokeConfig {
+            profile: ChokeProfile::Paper,
             limit: 1000,
             min_th: None,
             max_th: None,

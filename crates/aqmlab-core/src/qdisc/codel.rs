@@ -11,7 +11,7 @@
 //! `ecn`, ECN-capable packets are marked CE instead of dropped. Arrivals meet a tail-drop
 //! `limit`. [`CodelVars`] is the per-queue state machine, which FQ-CoDel runs per flow queue.
 
-use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{codel_linux, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, PacketId};
 use crate::rng::Rng;
@@ -20,18 +20,31 @@ use crate::units::{Bytes, Seconds};
 use crate::validate::require_positive;
 use serde::Deserialize;
 
-/// `type = "codel"`; every field optional.
+/// Which CoDel runs: RFC 8289's pseudocode, or Linux's arithmetic ([`super::codel_linux`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CodelProfile {
+    #[default]
+    Rfc8289,
+    Linux,
+}
+
+/// `type = "codel"`; every field optional. The names are tc codel's.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CodelConfig {
+    /// `"rfc8289"` (the default) or `"linux"`: Linux's clock of 1024 ns, its Newton-step
+    /// 1/√count, and the device's MTU.
+    pub profile: CodelProfile,
     /// Acceptable standing sojourn time: 5 ms (RFC 8289 §4.4, "TARGET").
     pub target: Seconds,
     /// Sliding window for the minimum sojourn: 100 ms (RFC 8289 §4.3, "INTERVAL").
     pub interval: Seconds,
     /// Tail-drop limit in packets: 1000 (Linux sch_codel `limit`).
     pub limit: u64,
-    /// Below one MTU queued, never drop (RFC 8289 §4.4 "MAXPACKET"): 1500 bytes.
-    pub mtu: Bytes,
+    /// Below one MTU queued, never drop (RFC 8289 §4.4 "MAXPACKET"): 1500 bytes; `linux`: 1514,
+    /// the device's `psched_mtu` (Ethernet MTU and header).
+    pub mtu: Option<Bytes>,
     /// Mark ECN-capable packets instead of dropping them (RFC 8289 §4.5; Linux `ecn`): off.
     pub ecn: bool,
 }
@@ -39,20 +52,32 @@ pub struct CodelConfig {
 impl Default for CodelConfig {
     fn default() -> Self {
         CodelConfig {
+            profile: CodelProfile::Rfc8289,
             target: Seconds(0.005),
             interval: Seconds(0.1),
             limit: 1000,
-            mtu: Bytes(1500),
+            mtu: None,
             ecn: false,
         }
     }
 }
 
+/// RFC 8289's MAXPACKET and Linux's `psched_mtu` of an Ethernet device.
+const RFC_MTU: Bytes = Bytes(1500);
+const LINUX_MTU: Bytes = Bytes(1514);
+
 impl CodelConfig {
+    fn mtu(&self) -> Bytes {
+        self.mtu.unwrap_or(match self.profile {
+            CodelProfile::Rfc8289 => RFC_MTU,
+            CodelProfile::Linux => LINUX_MTU,
+        })
+    }
+
     pub fn validate_at(&self, field: impl Fn(&str) -> String) -> Result<(), ScenarioError> {
         require_positive(&field("target"), self.target)?;
         require_positive(&field("interval"), self.interval)?;
-        require_positive(&field("mtu"), self.mtu.0 as f64)?;
+        require_positive(&field("mtu"), self.mtu().0 as f64)?;
         if self.target.0 >= self.interval.0 {
             return Err(ScenarioError::new(
                 field("target"),
@@ -66,11 +91,14 @@ impl CodelConfig {
     }
 
     pub fn params(&self) -> CodelParams {
+        let (target, interval) = (from_secs(self.target.0), from_secs(self.interval.0));
         CodelParams {
-            target: from_secs(self.target.0),
-            interval: from_secs(self.interval.0),
-            mtu: self.mtu.0,
+            target,
+            interval,
+            mtu: self.mtu().0,
             ecn: self.ecn,
+            linux: (self.profile == CodelProfile::Linux)
+                .then(|| codel_linux::Params::new(target, interval, self.mtu().0, self.ecn)),
         }
     }
 }
@@ -82,11 +110,12 @@ impl QdiscConfig for CodelConfig {
     }
 
     fn build(&self, _link: &LinkInfo, _rng: Rng) -> Box<dyn QueueDisc> {
+        let params = self.params();
         Box::new(Codel {
-            params: self.params(),
+            state: CodelState::new(&params),
+            params,
             limit: Limit::new(Some(self.limit), None),
             fifo: Fifo::default(),
-            vars: CodelVars::default(),
             stats: CodelStats::default(),
         })
     }
@@ -99,6 +128,41 @@ pub struct CodelParams {
     pub interval: Time,
     pub mtu: u64,
     pub ecn: bool,
+    /// The same in Linux's units, with `profile = "linux"`.
+    pub linux: Option<codel_linux::Params>,
+}
+
+/// One queue's CoDel state machine: RFC 8289's, or Linux's (`profile = "linux"`).
+#[derive(Clone, Copy, Debug)]
+pub enum CodelState {
+    Rfc(CodelVars),
+    Linux(codel_linux::Vars),
+}
+
+impl CodelState {
+    pub fn new(p: &CodelParams) -> Self {
+        match p.linux {
+            None => CodelState::Rfc(CodelVars::default()),
+            Some(_) => CodelState::Linux(codel_linux::Vars::default()),
+        }
+    }
+
+    /// The next packet to send from `fifo`, after CoDel's drops; `other_backlog` is what the
+    /// qdisc holds besides `fifo` (Linux counts it toward the MTU test, RFC 8289 does not).
+    pub fn dequeue(
+        &mut self,
+        p: &CodelParams,
+        fifo: &mut Fifo,
+        other_backlog: u64,
+        ctx: &mut QdiscCtx,
+        stats: &mut CodelStats,
+    ) -> Option<PacketId> {
+        match (self, &p.linux) {
+            (CodelState::Rfc(vars), _) => vars.dequeue(p, fifo, ctx, stats),
+            (CodelState::Linux(vars), Some(linux)) => vars.dequeue(linux, fifo, other_backlog, ctx, stats),
+            (CodelState::Linux(_), None) => unreachable!("a Linux state has Linux parameters"),
+        }
+    }
 }
 
 /// One queue's CoDel state (RFC 8289 §5.1's member variables).
@@ -224,7 +288,7 @@ pub struct Codel {
     params: CodelParams,
     limit: Limit,
     fifo: Fifo,
-    vars: CodelVars,
+    state: CodelState,
     stats: CodelStats,
 }
 
@@ -241,7 +305,8 @@ impl QueueDisc for Codel {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.vars.dequeue(&self.params, &mut self.fifo, ctx, &mut self.stats)
+        self.state
+            .dequeue(&self.params, &mut self.fifo, 0, ctx, &mut self.stats)
     }
 
     fn len_packets(&self) -> usize {

@@ -31,7 +31,9 @@ use std::collections::VecDeque;
 pub mod active_flows;
 pub mod bred;
 pub mod choke;
+pub mod choke_linux;
 pub mod codel;
+pub mod codel_linux;
 pub mod csfq;
 pub mod droptail;
 pub mod drr;
@@ -40,8 +42,10 @@ pub mod fred;
 pub mod loss;
 pub mod lqd;
 pub mod pie;
+pub mod pie_linux;
 pub mod pushout;
 pub mod red;
+pub mod red_linux;
 pub mod red_pd;
 pub mod sfb;
 pub mod sfq;
@@ -204,7 +208,7 @@ tagged_registry! {
     /// Queue discipline selected by `type` in a scenario file.
     QdiscSpec: dyn QdiscConfig {
         "droptail" => DropTail(droptail::DropTailConfig),
-        "red" => Red(red::RedConfig),
+        "red" => Red(Profiled<red::RedConfig, red_linux::RedLinuxConfig>),
         "red_pd" => RedPd(red_pd::RedPdConfig),
         "fred" => Fred(fred::FredConfig),
         "bred" => Bred(bred::BredConfig),
@@ -213,9 +217,9 @@ tagged_registry! {
         "sred" => Sred(sred::SredConfig),
         "codel" => Codel(codel::CodelConfig),
         "fq_codel" => FqCodel(fq_codel::FqCodelConfig),
-        "pie" => Pie(pie::PieConfig),
+        "pie" => Pie(Profiled<pie::PieConfig, pie_linux::PieLinuxConfig>),
         "sfq" => Sfq(sfq::SfqConfig),
-        "choke" => Choke(choke::ChokeConfig),
+        "choke" => Choke(Profiled<choke::ChokeConfig, choke_linux::ChokeLinuxConfig>),
         "sfb" => Sfb(sfb::SfbConfig),
         "lqd" => Lqd(lqd::LqdConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
@@ -229,6 +233,48 @@ impl<'de> Deserialize<'de> for QdiscSpec {
         let mut value = serde_json::Value::deserialize(d)?;
         let tag = take_tag(&mut value, Self::NAMES).map_err(D::Error::custom)?;
         Self::from_tagged(&tag, value).map_err(D::Error::custom)
+    }
+}
+
+/// A qdisc table with a Linux twin: `profile = "linux"` reads `L`, the discipline as Linux's
+/// `sch_*.c` runs it, with the parameter names and units of `tc qdisc add`; any other profile, or
+/// none, reads `P`, the paper-faithful one, whose own `profile` field takes the other names.
+#[derive(Clone, Debug)]
+pub enum Profiled<P, L> {
+    Paper(P),
+    Linux(L),
+}
+
+/// The profile that selects a discipline's Linux twin.
+pub const LINUX_PROFILE: &str = "linux";
+
+impl<'de, P: serde::de::DeserializeOwned, L: serde::de::DeserializeOwned> Deserialize<'de> for Profiled<P, L> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = serde_json::Value::deserialize(d)?;
+        let linux = value.get("profile").and_then(|p| p.as_str()) == Some(LINUX_PROFILE);
+        let read = if linux {
+            value.as_object_mut().map(|table| table.remove("profile"));
+            crate::validate::from_tagged_value(value).map(Profiled::Linux)
+        } else {
+            crate::validate::from_tagged_value(value).map(Profiled::Paper)
+        };
+        read.map_err(D::Error::custom)
+    }
+}
+
+impl<P: QdiscConfig, L: QdiscConfig> QdiscConfig for Profiled<P, L> {
+    fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        match self {
+            Profiled::Paper(config) => config.validate(path),
+            Profiled::Linux(config) => config.validate(path),
+        }
+    }
+    fn build(&self, link: &LinkInfo, rng: Rng) -> Box<dyn QueueDisc> {
+        match self {
+            Profiled::Paper(config) => config.build(link, rng),
+            Profiled::Linux(config) => config.build(link, rng),
+        }
     }
 }
 

@@ -23,10 +23,21 @@ use crate::validate::{require_non_negative, require_positive};
 use rand::Rng as _;
 use serde::Deserialize;
 
+/// Which PIE runs: this file's, RFC 8033's pseudocode; `profile = "linux"` is Linux's sch_pie,
+/// with tc's words ([`super::pie_linux`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum PieProfile {
+    #[default]
+    #[serde(rename = "rfc8033")]
+    Rfc8033,
+}
+
 /// `type = "pie"`; every field optional (defaults: RFC 8033 §5 and Linux sch_pie).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PieConfig {
+    /// `"rfc8033"`, the default (`"linux"` reads [`super::pie_linux::PieLinuxConfig`] instead).
+    pub profile: PieProfile,
     /// Target queueing delay QDELAY_REF: 15 ms (RFC 8033 §5.1).
     pub target: Seconds,
     /// Controller period T_UPDATE: 15 ms (§5.1).
@@ -52,6 +63,7 @@ pub struct PieConfig {
 impl Default for PieConfig {
     fn default() -> Self {
         PieConfig {
+            profile: PieProfile::Rfc8033,
             target: Seconds(0.015),
             t_update: Seconds(0.015),
             alpha: 0.125,

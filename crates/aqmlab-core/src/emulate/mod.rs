@@ -408,7 +408,7 @@ struct Driver {
 impl Driver {
     fn run(mut self) -> io::Result<(Simulation, EmulationStats)> {
         linux::tight_timer_slack();
-        let cpu_start = linux::thread_cpu_time();
+        let cpu_start = (linux::thread_cpu_time(), linux::process_cpu_time());
         let fds = [self.tuns[0].as_raw_fd(), self.tuns[1].as_raw_fd()];
         let mut buf = vec![0u8; 65536];
         loop {
@@ -444,8 +444,9 @@ impl Driver {
         };
         s.added_p99_us = l.percentile_us(0.99);
         s.added_max_us = l.max as f64 / 1e3;
-        let cpu = (linux::thread_cpu_time() - cpu_start).as_secs_f64();
+        let cpu = (linux::thread_cpu_time() - cpu_start.0).as_secs_f64();
         s.driver_cpu = cpu / wall;
+        s.process_cpu = (linux::process_cpu_time() - cpu_start.1).as_secs_f64() / wall;
         s.cpu_us_per_packet = if s.packets_written > 0 {
             cpu * 1e6 / s.packets_written as f64
         } else {
@@ -698,7 +699,6 @@ impl Emulation {
                 )))
             }
         };
-        stats.process_cpu = linux::process_cpu_time().as_secs_f64() / stats.wall_time_s.max(1e-9);
         for (name, shared) in self.names.iter().zip(&self.shared) {
             if let Some(e) = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
                 stats.endpoint_errors.push((name.clone(), e));
@@ -727,11 +727,15 @@ impl Drop for Emulation {
 /// IPv6 is off there (no router solicitations to forward) and TCP keeps no metrics of past
 /// connections (each flow starts afresh, as in a simulation).
 fn side(addr: Ipv4Addr) -> io::Result<OwnedFd> {
-    for name in ["net/ipv6/conf/all/disable_ipv6", "net/ipv6/conf/default/disable_ipv6"] {
-        // A kernel without IPv6 has no such file, and nothing to turn off.
+    // Best effort: a kernel without IPv6 has nothing to turn off, and a read-only /proc/sys
+    // leaves the defaults (router solicitations are then counted as unmatched packets).
+    for name in [
+        "net/ipv6/conf/all/disable_ipv6",
+        "net/ipv6/conf/default/disable_ipv6",
+        "net/ipv4/tcp_no_metrics_save",
+    ] {
         let _ = linux::sysctl(name, "1");
     }
-    linux::sysctl("net/ipv4/tcp_no_metrics_save", "1")?;
     let tun = linux::tun(TUN_NAME)?;
     linux::configure(TUN_NAME, addr, 16)?;
     Ok(tun)

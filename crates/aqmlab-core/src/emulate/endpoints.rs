@@ -51,6 +51,9 @@ pub enum Sockets {
     },
 }
 
+/// What an endpoint thread runs.
+type Work = Box<dyn FnOnce() -> io::Result<()> + Send>;
+
 /// One flow's endpoints: its sockets, when it starts and stops, its packet size.
 pub struct Endpoint {
     pub sockets: Sockets,
@@ -116,10 +119,7 @@ impl Endpoint {
             packet_size,
             shared,
         } = self;
-        let (send, receive): (
-            Box<dyn FnOnce() -> io::Result<()> + Send>,
-            Box<dyn FnOnce() -> io::Result<()> + Send>,
-        ) = match sockets {
+        let (send, receive): (Work, Work) = match sockets {
             Sockets::Tcp { sender, listener, to } => {
                 let (c, s) = (clock.clone(), shared.clone());
                 let (c2, s2) = (clock.clone(), shared.clone());

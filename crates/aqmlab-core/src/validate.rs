@@ -27,6 +27,67 @@ pub fn require_non_negative(path: &str, value: impl Into<f64> + fmt::Display + C
     }
 }
 
+/// `path: must be in (0, 1], got value` unless it is: a probability or a weight that acts.
+pub fn require_probability(path: &str, value: f64) -> Result<(), ScenarioError> {
+    if value > 0.0 && value <= 1.0 {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path, format!("must be in (0, 1], got {value}")))
+    }
+}
+
+/// The lower bound of [`require_above`] and [`require_at_least`]: a number (`1.0`, shown `1`)
+/// or another field's value (`Bound::field("min_th", 8.0)`, shown `min_th (8)`).
+#[derive(Clone, Copy, Debug)]
+pub struct Bound<'a> {
+    value: f64,
+    field: Option<&'a str>,
+}
+
+impl<'a> Bound<'a> {
+    pub fn field(name: &'a str, value: f64) -> Self {
+        Bound {
+            value,
+            field: Some(name),
+        }
+    }
+}
+
+impl From<f64> for Bound<'_> {
+    fn from(value: f64) -> Self {
+        Bound { value, field: None }
+    }
+}
+
+impl fmt::Display for Bound<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.field {
+            Some(name) => write!(f, "{name} ({})", self.value),
+            None => write!(f, "{}", self.value),
+        }
+    }
+}
+
+/// `path: must be > bound, got value` unless `value > bound` (a NaN is not).
+pub fn require_above<'a>(path: &str, value: f64, bound: impl Into<Bound<'a>>) -> Result<(), ScenarioError> {
+    let bound = bound.into();
+    if value > bound.value {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path, format!("must be > {bound}, got {value}")))
+    }
+}
+
+/// `path: must be >= bound, got value` unless `value >= bound` (a NaN is not).
+pub fn require_at_least<'a>(path: &str, value: f64, bound: impl Into<Bound<'a>>) -> Result<(), ScenarioError> {
+    let bound = bound.into();
+    if value >= bound.value {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path, format!("must be >= {bound}, got {value}")))
+    }
+}
+
 /// The longest one-way propagation delay of a link: 100 s. A longer one is a slip
 /// (`delay = 10` in a dict is ten seconds), not a network.
 pub const MAX_LINK_DELAY: Seconds = Seconds(100.0);
@@ -317,5 +378,23 @@ mod tests {
         }
         assert_eq!(struct_fields::<Example>(), ["plain", "type", "optional"]);
         assert!(struct_fields::<u32>().is_empty());
+    }
+
+    #[test]
+    fn range_checks_name_the_field_and_the_bound_and_refuse_nan() {
+        let error = |result: Result<(), ScenarioError>| result.unwrap_err().to_string();
+        assert!(require_probability("q.p", 1.0).is_ok());
+        assert_eq!(error(require_probability("q.p", 0.0)), "q.p: must be in (0, 1], got 0");
+        assert!(require_above("q.beta", 1.5, 1.0).is_ok());
+        assert_eq!(error(require_above("q.beta", 1.0, 1.0)), "q.beta: must be > 1, got 1");
+        assert_eq!(
+            error(require_above("q.max_th", 8.0, Bound::field("min_th", 8.0))),
+            "q.max_th: must be > min_th (8), got 8"
+        );
+        assert!(require_at_least("q.min_q", 1.0, 1.0).is_ok());
+        assert_eq!(
+            error(require_at_least("q.min_q", f64::NAN, 1.0)),
+            "q.min_q: must be >= 1, got NaN"
+        );
     }
 }

@@ -36,7 +36,7 @@ use crate::error::ScenarioError;
 use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::units::Bytes;
-use crate::validate::{require_in, require_positive};
+use crate::validate::{require_above, require_at_least, require_in, require_positive, Bound};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -136,21 +136,15 @@ impl QdiscConfig for FredConfig {
         self.limit().validate(path)?;
         let params = self.params();
         require_positive(&format!("{path}.min_th"), params.min_th)?;
-        if params.max_th.is_nan() || params.max_th <= params.min_th {
-            return Err(ScenarioError::new(
-                format!("{path}.max_th"),
-                format!("must be > min_th ({}), got {}", params.min_th, params.max_th),
-            ));
-        }
+        require_above(
+            &format!("{path}.max_th"),
+            params.max_th,
+            Bound::field("min_th", params.min_th),
+        )?;
         require_in(&format!("{path}.max_p"), params.max_p, 0.0, 1.0)?;
         require_positive(&format!("{path}.w_q"), params.w_q)?;
         require_in(&format!("{path}.w_q"), params.w_q, 0.0, 1.0)?;
-        if params.min_q.is_nan() || params.min_q < 1.0 {
-            return Err(ScenarioError::new(
-                format!("{path}.min_q"),
-                format!("must be >= 1, got {}", params.min_q),
-            ));
-        }
+        require_at_least(&format!("{path}.min_q"), params.min_q, 1.0)?;
         require_positive(&format!("{path}.mean_pktsize"), self.mean_pktsize.0 as f64)?;
         require_positive(&format!("{path}.max_packet_size"), self.max_packet_size.0 as f64)
     }

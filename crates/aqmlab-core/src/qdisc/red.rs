@@ -47,7 +47,7 @@ use crate::packet::{Ecn, PacketId};
 use crate::rng::Rng;
 use crate::time::{Time, NANOS_PER_SEC};
 use crate::units::Bytes;
-use crate::validate::{require_in, require_non_negative, require_positive};
+use crate::validate::{require_in, require_non_negative, require_positive, require_probability};
 use rand::Rng as _;
 use serde::Deserialize;
 
@@ -352,20 +352,11 @@ impl RedConfig {
     }
 }
 
-/// `path: must be in (0, 1], got value` unless it is.
-pub(super) fn require_probability(path: String, value: f64) -> Result<(), ScenarioError> {
-    if value > 0.0 && value <= 1.0 {
-        Ok(())
-    } else {
-        Err(ScenarioError::new(path, format!("must be in (0, 1], got {value}")))
-    }
-}
-
 impl QdiscConfig for RedConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         self.limit().validate(path)?;
-        require_probability(format!("{path}.w_q"), self.w_q)?;
-        require_probability(format!("{path}.max_p"), self.max_p)?;
+        require_probability(&format!("{path}.w_q"), self.w_q)?;
+        require_probability(&format!("{path}.max_p"), self.max_p)?;
         require_positive(&format!("{path}.mean_pktsize"), self.mean_pktsize.0 as f64)?;
         let (min_th, max_th) = (self.min_th(), self.max_th());
         require_non_negative(&format!("{path}.min_th"), min_th)?;

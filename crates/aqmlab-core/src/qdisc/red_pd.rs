@@ -122,14 +122,16 @@
 //! `ns2` also counts every flow's bytes in the open interval, as ns-2's per-flow monitor
 //! does: one more lookup per arrival and one entry per flow active in the interval.
 
-use super::red::{require_probability, uniformized, Red, RedConfig, RedProfile};
+use super::red::{uniformized, Red, RedConfig, RedProfile};
 use super::{DropReason, FlowCounters, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, FlowId, PacketId, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
 use crate::units::Seconds;
-use crate::validate::{require_non_negative, require_positive};
+use crate::validate::{
+    require_above, require_at_least, require_non_negative, require_positive, require_probability, Bound,
+};
 use rand::{Rng as _, SeedableRng};
 use serde::Deserialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -379,25 +381,13 @@ impl QdiscConfig for RedPdConfig {
         }
         let params = self.params(0);
         require_positive(&field("min_interval"), params.min_interval)?;
-        if params.max_interval.is_nan() || params.max_interval < params.min_interval {
-            return Err(ScenarioError::new(
-                field("max_interval"),
-                format!(
-                    "must be >= min_interval ({}), got {}",
-                    params.min_interval, params.max_interval
-                ),
-            ));
-        }
-        require_probability(field("drop_rate_weight"), self.drop_rate_weight)?;
+        let min_interval = Bound::field("min_interval", params.min_interval);
+        require_at_least(&field("max_interval"), params.max_interval, min_interval)?;
+        require_probability(&field("drop_rate_weight"), self.drop_rate_weight)?;
         for (prefix, release) in [("", params.responsive), ("unresponsive_", params.unresponsive)] {
-            if release.beta.is_nan() || release.beta <= 1.0 {
-                return Err(ScenarioError::new(
-                    field(&format!("{prefix}beta")),
-                    format!("must be > 1, got {}", release.beta),
-                ));
-            }
-            require_probability(field(&format!("{prefix}max_decrease")), release.max_decrease)?;
-            require_probability(field(&format!("{prefix}min_probability")), release.min_probability)?;
+            require_above(&field(&format!("{prefix}beta")), release.beta, 1.0)?;
+            require_probability(&field(&format!("{prefix}max_decrease")), release.max_decrease)?;
+            require_probability(&field(&format!("{prefix}min_probability")), release.min_probability)?;
             if release.wait == 0 {
                 return Err(ScenarioError::new(
                     field(&format!("{prefix}decrease_wait")),
@@ -405,29 +395,19 @@ impl QdiscConfig for RedPdConfig {
                 ));
             }
         }
-        if self.unresponsive_increase.is_nan() || self.unresponsive_increase < 1.0 {
-            return Err(ScenarioError::new(
-                field("unresponsive_increase"),
-                format!("must be >= 1, got {}", self.unresponsive_increase),
-            ));
-        }
+        require_at_least(&field("unresponsive_increase"), self.unresponsive_increase, 1.0)?;
         if self.history < 2 {
             return Err(ScenarioError::new(
                 field("history"),
                 format!("must be >= 2 (the test compares records), got {}", self.history),
             ));
         }
-        if self.unresponsive_penalty.is_nan() || self.unresponsive_penalty < 1.0 {
-            return Err(ScenarioError::new(
-                field("unresponsive_penalty"),
-                format!("must be >= 1, got {}", self.unresponsive_penalty),
-            ));
-        }
+        require_at_least(&field("unresponsive_penalty"), self.unresponsive_penalty, 1.0)?;
         for (i, scheduled) in self.schedule.iter().enumerate() {
             let entry = |name: &str| field(&format!("schedule[{i}].{name}"));
             require_non_negative(&entry("at"), scheduled.at)?;
             match (scheduled.action, scheduled.probability) {
-                (Action::Monitor, Some(p)) => require_probability(entry("probability"), p)?,
+                (Action::Monitor, Some(p)) => require_probability(&entry("probability"), p)?,
                 (Action::Monitor, None) => {
                     return Err(ScenarioError::new(
                         entry("probability"),

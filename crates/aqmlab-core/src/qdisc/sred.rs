@@ -43,7 +43,7 @@ use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::time::Time;
 use crate::units::Bytes;
-use crate::validate::require_positive;
+use crate::validate::{require_positive, require_probability};
 use rand::Rng as _;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -117,15 +117,6 @@ impl SredConfig {
     }
 }
 
-/// `path: must be in (0, 1], got value` unless it is.
-fn require_unit(path: String, value: f64) -> Result<(), ScenarioError> {
-    if value > 0.0 && value <= 1.0 {
-        Ok(())
-    } else {
-        Err(ScenarioError::new(path, format!("must be in (0, 1], got {value}")))
-    }
-}
-
 impl QdiscConfig for SredConfig {
     fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         Limit::new(self.limit, Some(self.limit_bytes.0)).validate(path)?;
@@ -136,7 +127,7 @@ impl QdiscConfig for SredConfig {
                 format!("must be in [1, zombies ({})], got {}", self.zombies, self.comparisons),
             ));
         }
-        require_unit(format!("{path}.overwrite_p"), self.overwrite_p)?;
+        require_probability(&format!("{path}.overwrite_p"), self.overwrite_p)?;
         let alpha = self.alpha();
         if !(alpha > 0.0 && alpha < 1.0) {
             return Err(ScenarioError::new(
@@ -152,7 +143,7 @@ impl QdiscConfig for SredConfig {
                 format!("must be <= 1/alpha ({}), got {}", 1.0 / alpha, self.batch),
             ));
         }
-        require_unit(format!("{path}.p_max"), self.p_max)?;
+        require_probability(&format!("{path}.p_max"), self.p_max)?;
         require_positive(&format!("{path}.flow_scale"), self.flow_scale)
     }
 

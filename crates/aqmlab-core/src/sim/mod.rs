@@ -3,7 +3,8 @@
 //! queues and links. What happens is counted by a [`Recorder`], which also
 //! assembles the results.
 
-pub mod events;
+pub mod calendar;
+pub mod event;
 
 use crate::cache::prefetch;
 use crate::error::{InternalError, ScenarioError};
@@ -15,7 +16,8 @@ use crate::rng;
 use crate::scenario::{ExpandedFlow, Scenario};
 use crate::time::Time;
 use crate::transport::{Agent, AgentCtx, FlowKind};
-use events::{AgentId, Event, EventQueue, Role};
+use calendar::EventQueue;
+use event::{AgentId, Event, Role};
 use std::io;
 use std::path::{Path, PathBuf};
 

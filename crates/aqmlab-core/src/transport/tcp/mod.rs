@@ -145,9 +145,34 @@ pub enum Profile {
     Ns2,
 }
 
+/// A congestion control of Linux's TCP (`tcp.cc`), which `aqmlab emulate` gives the flow's
+/// real socket (`TCP_CONGESTION`). The simulator's own TCP is the Reno family (`variant`):
+/// `reno` names it too, `cubic` and `bbr` run only under emulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControl {
+    Reno,
+    Cubic,
+    Bbr,
+}
+
+impl CongestionControl {
+    /// The name Linux knows it by (`/proc/sys/net/ipv4/tcp_available_congestion_control`).
+    pub fn linux_name(self) -> &'static str {
+        match self {
+            CongestionControl::Reno => "reno",
+            CongestionControl::Cubic => "cubic",
+            CongestionControl::Bbr => "bbr",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpOptions {
+    /// Linux's congestion control under `aqmlab emulate` (default `reno`, as the simulator's
+    /// TCP); the simulator runs only `reno` ([`TcpOptions::require_simulated_cc`]).
+    pub cc: Option<CongestionControl>,
     pub profile: Profile,
     pub variant: Variant,
     /// Maximum (receiver) window in packets (profile default).
@@ -267,6 +292,21 @@ impl TcpOptions {
             ecn: self.ecn,
             tiny_window: self.tiny_window,
             trace: self.trace,
+        }
+    }
+
+    /// The simulator has no CUBIC or BBR: a flow that names one runs only under `aqmlab
+    /// emulate`, and `run` says so, naming `path.cc`.
+    pub fn require_simulated_cc(&self, path: &str) -> Result<(), ScenarioError> {
+        match self.cc {
+            Some(cc @ (CongestionControl::Cubic | CongestionControl::Bbr)) => Err(ScenarioError::new(
+                format!("{path}.cc"),
+                format!(
+                    "{:?} is Linux's own TCP, run only by `aqmlab emulate`; the simulator's TCP is the Reno family (`variant`): write cc = \"reno\" or leave cc out",
+                    cc.linux_name()
+                ),
+            )),
+            _ => Ok(()),
         }
     }
 

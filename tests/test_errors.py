@@ -278,10 +278,6 @@ def test_a_scenario_path_that_never_ends_or_is_not_text_is_refused_at_once(tmp_p
         ({"profile": "linx"}, "flows[0].tcp.profile: unknown variant `linx`, did you mean `linux`?"),
         ({"profile": "linux", "ccc": "cubic"}, "flows[0].tcp.ccc: unknown field `ccc`, did you mean `cc`?"),
         (
-            {"cc": "cubic"},
-            'flows[0].tcp.cc: only the linux profile has congestion control modules: write profile = "linux"',
-        ),
-        (
             {"profile": "linux", "variant": "reno"},
             "flows[0].tcp.variant: the linux profile runs Linux's SACK recovery: "
             'write variant = "sack" or leave it out, got "reno"',

@@ -110,6 +110,10 @@ CASES: dict[str, list[Case]] = {
         Case(["export", "ns2", SCENARIO]),
         Case(["export", "ns2", SCENARIO, "-o", "{out}/cbr-overload.tcl"], prints=False),
     ],
+    # Root is needed (CI runs as root; tests/test_emulate.py covers the refusal without it).
+    "aqmlab emulate FILE [--duration S] [--json]": [
+        Case(["emulate", SCENARIO, "--duration", "3", "--warmup", "1", "--json"])
+    ],
     "aqmlab crosscheck FILE [--seeds N] [--json]": [
         Case(["crosscheck", SCENARIO, "--seeds", "2", "--json"], needs_ns2=True)
     ],

@@ -53,6 +53,9 @@ pub mod metrics;
 pub mod sim;
 pub mod validation;
 
+// 7. The engine in real time between real Linux endpoints (`aqmlab emulate`).
+pub mod emulate;
+
 pub use error::{Error, InternalError, ScenarioError};
 pub use metrics::Results;
 pub use scenario::Scenario;

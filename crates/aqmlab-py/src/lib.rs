@@ -14,7 +14,7 @@ use aqmlab_core::metrics::Results;
 use aqmlab_core::time::{from_secs, to_secs, Time};
 use aqmlab_core::{Error, InternalError, Scenario, ScenarioError as CoreError};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
@@ -183,6 +183,101 @@ impl Simulation {
     }
 }
 
+fn emulate_error_to_py(e: aqmlab_core::emulate::EmulateError) -> PyErr {
+    use aqmlab_core::emulate::EmulateError;
+    match e {
+        EmulateError::Scenario(e) => to_py(e),
+        EmulateError::System(e) => PyOSError::new_err(e.to_string()),
+        EmulateError::Internal(e) => internal_to_py(e),
+    }
+}
+
+/// The scenario's network in real time between real Linux endpoints (`aqmlab emulate`).
+///
+/// `Emulation(scenario_json)` checks the scenario (ScenarioError naming what emulation
+/// cannot express), makes the namespaces, devices and sockets (OSError if the machine
+/// refuses, e.g. without root) and starts the clock. Then `wait(seconds)` until it returns
+/// True, and `finish()` for `(results_json, stats_json)`; `close()` (or Ctrl-C in `wait`)
+/// stops every thread and removes every namespace.
+#[pyclass(module = "aqmlab._core")]
+struct Emulation {
+    inner: Mutex<Option<aqmlab_core::emulate::Emulation>>,
+    duration: f64,
+    notes: Vec<String>,
+}
+
+impl Emulation {
+    fn with<T>(&self, f: impl FnOnce(&aqmlab_core::emulate::Emulation) -> T) -> Option<T> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(f)
+    }
+}
+
+#[pymethods]
+impl Emulation {
+    #[new]
+    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+        let scenario = parse(scenario_json)?;
+        let emulation = py
+            .allow_threads(|| aqmlab_core::emulate::Emulation::start(&scenario))
+            .map_err(emulate_error_to_py)?;
+        Ok(Emulation {
+            duration: emulation.duration(),
+            notes: emulation.notes().to_vec(),
+            inner: Mutex::new(Some(emulation)),
+        })
+    }
+
+    /// Waits up to `seconds` (without the GIL, checking for signals every 50 ms); True once
+    /// the emulation has reached its duration (or was closed).
+    fn wait(&self, py: Python<'_>, seconds: f64) -> PyResult<bool> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds.clamp(0.0, 3600.0));
+        loop {
+            if self.with(|e| e.is_finished()).unwrap_or(true) {
+                return Ok(true);
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            py.allow_threads(|| std::thread::sleep(left.min(std::time::Duration::from_millis(50))));
+            py.check_signals()?;
+        }
+    }
+
+    /// Seconds since the clock started.
+    #[getter]
+    fn elapsed(&self) -> f64 {
+        self.with(|e| e.elapsed()).unwrap_or(self.duration)
+    }
+
+    #[getter]
+    fn duration(&self) -> f64 {
+        self.duration
+    }
+
+    /// What is taken differently from a simulation (e.g. the simulated TCP's options).
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+
+    /// Stops every thread and removes the namespaces with their devices and sockets.
+    fn close(&self, py: Python<'_>) {
+        let emulation = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
+        py.allow_threads(move || drop(emulation));
+    }
+
+    /// Waits for the end and returns `(results_json, stats_json)`; removes the namespaces.
+    fn finish(&self, py: Python<'_>) -> PyResult<(String, String)> {
+        let emulation = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let emulation = emulation.ok_or_else(|| PyRuntimeError::new_err("the emulation was closed"))?;
+        let (results, stats) = py
+            .allow_threads(move || emulation.finish())
+            .map_err(emulate_error_to_py)?;
+        Ok((results.to_json(), serde_json::to_string(&stats).expect("plain data")))
+    }
+}
+
 /// Runs the TCP validation suite (closed-form checks) and returns its rows as JSON text:
 /// a list of {key, metric, model, ours, tolerance, pass, note}.
 #[pyfunction]
@@ -213,6 +308,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bred_cbr_bound, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<Emulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

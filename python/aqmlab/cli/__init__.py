@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "scenarios": "List the scenarios and sweep specs shipped with aqmlab; print one, or copy it to edit.",
     "export": "Write a scenario as a script for another simulator (ns-2).",
     "crosscheck": "Run one scenario in ns-2 and in aqmlab and compare the outcomes.",
+    "emulate": "Run a dumbbell scenario's queue disciplines in real time between real Linux TCP/UDP endpoints (root).",
 }
 
 

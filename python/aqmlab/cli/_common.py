@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .. import terminal
 from .._core import ScenarioError
 from ..outdir import OutputError
 from ..progress import job_progress
@@ -127,3 +128,29 @@ def run_jobs(
     except KeyboardInterrupt:
         print(f"interrupted: {kept()}", file=sys.stderr)
         raise typer.Exit(130) from None
+
+
+def summary_lines(summary: dict[str, Any], wide: bool) -> list[str]:
+    """A run's per-flow table (Mbps), then the Jain index, utilisation and drops (`run`, `emulate`)."""
+    columns = ["id", "name", "type", "goodput", "fair share", "norm.", "drops", "loss"]
+    rows = [
+        [
+            flow["id"],
+            flow["name"],
+            flow["type"],
+            flow["goodput_bps"] / 1e6,
+            flow["fair_share_bps"] / 1e6,
+            flow["normalised_goodput"],
+            flow["dropped_packets"],
+            flow["loss_rate"],
+        ]
+        for flow in summary["flows"]
+    ]
+    window = summary["duration"] - summary["warmup"]
+    title = f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"
+    utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
+    drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
+    return [
+        *terminal.records_table(columns, rows, title, wide=wide),
+        f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}",
+    ]

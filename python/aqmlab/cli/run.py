@@ -18,7 +18,18 @@ from ..progress import RunProgress
 from ..results import Results
 from ..run_summary import print_summary
 from ..scenario import load
-from ._common import ForceOption, WaitOption, command_app, command_help, console, fail, interrupted, print_json, say
+from ._common import (
+    ForceOption,
+    WaitOption,
+    command_app,
+    command_help,
+    console,
+    fail,
+    interrupted,
+    print_json,
+    say,
+    summary_lines,
+)
 
 app = command_app()
 
@@ -122,28 +133,9 @@ def _save(results: Results, folder: Path, out: Path, format: str, plots: bool, b
 
 
 def _run_lines(summary: dict[str, Any], wide: bool) -> list[str]:
-    """The per-flow table (Mbps), then the Jain index, utilisation, drops and the run's speed."""
-    columns = ["id", "name", "type", "goodput", "fair share", "norm.", "drops", "loss"]
-    rows = [
-        [
-            flow["id"],
-            flow["name"],
-            flow["type"],
-            flow["goodput_bps"] / 1e6,
-            flow["fair_share_bps"] / 1e6,
-            flow["normalised_goodput"],
-            flow["dropped_packets"],
-            flow["loss_rate"],
-        ]
-        for flow in summary["flows"]
-    ]
-    window = summary["duration"] - summary["warmup"]
-    title = f"{summary['name'] or 'run'}: goodput and max-min fair share (Mbps) over the last {window:g} s"
-    utilisation = ", ".join(f"{link} {u:.1%}" for link, u in summary["utilisation"].items()) or "-"
-    drops = ", ".join(f"{reason} {n}" for reason, n in summary["drops_by_reason"].items()) or "none"
+    """The per-flow table, the Jain index, utilisation and drops, then the run's speed."""
     return [
-        *terminal.records_table(columns, rows, title, wide=wide),
-        f"Jain index {summary['jain_index']:.4f}   utilisation {utilisation}   drops {drops}",
+        *summary_lines(summary, wide),
         f"{summary['events']:,} events in {summary['wall_time_s']:.2f} s "
         f"({summary['events_per_second']:,.0f} events/s)",
     ]

@@ -416,6 +416,21 @@ impl EventQueue {
         Some((first.time, first.event))
     }
 
+    /// When the earliest pending event is due (the calendar may move on to the slot that holds
+    /// it, as [`pop_before`](Self::pop_before) would).
+    pub fn next_time(&mut self) -> Option<Time> {
+        let calendar = self.slot != ALL_IN_NEAR;
+        if calendar && self.poured_next == self.poured.len() && self.near.entries.is_empty() && !self.turn() {
+            return None;
+        }
+        let first = if self.slot == ALL_IN_NEAR {
+            [self.near.first(), self.far.first()]
+        } else {
+            [self.poured.get(self.poured_next), self.near.first()]
+        };
+        first.into_iter().flatten().map(|e| e.time).min()
+    }
+
     /// The event `distance` places after the next among those the current slot's turn
     /// brought (events scheduled since may come between), if the calendar is laid out: a
     /// glance for the engine to fetch what it will touch, which pays only when the state of

@@ -10,12 +10,12 @@ use crate::cache::prefetch;
 use crate::error::{InternalError, ScenarioError};
 use crate::metrics::{pcap, InFlight, Recorder, Results};
 use crate::net::{LinkQueue, Network};
-use crate::packet::{DoubleFree, FlowId, Packet, PacketArena, PacketId};
+use crate::packet::{DoubleFree, Ecn, FlowId, Packet, PacketArena, PacketId, PacketKind};
 use crate::qdisc::{DropReason, QdiscCtx, QueueDisc, Verdict};
 use crate::rng;
-use crate::scenario::Scenario;
+use crate::scenario::{ExpandedFlow, Scenario};
 use crate::time::Time;
-use crate::transport::{Agent, AgentCtx};
+use crate::transport::{Agent, AgentCtx, FlowKind};
 use calendar::EventQueue;
 use event::{AgentId, Event, Role};
 use std::io;
@@ -59,6 +59,21 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
+        for (i, spec) in scenario.flows.iter().enumerate() {
+            if let FlowKind::Tcp(tcp) = &spec.kind {
+                tcp.tcp.require_simulated_cc(&format!("flows[{i}].tcp"))?;
+            }
+        }
+        Self::build_with(scenario, |f, stop, rng| f.spec.build_agents(stop, rng))
+    }
+
+    /// Like [`build`](Self::build), with each flow's (sender, receiver) agents made by
+    /// `agents(flow, stop, rng)` (`stop`: when the sender stops; `rng`: the flow's stream, its
+    /// start already drawn). `aqmlab emulate` gives agents that relay real endpoints' packets.
+    pub fn build_with(
+        scenario: &Scenario,
+        mut agents: impl FnMut(&ExpandedFlow, Time, rng::Rng) -> (Box<dyn Agent>, Box<dyn Agent>),
+    ) -> Result<Simulation, ScenarioError> {
         let sim = &scenario.simulation;
         let net = Network::build(scenario)?;
         let capture_links = pcap::resolve_links(&sim.pcap, &net)?;
@@ -78,7 +93,7 @@ impl Simulation {
             let mut rng = rng::stream(sim.seed, &format!("flow/{}", f.name));
             let start = common.draw_start(&mut rng);
             let stop = common.stop.map_or(end, |s| s.nanos());
-            let (sender, receiver) = f.spec.build_agents(stop, rng);
+            let (sender, receiver) = agents(f, stop, rng);
             for role in [Role::Sender, Role::Receiver] {
                 let agent = AgentId { flow: f.id, role };
                 events.schedule(start, Event::Start { agent });
@@ -263,13 +278,56 @@ impl Simulation {
         }
         let mut outbox = std::mem::take(&mut self.outbox);
         for p in outbox.drain(..) {
-            let first = self.net.path(flow, p.kind)[0];
-            let id = self.packets.alloc(p);
-            self.packets[id].hop = 1;
-            self.recorder.on_sent(&p, self.now);
-            self.enqueue(first, id);
+            let id = self.admit(p);
+            self.enqueue(self.net.path(flow, p.kind)[0], id);
         }
         self.outbox = outbox;
+    }
+
+    /// A packet an agent sent enters the network at its first link (the caller enqueues it there).
+    fn admit(&mut self, p: Packet) -> PacketId {
+        let id = self.packets.alloc(p);
+        self.packets[id].hop = 1;
+        self.recorder.on_sent(&p, self.now);
+        id
+    }
+
+    /// A packet of `flow` that came from outside the simulation (a real endpoint: `aqmlab
+    /// emulate`) enters the network now, as if its agent had sent it. Its `seq` is set to the
+    /// packet's id, by which the agent that receives it names it (the id is free again after
+    /// delivery or a drop, and reused by the next packet let in).
+    pub fn inject(&mut self, flow: FlowId, kind: PacketKind, size: u32, ecn: Ecn) -> PacketId {
+        let route = self.net.routes[flow as usize];
+        let (src, dst) = match kind {
+            PacketKind::Data => (route.src, route.dst),
+            PacketKind::Ack => (route.dst, route.src),
+        };
+        let weight = self.flows[flow as usize].weight;
+        let packet = Packet {
+            flow,
+            src,
+            dst,
+            size,
+            kind,
+            ecn,
+            weight,
+            sent_at: self.now,
+            ..Packet::default()
+        };
+        let id = self.admit(packet);
+        self.packets[id].seq = id as u64;
+        self.enqueue(self.net.path(flow, kind)[0], id);
+        id
+    }
+
+    /// A receiver outside the simulation handed `bytes` of new data to its application now.
+    pub fn add_goodput(&mut self, flow: FlowId, bytes: u64) {
+        self.recorder.on_goodput(flow, bytes, self.now);
+    }
+
+    /// When the next pending event is due, if any.
+    pub fn next_event_time(&mut self) -> Option<Time> {
+        self.events.next_time()
     }
 
     /// A link's rate changes: the packet it is sending (if any) finishes at the old rate, as

@@ -26,7 +26,7 @@
 //!
 //! Times are exact seconds where Linux counts jiffies and microseconds.
 
-use super::Cc;
+use super::CongestionControl;
 
 /// tcp_cubic.c `beta` 717 of BICTCP_BETA_SCALE 1024.
 const BETA: u64 = 717;
@@ -107,10 +107,11 @@ enum Module {
 
 impl LinuxCc {
     /// The module at connection start (`init`), `now` seconds.
-    pub fn new(cc: Cc, now: f64) -> Self {
+    pub fn new(cc: CongestionControl, now: f64) -> Self {
         let module = match cc {
-            Cc::Reno => Module::Reno,
-            Cc::Cubic => Module::Cubic(Box::new(Cubic::new(now, 0))),
+            CongestionControl::Reno => Module::Reno,
+            CongestionControl::Cubic => Module::Cubic(Box::new(Cubic::new(now, 0))),
+            CongestionControl::Bbr => unreachable!("the simulator has no BBR: refused by require_simulated_cc"),
         };
         LinuxCc { module, cwnd_cnt: 0 }
     }
@@ -393,7 +394,7 @@ mod tests {
 
     #[test]
     fn reno_slow_start_then_one_packet_per_window() {
-        let mut cc = LinuxCc::new(Cc::Reno, 0.0);
+        let mut cc = LinuxCc::new(CongestionControl::Reno, 0.0);
         let mut w = window(10, 14);
         // Slow start stops at ssthresh; the 2 packets left over count towards the increase.
         cc.cong_avoid(&mut w, 6, 0.0);
@@ -408,7 +409,7 @@ mod tests {
 
     #[test]
     fn cubic_cuts_to_beta_with_fast_convergence() {
-        let mut cc = LinuxCc::new(Cc::Cubic, 0.0);
+        let mut cc = LinuxCc::new(CongestionControl::Cubic, 0.0);
         // 717/1024 of 100 = 70.
         assert_eq!(cc.ssthresh(100), 70);
         assert_eq!(cc.cubic().unwrap().last_max_cwnd, 100);
@@ -420,7 +421,7 @@ mod tests {
 
     #[test]
     fn cubic_k_and_target_follow_the_closed_form() {
-        let mut cc = LinuxCc::new(Cc::Cubic, 0.0);
+        let mut cc = LinuxCc::new(CongestionControl::Cubic, 0.0);
         let ssthresh = cc.ssthresh(1000);
         let mut w = window(ssthresh, ssthresh);
         cc.cong_avoid(&mut w, 1, 10.0);
@@ -436,7 +437,7 @@ mod tests {
 
     #[test]
     fn hystart_delay_increase_ends_slow_start() {
-        let mut cc = LinuxCc::new(Cc::Cubic, 0.0);
+        let mut cc = LinuxCc::new(CongestionControl::Cubic, 0.0);
         let mut w = window(20, 1000);
         let sample = |now: f64, rtt: f64| AckSample {
             now,
@@ -471,7 +472,7 @@ mod tests {
 
     #[test]
     fn hystart_ack_train_spanning_half_the_rtt_ends_slow_start() {
-        let mut cc = LinuxCc::new(Cc::Cubic, 0.0);
+        let mut cc = LinuxCc::new(CongestionControl::Cubic, 0.0);
         let mut w = window(32, 1000);
         let sample = |now: f64| AckSample {
             now,

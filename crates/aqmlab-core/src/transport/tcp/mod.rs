@@ -153,16 +153,30 @@ pub enum Profile {
     Linux,
 }
 
-/// Linux's congestion control module (`net.ipv4.tcp_congestion_control`), `cc` under
-/// the linux profile.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+/// Linux's congestion control module (`net.ipv4.tcp_congestion_control`), `cc`. Under the
+/// linux profile the simulator runs `cubic` (its default) and `reno` ([`cc`]); `aqmlab emulate`
+/// sets any of the three on the flow's real socket (`TCP_CONGESTION`). Elsewhere the
+/// simulator's TCP is the Reno family (`variant`), which `reno` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Cc {
-    /// tcp_cubic.c with HyStart (RFC 9438), Linux's default since 2.6.19.
-    #[default]
-    Cubic,
+pub enum CongestionControl {
     /// tcp_cong.c's tcp_reno_cong_avoid() and tcp_reno_ssthresh().
     Reno,
+    /// tcp_cubic.c with HyStart (RFC 9438), Linux's default since 2.6.19.
+    Cubic,
+    /// tcp_bbr.c: only under `aqmlab emulate`; the simulator has no BBR yet.
+    Bbr,
+}
+
+impl CongestionControl {
+    /// The name Linux knows it by (`/proc/sys/net/ipv4/tcp_available_congestion_control`).
+    pub fn linux_name(self) -> &'static str {
+        match self {
+            CongestionControl::Reno => "reno",
+            CongestionControl::Cubic => "cubic",
+            CongestionControl::Bbr => "bbr",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -171,8 +185,9 @@ pub struct TcpOptions {
     pub profile: Profile,
     /// Loss recovery (profile default: rfc and ns2 `newreno`, linux `sack`, the only one it runs).
     pub variant: Option<Variant>,
-    /// Linux's congestion control module (linux profile only; default `cubic`).
-    pub cc: Option<Cc>,
+    /// Linux's congestion control module (default: linux profile `cubic`, else `reno`);
+    /// what the simulator runs of it: [`TcpOptions::require_simulated_cc`].
+    pub cc: Option<CongestionControl>,
     /// Maximum (receiver) window in packets (profile default).
     pub window: Option<u64>,
     /// Initial congestion window in packets (profile default).
@@ -210,7 +225,7 @@ pub struct TcpOptions {
 pub struct TcpParams {
     pub profile: Profile,
     pub variant: Variant,
-    pub cc: Cc,
+    pub cc: CongestionControl,
     pub window: u64,
     pub initial_window: u64,
     pub congestion_avoidance: CongestionAvoidance,
@@ -305,7 +320,7 @@ impl TcpOptions {
         TcpParams {
             profile: self.profile,
             variant: self.variant.unwrap_or(d.variant),
-            cc: self.cc.unwrap_or_default(),
+            cc: self.congestion_control(),
             window,
             initial_window: self.initial_window.unwrap_or(d.initial_window),
             congestion_avoidance: self.congestion_avoidance.unwrap_or(d.congestion_avoidance),
@@ -319,6 +334,32 @@ impl TcpOptions {
             ecn: self.ecn,
             tiny_window: self.tiny_window,
             trace: self.trace,
+        }
+    }
+
+    /// The congestion control the flow runs: `cc`, else the profile's (Linux's default
+    /// `cubic` under linux, the Reno family elsewhere). `aqmlab emulate` gives it to the socket.
+    pub fn congestion_control(&self) -> CongestionControl {
+        self.cc.unwrap_or(match self.profile {
+            Profile::Linux => CongestionControl::Cubic,
+            Profile::Rfc | Profile::Ns2 => CongestionControl::Reno,
+        })
+    }
+
+    /// What the simulator runs: CUBIC only under the linux profile, BBR not yet (only `aqmlab
+    /// emulate` runs it, on Linux's own TCP); `run` says so, naming `path.cc`.
+    pub fn require_simulated_cc(&self, path: &str) -> Result<(), ScenarioError> {
+        let refuse = |why: String| Err(ScenarioError::new(format!("{path}.cc"), why));
+        match (self.profile, self.congestion_control()) {
+            (_, CongestionControl::Bbr) => refuse(
+                r#""bbr" runs only under `aqmlab emulate` (Linux's own TCP): the simulator has no BBR yet; write cc = "cubic" or "reno""#
+                    .to_string(),
+            ),
+            (Profile::Rfc | Profile::Ns2, CongestionControl::Cubic) => refuse(
+                r#""cubic" is Linux's: write profile = "linux" (the simulator's Linux TCP) or run it with `aqmlab emulate`; the rfc and ns2 profiles' TCP is the Reno family (`variant`)"#
+                    .to_string(),
+            ),
+            _ => Ok(()),
         }
     }
 
@@ -362,12 +403,6 @@ impl TcpOptions {
     /// profile they would be silently ignored, so they are refused, saying why.
     fn check_profile_fields(&self, field: &dyn Fn(&str) -> String) -> Result<(), ScenarioError> {
         if self.profile != Profile::Linux {
-            if self.cc.is_some() {
-                return Err(ScenarioError::new(
-                    field("cc"),
-                    r#"only the linux profile has congestion control modules: write profile = "linux""#,
-                ));
-            }
             return Ok(());
         }
         let unread = [
@@ -712,19 +747,15 @@ mod tests {
         // TCP_INIT_CWND 10, TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 1 s, SACK, delayed ACKs, CUBIC.
         assert_eq!(
             (p.variant, p.cc, p.initial_window, p.delayed_ack),
-            (Variant::Sack, Cc::Cubic, 10, true)
+            (Variant::Sack, CongestionControl::Cubic, 10, true)
         );
         assert_eq!((p.min_rto.0, p.initial_rto.0, p.window), (0.2, 1.0, 2000));
         assert_eq!(
             parse("profile = \"linux\"\ncc = \"reno\"").unwrap().resolve().cc,
-            Cc::Reno
+            CongestionControl::Reno
         );
         let cases = [
-            (r#"cc = "cubic""#, r#"flows[0].tcp.cc: only the linux profile has congestion control modules: write profile = "linux""#),
-            (
-                "profile = \"linux\"\ncc = \"bic\"",
-                "unknown variant `bic`, expected `cubic` or `reno`",
-            ),
+            ("profile = \"linux\"\ncc = \"bic\"", "unknown variant `bic`"),
             (
                 "profile = \"linux\"\nvariant = \"newreno\"",
                 r#"flows[0].tcp.variant: the linux profile runs Linux's SACK recovery: write variant = "sack" or leave it out, got "newreno""#,
@@ -742,6 +773,23 @@ mod tests {
             let err = parse(text).unwrap_err();
             assert!(err.contains(expected), "{text:?}: {err}");
         }
+        // What the simulator runs of `cc`: CUBIC under the linux profile, BBR nowhere yet.
+        let simulated = |text: &str| {
+            let opts = parse(text).unwrap();
+            opts.require_simulated_cc("flows[0].tcp").map_err(|e| e.to_string())
+        };
+        assert!(simulated("profile = \"linux\"\ncc = \"cubic\"").is_ok());
+        assert!(simulated(r#"cc = "reno""#).is_ok());
+        let err = simulated(r#"cc = "cubic""#).unwrap_err();
+        assert!(
+            err.starts_with(r#"flows[0].tcp.cc: "cubic" is Linux's: write profile = "linux""#),
+            "{err}"
+        );
+        let err = simulated("profile = \"linux\"\ncc = \"bbr\"").unwrap_err();
+        assert!(
+            err.starts_with(r#"flows[0].tcp.cc: "bbr" runs only under `aqmlab emulate`"#),
+            "{err}"
+        );
         // A misspelt field is suggested, as for the other fields.
         let err: String = parse("profile = \"linux\"\ncongestion = \"cubic\"").unwrap_err();
         assert!(err.contains("unknown field `congestion`"), "{err}");

@@ -1315,7 +1315,7 @@ mod tests {
         assert_eq!(h.tcp.cwnd, 3.0);
     }
 
-    fn linux(cc: super::super::Cc) -> Harness {
+    fn linux(cc: super::super::CongestionControl) -> Harness {
         Harness::new(TcpOptions {
             profile: Profile::Linux,
             cc: Some(cc),
@@ -1325,7 +1325,7 @@ mod tests {
 
     #[test]
     fn linux_opens_with_ten_packets_and_one_second_rto() {
-        let mut h = linux(super::super::Cc::Cubic);
+        let mut h = linux(super::super::CongestionControl::Cubic);
         let first: Vec<u64> = h.outbox.drain(..).map(|p| p.seq).collect();
         assert_eq!(first, (0..10).collect::<Vec<_>>(), "IW 10 (RFC 6928, TCP_INIT_CWND)");
         assert_eq!(h.timers[0].0, 1_000_000_000, "TCP_TIMEOUT_INIT 1 s");
@@ -1336,7 +1336,10 @@ mod tests {
 
     #[test]
     fn linux_recovery_starts_at_three_sacked_and_reduces_by_the_module() {
-        for (cc, ssthresh) in [(super::super::Cc::Cubic, 14.0), (super::super::Cc::Reno, 10.0)] {
+        for (cc, ssthresh) in [
+            (super::super::CongestionControl::Cubic, 14.0),
+            (super::super::CongestionControl::Reno, 10.0),
+        ] {
             let mut h = linux(cc);
             h.outbox.clear();
             h.ack(10); // cwnd 20: packets 10..30 out
@@ -1360,7 +1363,7 @@ mod tests {
 
     #[test]
     fn linux_recovery_sends_by_prr() {
-        let mut h = linux(super::super::Cc::Cubic);
+        let mut h = linux(super::super::CongestionControl::Cubic);
         h.outbox.clear();
         h.ack(10); // cwnd 20: packets 10..30 out
         h.outbox.clear();

@@ -30,14 +30,32 @@ def our_traces() -> tuple[str, str]:
     return netns, "\n".join(line for line in links.splitlines() if "aqmlab" in line)
 
 
+def wait_for_tun(pid: int, timeout: float = 60.0) -> None:
+    """Returns once process `pid` holds /dev/net/tun open."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fds = Path(f"/proc/{pid}/fd")
+        for fd in fds.iterdir() if fds.exists() else ():
+            try:
+                if os.readlink(fd) == "/dev/net/tun":
+                    return
+            except OSError:  # closed meanwhile
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"emulate (pid {pid}) did not open /dev/net/tun within {timeout:g} s")
+
+
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
 def test_run_refuses_a_linux_only_congestion_control():
     scenario = dumbbell({"type": "tcp", "tcp": {"cc": "cubic"}}, duration="1s", warmup="0s")
-    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.tcp\.cc: \"cubic\" is Linux's own TCP"):
+    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.tcp\.cc: \"cubic\" is Linux's: write profile"):
         aqmlab.run(scenario)
+    bbr = dumbbell({"type": "tcp", "tcp": {"profile": "linux", "cc": "bbr"}}, duration="1s", warmup="0s")
+    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.tcp\.cc: \"bbr\" runs only under `aqmlab emulate`"):
+        aqmlab.run(bbr)
     reno = dumbbell({"type": "tcp", "tcp": {"cc": "reno"}}, duration="1s", warmup="0s")
     assert aqmlab.run(reno).flows.goodput_bps[0] > 0
 
@@ -115,7 +133,9 @@ def test_ctrl_c_stops_emulation_and_leaves_nothing(tmp_path):
         text=True,
         env=env,
     )
-    time.sleep(2.5)
+    # Interrupt once the devices are open (a fixed wait fails when imports are slow on a busy machine).
+    wait_for_tun(process.pid)
+    time.sleep(0.5)
     process.send_signal(signal.SIGINT)
     sent = time.monotonic()
     _, stderr = process.communicate(timeout=10)

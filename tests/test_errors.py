@@ -269,3 +269,31 @@ def test_a_scenario_path_that_never_ends_or_is_not_text_is_refused_at_once(tmp_p
     binary.write_bytes(b"name = 1\n\xff\xfe")
     done = aqmlab_cli("sweep", binary, "--out", tmp_path / "out")
     assert (done.returncode, done.stderr) == (2, f"error: {binary}: not a text file (byte 9 is not UTF-8)\n")
+
+
+@pytest.mark.parametrize(
+    ("tcp", "expected"),
+    [
+        ({"profile": "linux", "cc": "cubc"}, "flows[0].tcp.cc: unknown variant `cubc`, did you mean `cubic`?"),
+        ({"profile": "linx"}, "flows[0].tcp.profile: unknown variant `linx`, did you mean `linux`?"),
+        ({"profile": "linux", "ccc": "cubic"}, "flows[0].tcp.ccc: unknown field `ccc`, did you mean `cc`?"),
+        (
+            {"profile": "linux", "variant": "reno"},
+            "flows[0].tcp.variant: the linux profile runs Linux's SACK recovery: "
+            'write variant = "sack" or leave it out, got "reno"',
+        ),
+        (
+            {"profile": "linux", "congestion_avoidance": "per_ack"},
+            "flows[0].tcp.congestion_avoidance: not used by the linux profile "
+            "(growth is the `cc` module's): leave it out",
+        ),
+    ],
+)
+def test_linux_tcp_options(tmp_path, tcp, expected):
+    assert error_of(tmp_path, dumbbell({"type": "tcp", "tcp": tcp})) == expected
+
+
+def test_linux_tcp_runs():
+    flows = [{"type": "tcp", "tcp": {"profile": "linux", "cc": cc}} for cc in ("cubic", "reno")]
+    results = aqmlab.run(aqmlab.Scenario.from_dict(dumbbell(*flows)))
+    assert (results.flows["goodput_bps"] > 0).all()

@@ -1,4 +1,5 @@
-"""Figures of a run: per-flow goodput against fair share, and queue length over time."""
+"""Figures of a run: per-flow goodput against fair share, queue length over time, and a TCP
+flow's traced window against a model."""
 
 from __future__ import annotations
 
@@ -214,6 +215,32 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
     axes[-1, 0].set_xlabel("time (s)")
     if title:
         fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def window_figure(
+    results: Results,
+    flow: int = 0,
+    model: tuple[Any, Any, str] | None = None,
+    title: str = "",
+) -> Figure:
+    """A traced TCP flow's cwnd and ssthresh (packets) over time, with `model` = (times,
+    windows, label) drawn over them (e.g. CUBIC's W(t)). Needs `tcp = { trace = true }`."""
+    traces = results.traces
+    fig, ax = pyplot().subplots(figsize=(8, 4))
+    for var, style in (("cwnd", {"linewidth": 1.2}), ("ssthresh", {"linewidth": 0.8, "linestyle": ":"})):
+        rows = traces[(traces["flow"] == flow) & (traces["var"] == var)]
+        # Only finite ssthresh: before the first loss it is the receiver window.
+        ax.step(rows["time"], rows["value"], where="post", label=var, **style)
+    if model is not None:
+        times, windows, label = model
+        ax.plot(times, windows, color="black", linestyle="--", linewidth=1.0, label=label)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("packets")
+    ax.legend(fontsize=8, loc="lower right")
+    if title:
+        ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -210,19 +210,23 @@ pub fn error_at(path: &str, message: impl std::fmt::Display) -> String {
     format!("{PATH_MARK}{path}{PATH_MARK}{message}")
 }
 
-/// serde's `unknown field `x`, expected one of `a`, `b``, when one of the expected names is
-/// near `x` (see [`closest`]): `unknown field `x`, did you mean `a`?`; any other message as it is.
+/// serde's `unknown field `x`, expected one of `a`, `b`` (or `unknown variant `x`, ...` for a
+/// value of a choice such as `cc`), when one of the expected names is near `x` (see
+/// [`closest`]): `unknown field `x`, did you mean `a`?`; any other message as it is.
 pub fn suggest_field(message: &str) -> String {
-    let unknown = message
-        .strip_prefix("unknown field `")
-        .and_then(|rest| rest.split_once('`'));
-    let Some((field, expected)) = unknown else {
+    let Some((kind, rest)) = ["unknown field `", "unknown variant `"]
+        .into_iter()
+        .find_map(|prefix| Some((prefix, message.strip_prefix(prefix)?)))
+    else {
+        return message.to_string();
+    };
+    let Some((word, expected)) = rest.split_once('`') else {
         return message.to_string();
     };
     // The names are the quoted words: ", expected one of `a`, `b`".
     let names = expected.split('`').skip(1).step_by(2);
-    match closest(field, names) {
-        Some(near) => format!("unknown field `{field}`, did you mean `{near}`?"),
+    match closest(word, names) {
+        Some(near) => format!("{kind}{word}`, did you mean `{near}`?"),
         None => message.to_string(),
     }
 }
@@ -363,6 +367,10 @@ mod tests {
             "unknown field `x`, expected `tcp` or `workload`"
         );
         assert_eq!(suggest_field("must be > 0, got -1"), "must be > 0, got -1");
+        assert_eq!(
+            suggest_field("unknown variant `cubc`, expected `cubic` or `reno`"),
+            "unknown variant `cubc`, did you mean `cubic`?"
+        );
     }
 
     #[test]

@@ -193,9 +193,9 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
     Ok(notes)
 }
 
-/// A TCP flow's congestion control: `tcp.cc`, or Reno, as the simulator's TCP.
+/// A TCP flow's congestion control: `tcp.cc`, or the profile's, as the simulator's TCP.
 fn cc_of(tcp: &TcpOptions) -> CongestionControl {
-    tcp.cc.unwrap_or(CongestionControl::Reno)
+    tcp.congestion_control()
 }
 
 /// Flow `i`'s 5-tuple, as its data packets carry it (ACKs carry it reversed).

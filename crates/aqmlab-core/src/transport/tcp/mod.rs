@@ -15,11 +15,15 @@
 //!
 //! `profile` picks the TCP being reproduced: `"rfc"` (default) follows today's
 //! RFCs (5681, 6298, 6582, 6675); `"ns2"` reproduces ns-2's one-way agents of
-//! 1997–2001, which every paper here ran (see [`Profile`]). The options a profile
-//! sets have no fixed default: left out, they take the profile's value
-//! ([`TcpOptions::resolve`]); written out, they override it.
+//! 1997–2001, which every paper here ran; `"linux"` is Linux 6.1's TCP with the
+//! congestion control `cc` (`"cubic"`, its default, or `"reno"`; see [`Profile`]).
+//! The options a profile sets have no fixed default: left out, they take the
+//! profile's value ([`TcpOptions::resolve`]); written out, they override it.
 
+pub mod cc;
 pub mod ns2_rtt;
+pub mod prr;
+pub mod rack;
 pub mod rto;
 pub mod sack;
 pub mod sender;
@@ -143,16 +147,24 @@ pub enum Profile {
     /// `cwnd_ += 1/cwnd_` per ACK, one packet timed per RTT on a 100 ms tick,
     /// NewReno "Slow-but-Steady" with the era's exit and deflation rules.
     Ns2,
+    /// Linux 6.1 (net/ipv4/tcp_*.c): SACK, initial window 10, RTO = SRTT +
+    /// max(RTTVAR, 200 ms), the receiver's quick and delayed ACKs, and the
+    /// congestion control module [`Cc`] (`cc`) for growth and ssthresh.
+    Linux,
 }
 
-/// A congestion control of Linux's TCP (`tcp.cc`), which `aqmlab emulate` gives the flow's
-/// real socket (`TCP_CONGESTION`). The simulator's own TCP is the Reno family (`variant`):
-/// `reno` names it too, `cubic` and `bbr` run only under emulation.
+/// Linux's congestion control module (`net.ipv4.tcp_congestion_control`), `cc`. Under the
+/// linux profile the simulator runs `cubic` (its default) and `reno` ([`cc`]); `aqmlab emulate`
+/// sets any of the three on the flow's real socket (`TCP_CONGESTION`). Elsewhere the
+/// simulator's TCP is the Reno family (`variant`), which `reno` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CongestionControl {
+    /// tcp_cong.c's tcp_reno_cong_avoid() and tcp_reno_ssthresh().
     Reno,
+    /// tcp_cubic.c with HyStart (RFC 9438), Linux's default since 2.6.19.
     Cubic,
+    /// tcp_bbr.c: only under `aqmlab emulate`; the simulator has no BBR yet.
     Bbr,
 }
 
@@ -170,11 +182,12 @@ impl CongestionControl {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpOptions {
-    /// Linux's congestion control under `aqmlab emulate` (default `reno`, as the simulator's
-    /// TCP); the simulator runs only `reno` ([`TcpOptions::require_simulated_cc`]).
-    pub cc: Option<CongestionControl>,
     pub profile: Profile,
-    pub variant: Variant,
+    /// Loss recovery (profile default: rfc and ns2 `newreno`, linux `sack`, the only one it runs).
+    pub variant: Option<Variant>,
+    /// Linux's congestion control module (default: linux profile `cubic`, else `reno`);
+    /// what the simulator runs of it: [`TcpOptions::require_simulated_cc`].
+    pub cc: Option<CongestionControl>,
     /// Maximum (receiver) window in packets (profile default).
     pub window: Option<u64>,
     /// Initial congestion window in packets (profile default).
@@ -183,8 +196,9 @@ pub struct TcpOptions {
     pub congestion_avoidance: Option<CongestionAvoidance>,
     /// Initial slow-start threshold in packets (default: `window`, i.e. "arbitrarily high", RFC 5681 §3.1).
     pub initial_ssthresh: Option<f64>,
-    /// Acknowledge every second packet, or after `delack_timeout` (RFC 5681 §4.2).
-    pub delayed_ack: bool,
+    /// Acknowledge every second packet, or after `delack_timeout` (RFC 5681 §4.2)
+    /// (profile default: rfc and ns2 false; linux true, with Linux's rules, see [`sink`]).
+    pub delayed_ack: Option<bool>,
     /// ns-2 DelAckSink interval_ = 100 ms.
     pub delack_timeout: Option<Seconds>,
     /// Lower bound of the RTO (profile default).
@@ -211,6 +225,7 @@ pub struct TcpOptions {
 pub struct TcpParams {
     pub profile: Profile,
     pub variant: Variant,
+    pub cc: CongestionControl,
     pub window: u64,
     pub initial_window: u64,
     pub congestion_avoidance: CongestionAvoidance,
@@ -225,8 +240,11 @@ pub struct TcpParams {
     pub trace: bool,
 }
 
-/// The defaults a profile supplies: window, initial window, min RTO, clock granularity, initial RTO.
+/// The defaults a profile supplies: variant, window, initial window, growth, delayed ACKs,
+/// min RTO, clock granularity, initial RTO.
 struct ProfileDefaults {
+    variant: Variant,
+    delayed_ack: bool,
     window: u64,
     initial_window: u64,
     congestion_avoidance: CongestionAvoidance,
@@ -239,6 +257,8 @@ impl Profile {
     fn defaults(self) -> ProfileDefaults {
         match self {
             Profile::Rfc => ProfileDefaults {
+                variant: Variant::NewReno,
+                delayed_ack: false,
                 // Large enough not to limit typical runs.
                 window: 1000,
                 // ns-2 windowInit_ = 1 (RFC 5681 allows up to 4).
@@ -254,6 +274,8 @@ impl Profile {
             },
             // tcl/lib/ns-default.tcl of 1997–2001 (e.g. ns-2.1b6, 2000).
             Profile::Ns2 => ProfileDefaults {
+                variant: Variant::NewReno,
+                delayed_ack: false,
                 // `Agent/TCP set window_ 20`.
                 window: 20,
                 // `windowInit_ 1` (2 only from 2001-05-26).
@@ -267,6 +289,25 @@ impl Profile {
                 // `rtxcur_init_ 6.0` (3 s only from 2006-01-23).
                 initial_rto: 6.0,
             },
+            // Linux 6.1's defaults (include/net/tcp.h, sysctl defaults).
+            Profile::Linux => ProfileDefaults {
+                // `tcp_sack 1`; recovery is Linux's SACK recovery, the only one modelled.
+                variant: Variant::Sack,
+                // Linux always delays ACKs (tcp_input.c __tcp_ack_snd_check()).
+                delayed_ack: true,
+                // tcp_rmem max 6 MiB with `tcp_adv_win_scale 1` advertises 3 MiB: ~2000 1500-byte packets.
+                window: 2000,
+                // TCP_INIT_CWND 10 (RFC 6928).
+                initial_window: 10,
+                // Not read: `cc` grows the window.
+                congestion_avoidance: CongestionAvoidance::PerWindow,
+                // TCP_RTO_MIN = HZ/5, the floor of the RTTVAR term (tcp_input.c tcp_rtt_estimator()).
+                min_rto: 0.2,
+                // Not read: samples and timers are exact (jiffies are not modelled).
+                timer_granularity: 0.0,
+                // TCP_TIMEOUT_INIT = HZ (RFC 6298).
+                initial_rto: 1.0,
+            },
         }
     }
 }
@@ -278,13 +319,14 @@ impl TcpOptions {
         let window = self.window.unwrap_or(d.window);
         TcpParams {
             profile: self.profile,
-            variant: self.variant,
+            variant: self.variant.unwrap_or(d.variant),
+            cc: self.congestion_control(),
             window,
             initial_window: self.initial_window.unwrap_or(d.initial_window),
             congestion_avoidance: self.congestion_avoidance.unwrap_or(d.congestion_avoidance),
             initial_ssthresh: self.initial_ssthresh.unwrap_or(window as f64),
-            delayed_ack: self.delayed_ack,
-            // ns-2 DelAckSink interval_ = 100 ms in both profiles.
+            delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
+            // ns-2 DelAckSink interval_ = 100 ms in the rfc and ns2 profiles (linux's adapts, sink.rs).
             delack_timeout: self.delack_timeout.unwrap_or(Seconds(0.1)),
             min_rto: self.min_rto.unwrap_or(Seconds(d.min_rto)),
             timer_granularity: self.timer_granularity.unwrap_or(Seconds(d.timer_granularity)),
@@ -295,17 +337,28 @@ impl TcpOptions {
         }
     }
 
-    /// The simulator has no CUBIC or BBR: a flow that names one runs only under `aqmlab
-    /// emulate`, and `run` says so, naming `path.cc`.
+    /// The congestion control the flow runs: `cc`, else the profile's (Linux's default
+    /// `cubic` under linux, the Reno family elsewhere). `aqmlab emulate` gives it to the socket.
+    pub fn congestion_control(&self) -> CongestionControl {
+        self.cc.unwrap_or(match self.profile {
+            Profile::Linux => CongestionControl::Cubic,
+            Profile::Rfc | Profile::Ns2 => CongestionControl::Reno,
+        })
+    }
+
+    /// What the simulator runs: CUBIC only under the linux profile, BBR not yet (only `aqmlab
+    /// emulate` runs it, on Linux's own TCP); `run` says so, naming `path.cc`.
     pub fn require_simulated_cc(&self, path: &str) -> Result<(), ScenarioError> {
-        match self.cc {
-            Some(cc @ (CongestionControl::Cubic | CongestionControl::Bbr)) => Err(ScenarioError::new(
-                format!("{path}.cc"),
-                format!(
-                    "{:?} is Linux's own TCP, run only by `aqmlab emulate`; the simulator's TCP is the Reno family (`variant`): write cc = \"reno\" or leave cc out",
-                    cc.linux_name()
-                ),
-            )),
+        let refuse = |why: String| Err(ScenarioError::new(format!("{path}.cc"), why));
+        match (self.profile, self.congestion_control()) {
+            (_, CongestionControl::Bbr) => refuse(
+                r#""bbr" runs only under `aqmlab emulate` (Linux's own TCP): the simulator has no BBR yet; write cc = "cubic" or "reno""#
+                    .to_string(),
+            ),
+            (Profile::Rfc | Profile::Ns2, CongestionControl::Cubic) => refuse(
+                r#""cubic" is Linux's: write profile = "linux" (the simulator's Linux TCP) or run it with `aqmlab emulate`; the rfc and ns2 profiles' TCP is the Reno family (`variant`)"#
+                    .to_string(),
+            ),
             _ => Ok(()),
         }
     }
@@ -313,6 +366,7 @@ impl TcpOptions {
     /// Checks every option as resolved; errors name the field under `path` (e.g. `flows[0].tcp.window`).
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         let field = |name: &str| format!("{path}.{name}");
+        self.check_profile_fields(&field)?;
         let p = self.resolve();
         if p.window == 0 {
             return Err(ScenarioError::new(field("window"), "must be >= 1 packet, got 0"));
@@ -337,12 +391,66 @@ impl TcpOptions {
         require_positive(&field("delack_timeout"), p.delack_timeout)?;
         require_non_negative(&field("min_rto"), p.min_rto)?;
         match p.profile {
-            Profile::Rfc => require_non_negative(&field("timer_granularity"), p.timer_granularity)?,
+            Profile::Rfc | Profile::Linux => require_non_negative(&field("timer_granularity"), p.timer_granularity)?,
             // ns-2 counts RTT samples in ticks: a zero tick has no meaning there.
             Profile::Ns2 => require_positive(&field("timer_granularity"), p.timer_granularity)?,
         }
         require_positive(&field("initial_rto"), p.initial_rto)?;
         Ok(())
+    }
+
+    /// The options one profile reads and another does not: written under the wrong
+    /// profile they would be silently ignored, so they are refused, saying why.
+    fn check_profile_fields(&self, field: &dyn Fn(&str) -> String) -> Result<(), ScenarioError> {
+        if self.profile != Profile::Linux {
+            return Ok(());
+        }
+        let unread = [
+            (
+                self.congestion_avoidance.is_some(),
+                "congestion_avoidance",
+                "growth is the `cc` module's",
+            ),
+            (
+                self.timer_granularity.is_some(),
+                "timer_granularity",
+                "its RTT samples and timers are exact",
+            ),
+            (
+                self.delack_timeout.is_some(),
+                "delack_timeout",
+                "its delayed-ACK timeout adapts from 40 ms as Linux's (tcp_input.c tcp_event_data_recv())",
+            ),
+            (self.tiny_window, "tiny_window", "FRED's rule is not Linux's"),
+        ];
+        if let Some((_, name, why)) = unread.into_iter().find(|(set, _, _)| *set) {
+            return Err(ScenarioError::new(
+                field(name),
+                format!("not used by the linux profile ({why}): leave it out"),
+            ));
+        }
+        match self.variant {
+            Some(v) if v != Variant::Sack => Err(ScenarioError::new(
+                field("variant"),
+                format!(
+                    r#"the linux profile runs Linux's SACK recovery: write variant = "sack" or leave it out, got "{}""#,
+                    v.name()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Variant {
+    /// The name a scenario file writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Tahoe => "tahoe",
+            Variant::Reno => "reno",
+            Variant::NewReno => "newreno",
+            Variant::Sack => "sack",
+        }
     }
 }
 
@@ -581,8 +689,11 @@ mod tests {
     fn defaults_and_variant_names() {
         let o = parse("").unwrap();
         assert_eq!(o, TcpOptions::default());
-        assert_eq!((o.profile, o.variant), (Profile::Rfc, Variant::NewReno));
         let p = o.resolve();
+        assert_eq!(
+            (p.profile, p.variant, p.delayed_ack),
+            (Profile::Rfc, Variant::NewReno, false)
+        );
         assert_eq!(
             (p.window, p.initial_window, p.initial_rto.0, p.delack_timeout.0),
             (1000, 1, 3.0, 0.1)
@@ -591,7 +702,10 @@ mod tests {
             (p.min_rto.0, p.timer_granularity.0, p.initial_ssthresh),
             (0.2, 0.01, 1000.0)
         );
-        assert_eq!(parse("variant = \"sack\"\nwindow = 64").unwrap().variant, Variant::Sack);
+        assert_eq!(
+            parse("variant = \"sack\"\nwindow = 64").unwrap().variant,
+            Some(Variant::Sack)
+        );
         assert_ne!(parse("variant = \"tahoe\"").unwrap(), TcpOptions::default());
         assert!(parse("variant = \"vegas\"").unwrap_err().contains("unknown variant"));
         assert!(parse("windw = 3").unwrap_err().contains("unknown field"));
@@ -625,6 +739,60 @@ mod tests {
             .unwrap_err()
             .contains("timer_granularity: must be > 0"));
         assert!(parse(r#"profile = "bsd""#).unwrap_err().contains("unknown variant"));
+    }
+
+    #[test]
+    fn the_linux_profile_supplies_linux_defaults_and_refuses_what_it_does_not_read() {
+        let p = parse(r#"profile = "linux""#).unwrap().resolve();
+        // TCP_INIT_CWND 10, TCP_RTO_MIN 200 ms, TCP_TIMEOUT_INIT 1 s, SACK, delayed ACKs, CUBIC.
+        assert_eq!(
+            (p.variant, p.cc, p.initial_window, p.delayed_ack),
+            (Variant::Sack, CongestionControl::Cubic, 10, true)
+        );
+        assert_eq!((p.min_rto.0, p.initial_rto.0, p.window), (0.2, 1.0, 2000));
+        assert_eq!(
+            parse("profile = \"linux\"\ncc = \"reno\"").unwrap().resolve().cc,
+            CongestionControl::Reno
+        );
+        let cases = [
+            ("profile = \"linux\"\ncc = \"bic\"", "unknown variant `bic`"),
+            (
+                "profile = \"linux\"\nvariant = \"newreno\"",
+                r#"flows[0].tcp.variant: the linux profile runs Linux's SACK recovery: write variant = "sack" or leave it out, got "newreno""#,
+            ),
+            (
+                "profile = \"linux\"\ncongestion_avoidance = \"per_ack\"",
+                "flows[0].tcp.congestion_avoidance: not used by the linux profile (growth is the `cc` module's): leave it out",
+            ),
+            (
+                "profile = \"linux\"\ndelack_timeout = \"40ms\"",
+                "flows[0].tcp.delack_timeout: not used by the linux profile",
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+        // What the simulator runs of `cc`: CUBIC under the linux profile, BBR nowhere yet.
+        let simulated = |text: &str| {
+            let opts = parse(text).unwrap();
+            opts.require_simulated_cc("flows[0].tcp").map_err(|e| e.to_string())
+        };
+        assert!(simulated("profile = \"linux\"\ncc = \"cubic\"").is_ok());
+        assert!(simulated(r#"cc = "reno""#).is_ok());
+        let err = simulated(r#"cc = "cubic""#).unwrap_err();
+        assert!(
+            err.starts_with(r#"flows[0].tcp.cc: "cubic" is Linux's: write profile = "linux""#),
+            "{err}"
+        );
+        let err = simulated("profile = \"linux\"\ncc = \"bbr\"").unwrap_err();
+        assert!(
+            err.starts_with(r#"flows[0].tcp.cc: "bbr" runs only under `aqmlab emulate`"#),
+            "{err}"
+        );
+        // A misspelt field is suggested, as for the other fields.
+        let err: String = parse("profile = \"linux\"\ncongestion = \"cubic\"").unwrap_err();
+        assert!(err.contains("unknown field `congestion`"), "{err}");
     }
 
     #[test]

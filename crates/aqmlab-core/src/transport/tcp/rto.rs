@@ -3,6 +3,8 @@
 //!
 //! The clock granularity `G` enters only through the RFC's `max(G, K·RTTVAR)`
 //! term: our timers fire at exact nanosecond times and RTT samples are exact.
+//!
+//! [`LinuxRto`] is Linux's variant of the same filters (the linux profile).
 
 /// RFC 6298 (2.3): gains of the SRTT and RTTVAR filters and the variance multiplier.
 const ALPHA: f64 = 1.0 / 8.0;
@@ -93,6 +95,102 @@ impl RtoEstimator {
     }
 }
 
+/// TCP_RTO_MAX: Linux's cap on the backed-off RTO, 120 s.
+const LINUX_MAX_RTO: f64 = 120.0;
+
+/// Linux's RTO (tcp_input.c tcp_rtt_estimator(), include/net/tcp.h __tcp_set_rto()):
+/// RFC 6298's SRTT and mean deviation, but RTO = SRTT + `rttvar`, where `rttvar` is the
+/// largest 4·mdev of the last window of data, at least the minimum RTO, decaying towards
+/// it by a quarter per window (so the floor is SRTT + 200 ms, not 200 ms), and a sample
+/// below SRTT moves mdev with gain 1/32 instead of 1/4. Every ACK of new data is a sample
+/// (timestamps: retransmissions too); a sample ends the back-off (tcp_ack_update_rtt()).
+#[derive(Clone, Debug)]
+pub struct LinuxRto {
+    initial: f64,
+    min: f64,
+    srtt: Option<f64>,
+    /// `mdev_us`: 4 × the mean deviation.
+    mdev: f64,
+    /// `mdev_max_us`: the largest `mdev` in the current window of data.
+    mdev_max: f64,
+    /// `rttvar_us`: the RTO's variance term.
+    rttvar: f64,
+    /// `rtt_seq`: the window ends when the cumulative ACK passes this packet.
+    rtt_seq: u64,
+    backoff: u32,
+}
+
+impl LinuxRto {
+    /// `initial`: RTO before the first sample; `min`: TCP_RTO_MIN. Seconds.
+    pub fn new(initial: f64, min: f64) -> Self {
+        LinuxRto {
+            initial,
+            min,
+            srtt: None,
+            mdev: 0.0,
+            mdev_max: 0.0,
+            rttvar: 0.0,
+            rtt_seq: 0,
+            backoff: 0,
+        }
+    }
+
+    /// A sample of `rtt` seconds on an ACK that moved the cumulative ACK to `snd_una`
+    /// with `snd_nxt` the next packet to send.
+    pub fn sample(&mut self, rtt: f64, snd_una: u64, snd_nxt: u64) {
+        self.backoff = 0;
+        let Some(srtt) = self.srtt else {
+            // "make sure rto = 3*rtt": mdev = 2·R, i.e. RTTVAR = R/2.
+            self.srtt = Some(rtt);
+            self.mdev = 2.0 * rtt;
+            self.rttvar = self.mdev.max(self.min);
+            self.mdev_max = self.rttvar;
+            self.rtt_seq = snd_nxt;
+            return;
+        };
+        let error = rtt - srtt;
+        self.srtt = Some(srtt + error / 8.0);
+        let mut m = error.abs() - self.mdev / 4.0;
+        // A sample below SRTT (Eifel-like): gain 1/32 for a growing deviation.
+        if error < 0.0 && m > 0.0 {
+            m /= 8.0;
+        }
+        self.mdev += m;
+        if self.mdev > self.mdev_max {
+            self.mdev_max = self.mdev;
+            self.rttvar = self.rttvar.max(self.mdev_max);
+        }
+        if snd_una > self.rtt_seq {
+            if self.mdev_max < self.rttvar {
+                self.rttvar -= (self.rttvar - self.mdev_max) / 4.0;
+            }
+            self.rtt_seq = snd_nxt;
+            self.mdev_max = self.min;
+        }
+    }
+
+    /// The current timeout in seconds, back-off included (tcp_rto_backoff(), TCP_RTO_MAX).
+    pub fn rto(&self) -> f64 {
+        let base = self.srtt.map_or(self.initial, |srtt| srtt + self.rttvar);
+        (base * f64::from(1u32 << self.backoff.min(30))).min(LINUX_MAX_RTO)
+    }
+
+    pub fn back_off(&mut self) {
+        if self.rto() < LINUX_MAX_RTO {
+            self.backoff += 1;
+        }
+    }
+
+    pub fn reset(&mut self) {
+        *self = LinuxRto::new(self.initial, self.min);
+    }
+
+    /// SRTT and the variance term, seconds, once there is an estimate.
+    pub fn srtt_and_rttvar(&self) -> Option<(f64, f64)> {
+        self.srtt.map(|s| (s, self.rttvar))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +240,37 @@ mod tests {
         assert_eq!(e.rto(), MAX_RTO);
         e.reset();
         assert_eq!(e.rto(), 1.0);
+    }
+
+    #[test]
+    fn linux_floors_the_variance_term_not_the_rto() {
+        let mut e = LinuxRto::new(1.0, 0.2);
+        assert_eq!(e.rto(), 1.0);
+        // First sample 100 ms: mdev = 200 ms, rttvar = max(200 ms, 200 ms); RTO = 300 ms.
+        e.sample(0.1, 1, 10);
+        assert!((e.rto() - 0.3).abs() < 1e-12, "{}", e.rto());
+        // A steady 100 ms RTT: mdev decays, rttvar decays towards its 200 ms floor, RTO to
+        // SRTT + 200 ms = 300 ms (RFC 6298 with a 200 ms minimum would give 200 ms).
+        for ack in 2..400 {
+            e.sample(0.1, ack, ack + 10);
+        }
+        assert!((e.rto() - 0.3).abs() < 1e-9, "{}", e.rto());
+        // A jump to 500 ms: error 400 ms, mdev ≈ 0 + 400 − 0 ms, above the window's 200 ms:
+        // rttvar follows at once.
+        e.sample(0.5, 400, 410);
+        let (srtt, rttvar) = e.srtt_and_rttvar().unwrap();
+        assert!(
+            (srtt - 0.15).abs() < 1e-9 && (rttvar - 0.4).abs() < 1e-6,
+            "{srtt} {rttvar}"
+        );
+        e.back_off();
+        e.back_off();
+        assert!((e.rto() - 4.0 * (srtt + rttvar)).abs() < 1e-9);
+        e.sample(0.1, 401, 411);
+        assert!(e.rto() < 1.0, "a sample ends the back-off");
+        for _ in 0..40 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), LINUX_MAX_RTO);
     }
 }

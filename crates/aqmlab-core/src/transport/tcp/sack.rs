@@ -20,8 +20,8 @@ pub struct Scoreboard {
 
 impl Scoreboard {
     /// Records a SACK block `[start, end)`, clipped to what is outstanding;
-    /// returns whether it SACKed a packet not SACKed before.
-    pub fn mark(&mut self, start: u64, end: u64, snd_max: u64) -> bool {
+    /// returns how many packets it SACKed that were not SACKed before.
+    pub fn mark(&mut self, start: u64, end: u64, snd_max: u64) -> u64 {
         let (start, end) = (start.max(self.base), end.min(snd_max));
         let before = self.count;
         for seq in start..end {
@@ -34,7 +34,7 @@ impl Scoreboard {
                 self.count += 1;
             }
         }
-        self.count > before
+        self.count - before
     }
 
     /// The cumulative ACK moved to `una`: forget everything below it.

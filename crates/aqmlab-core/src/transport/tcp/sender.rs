@@ -43,9 +43,33 @@
 //!   the ACK that enters recovery sends nothing more; a partial ACK restarts the
 //!   timer and ends the back-off without an RTT sample; the scoreboard is forgotten
 //!   on every ACK that leaves the sender out of recovery.
+//!
+//! [`Profile::Linux`] is Linux 6.1's sender (net/ipv4/tcp_input.c, tcp_output.c), SACK only:
+//! - the window is `cc`'s ([`LinuxCc`]): grown on each ACK that acknowledges new data
+//!   outside recovery by the packets it delivered (cumulatively or by SACK), only while
+//!   the sender is cwnd-limited (tcp_is_cwnd_limited(), tcp_cwnd_validate()); ssthresh
+//!   from the module on loss, ECN-echo and timeouts;
+//! - RTT from every ACK of new data ([`LinuxRto`]: RTO = SRTT + max(RTTVAR term, 200 ms));
+//! - the retransmission queue is [`RackBoard`]: packets in flight are Linux's
+//!   packets_out − sacked_out − lost_out + retrans_out in every state, so SACKed packets
+//!   make room for new data before recovery too; RACK (RFC 8985, tcp_recovery.c) marks
+//!   packets lost, retransmissions included;
+//! - recovery starts on an ACK once a packet is marked lost (tcp_time_to_recover():
+//!   `lost_out`; RACK marks none before 3 packets are SACKed) and ends when `recover`
+//!   (high_seq) is acknowledged, with cwnd = ssthresh (tcp_end_cwnd_reduction()); in
+//!   between, each ACK that delivers data sets cwnd by Proportional Rate Reduction
+//!   ([`Prr`], RFC 6937, tcp_cwnd_reduction()), the fast retransmission included; only
+//!   packets marked lost are retransmitted, in order, then new data (tcp_xmit_retransmit_queue());
+//! - a timeout recomputes ssthresh only when no reduction is under way (tcp_enter_loss()),
+//!   restarts the module (CUBIC forgets W_max: cubictcp_state(TCP_CA_Loss)) and marks every
+//!   packet not SACKed lost; SACKed ones are kept. Until `recover` is acknowledged
+//!   (TCP_CA_Loss) no recovery starts and the window grows by slow start.
 
+use super::cc::{AckSample, LinuxCc, Window};
 use super::ns2_rtt::Ns2Rtt;
-use super::rto::RtoEstimator;
+use super::prr::Prr;
+use super::rack::RackBoard;
+use super::rto::{LinuxRto, RtoEstimator};
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::timer::{kind_of, Timer};
 use super::web::{FileSize, ThinkTime};
@@ -65,6 +89,10 @@ const RETRANSMIT: u64 = 0;
 const NEXT_TRANSFER: u64 = 1;
 /// ns-2 NewReno recv(): `send_much(0, 0, 2)` while in fast recovery (tcp-newreno.cc).
 const NS2_NEWRENO_RECOVERY_BURST: u64 = 2;
+/// tcp_update_pacing_rate(): the pacing rate Linux sets is this multiple of cwnd/SRTT in
+/// slow start (`tcp_pacing_ss_ratio` 200) and in congestion avoidance (`tcp_pacing_ca_ratio` 120).
+const LINUX_PACING_SS_RATIO: f64 = 2.0;
+const LINUX_PACING_CA_RATIO: f64 = 1.2;
 /// The variables a traced sender records whenever they change; besides, `rtt` at every
 /// RTT sample (see `on_new_ack`).
 const TRACED: [&str; 5] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar"];
@@ -75,6 +103,8 @@ enum RttTimer {
     Rfc6298(RtoEstimator),
     /// ns-2: one timed packet per RTT, in ticks.
     Ns2(Ns2Rtt),
+    /// Linux: every ACK of new data, RTO = SRTT + max(RTTVAR term, min RTO).
+    Linux(LinuxRto),
 }
 
 impl RttTimer {
@@ -82,6 +112,7 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.rto(),
             RttTimer::Ns2(t) => t.rto(),
+            RttTimer::Linux(e) => e.rto(),
         }
     }
 
@@ -89,6 +120,7 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.back_off(),
             RttTimer::Ns2(t) => t.back_off(),
+            RttTimer::Linux(e) => e.back_off(),
         }
     }
 
@@ -96,6 +128,7 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.reset(),
             RttTimer::Ns2(t) => t.reset(),
+            RttTimer::Linux(e) => e.reset(),
         }
     }
 
@@ -104,6 +137,7 @@ impl RttTimer {
         match self {
             RttTimer::Rfc6298(e) => e.srtt().zip(e.rttvar()),
             RttTimer::Ns2(t) => t.srtt_and_rttvar(),
+            RttTimer::Linux(e) => e.srtt_and_rttvar(),
         }
     }
 
@@ -125,6 +159,23 @@ enum Application {
         size: FileSize,
         think: ThinkTime,
     },
+}
+
+/// tcp_cwnd_validate(): whether the window limited sending over the last window of data
+/// (`is_cwnd_limited`), the most packets out then (`max_packets_out`), and the packet
+/// whose acknowledgement ends that window (`cwnd_usage_seq`).
+#[derive(Clone, Copy, Debug, Default)]
+struct CwndUsage {
+    limited: bool,
+    max_packets_out: u64,
+    until: u64,
+}
+
+impl CwndUsage {
+    /// tcp_is_cwnd_limited(): in slow start, also while cwnd is below twice the most packets out.
+    fn limits(&self, w: &Window) -> bool {
+        self.limited || (w.in_slow_start() && w.cwnd < 2 * self.max_packets_out)
+    }
 }
 
 pub struct TcpSender {
@@ -173,6 +224,18 @@ pub struct TcpSender {
     /// recovery (by arithmetic, so it may go below zero).
     ns2_pipe: i64,
     scoreboard: Scoreboard,
+    /// The linux profile's congestion control module.
+    cc: Option<LinuxCc>,
+    /// Linux's tcp_cwnd_validate() state: whether the last window of data was cwnd-limited.
+    cwnd_usage: CwndUsage,
+    /// Packets sent (new or again): whether a send attempt sent anything.
+    sent: u64,
+    /// The linux profile's PRR state in the current recovery.
+    prr: Prr,
+    /// The linux profile's retransmission queue and RACK (its SACK scoreboard).
+    board: RackBoard,
+    /// Linux's `TCP_CA_Loss`: after a timeout, until `recover` is acknowledged.
+    in_loss: bool,
     rtt: RttTimer,
     retransmit_timer: Timer,
     transfer_timer: Timer,
@@ -202,6 +265,7 @@ impl TcpSender {
                 opts.min_rto.0,
                 opts.timer_granularity.0,
             )),
+            Profile::Linux => RttTimer::Linux(LinuxRto::new(opts.initial_rto.0, opts.min_rto.0)),
             Profile::Ns2 => {
                 let tick = opts.timer_granularity.nanos().max(1);
                 // tcp.cc reset(): `boot_time_ = Random::uniform(tcp_tick_)`, the phase of the host's clock.
@@ -238,6 +302,12 @@ impl TcpSender {
             high_rxt: 0,
             ns2_pipe: 0,
             scoreboard: Scoreboard::default(),
+            cc: (opts.profile == Profile::Linux).then(|| LinuxCc::new(opts.cc, 0.0)),
+            cwnd_usage: CwndUsage::default(),
+            sent: 0,
+            prr: Prr::default(),
+            board: RackBoard::default(),
+            in_loss: false,
             rtt,
             retransmit_timer: Timer::new(RETRANSMIT),
             transfer_timer: Timer::new(NEXT_TRANSFER),
@@ -252,7 +322,14 @@ impl TcpSender {
     }
 
     fn send_packet(&mut self, seq: u64, ctx: &mut AgentCtx) {
+        self.sent += 1;
+        if self.in_recovery {
+            self.prr.sent(1);
+        }
         let retransmit = seq < self.snd_max;
+        if self.profile == Profile::Linux {
+            self.board.sent(seq, ctx.now);
+        }
         if retransmit {
             self.stats.retransmitted_packets += 1;
         } else {
@@ -346,11 +423,78 @@ impl TcpSender {
 
     fn send_more(&mut self, ctx: &mut AgentCtx) {
         match (self.in_recovery, self.variant, self.profile) {
+            (_, _, Profile::Linux) => self.send_linux(ctx),
             (true, Variant::Sack, Profile::Rfc) => self.send_pipe(ctx),
             (true, Variant::Sack, Profile::Ns2) => self.send_ns2_sack(ctx),
             (true, Variant::NewReno, Profile::Ns2) => self.send_window(NS2_NEWRENO_RECOVERY_BURST, ctx),
             _ => self.send_window(u64::MAX, ctx),
         }
+    }
+
+    /// Linux: while fewer packets are in flight than cwnd, the packets marked lost, then new
+    /// data (tcp_xmit_retransmit_queue(), tcp_write_xmit()), in every state. Then
+    /// tcp_cwnd_validate().
+    fn send_linux(&mut self, ctx: &mut AgentCtx) {
+        let sent = self.sent;
+        let mut in_flight = self.board.in_flight();
+        while (in_flight as f64) < self.cwnd {
+            let seq = match self.board.next_lost() {
+                Some(seq) => seq,
+                None if self.snd_max < self.snd_una + self.window && self.has_data(self.snd_max, ctx.now) => {
+                    self.snd_max
+                }
+                None => break,
+            };
+            self.send_packet(seq, ctx);
+            self.snd_nxt = self.snd_max;
+            in_flight += 1;
+        }
+        let limited = in_flight as f64 >= self.cwnd;
+        if self.sent > sent || limited {
+            let packets_out = self.snd_max - self.snd_una;
+            let u = &mut self.cwnd_usage;
+            if self.snd_una >= u.until || limited || (!u.limited && packets_out > u.max_packets_out) {
+                *u = CwndUsage {
+                    limited,
+                    max_packets_out: packets_out,
+                    until: self.snd_max,
+                };
+            }
+        }
+    }
+
+    /// Linux on an ACK of new data: the RTT sample to the module (HyStart), then growth
+    /// by the packets delivered, outside recovery and while cwnd-limited (tcp_cong_control()).
+    fn linux_on_ack(&mut self, rtt: f64, delivered: u64, grow: bool, now: f64) {
+        let mut w = Window {
+            cwnd: self.cwnd as u64,
+            ssthresh: self.ssthresh as u64,
+            clamp: self.window,
+        };
+        let ratio = if w.in_slow_start() {
+            LINUX_PACING_SS_RATIO
+        } else {
+            LINUX_PACING_CA_RATIO
+        };
+        let packets = w.cwnd.max(self.snd_max - self.snd_una) as f64;
+        let pacing_rate = match self.rtt.srtt_and_rttvar() {
+            Some((srtt, _)) if srtt > 0.0 => ratio * packets * f64::from(self.size) / srtt,
+            _ => 0.0,
+        };
+        let sample = AckSample {
+            now,
+            rtt,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+            pacing_rate,
+        };
+        let Some(cc) = &mut self.cc else { return };
+        cc.on_ack_sample(&mut w, &sample);
+        if grow && self.cwnd_usage.limits(&w) {
+            cc.cong_avoid(&mut w, delivered, now);
+        }
+        self.cwnd = w.cwnd as f64;
+        self.ssthresh = w.ssthresh as f64;
     }
 
     fn flight(&self) -> f64 {
@@ -368,8 +512,12 @@ impl TcpSender {
     }
 
     fn halve_ssthresh_of(&mut self, window: f64) {
-        self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
         self.ca_acks = 0;
+        if let Some(cc) = &mut self.cc {
+            self.ssthresh = cc.ssthresh(window as u64) as f64;
+            return;
+        }
+        self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
     }
 
     /// ssthresh on a retransmission timeout. During recovery the window is no
@@ -380,6 +528,13 @@ impl TcpSender {
     fn timeout_ssthresh(&mut self) {
         match (self.in_recovery, self.profile) {
             (true, Profile::Rfc) => self.halve_ssthresh_of(self.flight()),
+            // tcp_enter_loss(): only when no reduction is under way (state Open or Disorder,
+            // or high_seq acknowledged); within one, ssthresh stays.
+            (_, Profile::Linux) => {
+                if self.recover.is_none_or(|r| self.snd_una >= r) {
+                    self.reduce_ssthresh();
+                }
+            }
             _ => self.reduce_ssthresh(),
         }
     }
@@ -411,17 +566,32 @@ impl TcpSender {
         self.cwnd = self.cwnd.min(self.window as f64);
     }
 
-    fn on_new_ack(&mut self, p: &Packet, ece: bool, ctx: &mut AgentCtx) {
+    /// `newly_sacked`: packets the ACK's blocks SACKed for the first time.
+    /// Returns the packets the ACK delivered, cumulatively or by SACK (Linux's `delivered`).
+    fn on_new_ack(&mut self, p: &Packet, ece: bool, newly_sacked: u64, ctx: &mut AgentCtx) -> u64 {
         let ack = p.seq.min(self.snd_max);
         let acked = ack - self.snd_una;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
-        self.scoreboard.advance(ack);
+        // Linux's `delivered`: packets newly acknowledged, cumulatively or by SACK.
+        let delivered = if self.profile == Profile::Linux {
+            self.board.ack(ack, ctx.now) + newly_sacked
+        } else {
+            self.scoreboard.advance(ack);
+            0
+        };
+        if self.in_loss && self.recover.is_some_and(|r| ack >= r) {
+            // tcp_process_loss(): everything outstanding at the timeout is acknowledged.
+            self.in_loss = false;
+        }
         // The ACK echoes the send time of the packet it acknowledges (the sink's older one
-        // when it delays); Karn: a retransmitted packet's is ambiguous.
+        // when it delays); Karn: a retransmitted packet's is ambiguous (not with Linux's
+        // timestamps, whose echo is the retransmission's).
         let rtt = to_secs(ctx.now - p.sent_at);
-        if let RttTimer::Rfc6298(e) = &mut self.rtt {
-            e.sample(rtt, p.retransmit);
+        match &mut self.rtt {
+            RttTimer::Rfc6298(e) => e.sample(rtt, p.retransmit),
+            RttTimer::Linux(e) => e.sample(rtt, ack, self.snd_max),
+            RttTimer::Ns2(_) => {}
         }
         if !p.retransmit && ctx.tracing() {
             ctx.trace("rtt", rtt);
@@ -436,14 +606,18 @@ impl TcpSender {
                 // Reno leaves fast recovery on the first new ACK; further losses need 3 more dup ACKs or a timeout.
                 self.exit_recovery();
                 // ns-2 Reno/NewReno recv(): the exiting ACK goes through recv_newack_helper()'s opencwnd().
-                grow &= self.profile == Profile::Ns2 && self.variant != Variant::Sack;
+                // Linux: the exiting ACK returns to Open before tcp_cong_control() grows the window.
+                grow &=
+                    (self.profile == Profile::Ns2 && self.variant != Variant::Sack) || self.profile == Profile::Linux;
             } else {
                 grow = false;
                 partial = true;
                 restart_timer = self.partial_ack(acked, ctx);
             }
         }
-        if grow {
+        if self.cc.is_some() {
+            self.linux_on_ack(rtt, delivered, grow, to_secs(ctx.now));
+        } else if grow {
             self.open_cwnd();
         }
         if self.snd_una == self.snd_max {
@@ -465,12 +639,15 @@ impl TcpSender {
         if self.snd_una >= self.data_end {
             self.transfer_done(ctx);
         }
+        delivered
     }
 
     /// A full ACK: everything outstanding when loss was detected is acknowledged.
     fn exit_recovery(&mut self) {
         self.in_recovery = false;
         self.cwnd = match (self.variant, self.profile) {
+            // tcp_end_cwnd_reduction().
+            (_, Profile::Linux) => self.ssthresh,
             // FRED §11.2 and RFC 6582 §3.2 step 3 (1): no burst when recovery ends.
             (Variant::NewReno, Profile::Rfc) => self.ssthresh.min(self.flight().max(1.0) + 1.0),
             // tcp-newreno.cc recv(), `exit_recovery_fix_ 0`: cwnd_ (= ssthresh_) is kept, a burst is allowed.
@@ -499,8 +676,9 @@ impl TcpSender {
                 self.cwnd = self.ssthresh;
                 true
             }
-            // The scoreboard and pipe decide what to send (RFC 6675 §5 (C)).
-            (Variant::Sack, Profile::Rfc) => true,
+            // The scoreboard and pipe decide what to send (RFC 6675 §5 (C)); Linux rearms
+            // the timer on every ACK of new data (tcp_set_xmit_timer()).
+            (Variant::Sack, Profile::Rfc | Profile::Linux) => true,
             // tcp-sack1.cc recv(), `partial_ack_ false`: one packet more left the pipe than
             // the ACK's own (the ACK may be for a retransmission: "never do worse than slow-start").
             (Variant::Sack, Profile::Ns2) => {
@@ -508,11 +686,16 @@ impl TcpSender {
                 true
             }
             (Variant::Tahoe | Variant::Reno, _) => unreachable!("Tahoe and Reno leave recovery on any new ACK"),
+            (Variant::NewReno, Profile::Linux) => unreachable!("the linux profile runs SACK recovery only"),
         }
     }
 
     /// `sack_news`: the ACK's blocks SACKed a packet not SACKed before.
     fn on_dupack(&mut self, sack_news: bool, ctx: &mut AgentCtx) {
+        if self.profile == Profile::Linux {
+            // Linux with SACK counts SACKed packets, not duplicate ACKs (linux_detect_loss()).
+            return;
+        }
         if self.ns2_sack() && (self.in_recovery || !sack_news) {
             // tcp-sack1.cc recv(): outside recovery a duplicate ACK counts only if its blocks
             // SACK new data (CheckUpdate()); in recovery it changes nothing but `pipe_`.
@@ -549,6 +732,21 @@ impl TcpSender {
         }
     }
 
+    /// Linux, on every ACK: RACK marks losses ([`RackBoard::detect_loss`]); outside recovery
+    /// and loss, a marked loss starts recovery (tcp_time_to_recover(): `lost_out`), halving
+    /// unless within a window already halved for ECN. Returns the packets newly marked lost.
+    fn linux_detect_loss(&mut self, ctx: &mut AgentCtx) -> u64 {
+        let marked = self.board.detect_loss(self.in_recovery || self.in_loss);
+        if self.in_recovery || self.in_loss || self.board.lost_out() == 0 {
+            return marked;
+        }
+        if self.recover.is_none_or(|r| self.snd_una >= r) {
+            self.reduce_ssthresh();
+        }
+        self.fast_retransmit(ctx);
+        marked
+    }
+
     /// Fast retransmit once ssthresh is set; enters recovery (except Tahoe).
     fn fast_retransmit(&mut self, ctx: &mut AgentCtx) {
         self.stats.fast_retransmits += 1;
@@ -572,6 +770,11 @@ impl TcpSender {
             // RFC 6675 §5 (4): cwnd = ssthresh, retransmit the first lost packet, then pipe.
             // ns-2 Sack1 dupack_action(): `pipe_ = maxseq_ - highest_ack_ - numdupacks_`,
             // the three packets the duplicate ACKs report gone; the retransmission is not counted.
+            // Linux: PRR sets cwnd from this ACK on, and its first window sends the retransmission.
+            Variant::Sack if self.profile == Profile::Linux => {
+                self.in_recovery = true;
+                self.prr = Prr::start(self.cwnd as u64);
+            }
             Variant::Sack => {
                 self.in_recovery = true;
                 self.ns2_pipe = (self.snd_max - self.snd_una) as i64 - DUP_THRESH as i64;
@@ -600,11 +803,20 @@ impl TcpSender {
         self.ecn_recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        self.snd_nxt = self.snd_una;
-        self.scoreboard.clear();
+        if self.profile == Profile::Linux {
+            // tcp_enter_loss(): SACKed packets stay, the rest are lost and go again in order.
+            self.board.all_lost();
+            self.in_loss = true;
+        } else {
+            self.snd_nxt = self.snd_una;
+            self.scoreboard.clear();
+        }
         self.rtt.stop_timing();
         self.rtt.back_off();
-        self.send_window(u64::MAX, ctx);
+        if let Some(cc) = &mut self.cc {
+            cc.restart(to_secs(ctx.now), self.snd_max);
+        }
+        self.send_more(ctx);
     }
 
     /// RFC 3168 §6.1.2: halve the window once per window of data on ECN-echo.
@@ -625,8 +837,12 @@ impl TcpSender {
         self.ssthresh = self.initial_ssthresh;
         self.ca_acks = 0;
         self.rtt.reset();
+        if let Some(cc) = &mut self.cc {
+            cc.restart(to_secs(ctx.now), self.snd_max);
+        }
         self.dupacks = 0;
         self.in_recovery = false;
+        self.in_loss = false;
         self.recover = None;
         self.ecn_reduced = false;
         self.stats.transfers.push(Transfer {
@@ -635,7 +851,7 @@ impl TcpSender {
             end: None,
             packets,
         });
-        self.send_window(u64::MAX, ctx);
+        self.send_more(ctx);
     }
 
     fn transfer_done(&mut self, ctx: &mut AgentCtx) {
@@ -678,7 +894,10 @@ impl Agent for TcpSender {
         match self.application {
             Application::Infinite => {
                 self.data_end = u64::MAX;
-                self.send_window(u64::MAX, ctx);
+                if let Some(cc) = &mut self.cc {
+                    cc.restart(to_secs(ctx.now), 0);
+                }
+                self.send_more(ctx);
             }
             Application::Transfer(n) => self.start_transfer(n, ctx),
             Application::Web { .. } => self.start_web_transfer(ctx),
@@ -690,12 +909,15 @@ impl Agent for TcpSender {
         if p.kind != PacketKind::Ack {
             return;
         }
-        let mut sack_news = false;
-        if self.variant == Variant::Sack {
-            for &(start, end) in &p.sack[..p.sack_len as usize] {
-                sack_news |= self.scoreboard.mark(start, end, self.snd_max);
-            }
+        let mut newly_sacked = 0;
+        for &(start, end) in &p.sack[..p.sack_len as usize] {
+            newly_sacked += match (self.profile, self.variant) {
+                (Profile::Linux, _) => self.board.sack(start, end, ctx.now),
+                (_, Variant::Sack) => self.scoreboard.mark(start, end, self.snd_max),
+                _ => 0,
+            };
         }
+        let sack_news = newly_sacked > 0;
         let was_in_recovery = self.in_recovery;
         if was_in_recovery && self.ns2_sack() {
             // tcp-sack1.cc recv(): every ACK in recovery takes one packet out of `pipe_`.
@@ -706,10 +928,23 @@ impl Agent for TcpSender {
             self.ecn_reduce();
         }
         let new_ack = p.seq > self.snd_una;
+        let mut delivered = newly_sacked;
         if new_ack {
-            self.on_new_ack(p, ece, ctx);
+            delivered = self.on_new_ack(p, ece, newly_sacked, ctx);
         } else if p.seq == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(sack_news, ctx);
+        }
+        if self.profile == Profile::Linux {
+            let newly_lost = self.linux_detect_loss(ctx);
+            if self.in_recovery {
+                let in_flight = self.board.in_flight();
+                if let Some(cwnd) =
+                    self.prr
+                        .cwnd(self.ssthresh as u64, in_flight, delivered, new_ack && newly_lost == 0)
+                {
+                    self.cwnd = cwnd as f64;
+                }
+            }
         }
         if self.ns2_sack() && new_ack && !self.in_recovery {
             // tcp-sack1.cc recv(): a new ACK outside recovery, or the one that ends it, clears the scoreboard.
@@ -825,7 +1060,7 @@ mod tests {
     fn timeout_during_recovery(profile: Profile, variant: Variant) -> TcpSender {
         let mut h = Harness::new(TcpOptions {
             profile,
-            variant,
+            variant: Some(variant),
             initial_window: Some(10),
             window: Some(100),
             ..Default::default()
@@ -864,7 +1099,7 @@ mod tests {
     fn sack_sender(profile: Profile, initial_window: u64) -> Harness {
         let mut h = Harness::new(TcpOptions {
             profile,
-            variant: Variant::Sack,
+            variant: Some(Variant::Sack),
             initial_window: Some(initial_window),
             window: Some(100),
             ..Default::default()
@@ -1078,5 +1313,83 @@ mod tests {
         assert_eq!(h.ack(0), vec![3]); // room in the receiver window: a new packet
         assert_eq!(h.ack(0), vec![4]);
         assert_eq!(h.tcp.cwnd, 3.0);
+    }
+
+    fn linux(cc: super::super::CongestionControl) -> Harness {
+        Harness::new(TcpOptions {
+            profile: Profile::Linux,
+            cc: Some(cc),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn linux_opens_with_ten_packets_and_one_second_rto() {
+        let mut h = linux(super::super::CongestionControl::Cubic);
+        let first: Vec<u64> = h.outbox.drain(..).map(|p| p.seq).collect();
+        assert_eq!(first, (0..10).collect::<Vec<_>>(), "IW 10 (RFC 6928, TCP_INIT_CWND)");
+        assert_eq!(h.timers[0].0, 1_000_000_000, "TCP_TIMEOUT_INIT 1 s");
+        // Slow start: each ACK of two packets opens two (tcp_slow_start() counts packets acked).
+        assert_eq!(h.ack(2), vec![10, 11, 12, 13]);
+        assert_eq!(h.tcp.cwnd, 12.0);
+    }
+
+    #[test]
+    fn linux_recovery_starts_at_three_sacked_and_reduces_by_the_module() {
+        for (cc, ssthresh) in [
+            (super::super::CongestionControl::Cubic, 14.0),
+            (super::super::CongestionControl::Reno, 10.0),
+        ] {
+            let mut h = linux(cc);
+            h.outbox.clear();
+            h.ack(10); // cwnd 20: packets 10..30 out
+            assert_eq!(h.tcp.cwnd, 20.0);
+            h.outbox.clear();
+            // Packet 10 lost. Two SACKed packets: no recovery, but each makes room for new data
+            // (Linux's in-flight count leaves SACKed packets out).
+            assert_eq!(h.sack(10, &[(11, 12)]), vec![30]);
+            assert_eq!(h.sack(10, &[(11, 13)]), vec![31]);
+            // The third: recovery, ssthresh = 20·717/1024 = 14 (cubic) or 20/2 (reno).
+            let sent = h.sack(10, &[(11, 14)]);
+            assert_eq!(sent[0], 10);
+            assert!(h.tcp.in_recovery);
+            assert_eq!(h.tcp.ssthresh, ssthresh, "{cc:?}");
+            // A full ACK ends recovery with cwnd = ssthresh.
+            let high = h.tcp.snd_max;
+            h.ack(high);
+            assert!(!h.tcp.in_recovery && h.tcp.cwnd >= ssthresh && h.tcp.cwnd <= ssthresh + 1.0);
+        }
+    }
+
+    #[test]
+    fn linux_recovery_sends_by_prr() {
+        let mut h = linux(super::super::CongestionControl::Cubic);
+        h.outbox.clear();
+        h.ack(10); // cwnd 20: packets 10..30 out
+        h.outbox.clear();
+        // Packet 10 lost; each ACK SACKs one more packet. The first two SACKs send new data
+        // (30, 31); the third starts recovery with ssthresh 14 and RecoverFS = cwnd = 20.
+        let mut sent = Vec::new();
+        for top in 12..14 {
+            sent.extend(h.sack(10, &[(11, top)]));
+        }
+        assert_eq!(sent, vec![30, 31]);
+        let mut delivered: u64 = 0;
+        let mut out = 0;
+        for top in 14..26 {
+            let now = h.sack(10, &[(11, top)]);
+            delivered += 1;
+            out += now.len() as u64;
+            assert!(h.tcp.in_recovery && h.tcp.ssthresh == 14.0);
+            if delivered == 1 {
+                assert_eq!(now[0], 10, "the fast retransmission first");
+            }
+            // In flight stays above ssthresh: RFC 6937's proportional part,
+            // ⌈prr_delivered · ssthresh / RecoverFS⌉ sent in all.
+            let in_flight = h.tcp.board.in_flight();
+            assert!(in_flight >= 14, "{in_flight}");
+            assert_eq!(out, (delivered * 14).div_ceil(20), "after {delivered} delivered");
+            assert_eq!((h.tcp.prr.delivered, h.tcp.prr.out), (delivered, out));
+        }
     }
 }

@@ -5,12 +5,115 @@
 //! The ACK echoes the send time and retransmit flag of the oldest packet it
 //! acknowledges (RFC 7323 timestamp echo), so the sender can take RTT samples
 //! and apply Karn's rule.
+//!
+//! Under the linux profile the ACKs are Linux 6.1's ([`LinuxAcks`], tcp_input.c
+//! tcp_event_data_recv(), __tcp_ack_snd_check(), tcp_send_delayed_ack(); tcp_timer.c
+//! tcp_delack_timer_handler()):
+//! - quick ACKs: every packet is acknowledged at once for the first 16 ACKs of a
+//!   connection (TCP_MAX_QUICKACKS; the window allows more), again after a gap longer
+//!   than the receiver's RTO, and after a duplicate;
+//! - otherwise an ACK once more than one full packet is unacknowledged (every second
+//!   packet), or when the delayed-ACK timer fires after `ato`: 40 ms (TCP_ATO_MIN) at
+//!   first, moving towards half of itself plus the gap between packets (at least 20 ms
+//!   gone), doubled when the timer fires, at most the receiver's RTO; a packet that
+//!   finds the timer within ato/4 of firing is acknowledged at once;
+//! - out of order: the first 3 duplicate ACKs for one cumulative ACK go at once, later
+//!   ones are compressed (`tcp_comp_sack_nr` 44 at most, sent after `tcp_comp_sack_delay_ns`
+//!   1 ms, which is below 5 % of RTTs over 20 ms); a packet that empties the
+//!   out-of-order queue is acknowledged at once.
+//!
+//! The receiver's RTO bounds `ato`: with no handshake modelled it is TCP_TIMEOUT_INIT, 1 s.
 
-use super::timer::Timer;
-use super::{TcpParams, Variant};
+use super::timer::{kind_of, Timer};
+use super::{Profile, TcpParams, Variant};
 use crate::packet::{Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
-use crate::time::Time;
+use crate::time::{from_secs, Time};
 use crate::transport::{Agent, AgentCtx};
+
+/// Timer kinds (see [`Timer`]).
+const DELACK: u64 = 0;
+const COMPRESSED_ACK: u64 = 1;
+/// TCP_MAX_QUICKACKS.
+const LINUX_MAX_QUICKACKS: u32 = 16;
+/// TCP_ATO_MIN = HZ/25.
+const LINUX_ATO_MIN: f64 = 0.04;
+/// The receiver's RTO: TCP_TIMEOUT_INIT, as it measures no RTT here.
+const LINUX_RECEIVER_RTO: f64 = 1.0;
+/// tcp_send_delayed_ack(): `max_ato = HZ / 2`.
+const LINUX_MAX_ATO: f64 = 0.5;
+/// TCP_FASTRETRANS_THRESH: duplicate ACKs sent at once before compression.
+const LINUX_FASTRETRANS_THRESH: u32 = 3;
+/// `tcp_comp_sack_nr` 44 and `tcp_comp_sack_delay_ns` 1 ms.
+const LINUX_COMP_SACK_NR: u32 = 44;
+const LINUX_COMP_SACK_DELAY: f64 = 0.001;
+
+/// The linux profile's ACK state (`icsk_ack` and the compressed-SACK fields of `tcp_sock`).
+#[derive(Clone, Debug)]
+struct LinuxAcks {
+    /// ACKs left to send at once (`icsk_ack.quick`).
+    quick: u32,
+    /// The delayed-ACK timeout, seconds (`icsk_ack.ato`; 0: no data yet).
+    ato: f64,
+    /// When the last in-order packet arrived (`lrcvtime`).
+    last_received: Time,
+    /// Duplicate ACKs sent at once for `dup_ack_of` (`dup_ack_counter`, `compressed_ack_rcv_nxt`).
+    dup_acks: u32,
+    dup_ack_of: u64,
+    /// ACKs withheld since the last one sent (`compressed_ack`).
+    compressed: u32,
+    /// The cumulative ACK last sent (`rcv_wup`).
+    rcv_wup: u64,
+    compressed_timer: Timer,
+}
+
+impl LinuxAcks {
+    fn new() -> Self {
+        LinuxAcks {
+            quick: 0,
+            ato: 0.0,
+            last_received: 0,
+            dup_acks: 0,
+            dup_ack_of: 0,
+            compressed: 0,
+            rcv_wup: 0,
+            compressed_timer: Timer::new(COMPRESSED_ACK),
+        }
+    }
+
+    /// tcp_incr_quickack(): at least `TCP_MAX_QUICKACKS` quick ACKs (the window allows them).
+    fn incr_quickack(&mut self) {
+        self.quick = self.quick.max(LINUX_MAX_QUICKACKS);
+    }
+
+    /// tcp_event_data_recv(): an in-order packet adapts `ato`.
+    fn data_received(&mut self, now: Time) {
+        if self.ato == 0.0 {
+            self.incr_quickack();
+            self.ato = LINUX_ATO_MIN;
+        } else {
+            let gap = crate::time::to_secs(now - self.last_received);
+            if gap <= LINUX_ATO_MIN / 2.0 {
+                self.ato = self.ato / 2.0 + LINUX_ATO_MIN / 2.0;
+            } else if gap < self.ato {
+                self.ato = (self.ato / 2.0 + gap).min(LINUX_RECEIVER_RTO);
+            } else if gap > LINUX_RECEIVER_RTO {
+                self.incr_quickack();
+            }
+        }
+        self.last_received = now;
+    }
+
+    /// tcp_event_ack_sent(): an ACK of `rcv_nxt` went out; leaving quick-ACK mode deflates `ato`.
+    fn ack_sent(&mut self, rcv_nxt: u64) {
+        self.rcv_wup = rcv_nxt;
+        if self.quick == 1 {
+            self.ato = LINUX_ATO_MIN;
+        }
+        self.quick = self.quick.saturating_sub(1);
+        self.compressed = 0;
+        self.compressed_timer.clear();
+    }
+}
 
 /// Size of a pure ACK on the wire (IP + TCP headers), bytes.
 pub const ACK_SIZE: u32 = 40;
@@ -18,6 +121,8 @@ pub const ACK_SIZE: u32 = 40;
 pub struct TcpSink {
     sack: bool,
     delayed_ack: bool,
+    /// Linux's ACK rules (linux profile), else RFC 5681's.
+    linux: Option<LinuxAcks>,
     delack_timeout: Time,
     /// Next expected packet: the cumulative ACK.
     rcv_nxt: u64,
@@ -39,6 +144,7 @@ impl TcpSink {
         TcpSink {
             sack: opts.variant == Variant::Sack,
             delayed_ack: opts.delayed_ack,
+            linux: (opts.profile == Profile::Linux && opts.delayed_ack).then(LinuxAcks::new),
             delack_timeout: opts.delack_timeout.nanos(),
             rcv_nxt: 0,
             ranges: Vec::new(),
@@ -46,7 +152,7 @@ impl TcpSink {
             unacked: 0,
             echo: (0, false),
             ce: false,
-            delack: Timer::new(0),
+            delack: Timer::new(DELACK),
         }
     }
 
@@ -122,6 +228,52 @@ impl TcpSink {
         self.unacked = 0;
         self.ce = false;
         self.delack.clear();
+        if let Some(linux) = &mut self.linux {
+            linux.ack_sent(self.rcv_nxt);
+        }
+    }
+
+    /// __tcp_ack_snd_check() after a new data packet; `emptied`: it emptied the out-of-order queue.
+    fn linux_ack(&mut self, emptied: bool, ctx: &mut AgentCtx) {
+        let Some(linux) = &mut self.linux else { return };
+        // More than one full packet unacknowledged (rcv_nxt − rcv_wup > rcv_mss), quick-ACK
+        // mode, or the out-of-order queue just emptied (ICSK_ACK_NOW).
+        if self.rcv_nxt - linux.rcv_wup >= 2 || linux.quick > 0 || emptied {
+            return self.send_ack(ctx);
+        }
+        if self.ranges.is_empty() {
+            return self.linux_delay_ack(ctx);
+        }
+        // Out of order: compressed SACKs after the first three duplicate ACKs.
+        if linux.compressed >= LINUX_COMP_SACK_NR {
+            return self.send_ack(ctx);
+        }
+        if linux.dup_ack_of != self.rcv_nxt {
+            linux.dup_ack_of = self.rcv_nxt;
+            linux.dup_acks = 0;
+        }
+        if linux.dup_acks < LINUX_FASTRETRANS_THRESH {
+            linux.dup_acks += 1;
+            return self.send_ack(ctx);
+        }
+        linux.compressed += 1;
+        if !linux.compressed_timer.is_set() {
+            linux
+                .compressed_timer
+                .set(ctx.now + from_secs(LINUX_COMP_SACK_DELAY), ctx);
+        }
+    }
+
+    /// tcp_send_delayed_ack(): arm the timer for `ato`, keeping an earlier deadline, or ACK
+    /// at once when that deadline is within ato/4.
+    fn linux_delay_ack(&mut self, ctx: &mut AgentCtx) {
+        let Some(linux) = &self.linux else { return };
+        let ato = from_secs(linux.ato.min(LINUX_MAX_ATO));
+        match self.delack.deadline() {
+            Some(at) if at <= ctx.now + ato / 4 => self.send_ack(ctx),
+            Some(_) => {}
+            None => self.delack.set(ctx.now + ato, ctx),
+        }
     }
 }
 
@@ -137,12 +289,21 @@ impl Agent for TcpSink {
             self.echo = (p.sent_at, p.retransmit);
         }
         if p.seq != self.rcv_nxt {
-            // Out of order or a duplicate: acknowledge at once (RFC 5681 §4.2).
+            // Out of order or a duplicate: acknowledge at once (RFC 5681 §4.2); Linux
+            // compresses duplicate ACKs after the third.
             if p.seq > self.rcv_nxt {
                 self.insert(p.seq);
                 if self.sack {
                     self.recent.insert(0, p.seq);
                 }
+                if self.linux.is_some() {
+                    return self.linux_ack(false, ctx);
+                }
+            } else if let Some(linux) = &mut self.linux {
+                // tcp_data_queue(): a packet received before enters quick-ACK mode
+                // (tcp_enter_quickack_mode()), acknowledged at once.
+                linux.incr_quickack();
+                linux.ato = LINUX_ATO_MIN;
             }
             self.send_ack(ctx);
             return;
@@ -155,6 +316,10 @@ impl Agent for TcpSink {
         }
         ctx.deliver((self.rcv_nxt - before) * u64::from(p.size));
         self.unacked += 1;
+        if let Some(linux) = &mut self.linux {
+            linux.data_received(ctx.now);
+            return self.linux_ack(filled_gap && self.ranges.is_empty(), ctx);
+        }
         // RFC 5681 §4.2: ACK at once a packet that fills a gap; otherwise at
         // least every second packet, or when the delayed-ACK timer expires.
         if filled_gap || !self.delayed_ack || self.unacked >= 2 {
@@ -165,8 +330,26 @@ impl Agent for TcpSink {
     }
 
     fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        if self.delack.expired(token, ctx) && self.unacked > 0 {
-            self.send_ack(ctx);
+        match kind_of(token) {
+            DELACK => {
+                if self.delack.expired(token, ctx) && self.unacked > 0 {
+                    if let Some(linux) = &mut self.linux {
+                        // tcp_delack_timer_handler(): "Delayed ACK missed: inflate ATO".
+                        linux.ato = (2.0 * linux.ato).min(LINUX_RECEIVER_RTO);
+                    }
+                    self.send_ack(ctx);
+                }
+            }
+            _ => {
+                let fired = self
+                    .linux
+                    .as_mut()
+                    .is_some_and(|l| l.compressed_timer.expired(token, ctx) && l.compressed > 0);
+                if fired {
+                    // tcp_compressed_ack_kick().
+                    self.send_ack(ctx);
+                }
+            }
         }
     }
 }
@@ -239,7 +422,7 @@ mod tests {
     #[test]
     fn sack_blocks_newest_first() {
         let mut h = Harness::new(TcpOptions {
-            variant: Variant::Sack,
+            variant: Some(Variant::Sack),
             ..Default::default()
         });
         h.data(0, 0);
@@ -256,7 +439,7 @@ mod tests {
     #[test]
     fn delayed_ack_every_second_packet_or_timeout() {
         let mut h = Harness::new(TcpOptions {
-            delayed_ack: true,
+            delayed_ack: Some(true),
             ..Default::default()
         });
         assert!(h.data(0, 0).is_empty());
@@ -291,5 +474,64 @@ mod tests {
         assert!(h.outbox[0].ece);
         h.outbox.clear();
         assert!(!h.data(1, 1)[0].ece);
+    }
+
+    fn linux_sink() -> Harness {
+        Harness::new(TcpOptions {
+            profile: crate::transport::tcp::Profile::Linux,
+            ..Default::default()
+        })
+    }
+
+    /// Fires the pending timer events in time order until one sends an ACK: its time and the ACK.
+    fn next_ack(h: &mut Harness) -> (Time, Packet) {
+        loop {
+            h.timers.sort();
+            let (at, token) = h.timers.remove(0);
+            if let Some(ack) = h.fire(at, token).pop() {
+                return (at, ack);
+            }
+        }
+    }
+
+    const MS: Time = 1_000_000;
+
+    #[test]
+    fn linux_quick_acks_then_every_second_packet_or_ato() {
+        let mut h = linux_sink();
+        // The first 16 ACKs go at once (TCP_MAX_QUICKACKS).
+        for seq in 0..16 {
+            assert_eq!(h.data(seq * MS, seq).len(), 1, "quick ACK {seq}");
+        }
+        // Then every second packet.
+        assert!(h.data(16 * MS, 16).is_empty());
+        assert_eq!(h.data(17 * MS, 17)[0].seq, 18);
+        // A lone packet waits for the delayed-ACK timer: ato 40 ms (TCP_ATO_MIN).
+        assert!(h.data(18 * MS, 18).is_empty());
+        let (at, ack) = next_ack(&mut h);
+        assert_eq!((at, ack.seq), (58 * MS, 19));
+        // The missed delayed ACK doubled ato to 80 ms; a packet 41 ms after the last one
+        // (below ato) makes it 80/2 + 41 = 81 ms.
+        h.timers.clear();
+        assert!(h.data(59 * MS, 19).is_empty());
+        let (at, ack) = next_ack(&mut h);
+        assert_eq!((at, ack.seq), (140 * MS, 20));
+    }
+
+    #[test]
+    fn linux_compresses_duplicate_acks_after_the_third() {
+        let mut h = linux_sink();
+        for seq in 0..16 {
+            h.data(seq * MS, seq);
+        }
+        // Packet 16 lost: three duplicate ACKs at once, then one per 1 ms (or 44 packets).
+        for seq in 17..20 {
+            assert_eq!(h.data(seq * MS, seq)[0].seq, 16, "dup ACK {seq}");
+        }
+        assert!(h.data(20 * MS, 20).is_empty() && h.data(20 * MS + 1, 21).is_empty());
+        let (at, ack) = next_ack(&mut h);
+        assert_eq!((at, ack.seq, blocks(&ack)[0]), (21 * MS, 16, (17, 22)));
+        // The retransmission fills the hole and empties the out-of-order queue: an ACK at once.
+        assert_eq!(h.data(23 * MS, 16)[0].seq, 22);
     }
 }

@@ -52,6 +52,10 @@ impl Timer {
         self.deadline.is_some()
     }
 
+    pub fn deadline(&self) -> Option<Time> {
+        self.deadline
+    }
+
     /// Handles a fired token of this timer's kind; true when the timer expired now.
     pub fn expired(&mut self, token: u64, ctx: &mut AgentCtx) -> bool {
         if token >> KIND_BITS != self.generation || self.scheduled.is_none() {

@@ -212,17 +212,6 @@ impl CodelVars {
         (Some(id), ctx.now >= self.first_above_time)
     }
 
-    /// Drops `id`, or marks it CE and returns it when ECN applies (Linux codel_dequeue()).
-    fn drop_or_mark(&self, p: &CodelParams, id: PacketId, ctx: &mut QdiscCtx, stats: &mut CodelStats) -> bool {
-        if p.ecn && ctx.packets[id].ecn != Ecn::NotEct {
-            ctx.packets[id].ecn = Ecn::Ce;
-            stats.ecn_marks += 1;
-            return false;
-        }
-        ctx.drop_packet(id, DropReason::Codel);
-        true
-    }
-
     /// RFC 8289 §5.4 dequeue(): the next packet to send from `fifo`, after CoDel's drops.
     pub fn dequeue(
         &mut self,
@@ -244,7 +233,7 @@ impl CodelVars {
             }
             while self.dropping && now >= self.drop_next {
                 self.count += 1;
-                if !self.drop_or_mark(p, id, ctx, stats) {
+                if !drop_or_mark(p.ecn, id, ctx, stats) {
                     self.drop_next = control_law(self.drop_next, p.interval, self.count);
                     return Some(id);
                 }
@@ -262,7 +251,7 @@ impl CodelVars {
             }
         } else if ok_to_drop {
             // §5.4-5.5: enter the dropping state with this drop.
-            if self.drop_or_mark(p, id, ctx, stats) {
+            if drop_or_mark(p.ecn, id, ctx, stats) {
                 let (next, _) = self.head(p, fifo, ctx);
                 head = next;
             }
@@ -323,6 +312,18 @@ impl QueueDisc for Codel {
             ("dropping_entries", self.stats.dropping_entries as f64),
         ]
     }
+}
+
+/// Drops `id`, or marks it CE and keeps it when `ecn` is on and the packet is ECN-capable
+/// (Linux codel_dequeue()); whether it was dropped. Shared by both profiles (codel_linux.rs).
+pub(crate) fn drop_or_mark(ecn: bool, id: PacketId, ctx: &mut QdiscCtx, stats: &mut CodelStats) -> bool {
+    if ecn && ctx.packets[id].ecn != Ecn::NotEct {
+        ctx.packets[id].ecn = Ecn::Ce;
+        stats.ecn_marks += 1;
+        return false;
+    }
+    ctx.drop_packet(id, DropReason::Codel);
+    true
 }
 
 #[cfg(test)]

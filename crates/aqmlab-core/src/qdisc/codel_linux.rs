@@ -13,9 +13,9 @@
 //!   left: in FQ-CoDel all flow queues' (sch_fq_codel.c passes `sch->qstats.backlog`), where RFC
 //!   8290's pseudocode reads the flow queue's own.
 
-use super::codel::CodelStats;
-use super::{DropReason, Fifo, QdiscCtx};
-use crate::packet::{Ecn, PacketId};
+use super::codel::{drop_or_mark, CodelStats};
+use super::{Fifo, QdiscCtx};
+use crate::packet::PacketId;
 use crate::time::Time;
 
 /// `CODEL_SHIFT`: the clock's unit is 2^10 ns.
@@ -107,17 +107,6 @@ impl Vars {
         after(now, self.first_above_time)
     }
 
-    /// `INET_ECN_set_ce` where ECN is on, else the drop; whether the packet was dropped.
-    fn drop_or_mark(p: &Params, id: PacketId, ctx: &mut QdiscCtx, stats: &mut CodelStats) -> bool {
-        if p.ecn && ctx.packets[id].ecn != Ecn::NotEct {
-            ctx.packets[id].ecn = Ecn::Ce;
-            stats.ecn_marks += 1;
-            return false;
-        }
-        ctx.drop_packet(id, DropReason::Codel);
-        true
-    }
-
     /// `codel_dequeue`: the next packet from `fifo`, after CoDel's drops. `other_backlog` is what
     /// the qdisc holds besides `fifo` (FQ-CoDel's other flow queues).
     pub fn dequeue(
@@ -143,7 +132,7 @@ impl Vars {
                 while self.dropping && after_eq(now, self.drop_next) {
                     self.count = self.count.wrapping_add(1);
                     self.newton_step();
-                    if !Self::drop_or_mark(p, id, ctx, stats) {
+                    if !drop_or_mark(p.ecn, id, ctx, stats) {
                         self.drop_next = control_law(self.drop_next, p.interval, self.rec_inv_sqrt);
                         return Some(id);
                     }
@@ -162,7 +151,7 @@ impl Vars {
             return head;
         }
         if drop {
-            if Self::drop_or_mark(p, id, ctx, stats) {
+            if drop_or_mark(p.ecn, id, ctx, stats) {
                 head = fifo.pop(ctx.packets);
                 self.should_drop(p, head, fifo.bytes() + other_backlog, now, ctx);
             }

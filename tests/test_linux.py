@@ -1,12 +1,15 @@
 """Linux's qdiscs in aqmlab (issue 24): tc's words, the Linux profiles' errors, and `validate linux`
-on the recorded numbers (which rows fail, and that these are the known ones)."""
+and `validate emulate` on the recorded numbers (which rows fail, and that these are the known ones)."""
 
 from __future__ import annotations
+
+import json
 
 import aqmlab
 import pytest
 from aqmlab import ScenarioError
-from aqmlab.linux import reference, tc, validate
+from aqmlab.linux import emulated, reference, tc, validate
+from conftest import aqmlab_cli
 
 RED = "red limit 64000 min 16000 max 32000 avpkt 1000 burst 100 probability 0.1 bandwidth 10mbit"
 
@@ -101,3 +104,39 @@ def test_validate_linux_fails_exactly_the_known_rows():
         f"now failing, not known: {sorted(failing - set(validate.KNOWN_FAILURES))}; "
         f"known, now passing: {sorted(set(validate.KNOWN_FAILURES) - failing)}"
     )
+
+
+def test_validate_emulate_fails_exactly_the_known_rows():
+    outcome = emulated.run_suite()
+    # Every cell, every metric, two comparisons: emulated against Linux, aqmlab against emulated.
+    assert len(outcome.rows) == 2 * len(reference.CELLS) * len(reference.CCS) * len(validate.METRICS)
+    failing = {row.key for row in outcome.rows if not row.passed}
+    assert failing == set(emulated.KNOWN_FAILURES), (
+        f"now failing, not known: {sorted(failing - set(emulated.KNOWN_FAILURES))}; "
+        f"known, now passing: {sorted(set(emulated.KNOWN_FAILURES) - failing)}"
+    )
+
+
+def test_the_emulated_twin_is_the_twin_in_ip_packets():
+    simulated, emulated_twin = validate.twin("red", "cubic", 2).to_dict(), emulated.scenario("red", "cubic", 2)
+    data = emulated_twin.to_dict()
+    assert data["topology"]["bottleneck"]["qdisc"] == simulated["topology"]["bottleneck"]["qdisc"]
+    # htb's 10 Mbit/s of 1514-byte frames is 9.9075 Mbit/s of 1500-byte IP packets; iperf3's 849.2 datagrams a second.
+    assert data["topology"]["bottleneck"]["rate"] == "9907530bps"
+    udp = data["flows"][0]
+    assert udp["packet_size"] == "1500B" and float(udp["rate"].removesuffix("bps")) / (1500 * 8) == pytest.approx(
+        849.18, abs=0.01
+    )
+    assert [f.get("access_delay") for f in data["flows"]] == [f.get("access_delay") for f in simulated["flows"]]
+    assert all("packet_size" not in f for f in data["flows"][1:])
+
+
+def test_validate_emulate_cli_prints_three_columns_and_fails_on_the_known_rows():
+    done = aqmlab_cli("validate", "emulate", columns=160)
+    assert done.returncode == (1 if emulated.KNOWN_FAILURES else 0), done.stderr
+    assert "validate emulate:" in done.stdout and "≈ emulated" in done.stdout
+    total = 2 * len(reference.CELLS) * len(reference.CCS) * len(validate.METRICS)
+    assert f"{total - len(emulated.KNOWN_FAILURES)} of {total} checks pass" in done.stdout
+    as_json = json.loads(aqmlab_cli("validate", "emulate", "--json").stdout)
+    assert {row["key"] for row in as_json["rows"] if not row["pass"]} == set(emulated.KNOWN_FAILURES)
+    assert as_json["emulated"]["command"] == "make linux-emulated"

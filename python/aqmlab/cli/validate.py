@@ -214,7 +214,11 @@ def _validate_emulate(live: bool, json_output: bool) -> None:
         "linux": {key: reference[key] for key in ("kernel", "recorded", "command", "host_load")},
         "emulated": {key: emulated[key] for key in ("kernel", "recorded", "command", "host_load")},
     }
-    notes = {r.key: KNOWN_FAILURES.get(r.key, "not expected to fail: no cause known") for r in outcome.rows}
+    notes = {
+        r.key: c.where if r.key in KNOWN_FAILURES else f"not expected to fail; {c.where}"
+        for c in outcome.comparisons
+        for r in c.rows
+    }
     if json_output:
         rows = [
             r.to_dict(reference="reference")

@@ -27,7 +27,6 @@ import json
 import os
 import platform
 import statistics
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,37 +81,9 @@ def measure(cell: str, cc: str, run: int) -> dict[str, Any]:
 
 
 def record(work: Path, runs: int, only: list[str] | None, out: Path = EMULATED) -> dict[str, Any]:
-    """Emulates every cell `runs` times (round-robin over the cells), keeping each run in `work`,
-    and writes `out`."""
-    names = only or list(ref.CELLS)
-    unknown = [name for name in names if name not in ref.CELLS]
-    if unknown:
-        raise SystemExit(f"unknown cell(s) {', '.join(unknown)} (known: {', '.join(ref.CELLS)})")
-    for index in range(runs):
-        for name in names:
-            for cc in ref.CCS:
-                result = work / name / cc / f"run{index + 1}.json"
-                if result.exists():
-                    continue
-                print(f"{name} / {cc}: run {index + 1} of {runs}", file=sys.stderr, flush=True)
-                run = measure(name, cc, index + 1)
-                result.parent.mkdir(parents=True, exist_ok=True)
-                result.write_text(json.dumps(run, indent=1) + "\n")
-                print(
-                    f"  UDP {run['udp_mbps']:.2f}  TCP {run['tcp_mbps']:.2f}  Jain {run['jain']:.3f}  "
-                    f"delay {run['delay_median_ms']:.1f} ms  "
-                    f"host load {run['load_before']:.1f}/{run['load_after']:.1f}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    """Emulates every cell `runs` times (`reference.record_cells`) and writes `out`."""
+    measured, loads = ref.record_cells(work, runs, only, lambda name, cc, run, _: measure(name, cc, run))
     existing = json.loads(out.read_text()) if out.exists() else {"cells": {}}
-    cells = dict(existing.get("cells", {}))
-    loads: list[float] = []
-    for name in names:
-        for cc in ref.CCS:
-            kept = [json.loads((work / name / cc / f"run{i + 1}.json").read_text()) for i in range(runs)]
-            loads += [value for run in kept for value in (run["load_before"], run["load_after"])]
-            cells[f"{name}/{cc}"] = {"qdisc": ref.CELLS[name], "cc": cc, "runs": kept, **ref.summary(kept)}
     emulated = {
         "kernel": f"Linux {platform.release()} (this machine's, through aqmlab emulate)",
         "recorded": datetime.date.today().isoformat(),
@@ -120,16 +91,62 @@ def record(work: Path, runs: int, only: list[str] | None, out: Path = EMULATED) 
         "duration_s": ref.DURATION_S,
         "warmup_s": ref.WARMUP_S,
         "host_load": {"min": min(loads), "max": max(loads), "note": "1-minute load average of the 2-CPU host"},
-        "cells": dict(sorted(cells.items())),
+        "cells": dict(sorted((dict(existing.get("cells", {})) | measured).items())),
     }
     out.write_text(json.dumps(emulated, indent=1) + "\n")
     return emulated
 
 
-# Rows that fail today, by key ("<cell>.<cc>.<metric>.emulated" against Linux, ".aqmlab" for the
-# simulated twin against the emulation), with their measured cause. tests/test_linux.py asserts
-# that exactly these fail.
-KNOWN_FAILURES: dict[str, str] = {}
+# Where a difference lies, read from which of the three agree (`Comparison.where`).
+WHERE = {
+    # Linux's TCP through our qdisc agrees with Linux; our TCP through the same qdisc does not.
+    "tcp": "aqmlab's TCP model: the kernel's TCP through the same qdisc twin agrees with Linux, aqmlab's does not",
+    # Both TCPs through our qdisc agree with each other, not with Linux's qdisc.
+    "qdisc": (
+        "the qdisc twin or the reference's setting: the kernel's TCP and aqmlab's agree through the twin, "
+        "not with Linux's qdisc in User-Mode Linux"
+    ),
+    # The simulated twin agrees with Linux; the emulation stands apart.
+    "emulation": (
+        "the emulation: aqmlab's simulated twin agrees with Linux, the kernel's TCP through the emulated twin does not "
+        "(this kernel, TUN, the forwarder)"
+    ),
+    "all": "all three differ",
+    "spread": (
+        "both within Linux's spread, but the simulated twin and the emulation differ by more than the emulation's "
+        "spread or 10 %"
+    ),
+}
+
+# Rows that fail today, by cell and "<metric>.emulated" (against Linux) or "<metric>.aqmlab" (the
+# simulated twin against the emulation). `validate emulate` prints beside each where the difference
+# lies (`Comparison.where`, from which of the three agree), with the three values; recorded
+# 2026-11-27. tests/test_linux.py asserts that exactly these fail.
+KNOWN_FAILURES: frozenset[str] = frozenset(
+    f"{cell}.{failing}"
+    for cell, rows in {
+        "bfifo.cubic": ("udp_mbps.emulated", "tcp_mbps.emulated", "tcp_mbps.aqmlab", "jain.aqmlab"),
+        "bfifo.reno": ("tcp_mbps.aqmlab", "jain.aqmlab"),
+        **{
+            f"{qdisc}.{cc}": ("udp_mbps.emulated", "udp_mbps.aqmlab", "tcp_mbps.emulated", "tcp_mbps.aqmlab") + delay
+            for qdisc, cc, delay in (
+                ("choke", "cubic", ("delay_median_ms.aqmlab",)),
+                ("choke", "reno", ("delay_median_ms.aqmlab",)),
+                ("sfb", "cubic", ("delay_median_ms.aqmlab",)),
+                ("sfb", "reno", ("delay_median_ms.emulated", "delay_median_ms.aqmlab")),
+            )
+        },
+        "codel.cubic": ("tcp_mbps.emulated", "delay_median_ms.emulated"),
+        "codel.reno": ("delay_median_ms.emulated",),
+        "pie.cubic": ("tcp_mbps.emulated",),
+        "pie.reno": ("tcp_mbps.aqmlab",),
+        "red.cubic": ("tcp_mbps.emulated",),
+        "red.reno": ("tcp_mbps.emulated", "tcp_mbps.aqmlab", "delay_median_ms.emulated"),
+        "sfq.cubic": ("delay_median_ms.emulated", "delay_median_ms.aqmlab"),
+        "sfq.reno": ("delay_median_ms.emulated", "delay_median_ms.aqmlab"),
+    }.items()
+    for failing in rows
+)
 
 
 @dataclass
@@ -144,10 +161,30 @@ class Comparison:
     emulated: tuple[float, float]
     emulated_row: Row
     simulated_row: Row
+    # aqmlab's twin against Linux: `validate linux`'s row, for `where`.
+    simulated_vs_linux: Row
 
     @property
     def rows(self) -> tuple[Row, Row]:
         return self.emulated_row, self.simulated_row
+
+    @property
+    def where(self) -> str:
+        """Which of the three stands apart, from which pairs agree: the place a failing row's
+        difference lies (the note `validate emulate` prints beside it)."""
+        emulated_linux, simulated_emulated = self.emulated_row.passed, self.simulated_row.passed
+        simulated_linux = self.simulated_vs_linux.passed
+        if emulated_linux and simulated_emulated:
+            return "all three agree"
+        if emulated_linux and simulated_linux:
+            return WHERE["spread"]
+        if emulated_linux:
+            return WHERE["tcp"]
+        if simulated_emulated and not simulated_linux:
+            return WHERE["qdisc"]
+        if simulated_linux:
+            return WHERE["emulation"]
+        return WHERE["all"]
 
 
 @dataclass
@@ -194,7 +231,10 @@ def run_suite(live: bool = False, progress: Callable[[str], None] | None = None)
             emulated_values = [run[metric] for run in cell["runs"]]
             emulated_row, linux_spread = row(kind, cc, metric, linux, emulated_values, of="emulated")
             simulated_row, emulated_spread = row(kind, cc, metric, emulated_values, simulated[metric], of="aqmlab")
-            outcome.comparisons.append(Comparison(name, linux_spread, emulated_spread, emulated_row, simulated_row))
+            against_linux, _ = row(kind, cc, metric, linux, simulated[metric])
+            outcome.comparisons.append(
+                Comparison(name, linux_spread, emulated_spread, emulated_row, simulated_row, against_linux)
+            )
         outcome.efforts[name] = (
             f"retransmitted per TCP flow: Linux {statistics.fmean(r['tcp_retransmits'] for r in linux_runs):.0f}, "
             f"emulated {statistics.fmean(r['tcp_retransmits'] for r in cell['runs']):.0f}"

@@ -54,7 +54,7 @@ def test_failing_rows_where_the_cbrs_make_lqd_no_less_fair_are_the_papers_arithm
 
     # Each failing row is judged from eq. 17 on its measured class means: arithmetic where the
     # CBRs' allocation alone puts LQD at or above BRED (quick: 0.850 vs 0.848, 0.860 vs 0.858),
-    # open where it does not (n20 at 0.5 Mb/s: the CBRs get 1.3x under both, LQD 0.001 lower).
+    # open where it does not (n20 at 0.5 Mb/s: the CBRs get 1.3x under both, LQD 0.003 lower).
     for key, (n, total) in {
         "order.n20.cbr100k.lqd_lt_bred": (20, 0.1),
         "order.n50.cbr100k.lqd_lt_bred": (50, 0.1),

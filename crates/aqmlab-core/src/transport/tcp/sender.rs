@@ -66,27 +66,24 @@
 //!   (TCP_CA_Loss) no recovery starts and the window grows by slow start.
 
 use super::cc::{AckSample, LinuxCc, Window};
-use super::ns2_rtt::Ns2Rtt;
 use super::prr::Prr;
 use super::rack::RackBoard;
 use super::rto::{LinuxRto, RtoEstimator};
 use super::sack::{Scoreboard, DUP_THRESH};
-use super::timer::{kind_of, Timer};
 use super::web::{FileSize, ThinkTime};
 use super::{CongestionAvoidance, Profile, TcpParams, Variant, Workload};
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
-use crate::transport::{Agent, AgentCtx, AgentStats, Transfer};
+use crate::transport::ns2_rtt::Ns2Rtt;
+use crate::transport::timer::{Generation, Restartable};
+use crate::transport::{Agent, AgentCtx, AgentStats, TimerKind, Token, Transfer};
 use rand::Rng as _;
 
 /// FRED §11.3: the tiny-window enhancement applies "with a congestion window smaller than about 10 packets".
 const TINY_WINDOW: f64 = 10.0;
 /// 4.4BSD-Lite tcp_input.c's "constant fraction of a packet (maxseg/8)" per ACK in congestion avoidance.
 const BSD44_EXTRA_INCREMENT: f64 = 1.0 / 8.0;
-/// Timer kinds (see [`Timer`]).
-const RETRANSMIT: u64 = 0;
-const NEXT_TRANSFER: u64 = 1;
 /// ns-2 NewReno recv(): `send_much(0, 0, 2)` while in fast recovery (tcp-newreno.cc).
 const NS2_NEWRENO_RECOVERY_BURST: u64 = 2;
 /// tcp_update_pacing_rate(): the pacing rate Linux sets is this multiple of cwnd/SRTT in
@@ -96,6 +93,16 @@ const LINUX_PACING_CA_RATIO: f64 = 1.2;
 /// The variables a traced sender records whenever they change; besides, `rtt` at every
 /// RTT sample (see `on_new_ack`).
 const TRACED: [&str; 5] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar"];
+
+crate::timer_kinds! {
+    /// The sender's timers.
+    enum SenderTimer {
+        /// The retransmission timeout (`retransmit_timer`).
+        Retransmit { generation: Generation },
+        /// The web workload's next transfer after a think time (`transfer_timer`).
+        NextTransfer { generation: Generation },
+    }
+}
 
 /// The RTT estimator and retransmission timeout of the profile.
 enum RttTimer {
@@ -237,8 +244,8 @@ pub struct TcpSender {
     /// Linux's `TCP_CA_Loss`: after a timeout, until `recover` is acknowledged.
     in_loss: bool,
     rtt: RttTimer,
-    retransmit_timer: Timer,
-    transfer_timer: Timer,
+    retransmit_timer: Restartable<SenderTimer>,
+    transfer_timer: Restartable<SenderTimer>,
     stats: AgentStats,
     /// Last traced value of each of [`TRACED`] (NaN: none yet).
     traced: [f64; TRACED.len()],
@@ -309,8 +316,8 @@ impl TcpSender {
             board: RackBoard::default(),
             in_loss: false,
             rtt,
-            retransmit_timer: Timer::new(RETRANSMIT),
-            transfer_timer: Timer::new(NEXT_TRANSFER),
+            retransmit_timer: Restartable::new(|generation| SenderTimer::Retransmit { generation }),
+            transfer_timer: Restartable::new(|generation| SenderTimer::NextTransfer { generation }),
             stats: AgentStats::default(),
             traced: [f64::NAN; TRACED.len()],
         }
@@ -958,15 +965,15 @@ impl Agent for TcpSender {
         self.trace(ctx);
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        match kind_of(token) {
-            RETRANSMIT => {
-                if self.retransmit_timer.expired(token, ctx) {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SenderTimer::from_token(token) {
+            SenderTimer::Retransmit { generation } => {
+                if self.retransmit_timer.expired(generation, ctx) {
                     self.timeout(ctx);
                 }
             }
-            _ => {
-                if self.transfer_timer.expired(token, ctx) && ctx.now < self.stop {
+            SenderTimer::NextTransfer { generation } => {
+                if self.transfer_timer.expired(generation, ctx) && ctx.now < self.stop {
                     self.start_web_transfer(ctx);
                 }
             }
@@ -989,7 +996,7 @@ mod tests {
     struct Harness {
         tcp: TcpSender,
         outbox: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
+        timers: Vec<(Time, Token)>,
         now: Time,
     }
 

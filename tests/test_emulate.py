@@ -166,3 +166,14 @@ def test_compare_emulate_runs_each_mechanism_in_real_time(tmp_path):
     assert rows["drr"]["tcp_mbps"] > 1.5 * rows["droptail"]["tcp_mbps"]
     assert rows["drr"]["tcp_mbps"] > 3.5
     assert all(0 < row["added_mean_us"] < 5000 for row in rows.values())
+
+
+def test_the_cubic_bbr_example_runs_only_emulated():
+    """docs/examples/cubic-bbr-flood.toml (issue 25 goal 5) is a valid scenario that `run` refuses
+    for its BBR flows, naming the first of them and what to write instead."""
+    example = ROOT / "docs" / "examples" / "cubic-bbr-flood.toml"
+    data = aqmlab.load(example).to_dict()
+    assert [f["tcp"]["cc"] for f in data["flows"][1:]] == ["cubic"] * 4 + ["bbr"] * 4
+    done = aqmlab_cli("run", example)
+    assert done.returncode == 2
+    assert done.stderr.startswith('error: flows[5].tcp.cc: "bbr" runs only under `aqmlab emulate`'), done.stderr

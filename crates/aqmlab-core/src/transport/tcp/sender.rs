@@ -991,28 +991,22 @@ mod tests {
     use super::*;
     use crate::rng::stream;
     use crate::transport::tcp::TcpOptions;
+    use crate::transport::testing::AgentHarness;
 
-    /// A sender driven by hand: `ack(seq)` feeds an ACK and returns the sequence numbers sent in reply.
-    struct Harness {
-        tcp: TcpSender,
-        outbox: Vec<Packet>,
-        timers: Vec<(Time, Token)>,
-        now: Time,
+    /// A started sender driven by hand: `ack(seq)` feeds an ACK 1 ms after the previous call
+    /// and returns the sequence numbers sent in reply.
+    fn sender(opts: TcpOptions) -> AgentHarness<TcpSender> {
+        let tcp = TcpSender::new(&opts.resolve(), &Workload::Infinite, 1000, Time::MAX, stream(1, "t"));
+        let mut h = AgentHarness::sender(tcp);
+        h.start(0);
+        h
     }
 
-    impl Harness {
-        fn new(opts: TcpOptions) -> Self {
-            let mut h = Harness {
-                tcp: TcpSender::new(&opts.resolve(), &Workload::Infinite, 1000, Time::MAX, stream(1, "t")),
-                outbox: Vec::new(),
-                timers: Vec::new(),
-                now: 0,
-            };
-            let mut ctx = AgentCtx::new(0, 0, 1.0, 0, 1, &mut h.outbox, &mut h.timers, None);
-            h.tcp.start(&mut ctx);
-            h
-        }
+    fn seqs(packets: &[Packet]) -> Vec<u64> {
+        packets.iter().map(|p| p.seq).collect()
+    }
 
+    impl AgentHarness<TcpSender> {
         fn ack_with(&mut self, seq: u64, ece: bool) -> Vec<u64> {
             self.deliver(Packet {
                 kind: PacketKind::Ack,
@@ -1036,10 +1030,7 @@ mod tests {
         }
 
         fn deliver(&mut self, ack: Packet) -> Vec<u64> {
-            self.now += 1_000_000;
-            let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
-            self.tcp.receive(&ack, &mut ctx);
-            self.outbox.drain(..).map(|p| p.seq).collect()
+            seqs(&self.receive(self.now + 1_000_000, &ack))
         }
 
         fn ack(&mut self, seq: u64) -> Vec<u64> {
@@ -1048,15 +1039,14 @@ mod tests {
 
         /// Lets the retransmission timer expire; returns the sequence numbers sent.
         fn expire(&mut self) -> Vec<u64> {
-            let before = self.tcp.stats.timeouts;
-            while self.tcp.stats.timeouts == before {
+            let before = self.agent.stats.timeouts;
+            let mut sent = Vec::new();
+            while self.agent.stats.timeouts == before {
                 let (at, token) = *self.timers.last().expect("a pending timer");
                 self.timers.clear();
-                self.now = self.now.max(at);
-                let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
-                self.tcp.timer(token, &mut ctx);
+                sent.extend(self.fire(self.now.max(at), token));
             }
-            self.outbox.drain(..).map(|p| p.seq).collect()
+            seqs(&sent)
         }
     }
 
@@ -1065,22 +1055,21 @@ mod tests {
     /// pipe falls to 4, by RFC 6675's count or ns-2's); then the retransmission of 0
     /// is lost too and the timer expires with 12 outstanding.
     fn timeout_during_recovery(profile: Profile, variant: Variant) -> TcpSender {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             profile,
             variant: Some(variant),
             initial_window: Some(10),
             window: Some(100),
             ..Default::default()
         });
-        h.outbox.clear();
         for sacked in 2..9 {
             h.sack(0, &[(1, sacked)]);
         }
-        assert_eq!((h.tcp.ssthresh, h.tcp.stats.fast_retransmits), (5.0, 1));
-        assert_eq!(h.tcp.snd_max, 12);
+        assert_eq!((h.agent.ssthresh, h.agent.stats.fast_retransmits), (5.0, 1));
+        assert_eq!(h.agent.snd_max, 12);
         assert_eq!(h.expire(), vec![0]);
-        assert_eq!((h.tcp.cwnd, h.tcp.stats.timeouts), (1.0, 1));
-        h.tcp
+        assert_eq!((h.agent.cwnd, h.agent.stats.timeouts), (1.0, 1));
+        h.agent
     }
 
     #[test]
@@ -1103,16 +1092,14 @@ mod tests {
         }
     }
 
-    fn sack_sender(profile: Profile, initial_window: u64) -> Harness {
-        let mut h = Harness::new(TcpOptions {
+    fn sack_sender(profile: Profile, initial_window: u64) -> AgentHarness<TcpSender> {
+        sender(TcpOptions {
             profile,
             variant: Some(Variant::Sack),
             initial_window: Some(initial_window),
             window: Some(100),
             ..Default::default()
-        });
-        h.outbox.clear();
-        h
+        })
     }
 
     #[test]
@@ -1123,25 +1110,25 @@ mod tests {
         // Third duplicate ACK: cwnd = ssthresh = 5, pipe_ = maxseq 9 - highest_ack -1 - 3 = 7 (the
         // fast retransmission is not counted).
         assert_eq!(h.sack(0, &[(1, 4)]), vec![0]);
-        assert_eq!((h.tcp.cwnd, h.tcp.ns2_pipe), (5.0, 7));
+        assert_eq!((h.agent.cwnd, h.agent.ns2_pipe), (5.0, 7));
         // Each ACK in recovery takes one out: 6, then 5, nothing sent while pipe_ >= cwnd.
         assert!(h.sack(0, &[(1, 5)]).is_empty());
         assert!(h.sack(0, &[(6, 7), (1, 5)]).is_empty());
         // pipe_ 4 < 5: the hole 5 goes out, though only two packets above it are SACKed
         // (RFC 6675 would wait until it IsLost).
         assert_eq!(h.sack(0, &[(6, 8), (1, 5)]), vec![5]);
-        assert_eq!(h.tcp.ns2_pipe, 5);
+        assert_eq!(h.agent.ns2_pipe, 5);
         // No hole above the last retransmission: new data, one per ACK.
         assert_eq!(h.sack(0, &[(6, 9), (1, 5)]), vec![10]);
         assert_eq!(h.sack(0, &[(6, 10), (1, 5)]), vec![11]);
         // The retransmitted 0 arrives: a partial ACK takes two out, so two packets go.
         assert_eq!(h.sack(5, &[(6, 10)]), vec![12, 13]);
-        assert_eq!(h.tcp.ns2_pipe, 5);
+        assert_eq!(h.agent.ns2_pipe, 5);
         // The retransmitted 5 arrives: recovery ends at cwnd 5 with packets 10..14 out.
         assert_eq!(h.ack(10), vec![14]);
-        assert!(!h.tcp.in_recovery && h.tcp.scoreboard.sacked_count() == 0);
+        assert!(!h.agent.in_recovery && h.agent.scoreboard.sacked_count() == 0);
         assert_eq!(
-            (h.tcp.cwnd, h.tcp.stats.fast_retransmits, h.tcp.stats.timeouts),
+            (h.agent.cwnd, h.agent.stats.fast_retransmits, h.agent.stats.timeouts),
             (5.0, 1, 0)
         );
     }
@@ -1155,69 +1142,67 @@ mod tests {
             h.sack(0, &[(1, 2)]);
             h.sack(0, &[(1, 3)]);
             assert_eq!(h.sack(0, &[(1, 4)]), sent, "{profile:?}");
-            assert_eq!(h.tcp.cwnd, 2.0);
+            assert_eq!(h.agent.cwnd, 2.0);
         }
         // A duplicate ACK that SACKs nothing new is not counted by Sack1.
         let mut h = sack_sender(Profile::Ns2, 4);
         h.sack(0, &[(1, 2)]);
         h.sack(0, &[(1, 2)]);
         h.sack(0, &[(1, 3)]);
-        assert_eq!(h.tcp.dupacks, 2);
+        assert_eq!(h.agent.dupacks, 2);
     }
 
     #[test]
     fn ecn_then_a_loss_in_the_same_window_halves_once() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
-        h.outbox.clear();
         h.ack_with(1, true); // packets 1..9 outstanding
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (4.0, 4.0));
         // Packet 1 was lost: the third duplicate ACK retransmits it without a second halving.
         h.ack(1);
         h.ack(1);
         assert_eq!(h.ack(1), vec![1]);
-        assert_eq!(h.tcp.stats.fast_retransmits, 1);
-        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (4.0, 7.0));
-        assert!(h.tcp.in_recovery);
-        h.ack(h.tcp.snd_max); // full ACK ends recovery, ssthresh still the one halving
-        assert_eq!(h.tcp.ssthresh, 4.0);
+        assert_eq!(h.agent.stats.fast_retransmits, 1);
+        assert_eq!((h.agent.ssthresh, h.agent.cwnd), (4.0, 7.0));
+        assert!(h.agent.in_recovery);
+        h.ack(h.agent.snd_max); // full ACK ends recovery, ssthresh still the one halving
+        assert_eq!(h.agent.ssthresh, 4.0);
         // A timeout within a window halved for ECN keeps ssthresh (RFC 3168 §6.1.2).
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
         h.ack_with(1, true);
         h.expire();
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (1.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (1.0, 4.0));
     }
 
     #[test]
     fn ns2_congestion_avoidance_adds_one_over_cwnd_per_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             profile: Profile::Ns2,
             initial_window: Some(10),
             initial_ssthresh: Some(10.0),
             window: Some(100),
             ..Default::default()
         });
-        h.outbox.clear();
         let mut w: f64 = 10.0;
         for ack in 1..=10 {
             h.ack(ack);
             w += 1.0 / w;
-            assert_eq!(h.tcp.cwnd, w);
+            assert_eq!(h.agent.cwnd, w);
         }
         // int(cwnd_) = 10 after a full window of ACKs: no extra packet this round (floor(w)/w growth).
-        assert!(h.tcp.cwnd < 11.0 && h.tcp.snd_max == 20);
+        assert!(h.agent.cwnd < 11.0 && h.agent.snd_max == 20);
     }
 
     #[test]
     fn bsd44_congestion_avoidance_adds_an_eighth_more_per_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             congestion_avoidance: Some(CongestionAvoidance::Bsd44),
             initial_window: Some(16),
             initial_ssthresh: Some(16.0),
@@ -1229,18 +1214,18 @@ mod tests {
             h.ack(ack);
             w += 1.0 / w + 0.125;
         }
-        assert_eq!(h.tcp.cwnd, w);
+        assert_eq!(h.agent.cwnd, w);
         // One window of 16 ACKs: Σ 1/w ≈ 0.92 plus 16/8 = 2, against +1 under `per_window`.
-        assert!((h.tcp.cwnd - 18.92).abs() < 0.01, "cwnd {}", h.tcp.cwnd);
+        assert!((h.agent.cwnd - 18.92).abs() < 0.01, "cwnd {}", h.agent.cwnd);
     }
 
     #[test]
     fn slow_start_then_one_packet_per_window_of_acks() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             initial_ssthresh: Some(4.0),
             ..Default::default()
         });
-        assert_eq!(h.outbox.drain(..).map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(seqs(&h.sent), vec![0]);
         assert_eq!(h.ack(1), vec![1, 2]); // cwnd 2
         assert_eq!(h.ack(2), vec![3, 4]); // cwnd 3
         assert_eq!(h.ack(3), vec![5, 6]); // cwnd 4 = ssthresh
@@ -1249,81 +1234,77 @@ mod tests {
         assert_eq!(h.ack(5), vec![8]);
         assert_eq!(h.ack(6), vec![9]);
         assert_eq!(h.ack(7), vec![10, 11]);
-        assert_eq!(h.tcp.cwnd, 5.0);
+        assert_eq!(h.agent.cwnd, 5.0);
     }
 
     #[test]
     fn ecn_echo_halves_once_per_window_and_data_is_ect() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
-        assert!(h.outbox.iter().all(|p| p.ecn == Ecn::Ect) && h.outbox.len() == 8);
-        h.outbox.clear();
+        assert!(h.sent.iter().all(|p| p.ecn == Ecn::Ect) && h.sent.len() == 8);
         h.ack_with(1, true);
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (4.0, 4.0));
         // Further echoes for data sent before the reduction are ignored.
         h.ack_with(2, true);
         h.ack_with(8, true);
-        assert_eq!(h.tcp.ssthresh, 4.0);
+        assert_eq!(h.agent.ssthresh, 4.0);
         // An echo for data sent after it halves again.
-        let beyond = h.tcp.ecn_recover + 1;
+        let beyond = h.agent.ecn_recover + 1;
         h.ack_with(beyond, true);
-        assert_eq!(h.tcp.ssthresh, 2.0);
+        assert_eq!(h.agent.ssthresh, 2.0);
     }
 
     #[test]
     fn newreno_retransmits_on_each_partial_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             initial_window: Some(10),
             ..Default::default()
         });
-        h.outbox.clear();
         // Packets 0, 3 and 6 of 0..10 are lost: 1, 2, 4, 5, 7, 8, 9 arrive.
         assert!(h.ack(0).is_empty() && h.ack(0).is_empty());
         assert_eq!(h.ack(0), vec![0]); // third duplicate ACK: fast retransmit
-        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (5.0, 8.0));
+        assert_eq!((h.agent.ssthresh, h.agent.cwnd), (5.0, 8.0));
         for _ in 0..4 {
             h.ack(0); // cwnd inflates to 12: packets 10 and 11 go out
         }
-        assert_eq!(h.tcp.snd_max, 12);
+        assert_eq!(h.agent.snd_max, 12);
         // Partial ACK: retransmit the next hole at once; cwnd deflates to 12 - 3 + 1 = 10 (RFC 6582),
         // which with 9 packets outstanding lets one new packet out.
         assert_eq!(h.ack(3), vec![3, 12]);
         assert_eq!(h.ack(6), vec![6, 13]);
-        assert_eq!(h.tcp.stats.timeouts, 0);
-        h.ack(h.tcp.snd_max); // full ACK ends recovery
-        assert!(!h.tcp.in_recovery);
-        assert_eq!(h.tcp.stats.fast_retransmits, 1);
+        assert_eq!(h.agent.stats.timeouts, 0);
+        h.ack(h.agent.snd_max); // full ACK ends recovery
+        assert!(!h.agent.in_recovery);
+        assert_eq!(h.agent.stats.fast_retransmits, 1);
     }
 
     #[test]
     fn tiny_window_resends_the_last_packet_when_the_window_is_full() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             window: Some(3),
             initial_window: Some(3),
             tiny_window: true,
             ..Default::default()
         });
-        h.outbox.clear();
         assert_eq!(h.ack(0), vec![2]); // first duplicate ACK: no room for new data, re-send the last packet
         assert_eq!(h.ack(0), vec![2]);
         assert_eq!(h.ack(0), vec![0]); // third: fast retransmit
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             window: Some(10),
             initial_window: Some(3),
             tiny_window: true,
             ..Default::default()
         });
-        h.outbox.clear();
         assert_eq!(h.ack(0), vec![3]); // room in the receiver window: a new packet
         assert_eq!(h.ack(0), vec![4]);
-        assert_eq!(h.tcp.cwnd, 3.0);
+        assert_eq!(h.agent.cwnd, 3.0);
     }
 
-    fn linux(cc: super::super::CongestionControl) -> Harness {
-        Harness::new(TcpOptions {
+    fn linux(cc: super::super::CongestionControl) -> AgentHarness<TcpSender> {
+        sender(TcpOptions {
             profile: Profile::Linux,
             cc: Some(cc),
             ..Default::default()
@@ -1333,12 +1314,12 @@ mod tests {
     #[test]
     fn linux_opens_with_ten_packets_and_one_second_rto() {
         let mut h = linux(super::super::CongestionControl::Cubic);
-        let first: Vec<u64> = h.outbox.drain(..).map(|p| p.seq).collect();
+        let first = seqs(&h.sent);
         assert_eq!(first, (0..10).collect::<Vec<_>>(), "IW 10 (RFC 6928, TCP_INIT_CWND)");
         assert_eq!(h.timers[0].0, 1_000_000_000, "TCP_TIMEOUT_INIT 1 s");
         // Slow start: each ACK of two packets opens two (tcp_slow_start() counts packets acked).
         assert_eq!(h.ack(2), vec![10, 11, 12, 13]);
-        assert_eq!(h.tcp.cwnd, 12.0);
+        assert_eq!(h.agent.cwnd, 12.0);
     }
 
     #[test]
@@ -1348,10 +1329,8 @@ mod tests {
             (super::super::CongestionControl::Reno, 10.0),
         ] {
             let mut h = linux(cc);
-            h.outbox.clear();
             h.ack(10); // cwnd 20: packets 10..30 out
-            assert_eq!(h.tcp.cwnd, 20.0);
-            h.outbox.clear();
+            assert_eq!(h.agent.cwnd, 20.0);
             // Packet 10 lost. Two SACKed packets: no recovery, but each makes room for new data
             // (Linux's in-flight count leaves SACKed packets out).
             assert_eq!(h.sack(10, &[(11, 12)]), vec![30]);
@@ -1359,23 +1338,21 @@ mod tests {
             // The third: recovery, ssthresh = 20·717/1024 = 14 (cubic) or 20/2 (reno).
             let sent = h.sack(10, &[(11, 14)]);
             assert_eq!(sent[0], 10);
-            assert!(h.tcp.in_recovery);
-            assert_eq!(h.tcp.ssthresh, ssthresh, "{cc:?}");
+            assert!(h.agent.in_recovery);
+            assert_eq!(h.agent.ssthresh, ssthresh, "{cc:?}");
             // A full ACK ends recovery with cwnd = ssthresh.
-            let high = h.tcp.snd_max;
+            let high = h.agent.snd_max;
             h.ack(high);
-            assert!(!h.tcp.in_recovery && h.tcp.cwnd >= ssthresh && h.tcp.cwnd <= ssthresh + 1.0);
+            assert!(!h.agent.in_recovery && h.agent.cwnd >= ssthresh && h.agent.cwnd <= ssthresh + 1.0);
         }
     }
 
     #[test]
     fn linux_recovery_sends_by_prr() {
         let mut h = linux(super::super::CongestionControl::Cubic);
-        h.outbox.clear();
         h.ack(10); // cwnd 20: packets 10..30 out
-        h.outbox.clear();
-        // Packet 10 lost; each ACK SACKs one more packet. The first two SACKs send new data
-        // (30, 31); the third starts recovery with ssthresh 14 and RecoverFS = cwnd = 20.
+                   // Packet 10 lost; each ACK SACKs one more packet. The first two SACKs send new data
+                   // (30, 31); the third starts recovery with ssthresh 14 and RecoverFS = cwnd = 20.
         let mut sent = Vec::new();
         for top in 12..14 {
             sent.extend(h.sack(10, &[(11, top)]));
@@ -1387,16 +1364,16 @@ mod tests {
             let now = h.sack(10, &[(11, top)]);
             delivered += 1;
             out += now.len() as u64;
-            assert!(h.tcp.in_recovery && h.tcp.ssthresh == 14.0);
+            assert!(h.agent.in_recovery && h.agent.ssthresh == 14.0);
             if delivered == 1 {
                 assert_eq!(now[0], 10, "the fast retransmission first");
             }
             // In flight stays above ssthresh: RFC 6937's proportional part,
             // ⌈prr_delivered · ssthresh / RecoverFS⌉ sent in all.
-            let in_flight = h.tcp.board.in_flight();
+            let in_flight = h.agent.board.in_flight();
             assert!(in_flight >= 14, "{in_flight}");
             assert_eq!(out, (delivered * 14).div_ceil(20), "after {delivered} delivered");
-            assert_eq!((h.tcp.prr.delivered, h.tcp.prr.out), (delivered, out));
+            assert_eq!((h.agent.prr.delivered, h.agent.prr.out), (delivered, out));
         }
     }
 }

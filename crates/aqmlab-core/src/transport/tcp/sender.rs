@@ -185,10 +185,14 @@ impl CwndUsage {
     }
 }
 
-pub struct TcpSender {
+/// What the sender runs with, resolved once in [`TcpSender::new`] from the flow's
+/// [`TcpParams`] (the qdiscs' parameters): never changed by the algorithm.
+#[derive(Clone, Debug)]
+struct SenderParams {
     profile: Profile,
     variant: Variant,
     congestion_avoidance: CongestionAvoidance,
+    /// Data packet size, bytes.
     size: u32,
     /// Maximum (receiver) window, packets.
     window: u64,
@@ -196,8 +200,15 @@ pub struct TcpSender {
     initial_ssthresh: f64,
     tiny_window: bool,
     ecn: bool,
-    application: Application,
+    /// No new data is sent from this time on.
     stop: Time,
+}
+
+/// The sender: its parameters, the application above it, then the algorithm's variables
+/// (RFC 793/6675 names where they exist), timers and counters.
+pub struct TcpSender {
+    params: SenderParams,
+    application: Application,
     rng: Rng,
 
     /// Oldest unacknowledged packet (the cumulative ACK).
@@ -281,17 +292,19 @@ impl TcpSender {
             }
         };
         TcpSender {
-            profile: opts.profile,
-            variant: opts.variant,
-            congestion_avoidance: opts.congestion_avoidance,
-            size,
-            window: opts.window,
-            initial_window: opts.initial_window as f64,
-            initial_ssthresh,
-            tiny_window: opts.tiny_window,
-            ecn: opts.ecn,
+            params: SenderParams {
+                profile: opts.profile,
+                variant: opts.variant,
+                congestion_avoidance: opts.congestion_avoidance,
+                size,
+                window: opts.window,
+                initial_window: opts.initial_window as f64,
+                initial_ssthresh,
+                tiny_window: opts.tiny_window,
+                ecn: opts.ecn,
+                stop,
+            },
             application,
-            stop,
             rng,
             snd_una: 0,
             snd_nxt: 0,
@@ -325,7 +338,7 @@ impl TcpSender {
 
     /// Whether packet `seq` exists: already sent once, or new data the application still has.
     fn has_data(&self, seq: u64, now: Time) -> bool {
-        seq < self.snd_max || (seq < self.data_end && now < self.stop)
+        seq < self.snd_max || (seq < self.data_end && now < self.params.stop)
     }
 
     fn send_packet(&mut self, seq: u64, ctx: &mut AgentCtx) {
@@ -334,7 +347,7 @@ impl TcpSender {
             self.prr.sent(1);
         }
         let retransmit = seq < self.snd_max;
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             self.board.sent(seq, ctx.now);
         }
         if retransmit {
@@ -346,10 +359,14 @@ impl TcpSender {
             }
         }
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
-        let ecn = if self.ecn && !retransmit { Ecn::Ect } else { Ecn::NotEct };
+        let ecn = if self.params.ecn && !retransmit {
+            Ecn::Ect
+        } else {
+            Ecn::NotEct
+        };
         ctx.send(Packet {
             kind: PacketKind::Data,
-            size: self.size,
+            size: self.params.size,
             seq,
             sent_at: ctx.now,
             retransmit,
@@ -368,7 +385,7 @@ impl TcpSender {
     /// Sliding window: send while the next packet is within min(cwnd, window)
     /// of the cumulative ACK, at most `burst` packets.
     fn send_window(&mut self, burst: u64, ctx: &mut AgentCtx) {
-        let limit = self.snd_una + (self.cwnd.floor() as u64).clamp(1, self.window);
+        let limit = self.snd_una + (self.cwnd.floor() as u64).clamp(1, self.params.window);
         let limit = limit.min(self.snd_nxt.saturating_add(burst));
         while self.snd_nxt < limit && self.has_data(self.snd_nxt, ctx.now) {
             self.send_packet(self.snd_nxt, ctx);
@@ -398,7 +415,7 @@ impl TcpSender {
         if let Some((seq, true)) = hole {
             return Some(seq);
         }
-        if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, now) {
+        if self.snd_nxt < self.snd_una + self.params.window && self.has_data(self.snd_nxt, now) {
             return Some(self.snd_nxt);
         }
         hole.map(|(seq, _)| seq)
@@ -408,7 +425,7 @@ impl TcpSender {
     /// the last retransmission (scoreboard-rq.cc GetNextRetran()), else new data, within
     /// the receiver window from the cumulative ACK; each packet sent adds one to `pipe_`.
     fn send_ns2_sack(&mut self, ctx: &mut AgentCtx) {
-        let limit = self.snd_una + self.window;
+        let limit = self.snd_una + self.params.window;
         while self.ns2_pipe < self.cwnd.floor() as i64 {
             let seq = match self.scoreboard.first_hole(self.high_rxt.max(self.snd_una)) {
                 Some((hole, _)) if hole < limit => {
@@ -425,11 +442,11 @@ impl TcpSender {
     }
 
     fn ns2_sack(&self) -> bool {
-        self.variant == Variant::Sack && self.profile == Profile::Ns2
+        self.params.variant == Variant::Sack && self.params.profile == Profile::Ns2
     }
 
     fn send_more(&mut self, ctx: &mut AgentCtx) {
-        match (self.in_recovery, self.variant, self.profile) {
+        match (self.in_recovery, self.params.variant, self.params.profile) {
             (_, _, Profile::Linux) => self.send_linux(ctx),
             (true, Variant::Sack, Profile::Rfc) => self.send_pipe(ctx),
             (true, Variant::Sack, Profile::Ns2) => self.send_ns2_sack(ctx),
@@ -447,7 +464,7 @@ impl TcpSender {
         while (in_flight as f64) < self.cwnd {
             let seq = match self.board.next_lost() {
                 Some(seq) => seq,
-                None if self.snd_max < self.snd_una + self.window && self.has_data(self.snd_max, ctx.now) => {
+                None if self.snd_max < self.snd_una + self.params.window && self.has_data(self.snd_max, ctx.now) => {
                     self.snd_max
                 }
                 None => break,
@@ -476,7 +493,7 @@ impl TcpSender {
         let mut w = Window {
             cwnd: self.cwnd as u64,
             ssthresh: self.ssthresh as u64,
-            clamp: self.window,
+            clamp: self.params.window,
         };
         let ratio = if w.in_slow_start() {
             LINUX_PACING_SS_RATIO
@@ -485,7 +502,7 @@ impl TcpSender {
         };
         let packets = w.cwnd.max(self.snd_max - self.snd_una) as f64;
         let pacing_rate = match self.rtt.srtt_and_rttvar() {
-            Some((srtt, _)) if srtt > 0.0 => ratio * packets * f64::from(self.size) / srtt,
+            Some((srtt, _)) if srtt > 0.0 => ratio * packets * f64::from(self.params.size) / srtt,
             _ => 0.0,
         };
         let sample = AckSample {
@@ -524,7 +541,7 @@ impl TcpSender {
             self.ssthresh = cc.ssthresh(window as u64) as f64;
             return;
         }
-        self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
+        self.ssthresh = (window.min(self.params.window as f64) / 2.0).floor().max(2.0);
     }
 
     /// ssthresh on a retransmission timeout. During recovery the window is no
@@ -533,7 +550,7 @@ impl TcpSender {
     /// before TcpAgent::timeout()'s slowdown(CLOSE_SSTHRESH_HALF) of window();
     /// Sack1's window() is cwnd_, tcp-sack1.cc).
     fn timeout_ssthresh(&mut self) {
-        match (self.in_recovery, self.profile) {
+        match (self.in_recovery, self.params.profile) {
             (true, Profile::Rfc) => self.halve_ssthresh_of(self.flight()),
             // tcp_enter_loss(): only when no reduction is under way (state Open or Disorder,
             // or high_seq acknowledged); within one, ssthresh stays.
@@ -555,7 +572,7 @@ impl TcpSender {
         if self.cwnd < self.ssthresh {
             self.cwnd += 1.0;
         } else {
-            match self.congestion_avoidance {
+            match self.params.congestion_avoidance {
                 // tcp.cc opencwnd(), `windowOption_ 1`, `increase_num_ 1.0`: cwnd_ += 1/cwnd_.
                 CongestionAvoidance::PerAck => self.cwnd += 1.0 / self.cwnd,
                 // 4.4BSD-Lite tcp_input.c: incr = maxseg*maxseg/cw + maxseg/8, in packets.
@@ -570,7 +587,7 @@ impl TcpSender {
             }
         }
         // Growth beyond the receiver window could never be used.
-        self.cwnd = self.cwnd.min(self.window as f64);
+        self.cwnd = self.cwnd.min(self.params.window as f64);
     }
 
     /// `newly_sacked`: packets the ACK's blocks SACKed for the first time.
@@ -581,7 +598,7 @@ impl TcpSender {
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         // Linux's `delivered`: packets newly acknowledged, cumulatively or by SACK.
-        let delivered = if self.profile == Profile::Linux {
+        let delivered = if self.params.profile == Profile::Linux {
             self.board.ack(ack, ctx.now) + newly_sacked
         } else {
             self.scoreboard.advance(ack);
@@ -609,13 +626,13 @@ impl TcpSender {
         let mut partial = false;
         if self.in_recovery {
             let full = self.recover.is_some_and(|r| ack >= r);
-            if full || matches!(self.variant, Variant::Tahoe | Variant::Reno) {
+            if full || matches!(self.params.variant, Variant::Tahoe | Variant::Reno) {
                 // Reno leaves fast recovery on the first new ACK; further losses need 3 more dup ACKs or a timeout.
                 self.exit_recovery();
                 // ns-2 Reno/NewReno recv(): the exiting ACK goes through recv_newack_helper()'s opencwnd().
                 // Linux: the exiting ACK returns to Open before tcp_cong_control() grows the window.
-                grow &=
-                    (self.profile == Profile::Ns2 && self.variant != Variant::Sack) || self.profile == Profile::Linux;
+                grow &= (self.params.profile == Profile::Ns2 && self.params.variant != Variant::Sack)
+                    || self.params.profile == Profile::Linux;
             } else {
                 grow = false;
                 partial = true;
@@ -634,7 +651,7 @@ impl TcpSender {
         }
         // tcp.cc newack(): newtimer() runs before rtt_update() (`timerfix_` came in 2001-05).
         if let RttTimer::Ns2(t) = &mut self.rtt {
-            if partial && self.variant == Variant::Sack {
+            if partial && self.params.variant == Variant::Sack {
                 // tcp-sack1.cc recv(): a partial ACK ends the back-off; the timed packet stays timed.
                 t.end_back_off();
             } else if partial {
@@ -652,7 +669,7 @@ impl TcpSender {
     /// A full ACK: everything outstanding when loss was detected is acknowledged.
     fn exit_recovery(&mut self) {
         self.in_recovery = false;
-        self.cwnd = match (self.variant, self.profile) {
+        self.cwnd = match (self.params.variant, self.params.profile) {
             // tcp_end_cwnd_reduction().
             (_, Profile::Linux) => self.ssthresh,
             // FRED §11.2 and RFC 6582 §3.2 step 3 (1): no burst when recovery ends.
@@ -666,7 +683,7 @@ impl TcpSender {
 
     /// A NewReno or SACK ACK in recovery that does not cover `recover`; returns whether to restart the timer.
     fn partial_ack(&mut self, acked: u64, ctx: &mut AgentCtx) -> bool {
-        match (self.variant, self.profile) {
+        match (self.params.variant, self.params.profile) {
             // FRED §11.2: "immediately retransmits the packet after the one acknowledged by the
             // partial ACK"; RFC 6582 §3.2 step 5: deflate by the amount acked, add back one.
             (Variant::NewReno, Profile::Rfc) => {
@@ -699,7 +716,7 @@ impl TcpSender {
 
     /// `sack_news`: the ACK's blocks SACKed a packet not SACKed before.
     fn on_dupack(&mut self, sack_news: bool, ctx: &mut AgentCtx) {
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // Linux with SACK counts SACKed packets, not duplicate ACKs (linux_detect_loss()).
             return;
         }
@@ -710,7 +727,7 @@ impl TcpSender {
         }
         self.dupacks += 1;
         if self.in_recovery {
-            if matches!(self.variant, Variant::Reno | Variant::NewReno) {
+            if matches!(self.params.variant, Variant::Reno | Variant::NewReno) {
                 // RFC 5681 §3.2 step 4: each duplicate ACK means a packet left the network.
                 self.cwnd += 1.0;
             }
@@ -719,7 +736,7 @@ impl TcpSender {
         // RFC 6675 §5: SACK also detects loss once DupThresh packets above the hole are SACKed
         // (ns-2's Sack1 waits for the third duplicate ACK).
         let loss = u64::from(self.dupacks) >= DUP_THRESH
-            || (self.profile == Profile::Rfc && self.scoreboard.is_lost(self.snd_una));
+            || (self.params.profile == Profile::Rfc && self.scoreboard.is_lost(self.snd_una));
         if loss && self.recover.is_none_or(|r| self.snd_una > r) {
             self.reduce_ssthresh();
             self.fast_retransmit(ctx);
@@ -727,10 +744,10 @@ impl TcpSender {
             // RFC 3168 §6.1.2: the window was already halved for this window of data; ns-2
             // dupack_action() with `last_cwnd_action_ == CWND_ACTION_ECN` retransmits without slowdown().
             self.fast_retransmit(ctx);
-        } else if !loss && self.tiny_window && self.cwnd.min(self.window as f64) < TINY_WINDOW {
+        } else if !loss && self.params.tiny_window && self.cwnd.min(self.params.window as f64) < TINY_WINDOW {
             // FRED §11.3: a new packet for each of the first two duplicate ACKs; if the
             // receiver window allows none, "re-send the last packet in the window".
-            if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, ctx.now) {
+            if self.snd_nxt < self.snd_una + self.params.window && self.has_data(self.snd_nxt, ctx.now) {
                 self.send_packet(self.snd_nxt, ctx);
                 self.snd_nxt += 1;
             } else {
@@ -761,7 +778,7 @@ impl TcpSender {
         self.ecn_reduced = false;
         self.recover = Some(self.snd_max);
         self.ecn_recover = self.snd_max;
-        match self.variant {
+        match self.params.variant {
             // Tahoe: retransmit and slow-start again from one packet (go-back-N).
             Variant::Tahoe => {
                 self.cwnd = 1.0;
@@ -778,7 +795,7 @@ impl TcpSender {
             // ns-2 Sack1 dupack_action(): `pipe_ = maxseq_ - highest_ack_ - numdupacks_`,
             // the three packets the duplicate ACKs report gone; the retransmission is not counted.
             // Linux: PRR sets cwnd from this ACK on, and its first window sends the retransmission.
-            Variant::Sack if self.profile == Profile::Linux => {
+            Variant::Sack if self.params.profile == Profile::Linux => {
                 self.in_recovery = true;
                 self.prr = Prr::start(self.cwnd as u64);
             }
@@ -810,7 +827,7 @@ impl TcpSender {
         self.ecn_recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // tcp_enter_loss(): SACKed packets stay, the rest are lost and go again in order.
             self.board.all_lost();
             self.in_loss = true;
@@ -840,8 +857,8 @@ impl TcpSender {
     /// A new transfer opens a new connection: initial cwnd, ssthresh and RTO (SRED §7).
     fn start_transfer(&mut self, packets: u64, ctx: &mut AgentCtx) {
         self.data_end = self.snd_max + packets;
-        self.cwnd = self.initial_window;
-        self.ssthresh = self.initial_ssthresh;
+        self.cwnd = self.params.initial_window;
+        self.ssthresh = self.params.initial_ssthresh;
         self.ca_acks = 0;
         self.rtt.reset();
         if let Some(cc) = &mut self.cc {
@@ -918,7 +935,7 @@ impl Agent for TcpSender {
         }
         let mut newly_sacked = 0;
         for &(start, end) in &p.sack[..p.sack_len as usize] {
-            newly_sacked += match (self.profile, self.variant) {
+            newly_sacked += match (self.params.profile, self.params.variant) {
                 (Profile::Linux, _) => self.board.sack(start, end, ctx.now),
                 (_, Variant::Sack) => self.scoreboard.mark(start, end, self.snd_max),
                 _ => 0,
@@ -930,7 +947,7 @@ impl Agent for TcpSender {
             // tcp-sack1.cc recv(): every ACK in recovery takes one packet out of `pipe_`.
             self.ns2_pipe -= 1;
         }
-        let ece = self.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover;
+        let ece = self.params.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover;
         if ece {
             self.ecn_reduce();
         }
@@ -941,7 +958,7 @@ impl Agent for TcpSender {
         } else if p.seq == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(sack_news, ctx);
         }
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             let newly_lost = self.linux_detect_loss(ctx);
             if self.in_recovery {
                 let in_flight = self.board.in_flight();
@@ -973,7 +990,7 @@ impl Agent for TcpSender {
                 }
             }
             SenderTimer::NextTransfer { generation } => {
-                if self.transfer_timer.expired(generation, ctx) && ctx.now < self.stop {
+                if self.transfer_timer.expired(generation, ctx) && ctx.now < self.params.stop {
                     self.start_web_transfer(ctx);
                 }
             }

@@ -117,6 +117,11 @@ def test_tcp_and_cbr_through_a_real_time_drop_tail():
     assert summary["drops_by_reason"].get("overflow", 0) > 0
     assert emulated.stats["packets_written"] > 2000
     assert emulated.stats["endpoint_errors"] == []
+    # The kernel's own view (TCP_INFO): its smoothed RTT lies between the base RTT, 2·(1 + 5 + 1)
+    # ms, and that plus a full queue, 30 packets of 1.2 ms; its retransmissions are the table's.
+    (kernel,) = emulated.stats["kernel_tcp"]
+    assert kernel["flow"] == "tcp" and 14 <= kernel["srtt_ms"] <= 14 + 36 + 10
+    assert kernel["retransmits"] == flows.retransmitted_packets["tcp"] and kernel["cwnd_segments"] >= 1
     assert (open_fds(), our_traces()) == before
 
 

@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines linux-reference
+.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines linux-reference linux-emulated
 
 # `reproduce` exits 1 when a paper row fails (its measured reason is printed): the demo
 # has still run. Any other status is an error.
@@ -70,6 +70,13 @@ linux-reference: $(BUILT)
 	    echo "linux-reference: needs user-mode-linux, iperf3, ethtool and kmod (apt-get install ...)" >&2; exit 2; \
 	  fi; }
 	$(PYTHON) -m aqmlab.linux.reference --record
+
+# `validate emulate`'s emulated column: every Linux cell emulated (`aqmlab emulate`: this machine's
+# Linux TCP through aqmlab's qdisc twin) three times, 30 s each (about half an hour; root), kept under
+# /var/tmp/aqmlab-linux-emulated and resumed, written to python/aqmlab/linux/emulated.json.
+linux-emulated: $(BUILT)
+	@[ "$$(id -u)" = 0 ] || { echo "linux-emulated: needs root (aqmlab emulate makes network namespaces)" >&2; exit 2; }
+	$(PYTHON) -m aqmlab.linux.emulated --record
 
 test-rust:
 	cargo test -p aqmlab-core --release

@@ -15,7 +15,7 @@ use crate::qdisc::{DropReason, QdiscCtx, QueueDisc, Verdict};
 use crate::rng;
 use crate::scenario::{ExpandedFlow, Scenario};
 use crate::time::Time;
-use crate::transport::{Agent, AgentCtx, FlowKind};
+use crate::transport::{Agent, AgentCtx, FlowKind, Token};
 use calendar::EventQueue;
 use event::{AgentId, Event, Role};
 use std::io;
@@ -44,7 +44,7 @@ pub struct Simulation {
     recorder: Recorder,
     // Scratch buffers reused across events: no allocation on the packet path.
     outbox: Vec<Packet>,
-    timers: Vec<(Time, u64)>,
+    timers: Vec<(Time, Token)>,
     qdisc_drops: Vec<(PacketId, DropReason)>,
     /// The first broken invariant seen while running (a double free, a freed
     /// packet dequeued); [`Simulation::results`] reports it.

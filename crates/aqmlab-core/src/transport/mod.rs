@@ -7,9 +7,11 @@
 //! `tagged_registry!` invocation in [`flow`].
 
 pub mod flow;
+pub mod ns2_rtt;
 pub mod rlm;
 pub mod tcp;
 pub mod tfrc;
+pub mod timer;
 pub mod udp;
 
 use crate::packet::{FlowId, NodeId, Packet};
@@ -17,6 +19,7 @@ use crate::time::Time;
 use serde::Serialize;
 
 pub use flow::{FlowCommon, FlowConfig, FlowKind, FlowSpec};
+pub use timer::{TimerKind, Token};
 
 /// Everything an agent may do when it is called: send packets, set timers,
 /// report delivered data and trace variables.
@@ -27,7 +30,7 @@ pub struct AgentCtx<'a> {
     local: NodeId,
     peer: NodeId,
     outbox: &'a mut Vec<Packet>,
-    timers: &'a mut Vec<(Time, u64)>,
+    timers: &'a mut Vec<(Time, Token)>,
     delivered: u64,
     trace: Option<&'a mut Vec<TraceSample>>,
 }
@@ -41,7 +44,7 @@ impl<'a> AgentCtx<'a> {
         local: NodeId,
         peer: NodeId,
         outbox: &'a mut Vec<Packet>,
-        timers: &'a mut Vec<(Time, u64)>,
+        timers: &'a mut Vec<(Time, Token)>,
         trace: Option<&'a mut Vec<TraceSample>>,
     ) -> Self {
         AgentCtx {
@@ -66,10 +69,10 @@ impl<'a> AgentCtx<'a> {
         self.outbox.push(packet);
     }
 
-    /// Calls the agent's `timer(token)` at time `at`. Timers cannot be
-    /// cancelled: an agent ignores a stale token (keep a generation counter).
-    pub fn set_timer(&mut self, at: Time, token: u64) {
-        self.timers.push((at, token));
+    /// Calls the agent's `timer` with `kind`'s token at time `at`. Timers cannot be
+    /// cancelled: an agent ignores a stale one by its [`timer::Generation`].
+    pub fn set_timer(&mut self, at: Time, kind: impl TimerKind) {
+        self.timers.push((at, kind.to_token()));
     }
 
     /// A receiver reports `bytes` of new, in-order data handed to the application (goodput).
@@ -111,8 +114,9 @@ pub trait Agent: Send {
     fn start(&mut self, ctx: &mut AgentCtx);
     /// A packet of this flow reached this agent's node.
     fn receive(&mut self, packet: &Packet, ctx: &mut AgentCtx);
-    /// A timer set with [`AgentCtx::set_timer`] fired.
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx);
+    /// A timer set with [`AgentCtx::set_timer`] fired: the agent's own kind, read back with
+    /// [`TimerKind::from_token`].
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx);
     /// End-of-run counters.
     fn stats(&self) -> AgentStats {
         AgentStats::default()

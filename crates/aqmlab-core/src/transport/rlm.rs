@@ -29,7 +29,8 @@
 //! and a drop from the top layer restarts the join-timer (ns-2 sets none at the top, so a
 //! receiver that had once held every layer would never try again).
 
-use super::{Agent, AgentCtx, FlowConfig};
+use super::timer::Generation;
+use super::{Agent, AgentCtx, FlowConfig, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
@@ -186,10 +187,17 @@ impl FlowConfig for RlmConfig {
     }
 }
 
-/// A source timer token with this bit applies a subscription request (the request's number
-/// and level below it); without it, it sends the next packet of a layer (the layer's
-/// generation and index below it).
-const APPLY: u64 = 1 << 63;
+crate::timer_kinds! {
+    /// The source's timers.
+    enum SourceTimer {
+        /// Send the next packet of `layer` (0-based); stale once the layer stopped or started
+        /// again since (`RlmSource::generation`).
+        Send { layer: u8, generation: Generation },
+        /// Apply the receiver's request number `request`: send `level` layers from now (after
+        /// the graft or prune latency).
+        Apply { request: u32, level: u8 },
+    }
+}
 
 /// The layered source: one CBR per subscribed layer, started and stopped by the receiver's
 /// control packets (the graft and prune of a multicast tree, here at the source).
@@ -204,11 +212,11 @@ pub struct RlmSource {
     /// Layers being sent.
     level: usize,
     /// Per layer: bumped at each start and stop, so that a stopped layer's pending send is ignored.
-    generation: Vec<u64>,
+    generation: Vec<Generation>,
     /// Per layer: the next sequence number (a layer's numbers run on across stops).
     next_seq: Vec<u64>,
     /// The newest request applied: an older one that takes effect later is ignored.
-    applied_request: Option<u64>,
+    applied_request: Option<u32>,
     rng: Rng,
 }
 
@@ -225,15 +233,11 @@ impl RlmSource {
             graft_latency: config.graft_latency.map(|s| s.nanos()),
             prune_latency: config.prune_latency.map(|s| s.nanos()),
             level: 0,
-            generation: vec![0; layers],
+            generation: vec![Generation::default(); layers],
             next_seq: vec![0; layers],
             applied_request: None,
             rng,
         }
-    }
-
-    fn send_token(&self, layer: usize) -> u64 {
-        (self.generation[layer] << 8) | layer as u64
     }
 
     /// Sends the next packet of `layer` (0-based) and schedules the one after.
@@ -252,7 +256,8 @@ impl RlmSource {
         self.next_seq[layer] += 1;
         let factor = if self.jitter { self.rng.gen_range(0.5..1.5) } else { 1.0 };
         let gap = from_secs(self.gaps[layer] * factor).max(1);
-        ctx.set_timer(ctx.now + gap, self.send_token(layer));
+        let (generation, layer) = (self.generation[layer], layer as u8);
+        ctx.set_timer(ctx.now + gap, SourceTimer::Send { layer, generation });
     }
 
     /// Sends `level` layers from now: starts the ones added, stops the ones removed.
@@ -260,11 +265,20 @@ impl RlmSource {
         let (old, new) = (self.level, level.min(self.gaps.len()));
         self.level = new;
         for layer in new.min(old)..new.max(old) {
-            self.generation[layer] += 1;
+            self.generation[layer].advance();
             if new > old {
                 self.send(layer, ctx);
             }
         }
+    }
+
+    /// Applies request number `request` for `level` layers, unless a newer one was applied.
+    fn apply(&mut self, request: u32, level: u8, ctx: &mut AgentCtx) {
+        if self.applied_request.is_some_and(|newest| request <= newest) {
+            return;
+        }
+        self.applied_request = Some(request);
+        self.subscribe(level as usize, ctx);
     }
 }
 
@@ -276,31 +290,30 @@ impl Agent for RlmSource {
 
     /// A join or leave: the receiver's new level in `layer`, the request's number in `seq`.
     fn receive(&mut self, packet: &Packet, ctx: &mut AgentCtx) {
-        let level = packet.layer as u64;
+        // The receiver numbers its requests in a u32 (`RlmReceiver::requests`).
+        let (request, level) = (packet.seq as u32, packet.layer);
         let latency = if level as usize > self.level {
             self.graft_latency
         } else {
             self.prune_latency
         };
-        let token = APPLY | (packet.seq << 8) | level;
         match latency {
-            Some(latency) if packet.sent_at + latency > ctx.now => ctx.set_timer(packet.sent_at + latency, token),
-            _ => self.timer(token, ctx),
+            Some(latency) if packet.sent_at + latency > ctx.now => {
+                ctx.set_timer(packet.sent_at + latency, SourceTimer::Apply { request, level })
+            }
+            _ => self.apply(request, level, ctx),
         }
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        if token & APPLY != 0 {
-            let request = (token & !APPLY) >> 8;
-            if self.applied_request.is_some_and(|newest| request <= newest) {
-                return;
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SourceTimer::from_token(token) {
+            SourceTimer::Apply { request, level } => self.apply(request, level, ctx),
+            SourceTimer::Send { layer, generation } => {
+                let layer = layer as usize;
+                if layer < self.level && self.generation[layer].is_current(generation) {
+                    self.send(layer, ctx);
+                }
             }
-            self.applied_request = Some(request);
-            return self.subscribe((token & 0xff) as usize, ctx);
-        }
-        let layer = (token & 0xff) as usize;
-        if layer < self.level && token >> 8 == self.generation[layer] {
-            self.send(layer, ctx);
         }
     }
 }
@@ -318,13 +331,14 @@ enum State {
     Drop,
 }
 
-/// The receiver's two timers; a token is `generation << 1 | timer`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Timer {
-    /// The join-timer: try the next layer.
-    Join = 0,
-    /// The detection timer: the end of a state's wait (T_D based).
-    Detection = 1,
+crate::timer_kinds! {
+    /// The receiver's two timers; a later setting or a cancel makes a pending one stale.
+    enum ReceiverTimer {
+        /// The join-timer: try the next layer.
+        Join { generation: Generation },
+        /// The detection timer: the end of a state's wait (T_D based).
+        Detection { generation: Generation },
+    }
 }
 
 /// What the receiver knows of one layer.
@@ -371,11 +385,12 @@ pub struct RlmReceiver {
     lost: u64,
     /// (received, lost) when M began.
     measured_from: (u64, u64),
-    /// Per timer: the generation of the pending one (a later setting cancels it).
-    generation: [u64; 2],
+    /// The generation of the pending join-timer and detection timer.
+    join_generation: Generation,
+    detection_generation: Generation,
     join_timer_pending: bool,
     /// Join and leave requests sent (the next one's number).
-    requests: u64,
+    requests: u32,
     rng: Rng,
 }
 
@@ -407,7 +422,8 @@ impl RlmReceiver {
             received: 0,
             lost: 0,
             measured_from: (0, 0),
-            generation: [0; 2],
+            join_generation: Generation::default(),
+            detection_generation: Generation::default(),
             join_timer_pending: false,
             requests: 0,
             rng,
@@ -424,17 +440,13 @@ impl RlmReceiver {
         at.is_some_and(|at| to_secs(at) + self.detection + 2.0 * self.deviation > to_secs(now))
     }
 
-    fn set_timer(&mut self, timer: Timer, delay: f64, ctx: &mut AgentCtx) {
-        let generation = &mut self.generation[timer as usize];
-        *generation += 1;
-        ctx.set_timer(ctx.now + from_secs(delay).max(1), (*generation << 1) | timer as u64);
+    fn set_timer(timer: ReceiverTimer, delay: f64, ctx: &mut AgentCtx) {
+        ctx.set_timer(ctx.now + from_secs(delay).max(1), timer);
     }
 
-    fn cancel(&mut self, timer: Timer) {
-        self.generation[timer as usize] += 1;
-        if timer == Timer::Join {
-            self.join_timer_pending = false;
-        }
+    fn cancel_join_timer(&mut self) {
+        self.join_generation.advance();
+        self.join_timer_pending = false;
     }
 
     /// The join-timer for the next layer: T_J/2 plus an exponential of mean T_J cut at 4·T_J
@@ -451,13 +463,19 @@ impl RlmReceiver {
                 break x;
             }
         };
-        self.set_timer(Timer::Join, mean / 2.0 + draw, ctx);
+        let generation = self.join_generation.advance();
+        Self::set_timer(ReceiverTimer::Join { generation }, mean / 2.0 + draw, ctx);
         self.join_timer_pending = true;
     }
 
     /// T_D + 1.5·deviation (ns-2 `set_TD_timer_conservative`).
     fn set_detection_timer(&mut self, ctx: &mut AgentCtx) {
-        self.set_timer(Timer::Detection, self.detection + 1.5 * self.deviation, ctx);
+        self.set_detection_timer_in(self.detection + 1.5 * self.deviation, ctx);
+    }
+
+    fn set_detection_timer_in(&mut self, delay: f64, ctx: &mut AgentCtx) {
+        let generation = self.detection_generation.advance();
+        Self::set_timer(ReceiverTimer::Detection { generation }, delay, ctx);
     }
 
     /// Tells the source the new level and records it.
@@ -465,7 +483,7 @@ impl RlmReceiver {
         ctx.send(Packet {
             kind: PacketKind::Ack,
             size: CONTROL_BYTES,
-            seq: self.requests,
+            seq: u64::from(self.requests),
             layer: self.level as u8,
             sent_at: ctx.now,
             ..Default::default()
@@ -523,7 +541,7 @@ impl RlmReceiver {
         self.state = State::Measurement;
         // T_D + (level/2 + 1.5)·deviation (ns-2 `set_TD_timer_wait`).
         let wait = self.detection + (self.level as f64 / 2.0 + 1.5) * self.deviation;
-        self.set_timer(Timer::Detection, wait, ctx);
+        self.set_detection_timer_in(wait, ctx);
         self.measured_from = (self.received, self.lost);
     }
 
@@ -550,7 +568,7 @@ impl RlmReceiver {
                 }
             }
             State::Steady => {
-                self.cancel(Timer::Detection);
+                self.detection_generation.advance();
                 if let Some(level) = self.pending_experiment(ctx.now) {
                     // A join experiment is under way: it failed (RLM's learning).
                     self.back_off(level);
@@ -562,7 +580,7 @@ impl RlmReceiver {
                     }
                     if level == self.level + 1 {
                         // The experiment above us just ran: restart our own join-timer.
-                        self.cancel(Timer::Join);
+                        self.cancel_join_timer();
                         self.set_join_timer(ctx);
                     }
                 }
@@ -645,15 +663,15 @@ impl Agent for RlmReceiver {
         }
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        let (generation, timer) = (token >> 1, token & 1);
-        if generation != self.generation[timer as usize] {
-            return;
-        }
-        if timer == Timer::Join as u64 {
-            self.on_join_timer(ctx);
-        } else {
-            self.on_detection_timer(ctx);
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match ReceiverTimer::from_token(token) {
+            ReceiverTimer::Join { generation } if self.join_generation.is_current(generation) => {
+                self.on_join_timer(ctx)
+            }
+            ReceiverTimer::Detection { generation } if self.detection_generation.is_current(generation) => {
+                self.on_detection_timer(ctx)
+            }
+            _ => {}
         }
     }
 }
@@ -669,7 +687,7 @@ mod tests {
     struct Harness<A: Agent> {
         agent: A,
         outbox: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
+        timers: Vec<(Time, Token)>,
     }
 
     impl<A: Agent> Harness<A> {
@@ -690,6 +708,9 @@ mod tests {
             self.outbox.drain(..).collect()
         }
     }
+
+    const JOIN: fn(ReceiverTimer) -> bool = |timer| matches!(timer, ReceiverTimer::Join { .. });
+    const DETECTION: fn(ReceiverTimer) -> bool = |timer| matches!(timer, ReceiverTimer::Detection { .. });
 
     fn receiver() -> Harness<RlmReceiver> {
         Harness::new(RlmReceiver::new(&RlmConfig::default(), stream(1, "rlm")))
@@ -712,18 +733,18 @@ mod tests {
         }
 
         /// Fires the newest pending `timer` at `secs`; returns the levels asked for.
-        fn fire(&mut self, secs: f64, timer: Timer) -> Vec<u8> {
+        fn fire(&mut self, secs: f64, timer: fn(ReceiverTimer) -> bool) -> Vec<u8> {
             let token = self.newest(timer);
             let sent = self.call(secs, |r, ctx| r.timer(token, ctx));
             sent.iter().map(|p| p.layer).collect()
         }
 
-        fn newest(&self, timer: Timer) -> u64 {
+        fn newest(&self, timer: fn(ReceiverTimer) -> bool) -> Token {
             let (_, token) = self
                 .timers
                 .iter()
                 .rev()
-                .find(|(_, t)| t & 1 == timer as u64)
+                .find(|(_, t)| timer(ReceiverTimer::from_token(*t)))
                 .expect("a timer");
             *token
         }
@@ -731,7 +752,7 @@ mod tests {
         /// Ends a drop (D → S) at `secs` by its detection timer.
         fn settle(&mut self, secs: f64) {
             if self.agent.state == State::Drop {
-                self.fire(secs, Timer::Detection);
+                self.fire(secs, DETECTION);
             }
             assert_eq!(self.agent.state, State::Steady);
         }
@@ -745,7 +766,7 @@ mod tests {
             self.settle(secs - 0.2);
             let next = self.agent.layers[0].expected.unwrap_or(0);
             self.arrive(secs - 0.1, 1, next);
-            assert_eq!(self.fire(secs, Timer::Join), vec![2], "joins layer 2");
+            assert_eq!(self.fire(secs, JOIN), vec![2], "joins layer 2");
             self.arrive(secs + delay / 2.0, 2, 0);
             assert_eq!(
                 self.arrive(secs + delay, 2, 2),
@@ -793,10 +814,10 @@ mod tests {
         // the current layer's T_J by β = 0.75.
         rlm.settle(99.0);
         rlm.arrive(99.9, 1, rlm.agent.layers[0].expected.unwrap_or(0));
-        assert_eq!(rlm.fire(100.0, Timer::Join), vec![2]);
-        rlm.fire(101.0, Timer::Detection);
+        assert_eq!(rlm.fire(100.0, JOIN), vec![2]);
+        rlm.fire(101.0, DETECTION);
         assert_eq!(rlm.join_timer(2), 15.0);
-        rlm.fire(102.0, Timer::Detection);
+        rlm.fire(102.0, DETECTION);
         assert_eq!(rlm.join_timer(2), 11.25);
         assert_eq!(rlm.join_timer(1), 5.0, "held at join_timer_min");
     }
@@ -809,7 +830,7 @@ mod tests {
             let mut rlm = receiver();
             // Layer 2 joined at 20 s; at 60 s the experiment is long past.
             rlm.arrive(19.9, 1, 0);
-            rlm.fire(20.0, Timer::Join);
+            rlm.fire(20.0, JOIN);
             let mut seq = 0;
             let mut asked = vec![];
             for k in 0..60u64 {
@@ -821,7 +842,7 @@ mod tests {
                 }
                 if k == every - 1 {
                     assert_eq!(rlm.agent.state, State::Hysteresis, "the first loss starts H");
-                    rlm.fire(60.005 + 0.01 * k as f64, Timer::Detection);
+                    rlm.fire(60.005 + 0.01 * k as f64, DETECTION);
                     assert_eq!(rlm.agent.state, State::Measurement);
                 }
             }

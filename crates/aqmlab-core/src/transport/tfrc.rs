@@ -47,9 +47,9 @@
 //! - history discounting (`discount_ 1`, `minDiscountRatio_ 0.5`) and the
 //!   open-interval rule (`smooth_ 1`) are the RFC's.
 
-use super::tcp::ns2_rtt::Ns2Rtt;
-use super::tcp::timer::{kind_of, Timer};
-use super::{Agent, AgentCtx, FlowConfig};
+use super::ns2_rtt::Ns2Rtt;
+use super::timer::{Generation, Restartable};
+use super::{Agent, AgentCtx, FlowConfig, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet, PacketKind, TfrcHeader};
 use crate::rng::Rng;
@@ -74,9 +74,23 @@ const FIRST_NOFEEDBACK: f64 = 2.0;
 /// Feedback packets are 40 bytes, as ns-2's (`Agent/TFRCSink set packetSize_ 40`) and TCP's ACKs.
 const FEEDBACK_SIZE: u32 = 40;
 
-// The sender's two timers.
-const SEND: u64 = 0;
-const NOFEEDBACK: u64 = 1;
+crate::timer_kinds! {
+    /// The sender's timers.
+    enum SenderTimer {
+        /// The next packet, at the rate's gap after the last (`send_timer`).
+        Send { generation: Generation },
+        /// No feedback for max(4R, 2s/X): halve the rate (§4.4, `nofeedback_timer`).
+        NoFeedback { generation: Generation },
+    }
+}
+
+crate::timer_kinds! {
+    /// The receiver's timer.
+    enum ReceiverTimer {
+        /// The next feedback, an RTT after the last (§6.2, `feedback_timer`).
+        Feedback { generation: Generation },
+    }
+}
 
 /// A `tfrc` flow's settings (its packet size s is the flow's `packet_size`).
 #[derive(Clone, Debug, Deserialize)]
@@ -291,8 +305,8 @@ pub struct TfrcSender {
     last_doubled: Option<Time>,
     next_seq: u64,
     last_sent: Time,
-    send_timer: Timer,
-    nofeedback_timer: Timer,
+    send_timer: Restartable<SenderTimer>,
+    nofeedback_timer: Restartable<SenderTimer>,
 }
 
 impl TfrcSender {
@@ -310,8 +324,8 @@ impl TfrcSender {
             last_doubled: None,
             next_seq: 0,
             last_sent: 0,
-            send_timer: Timer::new(SEND),
-            nofeedback_timer: Timer::new(NOFEEDBACK),
+            send_timer: Restartable::new(|generation| SenderTimer::Send { generation }),
+            nofeedback_timer: Restartable::new(|generation| SenderTimer::NoFeedback { generation }),
         }
     }
 
@@ -445,15 +459,15 @@ impl Agent for TfrcSender {
         self.rate_changed(ctx);
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        match kind_of(token) {
-            SEND => {
-                if self.send_timer.expired(token, ctx) && ctx.now < self.stop {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SenderTimer::from_token(token) {
+            SenderTimer::Send { generation } => {
+                if self.send_timer.expired(generation, ctx) && ctx.now < self.stop {
                     self.send(ctx);
                 }
             }
-            _ => {
-                if self.nofeedback_timer.expired(token, ctx) {
+            SenderTimer::NoFeedback { generation } => {
+                if self.nofeedback_timer.expired(generation, ctx) {
                     self.on_nofeedback(ctx.now);
                     self.rate_changed(ctx);
                 }
@@ -506,7 +520,7 @@ pub struct TfrcReceiver {
     recent: VecDeque<(Time, u32)>,
     bytes_since_feedback: u64,
     last_feedback: Option<Time>,
-    feedback_timer: Timer,
+    feedback_timer: Restartable<ReceiverTimer>,
 }
 
 impl TfrcReceiver {
@@ -520,7 +534,7 @@ impl TfrcReceiver {
             recent: VecDeque::new(),
             bytes_since_feedback: 0,
             last_feedback: None,
-            feedback_timer: Timer::new(0),
+            feedback_timer: Restartable::new(|generation| ReceiverTimer::Feedback { generation }),
         }
     }
 
@@ -631,9 +645,10 @@ impl Agent for TfrcReceiver {
         }
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        let ReceiverTimer::Feedback { generation } = ReceiverTimer::from_token(token);
         // §6.2: on expiry, feedback only if data arrived since the last one.
-        if self.feedback_timer.expired(token, ctx) && self.bytes_since_feedback > 0 {
+        if self.feedback_timer.expired(generation, ctx) && self.bytes_since_feedback > 0 {
             self.send_feedback(ctx);
         }
     }
@@ -751,11 +766,14 @@ mod tests {
         assert_eq!(h.event, Some((20, rtt + 1)));
     }
 
+    const SEND: fn(SenderTimer) -> bool = |timer| matches!(timer, SenderTimer::Send { .. });
+    const NOFEEDBACK: fn(SenderTimer) -> bool = |timer| matches!(timer, SenderTimer::NoFeedback { .. });
+
     /// A sender driven by hand: its packets and timers.
     struct Harness {
         sender: TfrcSender,
         sent: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
+        timers: Vec<(Time, Token)>,
     }
 
     impl Harness {
@@ -773,16 +791,16 @@ mod tests {
         }
 
         /// The latest engine event set for the sender's timer `kind`.
-        fn timer(&self, kind: u64) -> (Time, u64) {
+        fn timer(&self, kind: fn(SenderTimer) -> bool) -> (Time, Token) {
             *self
                 .timers
                 .iter()
                 .rev()
-                .find(|(_, token)| kind_of(*token) == kind)
+                .find(|(_, token)| kind(SenderTimer::from_token(*token)))
                 .unwrap()
         }
 
-        fn expire(&mut self, kind: u64) -> Time {
+        fn expire(&mut self, kind: fn(SenderTimer) -> bool) -> Time {
             let (at, token) = self.timer(kind);
             self.call(at, |s, ctx| s.timer(token, ctx));
             at

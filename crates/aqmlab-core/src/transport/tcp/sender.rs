@@ -70,27 +70,24 @@
 //!   tcp_process_tlp_ack()).
 
 use super::cc::{AckSample, LinuxCc, Window};
-use super::ns2_rtt::Ns2Rtt;
 use super::prr::Prr;
 use super::rack::{Detection, RackBoard};
 use super::rto::{LinuxRto, RtoEstimator, LINUX_TIMEOUT_MIN};
 use super::sack::{Scoreboard, DUP_THRESH};
-use super::timer::{kind_of, Timer};
 use super::web::{FileSize, ThinkTime};
 use super::{CongestionAvoidance, Profile, TcpParams, Variant, Workload};
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
-use crate::transport::{Agent, AgentCtx, AgentStats, Transfer};
+use crate::transport::ns2_rtt::Ns2Rtt;
+use crate::transport::timer::{Generation, Restartable};
+use crate::transport::{Agent, AgentCtx, AgentStats, TimerKind, Token, Transfer};
 use rand::Rng as _;
 
 /// FRED §11.3: the tiny-window enhancement applies "with a congestion window smaller than about 10 packets".
 const TINY_WINDOW: f64 = 10.0;
 /// 4.4BSD-Lite tcp_input.c's "constant fraction of a packet (maxseg/8)" per ACK in congestion avoidance.
 const BSD44_EXTRA_INCREMENT: f64 = 1.0 / 8.0;
-/// Timer kinds (see [`Timer`]).
-const RETRANSMIT: u64 = 0;
-const NEXT_TRANSFER: u64 = 1;
 /// ns-2 NewReno recv(): `send_much(0, 0, 2)` while in fast recovery (tcp-newreno.cc).
 const NS2_NEWRENO_RECOVERY_BURST: u64 = 2;
 /// tcp_update_pacing_rate(): the pacing rate Linux sets is this multiple of cwnd/SRTT in
@@ -100,6 +97,17 @@ const LINUX_PACING_CA_RATIO: f64 = 1.2;
 /// The variables a traced sender records whenever they change; besides, `rtt` at every
 /// RTT sample (see `on_new_ack`).
 const TRACED: [&str; 5] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar"];
+
+crate::timer_kinds! {
+    /// The sender's timers.
+    enum SenderTimer {
+        /// The retransmission timer (`retransmit_timer`); under the linux profile it runs
+        /// one of [`XmitTimer`]'s events.
+        Retransmit { generation: Generation },
+        /// The web workload's next transfer after a think time (`transfer_timer`).
+        NextTransfer { generation: Generation },
+    }
+}
 
 /// The RTT estimator and retransmission timeout of the profile.
 enum RttTimer {
@@ -262,10 +270,10 @@ pub struct TcpSender {
     /// The linux profile's Tail Loss Probe in flight, at most one.
     probe: Option<Probe>,
     rtt: RttTimer,
-    retransmit_timer: Timer,
+    retransmit_timer: Restartable<SenderTimer>,
     /// What `retransmit_timer` runs (always `Retransmit` outside the linux profile).
     xmit_timer: XmitTimer,
-    transfer_timer: Timer,
+    transfer_timer: Restartable<SenderTimer>,
     stats: AgentStats,
     /// Last traced value of each of [`TRACED`] (NaN: none yet).
     traced: [f64; TRACED.len()],
@@ -337,9 +345,9 @@ impl TcpSender {
             in_loss: false,
             probe: None,
             rtt,
-            retransmit_timer: Timer::new(RETRANSMIT),
+            retransmit_timer: Restartable::new(|generation| SenderTimer::Retransmit { generation }),
             xmit_timer: XmitTimer::Retransmit,
-            transfer_timer: Timer::new(NEXT_TRANSFER),
+            transfer_timer: Restartable::new(|generation| SenderTimer::NextTransfer { generation }),
             stats: AgentStats::default(),
             traced: [f64::NAN; TRACED.len()],
         }
@@ -1139,10 +1147,10 @@ impl Agent for TcpSender {
         self.trace(ctx);
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        match kind_of(token) {
-            RETRANSMIT => {
-                if self.retransmit_timer.expired(token, ctx) {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SenderTimer::from_token(token) {
+            SenderTimer::Retransmit { generation } => {
+                if self.retransmit_timer.expired(generation, ctx) {
                     match self.xmit_timer {
                         XmitTimer::Retransmit => self.timeout(ctx),
                         XmitTimer::ReorderTimeout => self.reorder_timeout(ctx),
@@ -1150,8 +1158,8 @@ impl Agent for TcpSender {
                     }
                 }
             }
-            _ => {
-                if self.transfer_timer.expired(token, ctx) && ctx.now < self.stop {
+            SenderTimer::NextTransfer { generation } => {
+                if self.transfer_timer.expired(generation, ctx) && ctx.now < self.stop {
                     self.start_web_transfer(ctx);
                 }
             }
@@ -1174,7 +1182,7 @@ mod tests {
     struct Harness {
         tcp: TcpSender,
         outbox: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
+        timers: Vec<(Time, Token)>,
         now: Time,
     }
 
@@ -1230,7 +1238,7 @@ mod tests {
             self.now = self
                 .now
                 .max(self.tcp.retransmit_timer.deadline().expect("an armed timer"));
-            let tokens: Vec<u64> = self.timers.drain(..).map(|(_, token)| token).collect();
+            let tokens: Vec<Token> = self.timers.drain(..).map(|(_, token)| token).collect();
             for token in tokens {
                 let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
                 self.tcp.timer(token, &mut ctx);

@@ -24,15 +24,22 @@
 //!
 //! The receiver's RTO bounds `ato`: with no handshake modelled it is TCP_TIMEOUT_INIT, 1 s.
 
-use super::timer::{kind_of, Timer};
 use super::{Profile, TcpParams, Variant};
 use crate::packet::{Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::time::{from_secs, Time};
-use crate::transport::{Agent, AgentCtx};
+use crate::transport::timer::{Generation, Restartable};
+use crate::transport::{Agent, AgentCtx, TimerKind, Token};
 
-/// Timer kinds (see [`Timer`]).
-const DELACK: u64 = 0;
-const COMPRESSED_ACK: u64 = 1;
+crate::timer_kinds! {
+    /// The sink's timers.
+    enum SinkTimer {
+        /// The delayed ACK (`delack`).
+        DelAck { generation: Generation },
+        /// Linux's compressed duplicate ACKs (`LinuxAck::compressed_timer`).
+        CompressedAck { generation: Generation },
+    }
+}
+
 /// TCP_MAX_QUICKACKS.
 const LINUX_MAX_QUICKACKS: u32 = 16;
 /// TCP_ATO_MIN = HZ/25.
@@ -63,7 +70,7 @@ struct LinuxAcks {
     compressed: u32,
     /// The cumulative ACK last sent (`rcv_wup`).
     rcv_wup: u64,
-    compressed_timer: Timer,
+    compressed_timer: Restartable<SinkTimer>,
 }
 
 impl LinuxAcks {
@@ -76,7 +83,7 @@ impl LinuxAcks {
             dup_ack_of: 0,
             compressed: 0,
             rcv_wup: 0,
-            compressed_timer: Timer::new(COMPRESSED_ACK),
+            compressed_timer: Restartable::new(|generation| SinkTimer::CompressedAck { generation }),
         }
     }
 
@@ -136,7 +143,7 @@ pub struct TcpSink {
     echo: (Time, bool),
     /// A packet covered by the next ACK arrived with Congestion Experienced (RFC 3168).
     ce: bool,
-    delack: Timer,
+    delack: Restartable<SinkTimer>,
 }
 
 impl TcpSink {
@@ -152,7 +159,7 @@ impl TcpSink {
             unacked: 0,
             echo: (0, false),
             ce: false,
-            delack: Timer::new(DELACK),
+            delack: Restartable::new(|generation| SinkTimer::DelAck { generation }),
         }
     }
 
@@ -329,10 +336,10 @@ impl Agent for TcpSink {
         }
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        match kind_of(token) {
-            DELACK => {
-                if self.delack.expired(token, ctx) && self.unacked > 0 {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SinkTimer::from_token(token) {
+            SinkTimer::DelAck { generation } => {
+                if self.delack.expired(generation, ctx) && self.unacked > 0 {
                     if let Some(linux) = &mut self.linux {
                         // tcp_delack_timer_handler(): "Delayed ACK missed: inflate ATO".
                         linux.ato = (2.0 * linux.ato).min(LINUX_RECEIVER_RTO);
@@ -340,11 +347,11 @@ impl Agent for TcpSink {
                     self.send_ack(ctx);
                 }
             }
-            _ => {
+            SinkTimer::CompressedAck { generation } => {
                 let fired = self
                     .linux
                     .as_mut()
-                    .is_some_and(|l| l.compressed_timer.expired(token, ctx) && l.compressed > 0);
+                    .is_some_and(|l| l.compressed_timer.expired(generation, ctx) && l.compressed > 0);
                 if fired {
                     // tcp_compressed_ack_kick().
                     self.send_ack(ctx);
@@ -363,7 +370,7 @@ mod tests {
     struct Harness {
         sink: TcpSink,
         outbox: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
+        timers: Vec<(Time, Token)>,
         delivered: u64,
     }
 
@@ -392,7 +399,7 @@ mod tests {
             self.outbox.drain(..).collect()
         }
 
-        fn fire(&mut self, now: Time, token: u64) -> Vec<Packet> {
+        fn fire(&mut self, now: Time, token: Token) -> Vec<Packet> {
             let mut ctx = AgentCtx::new(now, 0, 1.0, 1, 0, &mut self.outbox, &mut self.timers, None);
             self.sink.timer(token, &mut ctx);
             self.outbox.drain(..).collect()

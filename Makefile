@@ -106,6 +106,7 @@ build: $(BUILT)
 ns2-reproductions: ns2-baselines
 	@[ -n "$(NS2_SRC)" ] || { echo "ns2-reproductions: set NS2_SRC to an ns-2.35 source tree, e.g. make ns2-reproductions NS2_SRC=~/ns-allinone-2.35/ns-2.35" >&2; exit 2; }
 	NS2_SRC="$(NS2_SRC)" python3 tools/ns2_reproductions/redpd.py $(if $(NS2_WORK),--work "$(NS2_WORK)")
+	NS2_SRC="$(NS2_SRC)" PYTHONPATH=python $(PYTHON) tools/ns2_reproductions/suite.py
 
 # The CSFQ experiments' FIFO, RED and DRR rows, the BRED experiments' RED rows and, as a reference,
 # FRED's in ns-2: their scenarios written by aqmlab's own exporter (`aqmlab export ns2`), run in

@@ -257,16 +257,10 @@ impl Simulation {
         };
         let agents = &mut self.flows[flow as usize];
         let trace = agents.traced.then(|| self.recorder.traces());
-        let mut ctx = AgentCtx::new(
-            self.now,
-            flow,
-            agents.weight,
-            local,
-            peer,
-            &mut self.outbox,
-            &mut self.timers,
-            trace,
-        );
+        let mut ctx = AgentCtx::new(self.now, &mut self.outbox, &mut self.timers)
+            .for_flow(flow, agents.weight)
+            .between(local, peer)
+            .traced(trace);
         match role {
             Role::Sender => f(agents.sender.as_mut(), &mut ctx, &self.packets),
             Role::Receiver => f(agents.receiver.as_mut(), &mut ctx, &self.packets),

@@ -10,6 +10,8 @@ pub mod flow;
 pub mod ns2_rtt;
 pub mod rlm;
 pub mod tcp;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tfrc;
 pub mod timer;
 pub mod udp;
@@ -36,28 +38,40 @@ pub struct AgentCtx<'a> {
 }
 
 impl<'a> AgentCtx<'a> {
-    #[allow(clippy::too_many_arguments)] // built only by the engine, once per agent call
-    pub fn new(
-        now: Time,
-        flow: FlowId,
-        weight: f64,
-        local: NodeId,
-        peer: NodeId,
-        outbox: &'a mut Vec<Packet>,
-        timers: &'a mut Vec<(Time, Token)>,
-        trace: Option<&'a mut Vec<TraceSample>>,
-    ) -> Self {
+    /// A call at `now` of flow 0's agent at node 0 with peer node 1, weight 1, not traced;
+    /// the engine says which with [`for_flow`](Self::for_flow), [`between`](Self::between) and
+    /// [`traced`](Self::traced).
+    #[inline]
+    pub fn new(now: Time, outbox: &'a mut Vec<Packet>, timers: &'a mut Vec<(Time, Token)>) -> Self {
         AgentCtx {
             now,
-            flow,
-            weight,
-            local,
-            peer,
+            flow: 0,
+            weight: 1.0,
+            local: 0,
+            peer: 1,
             outbox,
             timers,
             delivered: 0,
-            trace,
+            trace: None,
         }
+    }
+
+    /// The agent's flow and the flow's weight (CSFQ's, carried by its packets).
+    #[inline]
+    pub fn for_flow(self, flow: FlowId, weight: f64) -> Self {
+        AgentCtx { flow, weight, ..self }
+    }
+
+    /// The agent's node and its peer's.
+    #[inline]
+    pub fn between(self, local: NodeId, peer: NodeId) -> Self {
+        AgentCtx { local, peer, ..self }
+    }
+
+    /// Where traced variables go; `None`: the flow is not traced.
+    #[inline]
+    pub fn traced(self, trace: Option<&'a mut Vec<TraceSample>>) -> Self {
+        AgentCtx { trace, ..self }
     }
 
     /// Sends a packet to the peer agent (flow, weight, source and destination are filled in).

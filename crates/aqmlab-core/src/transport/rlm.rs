@@ -682,38 +682,15 @@ mod tests {
     use crate::rng::stream;
     use crate::scenario::Scenario;
     use crate::time::from_secs;
-
-    /// An agent with the packets it sent and the timers it set.
-    struct Harness<A: Agent> {
-        agent: A,
-        outbox: Vec<Packet>,
-        timers: Vec<(Time, Token)>,
-    }
-
-    impl<A: Agent> Harness<A> {
-        fn new(agent: A) -> Self {
-            let mut harness = Harness {
-                agent,
-                outbox: Vec::new(),
-                timers: Vec::new(),
-            };
-            harness.call(0.0, |agent, ctx| agent.start(ctx));
-            harness
-        }
-
-        /// Calls the agent at `secs`; returns the packets it sent.
-        fn call(&mut self, secs: f64, f: impl FnOnce(&mut A, &mut AgentCtx)) -> Vec<Packet> {
-            let mut ctx = AgentCtx::new(from_secs(secs), 0, 1.0, 1, 0, &mut self.outbox, &mut self.timers, None);
-            f(&mut self.agent, &mut ctx);
-            self.outbox.drain(..).collect()
-        }
-    }
+    use crate::transport::testing::AgentHarness;
 
     const JOIN: fn(ReceiverTimer) -> bool = |timer| matches!(timer, ReceiverTimer::Join { .. });
     const DETECTION: fn(ReceiverTimer) -> bool = |timer| matches!(timer, ReceiverTimer::Detection { .. });
 
-    fn receiver() -> Harness<RlmReceiver> {
-        Harness::new(RlmReceiver::new(&RlmConfig::default(), stream(1, "rlm")))
+    fn receiver() -> AgentHarness<RlmReceiver> {
+        let mut rlm = AgentHarness::receiver(RlmReceiver::new(&RlmConfig::default(), stream(1, "rlm")));
+        rlm.start(0);
+        rlm
     }
 
     fn data(layer: u8, seq: u64) -> Packet {
@@ -725,34 +702,25 @@ mod tests {
         }
     }
 
-    impl Harness<RlmReceiver> {
+    fn layers(sent: Vec<Packet>) -> Vec<u8> {
+        sent.iter().map(|p| p.layer).collect()
+    }
+
+    impl AgentHarness<RlmReceiver> {
         /// Packet `seq` of `layer` arrives at `secs`; returns the levels the receiver asked for.
         fn arrive(&mut self, secs: f64, layer: u8, seq: u64) -> Vec<u8> {
-            let sent = self.call(secs, |r, ctx| r.receive(&data(layer, seq), ctx));
-            sent.iter().map(|p| p.layer).collect()
+            layers(self.receive(from_secs(secs), &data(layer, seq)))
         }
 
         /// Fires the newest pending `timer` at `secs`; returns the levels asked for.
-        fn fire(&mut self, secs: f64, timer: fn(ReceiverTimer) -> bool) -> Vec<u8> {
-            let token = self.newest(timer);
-            let sent = self.call(secs, |r, ctx| r.timer(token, ctx));
-            sent.iter().map(|p| p.layer).collect()
-        }
-
-        fn newest(&self, timer: fn(ReceiverTimer) -> bool) -> Token {
-            let (_, token) = self
-                .timers
-                .iter()
-                .rev()
-                .find(|(_, t)| timer(ReceiverTimer::from_token(*t)))
-                .expect("a timer");
-            *token
+        fn fire_at(&mut self, secs: f64, timer: fn(ReceiverTimer) -> bool) -> Vec<u8> {
+            layers(self.fire_latest(from_secs(secs), timer))
         }
 
         /// Ends a drop (D → S) at `secs` by its detection timer.
         fn settle(&mut self, secs: f64) {
             if self.agent.state == State::Drop {
-                self.fire(secs, DETECTION);
+                self.fire_at(secs, DETECTION);
             }
             assert_eq!(self.agent.state, State::Steady);
         }
@@ -766,7 +734,7 @@ mod tests {
             self.settle(secs - 0.2);
             let next = self.agent.layers[0].expected.unwrap_or(0);
             self.arrive(secs - 0.1, 1, next);
-            assert_eq!(self.fire(secs, JOIN), vec![2], "joins layer 2");
+            assert_eq!(self.fire_at(secs, JOIN), vec![2], "joins layer 2");
             self.arrive(secs + delay / 2.0, 2, 0);
             assert_eq!(
                 self.arrive(secs + delay, 2, 2),
@@ -814,10 +782,10 @@ mod tests {
         // the current layer's T_J by β = 0.75.
         rlm.settle(99.0);
         rlm.arrive(99.9, 1, rlm.agent.layers[0].expected.unwrap_or(0));
-        assert_eq!(rlm.fire(100.0, JOIN), vec![2]);
-        rlm.fire(101.0, DETECTION);
+        assert_eq!(rlm.fire_at(100.0, JOIN), vec![2]);
+        rlm.fire_at(101.0, DETECTION);
         assert_eq!(rlm.join_timer(2), 15.0);
-        rlm.fire(102.0, DETECTION);
+        rlm.fire_at(102.0, DETECTION);
         assert_eq!(rlm.join_timer(2), 11.25);
         assert_eq!(rlm.join_timer(1), 5.0, "held at join_timer_min");
     }
@@ -830,7 +798,7 @@ mod tests {
             let mut rlm = receiver();
             // Layer 2 joined at 20 s; at 60 s the experiment is long past.
             rlm.arrive(19.9, 1, 0);
-            rlm.fire(20.0, JOIN);
+            rlm.fire_at(20.0, JOIN);
             let mut seq = 0;
             let mut asked = vec![];
             for k in 0..60u64 {
@@ -842,7 +810,7 @@ mod tests {
                 }
                 if k == every - 1 {
                     assert_eq!(rlm.agent.state, State::Hysteresis, "the first loss starts H");
-                    rlm.fire(60.005 + 0.01 * k as f64, DETECTION);
+                    rlm.fire_at(60.005 + 0.01 * k as f64, DETECTION);
                     assert_eq!(rlm.agent.state, State::Measurement);
                 }
             }
@@ -850,11 +818,13 @@ mod tests {
         }
     }
 
-    fn source(config: RlmConfig) -> Harness<RlmSource> {
-        Harness::new(RlmSource::new(&config, 1000, from_secs(100.0), stream(1, "rlm")))
+    fn source(config: RlmConfig) -> AgentHarness<RlmSource> {
+        let mut src = AgentHarness::sender(RlmSource::new(&config, 1000, from_secs(100.0), stream(1, "rlm")));
+        src.start(0);
+        src
     }
 
-    impl Harness<RlmSource> {
+    impl AgentHarness<RlmSource> {
         /// A request for `level` layers (number `request`, decided at `decided`) arriving at `secs`.
         fn request(&mut self, secs: f64, decided: f64, request: u64, level: u8) -> Vec<Packet> {
             let control = Packet {
@@ -864,27 +834,7 @@ mod tests {
                 sent_at: from_secs(decided),
                 ..Default::default()
             };
-            self.call(secs, |s, ctx| s.receive(&control, ctx))
-        }
-
-        /// Fires every pending timer up to `secs`, in time order and, at one time, in the order
-        /// they were set (as the engine does); returns the layers of the packets sent.
-        fn run_until(&mut self, secs: f64) -> Vec<u8> {
-            let mut sent = vec![];
-            loop {
-                let first = (0..self.timers.len()).min_by_key(|&i| (self.timers[i].0, i));
-                match first.map(|i| (i, self.timers[i])) {
-                    Some((i, (at, token))) if at <= from_secs(secs) => {
-                        self.timers.remove(i);
-                        sent.extend(
-                            self.call(to_secs(at), |s, ctx| s.timer(token, ctx))
-                                .iter()
-                                .map(|p| p.layer),
-                        );
-                    }
-                    _ => return sent,
-                }
-            }
+            self.receive(from_secs(secs), &control)
         }
     }
 
@@ -902,19 +852,19 @@ mod tests {
         let mut src = source(graft);
         // Layer 1 from the start: 32 kbps of 1000-byte packets, one every 0.25 s (after the
         // one sent at 0, which the harness does not keep).
-        assert_eq!(count(&src.run_until(1.9), 1), 7);
+        assert_eq!(count(&layers(src.run_until(from_secs(1.9))), 1), 7);
         // Two layers asked for at 2 s, arriving at 2.01 s: sent from 2.5 s (graft latency).
         assert!(src.request(2.01, 2.0, 0, 2).is_empty());
-        let sent = src.run_until(2.49);
+        let sent = layers(src.run_until(from_secs(2.49)));
         assert_eq!(count(&sent, 2), 0);
         // Layer 2 from 2.5 s: 64 kbps, 8 packets a second (the first at 2.5 s itself).
-        assert_eq!(count(&src.run_until(3.49), 2), 8);
+        assert_eq!(count(&layers(src.run_until(from_secs(3.49))), 2), 8);
         // A stale request (an older number) arriving late changes nothing.
         src.request(3.5, 1.0, 0, 1);
-        assert_eq!(count(&src.run_until(3.99), 2), 4);
+        assert_eq!(count(&layers(src.run_until(from_secs(3.99))), 2), 4);
         // Back to one layer at 4 s: stopped from 4.25 s (prune latency).
         src.request(4.01, 4.0, 1, 1);
-        let sent = src.run_until(5.9);
+        let sent = layers(src.run_until(from_secs(5.9)));
         assert_eq!(count(&sent, 2), 2, "4.0 and 4.125 s");
         assert_eq!(count(&sent, 1), 8);
     }
@@ -922,11 +872,11 @@ mod tests {
     #[test]
     fn without_latencies_the_source_follows_a_request_when_it_arrives() {
         let mut src = source(RlmConfig::default());
-        src.run_until(0.5);
+        layers(src.run_until(from_secs(0.5)));
         let sent = src.request(0.6, 0.5, 0, 3);
         assert_eq!(sent.iter().map(|p| p.layer).collect::<Vec<_>>(), vec![2, 3]);
         // Layers 1–3 for one second: 4 + 8 + 16 packets.
-        let sent = src.run_until(1.599);
+        let sent = layers(src.run_until(from_secs(1.599)));
         assert_eq!((count(&sent, 1), count(&sent, 2), count(&sent, 3)), (4, 7, 15));
     }
 

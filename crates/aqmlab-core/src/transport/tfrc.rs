@@ -658,6 +658,7 @@ impl Agent for TfrcReceiver {
 mod tests {
     use super::*;
     use crate::time::NANOS_PER_SEC;
+    use crate::transport::testing::AgentHarness;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-4 * b.abs()
@@ -769,56 +770,21 @@ mod tests {
     const SEND: fn(SenderTimer) -> bool = |timer| matches!(timer, SenderTimer::Send { .. });
     const NOFEEDBACK: fn(SenderTimer) -> bool = |timer| matches!(timer, SenderTimer::NoFeedback { .. });
 
-    /// A sender driven by hand: its packets and timers.
-    struct Harness {
-        sender: TfrcSender,
-        sent: Vec<Packet>,
-        timers: Vec<(Time, Token)>,
-    }
-
-    impl Harness {
-        fn new(initial_rate: f64) -> Self {
-            Harness {
-                sender: TfrcSender::new(1000, initial_rate, Time::MAX),
-                sent: Vec::new(),
-                timers: Vec::new(),
-            }
-        }
-
-        fn call(&mut self, now: Time, f: impl FnOnce(&mut TfrcSender, &mut AgentCtx)) {
-            let mut ctx = AgentCtx::new(now, 0, 1.0, 0, 1, &mut self.sent, &mut self.timers, None);
-            f(&mut self.sender, &mut ctx);
-        }
-
-        /// The latest engine event set for the sender's timer `kind`.
-        fn timer(&self, kind: fn(SenderTimer) -> bool) -> (Time, Token) {
-            *self
-                .timers
-                .iter()
-                .rev()
-                .find(|(_, token)| kind(SenderTimer::from_token(*token)))
-                .unwrap()
-        }
-
-        fn expire(&mut self, kind: fn(SenderTimer) -> bool) -> Time {
-            let (at, token) = self.timer(kind);
-            self.call(at, |s, ctx| s.timer(token, ctx));
-            at
-        }
+    fn sender(initial_rate: f64) -> AgentHarness<TfrcSender> {
+        AgentHarness::sender(TfrcSender::new(1000, initial_rate, Time::MAX))
     }
 
     #[test]
     fn before_feedback_it_sends_at_the_initial_rate() {
         // Default: one packet per second (§4.2).
-        let mut h = Harness::new(1000.0);
-        h.call(0, |s, ctx| s.start(ctx));
-        assert_eq!(h.sent.len(), 1);
-        assert_eq!(h.timer(SEND).0, NANOS_PER_SEC);
-        assert_eq!(h.timer(NOFEEDBACK).0, 2 * NANOS_PER_SEC);
+        let mut h = sender(1000.0);
+        assert_eq!(h.start(0).len(), 1);
+        assert_eq!(h.latest(SEND).0, NANOS_PER_SEC);
+        assert_eq!(h.latest(NOFEEDBACK).0, 2 * NANOS_PER_SEC);
         // initial_rate = 80 kb/s: 10 packets of 1000 B per second.
-        let mut h = Harness::new(10_000.0);
-        h.call(0, |s, ctx| s.start(ctx));
-        assert_eq!(h.timer(SEND).0, NANOS_PER_SEC / 10);
+        let mut h = sender(10_000.0);
+        h.start(0);
+        assert_eq!(h.latest(SEND).0, NANOS_PER_SEC / 10);
     }
 
     /// A feedback packet reporting p = 1 % and a high receive rate, for a packet sent at `sent_at`.
@@ -841,50 +807,45 @@ mod tests {
         // at least 1; the first sets SRTT = t, RTTVAR = t/2, so t_RTO = 3t ticks:
         // 0.3 s at R = 30 ms (10R) and 120 ms (2.5R), 0.9 s at 250 ms (3 ticks).
         for (rtt, t_rto) in [(0.03, 0.3), (0.12, 0.3), (0.25, 0.9)] {
-            let mut h = Harness::new(1000.0);
-            h.sender = h.sender.with_ns2_rto(NANOS_PER_SEC / 10);
-            h.call(0, |s, ctx| s.start(ctx));
+            let mut h = sender(1000.0);
+            h.agent = h.agent.with_ns2_rto(NANOS_PER_SEC / 10);
+            h.start(0);
             let at = from_secs(rtt);
-            h.call(at, |s, ctx| s.receive(&feedback(0), ctx));
+            h.receive(at, &feedback(0));
             let expected = equation_rate_with_rto(1000.0, rtt, t_rto, 0.01);
             assert!(
-                close(h.sender.equation_rate, expected),
+                close(h.agent.equation_rate, expected),
                 "R {rtt}: {}",
-                h.sender.equation_rate
+                h.agent.equation_rate
             );
         }
         // RTTVAR of 1/2 tick never decays in the integer filter (0.5/4 rounds to 0): still 0.3 s.
-        let mut h = Harness::new(1000.0);
-        h.sender = h.sender.with_ns2_rto(NANOS_PER_SEC / 10);
-        h.call(0, |s, ctx| s.start(ctx));
+        let mut h = sender(1000.0);
+        h.agent = h.agent.with_ns2_rto(NANOS_PER_SEC / 10);
+        h.start(0);
         for k in 1..=10 {
-            h.call(k * from_secs(0.03), |s, ctx| {
-                s.receive(&feedback((k - 1) * from_secs(0.03)), ctx)
-            });
+            h.receive(k * from_secs(0.03), &feedback((k - 1) * from_secs(0.03)));
         }
         assert!(close(
-            h.sender.equation_rate,
+            h.agent.equation_rate,
             equation_rate_with_rto(1000.0, 0.03, 0.3, 0.01)
         ));
     }
 
     #[test]
     fn without_feedback_the_rate_halves_each_timeout() {
-        let mut h = Harness::new(1000.0);
-        h.call(0, |s, ctx| s.start(ctx));
+        let mut h = sender(1000.0);
+        h.start(0);
         // Feedback after 100 ms: X = the equation's 112.33 kB/s at p = 1 %.
         let at = NANOS_PER_SEC / 10;
-        h.call(at, |s, ctx| s.receive(&feedback(0), ctx));
-        assert!((h.sender.rate - 112_332.0).abs() < 10.0);
+        h.receive(at, &feedback(0));
+        assert!((h.agent.rate - 112_332.0).abs() < 10.0);
         // §4.4: the timer is max(4R, 2s/X) = 400 ms away; each expiry halves X.
-        assert_eq!(h.timer(NOFEEDBACK).0, at + 4 * at);
+        assert_eq!(h.latest(NOFEEDBACK).0, at + 4 * at);
         for expected in [56_166.0, 28_083.0, 14_041.5] {
-            h.expire(NOFEEDBACK);
-            assert!(
-                (h.sender.rate - expected).abs() < 10.0,
-                "{} vs {expected}",
-                h.sender.rate
-            );
+            let (at, token) = h.latest(NOFEEDBACK);
+            h.fire(at, token);
+            assert!((h.agent.rate - expected).abs() < 10.0, "{} vs {expected}", h.agent.rate);
         }
     }
 }

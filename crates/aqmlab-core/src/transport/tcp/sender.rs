@@ -209,10 +209,14 @@ impl CwndUsage {
     }
 }
 
-pub struct TcpSender {
+/// What the sender runs with, resolved once in [`TcpSender::new`] from the flow's
+/// [`TcpParams`] (the qdiscs' parameters): never changed by the algorithm.
+#[derive(Clone, Debug)]
+struct SenderParams {
     profile: Profile,
     variant: Variant,
     congestion_avoidance: CongestionAvoidance,
+    /// Data packet size, bytes.
     size: u32,
     /// Maximum (receiver) window, packets.
     window: u64,
@@ -220,8 +224,15 @@ pub struct TcpSender {
     initial_ssthresh: f64,
     tiny_window: bool,
     ecn: bool,
-    application: Application,
+    /// No new data is sent from this time on.
     stop: Time,
+}
+
+/// The sender: its parameters, the application above it, then the algorithm's variables
+/// (RFC 793/6675 names where they exist), timers and counters.
+pub struct TcpSender {
+    params: SenderParams,
+    application: Application,
     rng: Rng,
 
     /// Oldest unacknowledged packet (the cumulative ACK).
@@ -309,17 +320,19 @@ impl TcpSender {
             }
         };
         TcpSender {
-            profile: opts.profile,
-            variant: opts.variant,
-            congestion_avoidance: opts.congestion_avoidance,
-            size,
-            window: opts.window,
-            initial_window: opts.initial_window as f64,
-            initial_ssthresh,
-            tiny_window: opts.tiny_window,
-            ecn: opts.ecn,
+            params: SenderParams {
+                profile: opts.profile,
+                variant: opts.variant,
+                congestion_avoidance: opts.congestion_avoidance,
+                size,
+                window: opts.window,
+                initial_window: opts.initial_window as f64,
+                initial_ssthresh,
+                tiny_window: opts.tiny_window,
+                ecn: opts.ecn,
+                stop,
+            },
             application,
-            stop,
             rng,
             snd_una: 0,
             snd_nxt: 0,
@@ -355,7 +368,7 @@ impl TcpSender {
 
     /// Whether packet `seq` exists: already sent once, or new data the application still has.
     fn has_data(&self, seq: u64, now: Time) -> bool {
-        seq < self.snd_max || (seq < self.data_end && now < self.stop)
+        seq < self.snd_max || (seq < self.data_end && now < self.params.stop)
     }
 
     fn send_packet(&mut self, seq: u64, ctx: &mut AgentCtx) {
@@ -364,7 +377,7 @@ impl TcpSender {
             self.prr.sent(1);
         }
         let retransmit = seq < self.snd_max;
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             self.board.sent(seq, ctx.now);
         }
         if retransmit {
@@ -376,17 +389,21 @@ impl TcpSender {
             }
         }
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
-        let ecn = if self.ecn && !retransmit { Ecn::Ect } else { Ecn::NotEct };
+        let ecn = if self.params.ecn && !retransmit {
+            Ecn::Ect
+        } else {
+            Ecn::NotEct
+        };
         ctx.send(Packet {
             kind: PacketKind::Data,
-            size: self.size,
+            size: self.params.size,
             seq,
             sent_at: ctx.now,
             retransmit,
             ecn,
             ..Default::default()
         });
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // tcp_event_new_data_sent(): the first packet out arms the RTO; so does new data
             // while a probe is scheduled (tcp_write_xmit() schedules it again afterwards).
             if !self.retransmit_timer.is_set() || (!retransmit && self.xmit_timer == XmitTimer::LossProbe) {
@@ -455,7 +472,7 @@ impl TcpSender {
     /// again. Then the RTO, from now.
     fn send_loss_probe(&mut self, ctx: &mut AgentCtx) {
         if self.probe.is_none() && self.snd_max > self.snd_una {
-            let new_data = self.snd_max < self.snd_una + self.window && self.has_data(self.snd_max, ctx.now);
+            let new_data = self.snd_max < self.snd_una + self.params.window && self.has_data(self.snd_max, ctx.now);
             let seq = if new_data { self.snd_max } else { self.snd_max - 1 };
             self.xmit_timer = XmitTimer::Retransmit;
             self.send_packet(seq, ctx);
@@ -515,7 +532,7 @@ impl TcpSender {
     /// Sliding window: send while the next packet is within min(cwnd, window)
     /// of the cumulative ACK, at most `burst` packets.
     fn send_window(&mut self, burst: u64, ctx: &mut AgentCtx) {
-        let limit = self.snd_una + (self.cwnd.floor() as u64).clamp(1, self.window);
+        let limit = self.snd_una + (self.cwnd.floor() as u64).clamp(1, self.params.window);
         let limit = limit.min(self.snd_nxt.saturating_add(burst));
         while self.snd_nxt < limit && self.has_data(self.snd_nxt, ctx.now) {
             self.send_packet(self.snd_nxt, ctx);
@@ -545,7 +562,7 @@ impl TcpSender {
         if let Some((seq, true)) = hole {
             return Some(seq);
         }
-        if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, now) {
+        if self.snd_nxt < self.snd_una + self.params.window && self.has_data(self.snd_nxt, now) {
             return Some(self.snd_nxt);
         }
         hole.map(|(seq, _)| seq)
@@ -555,7 +572,7 @@ impl TcpSender {
     /// the last retransmission (scoreboard-rq.cc GetNextRetran()), else new data, within
     /// the receiver window from the cumulative ACK; each packet sent adds one to `pipe_`.
     fn send_ns2_sack(&mut self, ctx: &mut AgentCtx) {
-        let limit = self.snd_una + self.window;
+        let limit = self.snd_una + self.params.window;
         while self.ns2_pipe < self.cwnd.floor() as i64 {
             let seq = match self.scoreboard.first_hole(self.high_rxt.max(self.snd_una)) {
                 Some((hole, _)) if hole < limit => {
@@ -572,11 +589,11 @@ impl TcpSender {
     }
 
     fn ns2_sack(&self) -> bool {
-        self.variant == Variant::Sack && self.profile == Profile::Ns2
+        self.params.variant == Variant::Sack && self.params.profile == Profile::Ns2
     }
 
     fn send_more(&mut self, ctx: &mut AgentCtx) {
-        match (self.in_recovery, self.variant, self.profile) {
+        match (self.in_recovery, self.params.variant, self.params.profile) {
             (_, _, Profile::Linux) => self.send_linux(ctx),
             (true, Variant::Sack, Profile::Rfc) => self.send_pipe(ctx),
             (true, Variant::Sack, Profile::Ns2) => self.send_ns2_sack(ctx),
@@ -595,7 +612,7 @@ impl TcpSender {
         while (in_flight as f64) < self.cwnd {
             let seq = match self.board.next_lost() {
                 Some(seq) => seq,
-                None if self.snd_max < self.snd_una + self.window && self.has_data(self.snd_max, ctx.now) => {
+                None if self.snd_max < self.snd_una + self.params.window && self.has_data(self.snd_max, ctx.now) => {
                     self.snd_max
                 }
                 None => break,
@@ -628,7 +645,7 @@ impl TcpSender {
         let mut w = Window {
             cwnd: self.cwnd as u64,
             ssthresh: self.ssthresh as u64,
-            clamp: self.window,
+            clamp: self.params.window,
         };
         let ratio = if w.in_slow_start() {
             LINUX_PACING_SS_RATIO
@@ -637,7 +654,7 @@ impl TcpSender {
         };
         let packets = w.cwnd.max(self.snd_max - self.snd_una) as f64;
         let pacing_rate = match self.rtt.srtt_and_rttvar() {
-            Some((srtt, _)) if srtt > 0.0 => ratio * packets * f64::from(self.size) / srtt,
+            Some((srtt, _)) if srtt > 0.0 => ratio * packets * f64::from(self.params.size) / srtt,
             _ => 0.0,
         };
         let sample = AckSample {
@@ -676,7 +693,7 @@ impl TcpSender {
             self.ssthresh = cc.ssthresh(window as u64) as f64;
             return;
         }
-        self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
+        self.ssthresh = (window.min(self.params.window as f64) / 2.0).floor().max(2.0);
     }
 
     /// ssthresh on a retransmission timeout. During recovery the window is no
@@ -685,7 +702,7 @@ impl TcpSender {
     /// before TcpAgent::timeout()'s slowdown(CLOSE_SSTHRESH_HALF) of window();
     /// Sack1's window() is cwnd_, tcp-sack1.cc).
     fn timeout_ssthresh(&mut self) {
-        match (self.in_recovery, self.profile) {
+        match (self.in_recovery, self.params.profile) {
             (true, Profile::Rfc) => self.halve_ssthresh_of(self.flight()),
             // tcp_enter_loss(): only when no reduction is under way (state Open or Disorder,
             // or high_seq acknowledged); within one, ssthresh stays.
@@ -707,7 +724,7 @@ impl TcpSender {
         if self.cwnd < self.ssthresh {
             self.cwnd += 1.0;
         } else {
-            match self.congestion_avoidance {
+            match self.params.congestion_avoidance {
                 // tcp.cc opencwnd(), `windowOption_ 1`, `increase_num_ 1.0`: cwnd_ += 1/cwnd_.
                 CongestionAvoidance::PerAck => self.cwnd += 1.0 / self.cwnd,
                 // 4.4BSD-Lite tcp_input.c: incr = maxseg*maxseg/cw + maxseg/8, in packets.
@@ -722,7 +739,7 @@ impl TcpSender {
             }
         }
         // Growth beyond the receiver window could never be used.
-        self.cwnd = self.cwnd.min(self.window as f64);
+        self.cwnd = self.cwnd.min(self.params.window as f64);
     }
 
     /// `newly_sacked`: packets the ACK's blocks SACKed for the first time.
@@ -733,7 +750,7 @@ impl TcpSender {
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         // Linux's `delivered`: packets newly acknowledged, cumulatively or by SACK.
-        let delivered = if self.profile == Profile::Linux {
+        let delivered = if self.params.profile == Profile::Linux {
             self.board.ack(ack, ctx.now) + newly_sacked
         } else {
             self.scoreboard.advance(ack);
@@ -761,13 +778,13 @@ impl TcpSender {
         let mut partial = false;
         if self.in_recovery {
             let full = self.recover.is_some_and(|r| ack >= r);
-            if full || matches!(self.variant, Variant::Tahoe | Variant::Reno) {
+            if full || matches!(self.params.variant, Variant::Tahoe | Variant::Reno) {
                 // Reno leaves fast recovery on the first new ACK; further losses need 3 more dup ACKs or a timeout.
                 self.exit_recovery();
                 // ns-2 Reno/NewReno recv(): the exiting ACK goes through recv_newack_helper()'s opencwnd().
                 // Linux: the exiting ACK returns to Open before tcp_cong_control() grows the window.
-                grow &=
-                    (self.profile == Profile::Ns2 && self.variant != Variant::Sack) || self.profile == Profile::Linux;
+                grow &= (self.params.profile == Profile::Ns2 && self.params.variant != Variant::Sack)
+                    || self.params.profile == Profile::Linux;
             } else {
                 grow = false;
                 partial = true;
@@ -779,7 +796,7 @@ impl TcpSender {
         } else if grow {
             self.open_cwnd();
         }
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // The timer waits for RACK (Agent::receive()).
         } else if self.snd_una == self.snd_max {
             self.retransmit_timer.clear();
@@ -788,7 +805,7 @@ impl TcpSender {
         }
         // tcp.cc newack(): newtimer() runs before rtt_update() (`timerfix_` came in 2001-05).
         if let RttTimer::Ns2(t) = &mut self.rtt {
-            if partial && self.variant == Variant::Sack {
+            if partial && self.params.variant == Variant::Sack {
                 // tcp-sack1.cc recv(): a partial ACK ends the back-off; the timed packet stays timed.
                 t.end_back_off();
             } else if partial {
@@ -806,7 +823,7 @@ impl TcpSender {
     /// A full ACK: everything outstanding when loss was detected is acknowledged.
     fn exit_recovery(&mut self) {
         self.in_recovery = false;
-        self.cwnd = match (self.variant, self.profile) {
+        self.cwnd = match (self.params.variant, self.params.profile) {
             // tcp_end_cwnd_reduction().
             (_, Profile::Linux) => self.ssthresh,
             // FRED §11.2 and RFC 6582 §3.2 step 3 (1): no burst when recovery ends.
@@ -820,7 +837,7 @@ impl TcpSender {
 
     /// A NewReno or SACK ACK in recovery that does not cover `recover`; returns whether to restart the timer.
     fn partial_ack(&mut self, acked: u64, ctx: &mut AgentCtx) -> bool {
-        match (self.variant, self.profile) {
+        match (self.params.variant, self.params.profile) {
             // FRED §11.2: "immediately retransmits the packet after the one acknowledged by the
             // partial ACK"; RFC 6582 §3.2 step 5: deflate by the amount acked, add back one.
             (Variant::NewReno, Profile::Rfc) => {
@@ -853,7 +870,7 @@ impl TcpSender {
 
     /// `sack_news`: the ACK's blocks SACKed a packet not SACKed before.
     fn on_dupack(&mut self, sack_news: bool, ctx: &mut AgentCtx) {
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // Linux with SACK counts SACKed packets, not duplicate ACKs (linux_detect_loss()).
             return;
         }
@@ -864,7 +881,7 @@ impl TcpSender {
         }
         self.dupacks += 1;
         if self.in_recovery {
-            if matches!(self.variant, Variant::Reno | Variant::NewReno) {
+            if matches!(self.params.variant, Variant::Reno | Variant::NewReno) {
                 // RFC 5681 §3.2 step 4: each duplicate ACK means a packet left the network.
                 self.cwnd += 1.0;
             }
@@ -873,7 +890,7 @@ impl TcpSender {
         // RFC 6675 §5: SACK also detects loss once DupThresh packets above the hole are SACKed
         // (ns-2's Sack1 waits for the third duplicate ACK).
         let loss = u64::from(self.dupacks) >= DUP_THRESH
-            || (self.profile == Profile::Rfc && self.scoreboard.is_lost(self.snd_una));
+            || (self.params.profile == Profile::Rfc && self.scoreboard.is_lost(self.snd_una));
         if loss && self.recover.is_none_or(|r| self.snd_una > r) {
             self.reduce_ssthresh();
             self.fast_retransmit(ctx);
@@ -881,10 +898,10 @@ impl TcpSender {
             // RFC 3168 §6.1.2: the window was already halved for this window of data; ns-2
             // dupack_action() with `last_cwnd_action_ == CWND_ACTION_ECN` retransmits without slowdown().
             self.fast_retransmit(ctx);
-        } else if !loss && self.tiny_window && self.cwnd.min(self.window as f64) < TINY_WINDOW {
+        } else if !loss && self.params.tiny_window && self.cwnd.min(self.params.window as f64) < TINY_WINDOW {
             // FRED §11.3: a new packet for each of the first two duplicate ACKs; if the
             // receiver window allows none, "re-send the last packet in the window".
-            if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, ctx.now) {
+            if self.snd_nxt < self.snd_una + self.params.window && self.has_data(self.snd_nxt, ctx.now) {
                 self.send_packet(self.snd_nxt, ctx);
                 self.snd_nxt += 1;
             } else {
@@ -921,7 +938,7 @@ impl TcpSender {
         self.ecn_reduced = false;
         self.recover = Some(self.snd_max);
         self.ecn_recover = self.snd_max;
-        match self.variant {
+        match self.params.variant {
             // Tahoe: retransmit and slow-start again from one packet (go-back-N).
             Variant::Tahoe => {
                 self.cwnd = 1.0;
@@ -938,7 +955,7 @@ impl TcpSender {
             // ns-2 Sack1 dupack_action(): `pipe_ = maxseq_ - highest_ack_ - numdupacks_`,
             // the three packets the duplicate ACKs report gone; the retransmission is not counted.
             // Linux: PRR sets cwnd from this ACK on, and its first window sends the retransmission.
-            Variant::Sack if self.profile == Profile::Linux => {
+            Variant::Sack if self.params.profile == Profile::Linux => {
                 self.in_recovery = true;
                 self.prr = Prr::start(self.cwnd as u64);
             }
@@ -970,7 +987,7 @@ impl TcpSender {
         self.ecn_recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // tcp_enter_loss(): SACKed packets stay, the rest are lost and go again in order;
             // a probe's episode ends.
             self.board.all_lost();
@@ -1002,8 +1019,8 @@ impl TcpSender {
     /// A new transfer opens a new connection: initial cwnd, ssthresh and RTO (SRED §7).
     fn start_transfer(&mut self, packets: u64, ctx: &mut AgentCtx) {
         self.data_end = self.snd_max + packets;
-        self.cwnd = self.initial_window;
-        self.ssthresh = self.initial_ssthresh;
+        self.cwnd = self.params.initial_window;
+        self.ssthresh = self.params.initial_ssthresh;
         self.ca_acks = 0;
         self.rtt.reset();
         if let Some(cc) = &mut self.cc {
@@ -1082,13 +1099,13 @@ impl Agent for TcpSender {
         let mut newly_sacked = 0;
         let mut blocks = p.sack;
         let blocks = &mut blocks[..p.sack_len as usize];
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // tcp_sacktag_write_queue() walks the blocks in sequence order: RACK.rtt is the
             // last packet's.
             blocks.sort_unstable();
         }
         for &(start, end) in blocks.iter() {
-            newly_sacked += match (self.profile, self.variant) {
+            newly_sacked += match (self.params.profile, self.params.variant) {
                 (Profile::Linux, _) => self.board.sack(start, end, ctx.now),
                 (_, Variant::Sack) => self.scoreboard.mark(start, end, self.snd_max),
                 _ => 0,
@@ -1100,7 +1117,7 @@ impl Agent for TcpSender {
             // tcp-sack1.cc recv(): every ACK in recovery takes one packet out of `pipe_`.
             self.ns2_pipe -= 1;
         }
-        let ece = self.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover;
+        let ece = self.params.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover;
         if ece {
             self.ecn_reduce();
         }
@@ -1111,7 +1128,7 @@ impl Agent for TcpSender {
         } else if p.seq == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(sack_news, ctx);
         }
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // tcp_ack(): the probe's outcome, then loss detection, then the timer.
             self.linux_process_probe_ack(p.seq, new_ack, newly_sacked);
             let found = self.linux_detect_loss(ctx);
@@ -1159,7 +1176,7 @@ impl Agent for TcpSender {
                 }
             }
             SenderTimer::NextTransfer { generation } => {
-                if self.transfer_timer.expired(generation, ctx) && ctx.now < self.stop {
+                if self.transfer_timer.expired(generation, ctx) && ctx.now < self.params.stop {
                     self.start_web_transfer(ctx);
                 }
             }
@@ -1177,28 +1194,22 @@ mod tests {
     use super::*;
     use crate::rng::stream;
     use crate::transport::tcp::TcpOptions;
+    use crate::transport::testing::AgentHarness;
 
-    /// A sender driven by hand: `ack(seq)` feeds an ACK and returns the sequence numbers sent in reply.
-    struct Harness {
-        tcp: TcpSender,
-        outbox: Vec<Packet>,
-        timers: Vec<(Time, Token)>,
-        now: Time,
+    /// A started sender driven by hand: `ack(seq)` feeds an ACK 1 ms after the previous call
+    /// and returns the sequence numbers sent in reply.
+    fn sender(opts: TcpOptions) -> AgentHarness<TcpSender> {
+        let tcp = TcpSender::new(&opts.resolve(), &Workload::Infinite, 1000, Time::MAX, stream(1, "t"));
+        let mut h = AgentHarness::sender(tcp);
+        h.start(0);
+        h
     }
 
-    impl Harness {
-        fn new(opts: TcpOptions) -> Self {
-            let mut h = Harness {
-                tcp: TcpSender::new(&opts.resolve(), &Workload::Infinite, 1000, Time::MAX, stream(1, "t")),
-                outbox: Vec::new(),
-                timers: Vec::new(),
-                now: 0,
-            };
-            let mut ctx = AgentCtx::new(0, 0, 1.0, 0, 1, &mut h.outbox, &mut h.timers, None);
-            h.tcp.start(&mut ctx);
-            h
-        }
+    fn seqs(packets: &[Packet]) -> Vec<u64> {
+        packets.iter().map(|p| p.seq).collect()
+    }
 
+    impl AgentHarness<TcpSender> {
         fn ack_with(&mut self, seq: u64, ece: bool) -> Vec<u64> {
             self.deliver(Packet {
                 kind: PacketKind::Ack,
@@ -1222,10 +1233,7 @@ mod tests {
         }
 
         fn deliver(&mut self, ack: Packet) -> Vec<u64> {
-            self.now += 1_000_000;
-            let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
-            self.tcp.receive(&ack, &mut ctx);
-            self.outbox.drain(..).map(|p| p.seq).collect()
+            seqs(&self.receive(self.now + 1_000_000, &ack))
         }
 
         fn ack(&mut self, seq: u64) -> Vec<u64> {
@@ -1234,29 +1242,28 @@ mod tests {
 
         /// Runs the retransmission timer at its deadline, whichever event it holds; returns
         /// the sequence numbers sent.
-        fn fire(&mut self) -> Vec<u64> {
-            self.now = self
+        fn fire_xmit(&mut self) -> Vec<u64> {
+            let now = self
                 .now
-                .max(self.tcp.retransmit_timer.deadline().expect("an armed timer"));
+                .max(self.agent.retransmit_timer.deadline().expect("an armed timer"));
             let tokens: Vec<Token> = self.timers.drain(..).map(|(_, token)| token).collect();
+            let mut sent = Vec::new();
             for token in tokens {
-                let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
-                self.tcp.timer(token, &mut ctx);
+                sent.extend(self.fire(now, token));
             }
-            self.outbox.drain(..).map(|p| p.seq).collect()
+            seqs(&sent)
         }
 
         /// Lets the retransmission timer expire; returns the sequence numbers sent.
         fn expire(&mut self) -> Vec<u64> {
-            let before = self.tcp.stats.timeouts;
-            while self.tcp.stats.timeouts == before {
+            let before = self.agent.stats.timeouts;
+            let mut sent = Vec::new();
+            while self.agent.stats.timeouts == before {
                 let (at, token) = *self.timers.last().expect("a pending timer");
                 self.timers.clear();
-                self.now = self.now.max(at);
-                let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
-                self.tcp.timer(token, &mut ctx);
+                sent.extend(self.fire(self.now.max(at), token));
             }
-            self.outbox.drain(..).map(|p| p.seq).collect()
+            seqs(&sent)
         }
     }
 
@@ -1265,22 +1272,21 @@ mod tests {
     /// pipe falls to 4, by RFC 6675's count or ns-2's); then the retransmission of 0
     /// is lost too and the timer expires with 12 outstanding.
     fn timeout_during_recovery(profile: Profile, variant: Variant) -> TcpSender {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             profile,
             variant: Some(variant),
             initial_window: Some(10),
             window: Some(100),
             ..Default::default()
         });
-        h.outbox.clear();
         for sacked in 2..9 {
             h.sack(0, &[(1, sacked)]);
         }
-        assert_eq!((h.tcp.ssthresh, h.tcp.stats.fast_retransmits), (5.0, 1));
-        assert_eq!(h.tcp.snd_max, 12);
+        assert_eq!((h.agent.ssthresh, h.agent.stats.fast_retransmits), (5.0, 1));
+        assert_eq!(h.agent.snd_max, 12);
         assert_eq!(h.expire(), vec![0]);
-        assert_eq!((h.tcp.cwnd, h.tcp.stats.timeouts), (1.0, 1));
-        h.tcp
+        assert_eq!((h.agent.cwnd, h.agent.stats.timeouts), (1.0, 1));
+        h.agent
     }
 
     #[test]
@@ -1303,16 +1309,14 @@ mod tests {
         }
     }
 
-    fn sack_sender(profile: Profile, initial_window: u64) -> Harness {
-        let mut h = Harness::new(TcpOptions {
+    fn sack_sender(profile: Profile, initial_window: u64) -> AgentHarness<TcpSender> {
+        sender(TcpOptions {
             profile,
             variant: Some(Variant::Sack),
             initial_window: Some(initial_window),
             window: Some(100),
             ..Default::default()
-        });
-        h.outbox.clear();
-        h
+        })
     }
 
     #[test]
@@ -1323,25 +1327,25 @@ mod tests {
         // Third duplicate ACK: cwnd = ssthresh = 5, pipe_ = maxseq 9 - highest_ack -1 - 3 = 7 (the
         // fast retransmission is not counted).
         assert_eq!(h.sack(0, &[(1, 4)]), vec![0]);
-        assert_eq!((h.tcp.cwnd, h.tcp.ns2_pipe), (5.0, 7));
+        assert_eq!((h.agent.cwnd, h.agent.ns2_pipe), (5.0, 7));
         // Each ACK in recovery takes one out: 6, then 5, nothing sent while pipe_ >= cwnd.
         assert!(h.sack(0, &[(1, 5)]).is_empty());
         assert!(h.sack(0, &[(6, 7), (1, 5)]).is_empty());
         // pipe_ 4 < 5: the hole 5 goes out, though only two packets above it are SACKed
         // (RFC 6675 would wait until it IsLost).
         assert_eq!(h.sack(0, &[(6, 8), (1, 5)]), vec![5]);
-        assert_eq!(h.tcp.ns2_pipe, 5);
+        assert_eq!(h.agent.ns2_pipe, 5);
         // No hole above the last retransmission: new data, one per ACK.
         assert_eq!(h.sack(0, &[(6, 9), (1, 5)]), vec![10]);
         assert_eq!(h.sack(0, &[(6, 10), (1, 5)]), vec![11]);
         // The retransmitted 0 arrives: a partial ACK takes two out, so two packets go.
         assert_eq!(h.sack(5, &[(6, 10)]), vec![12, 13]);
-        assert_eq!(h.tcp.ns2_pipe, 5);
+        assert_eq!(h.agent.ns2_pipe, 5);
         // The retransmitted 5 arrives: recovery ends at cwnd 5 with packets 10..14 out.
         assert_eq!(h.ack(10), vec![14]);
-        assert!(!h.tcp.in_recovery && h.tcp.scoreboard.sacked_count() == 0);
+        assert!(!h.agent.in_recovery && h.agent.scoreboard.sacked_count() == 0);
         assert_eq!(
-            (h.tcp.cwnd, h.tcp.stats.fast_retransmits, h.tcp.stats.timeouts),
+            (h.agent.cwnd, h.agent.stats.fast_retransmits, h.agent.stats.timeouts),
             (5.0, 1, 0)
         );
     }
@@ -1355,69 +1359,67 @@ mod tests {
             h.sack(0, &[(1, 2)]);
             h.sack(0, &[(1, 3)]);
             assert_eq!(h.sack(0, &[(1, 4)]), sent, "{profile:?}");
-            assert_eq!(h.tcp.cwnd, 2.0);
+            assert_eq!(h.agent.cwnd, 2.0);
         }
         // A duplicate ACK that SACKs nothing new is not counted by Sack1.
         let mut h = sack_sender(Profile::Ns2, 4);
         h.sack(0, &[(1, 2)]);
         h.sack(0, &[(1, 2)]);
         h.sack(0, &[(1, 3)]);
-        assert_eq!(h.tcp.dupacks, 2);
+        assert_eq!(h.agent.dupacks, 2);
     }
 
     #[test]
     fn ecn_then_a_loss_in_the_same_window_halves_once() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
-        h.outbox.clear();
         h.ack_with(1, true); // packets 1..9 outstanding
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (4.0, 4.0));
         // Packet 1 was lost: the third duplicate ACK retransmits it without a second halving.
         h.ack(1);
         h.ack(1);
         assert_eq!(h.ack(1), vec![1]);
-        assert_eq!(h.tcp.stats.fast_retransmits, 1);
-        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (4.0, 7.0));
-        assert!(h.tcp.in_recovery);
-        h.ack(h.tcp.snd_max); // full ACK ends recovery, ssthresh still the one halving
-        assert_eq!(h.tcp.ssthresh, 4.0);
+        assert_eq!(h.agent.stats.fast_retransmits, 1);
+        assert_eq!((h.agent.ssthresh, h.agent.cwnd), (4.0, 7.0));
+        assert!(h.agent.in_recovery);
+        h.ack(h.agent.snd_max); // full ACK ends recovery, ssthresh still the one halving
+        assert_eq!(h.agent.ssthresh, 4.0);
         // A timeout within a window halved for ECN keeps ssthresh (RFC 3168 §6.1.2).
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
         h.ack_with(1, true);
         h.expire();
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (1.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (1.0, 4.0));
     }
 
     #[test]
     fn ns2_congestion_avoidance_adds_one_over_cwnd_per_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             profile: Profile::Ns2,
             initial_window: Some(10),
             initial_ssthresh: Some(10.0),
             window: Some(100),
             ..Default::default()
         });
-        h.outbox.clear();
         let mut w: f64 = 10.0;
         for ack in 1..=10 {
             h.ack(ack);
             w += 1.0 / w;
-            assert_eq!(h.tcp.cwnd, w);
+            assert_eq!(h.agent.cwnd, w);
         }
         // int(cwnd_) = 10 after a full window of ACKs: no extra packet this round (floor(w)/w growth).
-        assert!(h.tcp.cwnd < 11.0 && h.tcp.snd_max == 20);
+        assert!(h.agent.cwnd < 11.0 && h.agent.snd_max == 20);
     }
 
     #[test]
     fn bsd44_congestion_avoidance_adds_an_eighth_more_per_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             congestion_avoidance: Some(CongestionAvoidance::Bsd44),
             initial_window: Some(16),
             initial_ssthresh: Some(16.0),
@@ -1429,18 +1431,18 @@ mod tests {
             h.ack(ack);
             w += 1.0 / w + 0.125;
         }
-        assert_eq!(h.tcp.cwnd, w);
+        assert_eq!(h.agent.cwnd, w);
         // One window of 16 ACKs: Σ 1/w ≈ 0.92 plus 16/8 = 2, against +1 under `per_window`.
-        assert!((h.tcp.cwnd - 18.92).abs() < 0.01, "cwnd {}", h.tcp.cwnd);
+        assert!((h.agent.cwnd - 18.92).abs() < 0.01, "cwnd {}", h.agent.cwnd);
     }
 
     #[test]
     fn slow_start_then_one_packet_per_window_of_acks() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             initial_ssthresh: Some(4.0),
             ..Default::default()
         });
-        assert_eq!(h.outbox.drain(..).map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(seqs(&h.sent), vec![0]);
         assert_eq!(h.ack(1), vec![1, 2]); // cwnd 2
         assert_eq!(h.ack(2), vec![3, 4]); // cwnd 3
         assert_eq!(h.ack(3), vec![5, 6]); // cwnd 4 = ssthresh
@@ -1449,81 +1451,77 @@ mod tests {
         assert_eq!(h.ack(5), vec![8]);
         assert_eq!(h.ack(6), vec![9]);
         assert_eq!(h.ack(7), vec![10, 11]);
-        assert_eq!(h.tcp.cwnd, 5.0);
+        assert_eq!(h.agent.cwnd, 5.0);
     }
 
     #[test]
     fn ecn_echo_halves_once_per_window_and_data_is_ect() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
-        assert!(h.outbox.iter().all(|p| p.ecn == Ecn::Ect) && h.outbox.len() == 8);
-        h.outbox.clear();
+        assert!(h.sent.iter().all(|p| p.ecn == Ecn::Ect) && h.sent.len() == 8);
         h.ack_with(1, true);
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (4.0, 4.0));
         // Further echoes for data sent before the reduction are ignored.
         h.ack_with(2, true);
         h.ack_with(8, true);
-        assert_eq!(h.tcp.ssthresh, 4.0);
+        assert_eq!(h.agent.ssthresh, 4.0);
         // An echo for data sent after it halves again.
-        let beyond = h.tcp.ecn_recover + 1;
+        let beyond = h.agent.ecn_recover + 1;
         h.ack_with(beyond, true);
-        assert_eq!(h.tcp.ssthresh, 2.0);
+        assert_eq!(h.agent.ssthresh, 2.0);
     }
 
     #[test]
     fn newreno_retransmits_on_each_partial_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             initial_window: Some(10),
             ..Default::default()
         });
-        h.outbox.clear();
         // Packets 0, 3 and 6 of 0..10 are lost: 1, 2, 4, 5, 7, 8, 9 arrive.
         assert!(h.ack(0).is_empty() && h.ack(0).is_empty());
         assert_eq!(h.ack(0), vec![0]); // third duplicate ACK: fast retransmit
-        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (5.0, 8.0));
+        assert_eq!((h.agent.ssthresh, h.agent.cwnd), (5.0, 8.0));
         for _ in 0..4 {
             h.ack(0); // cwnd inflates to 12: packets 10 and 11 go out
         }
-        assert_eq!(h.tcp.snd_max, 12);
+        assert_eq!(h.agent.snd_max, 12);
         // Partial ACK: retransmit the next hole at once; cwnd deflates to 12 - 3 + 1 = 10 (RFC 6582),
         // which with 9 packets outstanding lets one new packet out.
         assert_eq!(h.ack(3), vec![3, 12]);
         assert_eq!(h.ack(6), vec![6, 13]);
-        assert_eq!(h.tcp.stats.timeouts, 0);
-        h.ack(h.tcp.snd_max); // full ACK ends recovery
-        assert!(!h.tcp.in_recovery);
-        assert_eq!(h.tcp.stats.fast_retransmits, 1);
+        assert_eq!(h.agent.stats.timeouts, 0);
+        h.ack(h.agent.snd_max); // full ACK ends recovery
+        assert!(!h.agent.in_recovery);
+        assert_eq!(h.agent.stats.fast_retransmits, 1);
     }
 
     #[test]
     fn tiny_window_resends_the_last_packet_when_the_window_is_full() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             window: Some(3),
             initial_window: Some(3),
             tiny_window: true,
             ..Default::default()
         });
-        h.outbox.clear();
         assert_eq!(h.ack(0), vec![2]); // first duplicate ACK: no room for new data, re-send the last packet
         assert_eq!(h.ack(0), vec![2]);
         assert_eq!(h.ack(0), vec![0]); // third: fast retransmit
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             window: Some(10),
             initial_window: Some(3),
             tiny_window: true,
             ..Default::default()
         });
-        h.outbox.clear();
         assert_eq!(h.ack(0), vec![3]); // room in the receiver window: a new packet
         assert_eq!(h.ack(0), vec![4]);
-        assert_eq!(h.tcp.cwnd, 3.0);
+        assert_eq!(h.agent.cwnd, 3.0);
     }
 
-    fn linux(cc: super::super::CongestionControl) -> Harness {
-        Harness::new(TcpOptions {
+    fn linux(cc: super::super::CongestionControl) -> AgentHarness<TcpSender> {
+        sender(TcpOptions {
             profile: Profile::Linux,
             cc: Some(cc),
             ..Default::default()
@@ -1533,12 +1531,12 @@ mod tests {
     #[test]
     fn linux_opens_with_ten_packets_and_one_second_rto() {
         let mut h = linux(super::super::CongestionControl::Cubic);
-        let first: Vec<u64> = h.outbox.drain(..).map(|p| p.seq).collect();
+        let first = seqs(&h.sent);
         assert_eq!(first, (0..10).collect::<Vec<_>>(), "IW 10 (RFC 6928, TCP_INIT_CWND)");
         assert_eq!(h.timers[0].0, 1_000_000_000, "TCP_TIMEOUT_INIT 1 s");
         // Slow start: each ACK of two packets opens two (tcp_slow_start() counts packets acked).
         assert_eq!(h.ack(2), vec![10, 11, 12, 13]);
-        assert_eq!(h.tcp.cwnd, 12.0);
+        assert_eq!(h.agent.cwnd, 12.0);
     }
 
     #[test]
@@ -1548,10 +1546,8 @@ mod tests {
             (super::super::CongestionControl::Reno, 10.0),
         ] {
             let mut h = linux(cc);
-            h.outbox.clear();
             h.ack(10); // cwnd 20: packets 10..30 out
-            assert_eq!(h.tcp.cwnd, 20.0);
-            h.outbox.clear();
+            assert_eq!(h.agent.cwnd, 20.0);
             // Packet 10 lost. Two SACKed packets: no recovery, but each makes room for new data
             // (Linux's in-flight count leaves SACKed packets out).
             assert_eq!(h.sack(10, &[(11, 12)]), vec![30]);
@@ -1559,23 +1555,21 @@ mod tests {
             // The third: recovery, ssthresh = 20·717/1024 = 14 (cubic) or 20/2 (reno).
             let sent = h.sack(10, &[(11, 14)]);
             assert_eq!(sent[0], 10);
-            assert!(h.tcp.in_recovery);
-            assert_eq!(h.tcp.ssthresh, ssthresh, "{cc:?}");
+            assert!(h.agent.in_recovery);
+            assert_eq!(h.agent.ssthresh, ssthresh, "{cc:?}");
             // A full ACK ends recovery with cwnd = ssthresh.
-            let high = h.tcp.snd_max;
+            let high = h.agent.snd_max;
             h.ack(high);
-            assert!(!h.tcp.in_recovery && h.tcp.cwnd >= ssthresh && h.tcp.cwnd <= ssthresh + 1.0);
+            assert!(!h.agent.in_recovery && h.agent.cwnd >= ssthresh && h.agent.cwnd <= ssthresh + 1.0);
         }
     }
 
     #[test]
     fn linux_recovery_sends_by_prr() {
         let mut h = linux(super::super::CongestionControl::Cubic);
-        h.outbox.clear();
         h.ack(10); // cwnd 20: packets 10..30 out
-        h.outbox.clear();
-        // Packet 10 lost; each ACK SACKs one more packet. The first two SACKs send new data
-        // (30, 31); the third starts recovery with ssthresh 14 and RecoverFS = cwnd = 20.
+                   // Packet 10 lost; each ACK SACKs one more packet. The first two SACKs send new data
+                   // (30, 31); the third starts recovery with ssthresh 14 and RecoverFS = cwnd = 20.
         let mut sent = Vec::new();
         for top in 12..14 {
             sent.extend(h.sack(10, &[(11, top)]));
@@ -1587,16 +1581,16 @@ mod tests {
             let now = h.sack(10, &[(11, top)]);
             delivered += 1;
             out += now.len() as u64;
-            assert!(h.tcp.in_recovery && h.tcp.ssthresh == 14.0);
+            assert!(h.agent.in_recovery && h.agent.ssthresh == 14.0);
             if delivered == 1 {
                 assert_eq!(now[0], 10, "the fast retransmission first");
             }
             // In flight stays above ssthresh: RFC 6937's proportional part,
             // ⌈prr_delivered · ssthresh / RecoverFS⌉ sent in all.
-            let in_flight = h.tcp.board.in_flight();
+            let in_flight = h.agent.board.in_flight();
             assert!(in_flight >= 14, "{in_flight}");
             assert_eq!(out, (delivered * 14).div_ceil(20), "after {delivered} delivered");
-            assert_eq!((h.tcp.prr.delivered, h.tcp.prr.out), (delivered, out));
+            assert_eq!((h.agent.prr.delivered, h.agent.prr.out), (delivered, out));
         }
     }
 
@@ -1604,15 +1598,15 @@ mod tests {
 
     /// A linux sender with `window` packets of receiver window: 10 packets out at 0, the first
     /// `acked` acknowledged 1 ms later (SRTT 1 ms, RTO 201 ms); cwnd 10 + acked.
-    fn linux_after_first_ack(window: u64, acked: u64) -> Harness {
-        let mut h = Harness::new(TcpOptions {
+    fn linux_after_first_ack(window: u64, acked: u64) -> AgentHarness<TcpSender> {
+        let mut h = sender(TcpOptions {
             profile: Profile::Linux,
             window: Some(window),
             ..Default::default()
         });
-        h.outbox.clear();
+        h.sent.clear();
         h.ack(acked);
-        h.outbox.clear();
+        h.sent.clear();
         h
     }
 
@@ -1620,11 +1614,11 @@ mod tests {
     fn linux_schedules_a_probe_two_srtt_after_the_last_send() {
         // RFC 8985 §7.2: PTO = 2·SRTT (+ TCP_TIMEOUT_MIN 2 ms), in place of the RTO.
         let h = linux_after_first_ack(2000, 10);
-        assert_eq!(h.tcp.xmit_timer, XmitTimer::LossProbe);
-        let srtt = h.tcp.rtt.srtt_and_rttvar().unwrap().0;
+        assert_eq!(h.agent.xmit_timer, XmitTimer::LossProbe);
+        let srtt = h.agent.rtt.srtt_and_rttvar().unwrap().0;
         assert_eq!(srtt, 0.001);
         assert_eq!(
-            h.tcp.retransmit_timer.deadline(),
+            h.agent.retransmit_timer.deadline(),
             Some(h.now + from_secs(2.0 * srtt + LINUX_TIMEOUT_MIN))
         );
         // Never later than the RTO would fire: with SRTT 1 s the PTO (2 s) gives way to it.
@@ -1643,70 +1637,70 @@ mod tests {
         // lets RACK mark 10..30 lost (sent before 30, RACK.rtt + reo_wnd ago), and recovery
         // retransmits them: no RTO.
         let mut h = linux_after_first_ack(2000, 10);
-        assert_eq!(h.tcp.snd_max, 30);
-        assert_eq!(h.fire(), vec![30]);
-        assert_eq!(h.tcp.xmit_timer, XmitTimer::Retransmit);
+        assert_eq!(h.agent.snd_max, 30);
+        assert_eq!(h.fire_xmit(), vec![30]);
+        assert_eq!(h.agent.xmit_timer, XmitTimer::Retransmit);
         let sent = h.sack(10, &[(30, 31)]);
-        assert!(h.tcp.in_recovery);
+        assert!(h.agent.in_recovery);
         assert_eq!(sent[0], 10, "the first lost packet first");
-        assert_eq!((h.tcp.stats.timeouts, h.tcp.stats.fast_retransmits), (0, 1));
+        assert_eq!((h.agent.stats.timeouts, h.agent.stats.fast_retransmits), (0, 1));
         // With no new data to send (receiver window 20 full), the probe resends the last packet.
         let mut h = linux_after_first_ack(20, 10);
-        assert_eq!(h.tcp.snd_max, 30);
-        assert_eq!(h.fire(), vec![29]);
-        assert_eq!(h.tcp.stats.retransmitted_packets, 1);
-        assert!(h.tcp.probe.is_some_and(|p| p.retransmitted && p.high_seq == 30));
+        assert_eq!(h.agent.snd_max, 30);
+        assert_eq!(h.fire_xmit(), vec![29]);
+        assert_eq!(h.agent.stats.retransmitted_packets, 1);
+        assert!(h.agent.probe.is_some_and(|p| p.retransmitted && p.high_seq == 30));
         let sent = h.sack(10, &[(29, 30)]);
-        assert_eq!((sent[0], h.tcp.stats.timeouts), (10, 0));
+        assert_eq!((sent[0], h.agent.stats.timeouts), (10, 0));
     }
 
     #[test]
     fn linux_sends_one_probe_per_tail_loss_episode() {
         let mut h = linux_after_first_ack(2000, 10);
-        assert_eq!(h.fire(), vec![30]);
+        assert_eq!(h.fire_xmit(), vec![30]);
         // An ACK below the probe's high_seq: the probe is still out. The timer is a probe's
         // again (nothing SACKed or lost), but when it fires no second probe goes: the RTO does.
         let sent = h.ack(12);
-        assert!(!sent.is_empty() && h.tcp.probe.is_some());
-        assert_eq!(h.tcp.xmit_timer, XmitTimer::LossProbe);
-        assert!(h.fire().is_empty());
-        assert_eq!(h.tcp.xmit_timer, XmitTimer::Retransmit);
-        assert_eq!(h.tcp.stats.timeouts, 0);
+        assert!(!sent.is_empty() && h.agent.probe.is_some());
+        assert_eq!(h.agent.xmit_timer, XmitTimer::LossProbe);
+        assert!(h.fire_xmit().is_empty());
+        assert_eq!(h.agent.xmit_timer, XmitTimer::Retransmit);
+        assert_eq!(h.agent.stats.timeouts, 0);
         // The probe's new data acknowledged: the episode is over and a new probe may go.
-        let high = h.tcp.snd_max;
+        let high = h.agent.snd_max;
         h.ack(high);
-        assert!(h.tcp.probe.is_none() && h.tcp.xmit_timer == XmitTimer::LossProbe);
+        assert!(h.agent.probe.is_none() && h.agent.xmit_timer == XmitTimer::LossProbe);
     }
 
     #[test]
     fn linux_probe_that_repaired_a_loss_reduces_the_window() {
         // RFC 8985 §7.4.2: the resent last packet acknowledged with later data (no D-SACK):
         // a loss was repaired, so the window is reduced once (cwnd = ssthresh, reno halves).
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             profile: Profile::Linux,
             cc: Some(super::super::CongestionControl::Reno),
             window: Some(20),
             ..Default::default()
         });
-        h.outbox.clear();
+        h.sent.clear();
         h.ack(10);
-        assert_eq!(h.fire(), vec![29]);
-        let cwnd = h.tcp.cwnd;
+        assert_eq!(h.fire_xmit(), vec![29]);
+        let cwnd = h.agent.cwnd;
         h.ack(30); // the probe repaired 29: the ACK reaches high_seq, not beyond
-        assert!(h.tcp.probe.is_some());
-        let high = h.tcp.snd_max;
+        assert!(h.agent.probe.is_some());
+        let high = h.agent.snd_max;
         h.ack(high);
-        assert!(h.tcp.probe.is_none());
-        assert_eq!(h.tcp.ssthresh, (cwnd / 2.0).floor());
+        assert!(h.agent.probe.is_none());
+        assert_eq!(h.agent.ssthresh, (cwnd / 2.0).floor());
         // Both the original and the probe arrived: a pure duplicate ACK ends the episode, no reduction.
         let mut h = linux_after_first_ack(20, 10);
-        assert_eq!(h.fire(), vec![29]);
-        let ssthresh = h.tcp.ssthresh;
+        assert_eq!(h.fire_xmit(), vec![29]);
+        let ssthresh = h.agent.ssthresh;
         h.ack(30);
-        assert!(h.tcp.probe.is_some());
+        assert!(h.agent.probe.is_some());
         h.ack(30);
-        assert!(h.tcp.probe.is_none());
-        assert_eq!(h.tcp.ssthresh, ssthresh);
+        assert!(h.agent.probe.is_none());
+        assert_eq!(h.agent.ssthresh, ssthresh);
     }
 
     #[test]
@@ -1717,14 +1711,14 @@ mod tests {
         let mut h = linux_after_first_ack(2000, 10);
         let sent_10 = h.now;
         assert!(!h.sack(10, &[(11, 12)]).is_empty());
-        assert!(!h.tcp.in_recovery);
-        assert_eq!(h.tcp.xmit_timer, XmitTimer::ReorderTimeout);
+        assert!(!h.agent.in_recovery);
+        assert_eq!(h.agent.xmit_timer, XmitTimer::ReorderTimeout);
         let due = sent_10 + MS + MS / 4 + from_secs(LINUX_TIMEOUT_MIN);
-        assert_eq!(h.tcp.retransmit_timer.deadline(), Some(due));
+        assert_eq!(h.agent.retransmit_timer.deadline(), Some(due));
         // It fires: 10 is lost, recovery starts with its retransmission; no RTO.
-        assert_eq!(h.fire()[0], 10);
-        assert!(h.tcp.in_recovery);
-        assert_eq!((h.tcp.stats.timeouts, h.tcp.stats.fast_retransmits), (0, 1));
-        assert_eq!(h.tcp.xmit_timer, XmitTimer::Retransmit);
+        assert_eq!(h.fire_xmit()[0], 10);
+        assert!(h.agent.in_recovery);
+        assert_eq!((h.agent.stats.timeouts, h.agent.stats.fast_retransmits), (0, 1));
+        assert_eq!(h.agent.xmit_timer, XmitTimer::Retransmit);
     }
 }

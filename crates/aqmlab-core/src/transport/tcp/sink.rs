@@ -365,25 +365,15 @@ impl Agent for TcpSink {
 mod tests {
     use super::*;
     use crate::transport::tcp::TcpOptions;
-    use crate::transport::TraceSample;
+    use crate::transport::testing::AgentHarness;
 
-    struct Harness {
-        sink: TcpSink,
-        outbox: Vec<Packet>,
-        timers: Vec<(Time, Token)>,
-        delivered: u64,
+    /// A sink driven by hand, its variables traced.
+    fn sink(opts: TcpOptions) -> AgentHarness<TcpSink> {
+        AgentHarness::receiver(TcpSink::new(&opts.resolve())).traced()
     }
 
-    impl Harness {
-        fn new(opts: TcpOptions) -> Self {
-            Harness {
-                sink: TcpSink::new(&opts.resolve()),
-                outbox: Vec::new(),
-                timers: Vec::new(),
-                delivered: 0,
-            }
-        }
-
+    impl AgentHarness<TcpSink> {
+        /// Data packet `seq` arrives at `now`; returns the ACKs sent.
         fn data(&mut self, now: Time, seq: u64) -> Vec<Packet> {
             let p = Packet {
                 kind: PacketKind::Data,
@@ -392,17 +382,7 @@ mod tests {
                 sent_at: now,
                 ..Default::default()
             };
-            let mut trace: Vec<TraceSample> = Vec::new();
-            let mut ctx = AgentCtx::new(now, 0, 1.0, 1, 0, &mut self.outbox, &mut self.timers, Some(&mut trace));
-            self.sink.receive(&p, &mut ctx);
-            self.delivered += ctx.delivered();
-            self.outbox.drain(..).collect()
-        }
-
-        fn fire(&mut self, now: Time, token: Token) -> Vec<Packet> {
-            let mut ctx = AgentCtx::new(now, 0, 1.0, 1, 0, &mut self.outbox, &mut self.timers, None);
-            self.sink.timer(token, &mut ctx);
-            self.outbox.drain(..).collect()
+            self.receive(now, &p)
         }
     }
 
@@ -412,7 +392,7 @@ mod tests {
 
     #[test]
     fn cumulative_acks_and_out_of_order_buffer() {
-        let mut h = Harness::new(TcpOptions::default());
+        let mut h = sink(TcpOptions::default());
         assert_eq!(h.data(0, 0)[0].seq, 1);
         assert_eq!(h.data(1, 2)[0].seq, 1); // hole at 1: duplicate ACK
         assert_eq!(h.data(2, 3)[0].seq, 1);
@@ -428,7 +408,7 @@ mod tests {
 
     #[test]
     fn sack_blocks_newest_first() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sink(TcpOptions {
             variant: Some(Variant::Sack),
             ..Default::default()
         });
@@ -445,7 +425,7 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_packet_or_timeout() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sink(TcpOptions {
             delayed_ack: Some(true),
             ..Default::default()
         });
@@ -468,7 +448,7 @@ mod tests {
 
     #[test]
     fn echoes_congestion_experienced_once() {
-        let mut h = Harness::new(TcpOptions::default());
+        let mut h = sink(TcpOptions::default());
         let p = Packet {
             kind: PacketKind::Data,
             size: 1000,
@@ -476,26 +456,22 @@ mod tests {
             ecn: Ecn::Ce,
             ..Default::default()
         };
-        let mut ctx = AgentCtx::new(0, 0, 1.0, 1, 0, &mut h.outbox, &mut h.timers, None);
-        h.sink.receive(&p, &mut ctx);
-        assert!(h.outbox[0].ece);
-        h.outbox.clear();
+        assert!(h.receive(0, &p)[0].ece);
         assert!(!h.data(1, 1)[0].ece);
     }
 
-    fn linux_sink() -> Harness {
-        Harness::new(TcpOptions {
+    fn linux_sink() -> AgentHarness<TcpSink> {
+        sink(TcpOptions {
             profile: crate::transport::tcp::Profile::Linux,
             ..Default::default()
         })
     }
 
     /// Fires the pending timer events in time order until one sends an ACK: its time and the ACK.
-    fn next_ack(h: &mut Harness) -> (Time, Packet) {
+    fn next_ack(h: &mut AgentHarness<TcpSink>) -> (Time, Packet) {
         loop {
-            h.timers.sort();
-            let (at, token) = h.timers.remove(0);
-            if let Some(ack) = h.fire(at, token).pop() {
+            let (at, mut sent) = h.fire_next().expect("a pending timer");
+            if let Some(ack) = sent.pop() {
                 return (at, ack);
             }
         }

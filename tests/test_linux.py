@@ -119,9 +119,10 @@ def test_validate_emulate_fails_exactly_the_known_rows():
 
 def test_where_a_difference_lies_follows_which_of_the_three_agree():
     by_key = {c.emulated_row.key.removesuffix(".emulated"): c for c in emulated.run_suite().comparisons}
-    # CoDel's delay: the kernel's TCP and aqmlab's, both through aqmlab's CoDel twin, keep the queue
-    # near 40 ms; Linux's CoDel in UML near 63: not a matter of TCP recovery.
-    codel = by_key["codel.reno.delay_median_ms"]
+    # CoDel's delay: the kernel's CUBIC and aqmlab's, both through aqmlab's CoDel twin, keep the
+    # queue near 40 ms; Linux's CoDel in UML near 66: not a matter of TCP recovery. (Reno's median
+    # under the twin moves 39-62 ms across seeds 1-6 with aqmlab's TCP: no verdict there.)
+    codel = by_key["codel.cubic.delay_median_ms"]
     assert codel.where == emulated.WHERE["qdisc"]
     assert codel.emulated[0] < 45 and codel.simulated_row.ours < 45 < 55 < codel.linux[0]
     # CHOKe: aqmlab's simulated twin gives the UDP what Linux's CHOKe does; the emulation more.

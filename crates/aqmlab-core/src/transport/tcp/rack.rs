@@ -4,16 +4,16 @@
 //! (RFC 8985; net/ipv4/tcp_recovery.c).
 //!
 //! - RACK remembers the send time of the most recently sent packet that was delivered
-//!   (cumulatively or by SACK; tcp_rack_advance()). A retransmitted packet delivered sooner
-//!   than the minimum RTT after its retransmission was the original's delivery and does
-//!   not count (ibid.).
-//! - A packet not SACKed, sent before that one, is lost (tcp_rack_detect_loss()) once
-//!   RACK's reordering window has passed. With no reordering seen the window is zero in
-//!   recovery, after a timeout and once `reordering` (3) packets are SACKed
-//!   (tcp_rack_reo_wnd()); otherwise it is min RTT / 4 and a timer would mark the loss
-//!   later: that timer is not modelled (nothing is marked then), so recovery still needs
-//!   3 SACKed packets. A retransmission is lost by the same rule, which is what lets Linux
-//!   repair it without a timeout.
+//!   (cumulatively or by SACK) and the RTT of the packet delivered last (RFC 8985 §6.2
+//!   step 2, tcp_rack_advance()). A retransmitted packet delivered sooner than the minimum
+//!   RTT after its retransmission was the original's delivery and does not count (ibid.).
+//! - A packet not SACKed, sent before that one, is lost (RFC 8985 §6.2 step 5,
+//!   tcp_rack_detect_loss()) once RACK.rtt + the reordering window have passed since it
+//!   was sent. With no reordering seen the window is zero in recovery, after a timeout and
+//!   once `reordering` (3) packets are SACKed; otherwise it is min(min RTT / 4, SRTT)
+//!   (tcp_rack_reo_wnd()). A packet still within it is left to the reordering timer
+//!   ([`Detection::expires_in`]). A retransmission is lost by the same rule, which is what
+//!   lets Linux repair it without a timeout.
 //! - Packets in flight are Linux's packets_out − sacked_out − lost_out + retrans_out
 //!   (tcp_packets_in_flight()): a lost packet leaves the network, its retransmission
 //!   re-enters it.
@@ -24,6 +24,16 @@ use std::collections::VecDeque;
 
 /// Linux's `tp->reordering` default (`sysctl_tcp_reordering` 3).
 pub const REORDERING: u64 = 3;
+
+/// What one pass of loss detection found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Detection {
+    /// Packets newly marked lost.
+    pub marked: u64,
+    /// The longest a packet sent before RACK's still has before it is deemed lost
+    /// (tcp_rack_detect_loss()'s `reo_timeout`): when the reordering timer is due.
+    pub expires_in: Option<Time>,
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
@@ -45,6 +55,10 @@ pub struct RackBoard {
     slots: VecDeque<Slot>,
     /// RACK.xmit_ts and RACK.end_seq of the most recently sent delivered packet.
     rack: Option<(Time, u64)>,
+    /// RACK.rtt: the RTT of the packet delivered last.
+    rack_rtt: Time,
+    /// RACK moved since the last detection (`rack.advanced`).
+    advanced: bool,
     /// The least RTT of a packet sent once (tcp_min_rtt()).
     min_rtt: Option<Time>,
     /// Linux's counters over `slots`: SACKed; lost and not SACKed; retransmission in
@@ -85,6 +99,8 @@ impl RackBoard {
         if !slot.ever_retrans {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         }
+        self.rack_rtt = rtt;
+        self.advanced = true;
         if self.rack.is_none_or(|(t, s)| (slot.sent, seq) > (t, s)) {
             self.rack = Some((slot.sent, seq));
         }
@@ -130,27 +146,48 @@ impl RackBoard {
         delivered
     }
 
-    /// tcp_rack_detect_loss() with a reordering window of zero: marks lost every packet not
-    /// SACKed sent before RACK's packet, a retransmission included; returns how many it marked.
-    /// `zero_window`: RACK's window is zero (in recovery or loss, or `REORDERING` SACKed).
-    pub fn detect_loss(&mut self, zero_window: bool) -> u64 {
-        let Some(rack) = self.rack.filter(|_| zero_window || self.sacked_out >= REORDERING) else {
+    /// RACK's reordering window (tcp_rack_reo_wnd(); no reordering is ever seen here): zero
+    /// when `recovering` (in recovery or after a timeout) or once `REORDERING` packets are
+    /// SACKed, else min(min RTT / 4, `srtt`).
+    pub fn reo_wnd(&self, recovering: bool, srtt: Time) -> Time {
+        if recovering || self.sacked_out >= REORDERING {
             return 0;
-        };
-        let mut marked = 0;
+        }
+        self.min_rtt.map_or(Time::MAX, |m| m / 4).min(srtt)
+    }
+
+    /// tcp_rack_mark_lost(): detection on an ACK, only when it moved RACK.
+    pub fn mark_lost(&mut self, reo_wnd: Time, now: Time) -> Detection {
+        if !std::mem::take(&mut self.advanced) {
+            return Detection::default();
+        }
+        self.detect_loss(reo_wnd, now)
+    }
+
+    /// tcp_rack_detect_loss(): marks lost every packet not SACKed, a retransmission included,
+    /// that was sent before RACK's packet at least RACK.rtt + `reo_wnd` before `now`.
+    pub fn detect_loss(&mut self, reo_wnd: Time, now: Time) -> Detection {
+        let mut found = Detection::default();
+        let Some(rack) = self.rack else { return found };
+        let deadline = self.rack_rtt.saturating_add(reo_wnd);
         for (i, s) in self.slots.iter_mut().enumerate() {
-            let sent_before = (s.sent, self.base + i as u64) < rack;
             // A packet already lost and not yet retransmitted waits for its retransmission.
             let waiting = s.lost && !s.retrans;
-            if !s.sacked && sent_before && !waiting {
+            if s.sacked || waiting || (s.sent, self.base + i as u64) >= rack {
+                continue;
+            }
+            let waited = now - s.sent;
+            if waited >= deadline {
                 self.lost_out += u64::from(!s.lost);
                 self.retrans_out -= u64::from(s.retrans);
                 s.lost = true;
                 s.retrans = false;
-                marked += 1;
+                found.marked += 1;
+            } else {
+                found.expires_in = found.expires_in.max(Some(deadline - waited));
             }
         }
-        marked
+        found
     }
 
     /// tcp_enter_loss(): every packet not SACKed is lost, no retransmission in flight.
@@ -165,11 +202,26 @@ impl RackBoard {
 
     /// The first packet marked lost and not retransmitted (tcp_xmit_retransmit_queue()).
     pub fn next_lost(&self) -> Option<u64> {
-        if self.lost_out == self.retrans_out {
+        if self.lost_out == 0 {
             return None;
         }
         let i = self.slots.iter().position(|s| s.lost && !s.retrans && !s.sacked)?;
         Some(self.base + i as u64)
+    }
+
+    /// The send time of the oldest packet outstanding (the RTO runs from it: tcp_rto_delta_us()).
+    pub fn head_sent(&self) -> Option<Time> {
+        self.slots.front().map(|s| s.sent)
+    }
+
+    /// tcp_any_retrans_done(): a retransmission in flight, or the oldest packet was ever resent.
+    pub fn any_retrans_done(&self) -> bool {
+        self.retrans_out > 0 || self.slots.front().is_some_and(|s| s.ever_retrans)
+    }
+
+    /// Packets sent and not cumulatively acknowledged (`packets_out`).
+    pub fn packets_out(&self) -> u64 {
+        self.slots.len() as u64
     }
 
     pub fn sacked_out(&self) -> u64 {
@@ -220,14 +272,25 @@ mod tests {
     #[test]
     fn packets_sent_before_the_newest_delivered_are_lost_once_three_are_sacked() {
         let mut b = board(10);
-        // 0 delivered, 1 and 2 missing, 3 and 4 SACKed: fewer than `reordering`, nothing lost.
+        let srtt = 50 * MS;
+        // 0 delivered (min RTT 50 ms), 1 and 2 missing, 3 and 4 SACKed: fewer than `reordering`,
+        // so the window is min RTT / 4 (RFC 8985 §6.2 step 4: min_RTT/4, at most SRTT).
         assert_eq!(b.ack(1, 50 * MS), 1);
         assert_eq!(b.sack(3, 5, 51 * MS), 2);
-        assert_eq!(b.detect_loss(false), 0);
+        let reo_wnd = b.reo_wnd(false, srtt);
+        assert_eq!(reo_wnd, 47 * MS / 4, "min RTT 47 ms (packet 4)");
+        // RACK.rtt 47 ms (packet 4, delivered last): 1 and 2 wait until RACK.rtt + reo_wnd
+        // after their send, the later one (2, sent at 2 ms) last.
+        let found = b.mark_lost(reo_wnd, 51 * MS);
+        assert_eq!(found.marked, 0);
+        assert_eq!(found.expires_in, Some(2 * MS + 47 * MS + reo_wnd - 51 * MS));
         assert_eq!(b.in_flight(), 7);
-        // The third SACKed packet (6): 1, 2 and 5, sent before 6, are lost; 7..10 are not.
+        // An ACK that does not move RACK detects nothing (tcp_rack_mark_lost()).
+        assert_eq!(b.mark_lost(reo_wnd, 60 * MS), Detection::default());
+        // The third SACKed packet (6): the window is zero; 1, 2 and 5, sent before 6, are lost.
         assert_eq!(b.sack(6, 7, 52 * MS), 1);
-        assert_eq!(b.detect_loss(false), 3);
+        assert_eq!(b.reo_wnd(false, srtt), 0);
+        assert_eq!(b.mark_lost(0, 52 * MS).marked, 3);
         assert_eq!((b.sacked_out(), b.lost_out(), b.in_flight()), (3, 3, 3));
         assert_eq!(b.next_lost(), Some(1));
         // Retransmitting 1 puts it back in flight; it is not lost again until a packet
@@ -235,12 +298,31 @@ mod tests {
         b.sent(1, 60 * MS);
         assert_eq!((b.next_lost(), b.in_flight()), (Some(2), 4));
         assert_eq!(b.sack(7, 8, 62 * MS), 1);
-        assert_eq!(b.detect_loss(true), 0);
+        assert_eq!(b.mark_lost(0, 62 * MS).marked, 0);
         b.sent(10, 70 * MS);
         assert_eq!(b.sack(10, 11, 120 * MS), 1);
         // 10 was sent after the retransmission of 1: the retransmission is lost; so are 8 and 9.
-        assert_eq!(b.detect_loss(true), 3);
+        assert_eq!(b.mark_lost(0, 120 * MS).marked, 3);
         assert_eq!(b.next_lost(), Some(1));
+        assert_eq!(b.counters(), b.recount());
+    }
+
+    #[test]
+    fn the_reordering_window_expires_rack_rtt_plus_reo_wnd_after_the_send() {
+        // RFC 8985 §6.2 step 5: lost once now >= xmit_ts + RACK.rtt + reo_wnd.
+        let mut b = board(4);
+        assert_eq!(b.ack(1, 40 * MS), 1); // min RTT 40 ms
+        assert_eq!(b.sack(2, 3, 42 * MS), 1); // RACK.rtt 40 ms, packet 1 (sent at 1 ms) missing
+        let reo_wnd = b.reo_wnd(false, 40 * MS);
+        assert_eq!(reo_wnd, 10 * MS);
+        let due = MS + 40 * MS + reo_wnd;
+        assert_eq!(b.mark_lost(reo_wnd, 42 * MS).expires_in, Some(due - 42 * MS));
+        assert_eq!(b.detect_loss(reo_wnd, due - 1).marked, 0);
+        assert_eq!(b.detect_loss(reo_wnd, due).marked, 1);
+        assert_eq!(b.next_lost(), Some(1));
+        // The window is at most SRTT, and zero when recovering.
+        assert_eq!(b.reo_wnd(false, 5 * MS), 5 * MS);
+        assert_eq!(b.reo_wnd(true, 40 * MS), 0);
         assert_eq!(b.counters(), b.recount());
     }
 

@@ -98,6 +98,10 @@ impl RtoEstimator {
 /// TCP_RTO_MAX: Linux's cap on the backed-off RTO, 120 s.
 const LINUX_MAX_RTO: f64 = 120.0;
 
+/// `TCP_TIMEOUT_MIN_US` (include/net/tcp.h): 2 ms, the least wait of Linux's probe and
+/// reordering timers.
+pub const LINUX_TIMEOUT_MIN: f64 = 0.002;
+
 /// Linux's RTO (tcp_input.c tcp_rtt_estimator(), include/net/tcp.h __tcp_set_rto()):
 /// RFC 6298's SRTT and mean deviation, but RTO = SRTT + `rttvar`, where `rttvar` is the
 /// largest 4·mdev of the last window of data, at least the minimum RTO, decaying towards
@@ -188,6 +192,17 @@ impl LinuxRto {
     /// SRTT and the variance term, seconds, once there is an estimate.
     pub fn srtt_and_rttvar(&self) -> Option<(f64, f64)> {
         self.srtt.map(|s| (s, self.rttvar))
+    }
+
+    /// The Tail Loss Probe's timeout with `packets_out` packets outstanding, seconds (RFC 8985
+    /// §7.2 PTO, tcp_schedule_loss_probe()): 2·SRTT, plus the minimum RTO when one packet is
+    /// out (its ACK may be delayed), else plus `TCP_TIMEOUT_MIN`; the initial RTO before any sample.
+    pub fn probe_timeout(&self, packets_out: u64) -> f64 {
+        match self.srtt {
+            Some(srtt) if packets_out == 1 => 2.0 * srtt + self.min,
+            Some(srtt) => 2.0 * srtt + LINUX_TIMEOUT_MIN,
+            None => self.initial,
+        }
     }
 }
 

@@ -63,12 +63,16 @@
 //! - a timeout recomputes ssthresh only when no reduction is under way (tcp_enter_loss()),
 //!   restarts the module (CUBIC forgets W_max: cubictcp_state(TCP_CA_Loss)) and marks every
 //!   packet not SACKed lost; SACKed ones are kept. Until `recover` is acknowledged
-//!   (TCP_CA_Loss) no recovery starts and the window grows by slow start.
+//!   (TCP_CA_Loss) no recovery starts and the window grows by slow start;
+//! - one timer runs one of three events ([`XmitTimer`], Linux's `icsk_pending`): the RTO,
+//!   RACK's reordering timer (RFC 8985 §6.2 step 5, tcp_rack_reo_timeout()) or a Tail Loss
+//!   Probe (RFC 8985 §7, tcp_schedule_loss_probe(), tcp_send_loss_probe(),
+//!   tcp_process_tlp_ack()).
 
 use super::cc::{AckSample, LinuxCc, Window};
 use super::prr::Prr;
-use super::rack::RackBoard;
-use super::rto::{LinuxRto, RtoEstimator};
+use super::rack::{Detection, RackBoard};
+use super::rto::{LinuxRto, RtoEstimator, LINUX_TIMEOUT_MIN};
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::web::{FileSize, ThinkTime};
 use super::{CongestionAvoidance, Profile, TcpParams, Variant, Workload};
@@ -97,7 +101,8 @@ const TRACED: [&str; 5] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar"];
 crate::timer_kinds! {
     /// The sender's timers.
     enum SenderTimer {
-        /// The retransmission timeout (`retransmit_timer`).
+        /// The retransmission timer (`retransmit_timer`); under the linux profile it runs
+        /// one of [`XmitTimer`]'s events.
         Retransmit { generation: Generation },
         /// The web workload's next transfer after a think time (`transfer_timer`).
         NextTransfer { generation: Generation },
@@ -154,6 +159,25 @@ impl RttTimer {
             t.stop_timing();
         }
     }
+}
+
+/// What the linux profile's retransmission timer runs when it fires (Linux's `icsk_pending`:
+/// the three share one timer, inet_connection_sock.h `ICSK_TIME_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum XmitTimer {
+    Retransmit,
+    /// RACK's reordering timer: packets sent before RACK's that were within its window.
+    ReorderTimeout,
+    LossProbe,
+}
+
+/// A Tail Loss Probe outstanding (RFC 8985 §7.3; Linux's `tlp_high_seq`, `tlp_retrans`).
+#[derive(Clone, Copy, Debug)]
+struct Probe {
+    /// `snd_max` just after the probe.
+    high_seq: u64,
+    /// The probe resent the last packet (no new data was there to send).
+    retransmitted: bool,
 }
 
 /// The [`Workload`] as the sender draws from it.
@@ -254,8 +278,12 @@ pub struct TcpSender {
     board: RackBoard,
     /// Linux's `TCP_CA_Loss`: after a timeout, until `recover` is acknowledged.
     in_loss: bool,
+    /// The linux profile's Tail Loss Probe in flight, at most one.
+    probe: Option<Probe>,
     rtt: RttTimer,
     retransmit_timer: Restartable<SenderTimer>,
+    /// What `retransmit_timer` runs (always `Retransmit` outside the linux profile).
+    xmit_timer: XmitTimer,
     transfer_timer: Restartable<SenderTimer>,
     stats: AgentStats,
     /// Last traced value of each of [`TRACED`] (NaN: none yet).
@@ -328,8 +356,10 @@ impl TcpSender {
             prr: Prr::default(),
             board: RackBoard::default(),
             in_loss: false,
+            probe: None,
             rtt,
             retransmit_timer: Restartable::new(|generation| SenderTimer::Retransmit { generation }),
+            xmit_timer: XmitTimer::Retransmit,
             transfer_timer: Restartable::new(|generation| SenderTimer::NextTransfer { generation }),
             stats: AgentStats::default(),
             traced: [f64::NAN; TRACED.len()],
@@ -373,13 +403,130 @@ impl TcpSender {
             ecn,
             ..Default::default()
         });
-        if !self.retransmit_timer.is_set() {
+        if self.params.profile == Profile::Linux {
+            // tcp_event_new_data_sent(): the first packet out arms the RTO; so does new data
+            // while a probe is scheduled (tcp_write_xmit() schedules it again afterwards).
+            if !self.retransmit_timer.is_set() || (!retransmit && self.xmit_timer == XmitTimer::LossProbe) {
+                self.linux_rearm_rto(ctx);
+            }
+        } else if !self.retransmit_timer.is_set() {
             self.restart_timer(ctx);
         }
     }
 
     fn restart_timer(&mut self, ctx: &mut AgentCtx) {
+        self.xmit_timer = XmitTimer::Retransmit;
         self.retransmit_timer.set(ctx.now + from_secs(self.rtt.rto()), ctx);
+    }
+
+    /// tcp_rearm_rto(): the RTO, cleared with nothing outstanding; in place of a reordering
+    /// timer or a probe it runs from the oldest packet's send time (tcp_rto_delta_us()).
+    fn linux_rearm_rto(&mut self, ctx: &mut AgentCtx) {
+        if self.snd_una == self.snd_max {
+            self.retransmit_timer.clear();
+            return;
+        }
+        let rto = from_secs(self.rtt.rto());
+        let at = match (self.xmit_timer, self.board.head_sent()) {
+            (XmitTimer::ReorderTimeout | XmitTimer::LossProbe, Some(sent)) => (sent + rto).max(ctx.now + 1),
+            _ => ctx.now + rto,
+        };
+        self.xmit_timer = XmitTimer::Retransmit;
+        self.retransmit_timer.set(at, ctx);
+    }
+
+    /// RFC 8985 §7.2, tcp_schedule_loss_probe(): in the Open state (not recovering, nothing
+    /// SACKed, marked lost or retransmitted: tcp_try_keep_open()) a probe replaces the RTO,
+    /// due after the PTO ([`LinuxRto::probe_timeout`]) but never after the RTO would fire:
+    /// a full RTO from now when this ACK restarts it (`advancing_rto`), else the time left
+    /// from the oldest packet's send. Returns whether it scheduled one.
+    fn schedule_loss_probe(&mut self, advancing_rto: bool, ctx: &mut AgentCtx) -> bool {
+        let RttTimer::Linux(rto) = &self.rtt else { return false };
+        let packets_out = self.board.packets_out();
+        let open = !self.in_recovery
+            && !self.in_loss
+            && self.board.sacked_out() == 0
+            && self.board.lost_out() == 0
+            && !self.board.any_retrans_done();
+        if !open || packets_out == 0 {
+            return false;
+        }
+        let mut timeout = from_secs(rto.probe_timeout(packets_out));
+        let until_rto = if advancing_rto {
+            from_secs(rto.rto())
+        } else {
+            self.board
+                .head_sent()
+                .map_or(0, |sent| (sent + from_secs(rto.rto())).saturating_sub(ctx.now))
+        };
+        if until_rto > 0 {
+            timeout = timeout.min(until_rto);
+        }
+        self.xmit_timer = XmitTimer::LossProbe;
+        self.retransmit_timer.set(ctx.now + timeout, ctx);
+        true
+    }
+
+    /// RFC 8985 §7.3, tcp_send_loss_probe(): unless a probe is already out, one packet beyond
+    /// cwnd: new data if there is any within the receiver window, else the last packet sent
+    /// again. Then the RTO, from now.
+    fn send_loss_probe(&mut self, ctx: &mut AgentCtx) {
+        if self.probe.is_none() && self.snd_max > self.snd_una {
+            let new_data = self.snd_max < self.snd_una + self.params.window && self.has_data(self.snd_max, ctx.now);
+            let seq = if new_data { self.snd_max } else { self.snd_max - 1 };
+            self.xmit_timer = XmitTimer::Retransmit;
+            self.send_packet(seq, ctx);
+            self.snd_nxt = self.snd_max;
+            self.probe = Some(Probe {
+                high_seq: self.snd_max,
+                retransmitted: !new_data,
+            });
+        }
+        self.linux_rearm_rto(ctx);
+    }
+
+    /// RFC 8985 §7.4, tcp_process_tlp_ack(), on an ACK at or beyond the probe: a probe of new
+    /// data is done; a resent packet acknowledged together with later data repaired a loss,
+    /// so the window is reduced at once, as on ECN (tcp_init_cwnd_reduction(), then
+    /// tcp_end_cwnd_reduction(): cwnd = ssthresh); a pure duplicate ACK means the original
+    /// and the probe both arrived. (Linux also takes a D-SACK for that; the sink sends none.)
+    fn linux_process_probe_ack(&mut self, ack: u64, new_ack: bool, newly_sacked: u64) {
+        let Some(probe) = self.probe.filter(|p| ack >= p.high_seq) else {
+            return;
+        };
+        if !probe.retransmitted || (!new_ack && newly_sacked == 0) {
+            self.probe = None;
+        } else if ack > probe.high_seq {
+            self.probe = None;
+            self.reduce_ssthresh();
+            self.cwnd = self.ssthresh;
+        }
+    }
+
+    /// tcp_rack_reo_timeout(): RACK's reordering window has passed for the packets it held;
+    /// those now lost start recovery (one packet counted delivered for PRR) and go again.
+    fn reorder_timeout(&mut self, ctx: &mut AgentCtx) {
+        let in_flight = self.board.in_flight();
+        let reo_wnd = self.board.reo_wnd(self.in_recovery || self.in_loss, self.linux_srtt());
+        let found = self.board.detect_loss(reo_wnd, ctx.now);
+        if self.board.in_flight() != in_flight {
+            if !self.in_recovery && !self.in_loss {
+                self.linux_enter_recovery(ctx);
+                let in_flight = self.board.in_flight();
+                if let Some(cwnd) = self.prr.cwnd(self.ssthresh as u64, in_flight, 1, found.marked == 0) {
+                    self.cwnd = cwnd as f64;
+                }
+            }
+            self.send_more(ctx);
+        }
+        if self.xmit_timer != XmitTimer::Retransmit || !self.retransmit_timer.is_set() {
+            self.linux_rearm_rto(ctx);
+        }
+    }
+
+    /// SRTT for RACK's reordering window, zero before any sample (tcp_rack_reo_wnd()).
+    fn linux_srtt(&self) -> Time {
+        self.rtt.srtt_and_rttvar().map_or(0, |(srtt, _)| from_secs(srtt))
     }
 
     /// Sliding window: send while the next packet is within min(cwnd, window)
@@ -460,6 +607,7 @@ impl TcpSender {
     /// tcp_cwnd_validate().
     fn send_linux(&mut self, ctx: &mut AgentCtx) {
         let sent = self.sent;
+        let snd_max = self.snd_max;
         let mut in_flight = self.board.in_flight();
         while (in_flight as f64) < self.cwnd {
             let seq = match self.board.next_lost() {
@@ -472,6 +620,10 @@ impl TcpSender {
             self.send_packet(seq, ctx);
             self.snd_nxt = self.snd_max;
             in_flight += 1;
+        }
+        if self.snd_max > snd_max {
+            // tcp_write_xmit(): new data sent schedules a probe.
+            self.schedule_loss_probe(false, ctx);
         }
         let limited = in_flight as f64 >= self.cwnd;
         if self.sent > sent || limited {
@@ -644,7 +796,9 @@ impl TcpSender {
         } else if grow {
             self.open_cwnd();
         }
-        if self.snd_una == self.snd_max {
+        if self.params.profile == Profile::Linux {
+            // The timer waits for RACK (Agent::receive()).
+        } else if self.snd_una == self.snd_max {
             self.retransmit_timer.clear();
         } else if restart_timer {
             self.restart_timer(ctx);
@@ -756,19 +910,25 @@ impl TcpSender {
         }
     }
 
-    /// Linux, on every ACK: RACK marks losses ([`RackBoard::detect_loss`]); outside recovery
-    /// and loss, a marked loss starts recovery (tcp_time_to_recover(): `lost_out`), halving
-    /// unless within a window already halved for ECN. Returns the packets newly marked lost.
-    fn linux_detect_loss(&mut self, ctx: &mut AgentCtx) -> u64 {
-        let marked = self.board.detect_loss(self.in_recovery || self.in_loss);
-        if self.in_recovery || self.in_loss || self.board.lost_out() == 0 {
-            return marked;
+    /// Linux, on an ACK that moved RACK: RACK marks losses ([`RackBoard::mark_lost`]); outside
+    /// recovery and loss, a marked loss starts recovery (tcp_time_to_recover(): `lost_out`).
+    fn linux_detect_loss(&mut self, ctx: &mut AgentCtx) -> Detection {
+        let reo_wnd = self.board.reo_wnd(self.in_recovery || self.in_loss, self.linux_srtt());
+        let found = self.board.mark_lost(reo_wnd, ctx.now);
+        if !self.in_recovery && !self.in_loss && self.board.lost_out() > 0 {
+            self.linux_enter_recovery(ctx);
         }
+        found
+    }
+
+    /// tcp_enter_recovery(): halving unless within a window already halved for ECN; a
+    /// probe's episode ends (tcp_init_cwnd_reduction()).
+    fn linux_enter_recovery(&mut self, ctx: &mut AgentCtx) {
         if self.recover.is_none_or(|r| self.snd_una >= r) {
             self.reduce_ssthresh();
         }
+        self.probe = None;
         self.fast_retransmit(ctx);
-        marked
     }
 
     /// Fast retransmit once ssthresh is set; enters recovery (except Tahoe).
@@ -828,9 +988,11 @@ impl TcpSender {
         self.in_recovery = false;
         self.dupacks = 0;
         if self.params.profile == Profile::Linux {
-            // tcp_enter_loss(): SACKed packets stay, the rest are lost and go again in order.
+            // tcp_enter_loss(): SACKed packets stay, the rest are lost and go again in order;
+            // a probe's episode ends.
             self.board.all_lost();
             self.in_loss = true;
+            self.probe = None;
         } else {
             self.snd_nxt = self.snd_una;
             self.scoreboard.clear();
@@ -867,6 +1029,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.in_recovery = false;
         self.in_loss = false;
+        self.probe = None;
         self.recover = None;
         self.ecn_reduced = false;
         self.stats.transfers.push(Transfer {
@@ -934,7 +1097,14 @@ impl Agent for TcpSender {
             return;
         }
         let mut newly_sacked = 0;
-        for &(start, end) in &p.sack[..p.sack_len as usize] {
+        let mut blocks = p.sack;
+        let blocks = &mut blocks[..p.sack_len as usize];
+        if self.params.profile == Profile::Linux {
+            // tcp_sacktag_write_queue() walks the blocks in sequence order: RACK.rtt is the
+            // last packet's.
+            blocks.sort_unstable();
+        }
+        for &(start, end) in blocks.iter() {
             newly_sacked += match (self.params.profile, self.params.variant) {
                 (Profile::Linux, _) => self.board.sack(start, end, ctx.now),
                 (_, Variant::Sack) => self.scoreboard.mark(start, end, self.snd_max),
@@ -959,15 +1129,27 @@ impl Agent for TcpSender {
             self.on_dupack(sack_news, ctx);
         }
         if self.params.profile == Profile::Linux {
-            let newly_lost = self.linux_detect_loss(ctx);
+            // tcp_ack(): the probe's outcome, then loss detection, then the timer.
+            self.linux_process_probe_ack(p.seq, new_ack, newly_sacked);
+            let found = self.linux_detect_loss(ctx);
             if self.in_recovery {
                 let in_flight = self.board.in_flight();
                 if let Some(cwnd) =
                     self.prr
-                        .cwnd(self.ssthresh as u64, in_flight, delivered, new_ack && newly_lost == 0)
+                        .cwnd(self.ssthresh as u64, in_flight, delivered, new_ack && found.marked == 0)
                 {
                     self.cwnd = cwnd as f64;
                 }
+            }
+            if let Some(wait) = found.expires_in {
+                // tcp_rack_mark_lost(): the reordering timer, TCP_TIMEOUT_MIN after the last
+                // packet's window passes, at most an RTO away.
+                let wait = (wait + from_secs(LINUX_TIMEOUT_MIN)).min(from_secs(self.rtt.rto()));
+                self.xmit_timer = XmitTimer::ReorderTimeout;
+                self.retransmit_timer.set(ctx.now + wait, ctx);
+            } else if new_ack && !self.schedule_loss_probe(true, ctx) {
+                // tcp_set_xmit_timer().
+                self.linux_rearm_rto(ctx);
             }
         }
         if self.ns2_sack() && new_ack && !self.in_recovery {
@@ -986,7 +1168,11 @@ impl Agent for TcpSender {
         match SenderTimer::from_token(token) {
             SenderTimer::Retransmit { generation } => {
                 if self.retransmit_timer.expired(generation, ctx) {
-                    self.timeout(ctx);
+                    match self.xmit_timer {
+                        XmitTimer::Retransmit => self.timeout(ctx),
+                        XmitTimer::ReorderTimeout => self.reorder_timeout(ctx),
+                        XmitTimer::LossProbe => self.send_loss_probe(ctx),
+                    }
                 }
             }
             SenderTimer::NextTransfer { generation } => {
@@ -1052,6 +1238,20 @@ mod tests {
 
         fn ack(&mut self, seq: u64) -> Vec<u64> {
             self.ack_with(seq, false)
+        }
+
+        /// Runs the retransmission timer at its deadline, whichever event it holds; returns
+        /// the sequence numbers sent.
+        fn fire_xmit(&mut self) -> Vec<u64> {
+            let now = self
+                .now
+                .max(self.agent.retransmit_timer.deadline().expect("an armed timer"));
+            let tokens: Vec<Token> = self.timers.drain(..).map(|(_, token)| token).collect();
+            let mut sent = Vec::new();
+            for token in tokens {
+                sent.extend(self.fire(now, token));
+            }
+            seqs(&sent)
         }
 
         /// Lets the retransmission timer expire; returns the sequence numbers sent.
@@ -1392,5 +1592,133 @@ mod tests {
             assert_eq!(out, (delivered * 14).div_ceil(20), "after {delivered} delivered");
             assert_eq!((h.agent.prr.delivered, h.agent.prr.out), (delivered, out));
         }
+    }
+
+    const MS: Time = 1_000_000;
+
+    /// A linux sender with `window` packets of receiver window: 10 packets out at 0, the first
+    /// `acked` acknowledged 1 ms later (SRTT 1 ms, RTO 201 ms); cwnd 10 + acked.
+    fn linux_after_first_ack(window: u64, acked: u64) -> AgentHarness<TcpSender> {
+        let mut h = sender(TcpOptions {
+            profile: Profile::Linux,
+            window: Some(window),
+            ..Default::default()
+        });
+        h.sent.clear();
+        h.ack(acked);
+        h.sent.clear();
+        h
+    }
+
+    #[test]
+    fn linux_schedules_a_probe_two_srtt_after_the_last_send() {
+        // RFC 8985 §7.2: PTO = 2·SRTT (+ TCP_TIMEOUT_MIN 2 ms), in place of the RTO.
+        let h = linux_after_first_ack(2000, 10);
+        assert_eq!(h.agent.xmit_timer, XmitTimer::LossProbe);
+        let srtt = h.agent.rtt.srtt_and_rttvar().unwrap().0;
+        assert_eq!(srtt, 0.001);
+        assert_eq!(
+            h.agent.retransmit_timer.deadline(),
+            Some(h.now + from_secs(2.0 * srtt + LINUX_TIMEOUT_MIN))
+        );
+        // Never later than the RTO would fire: with SRTT 1 s the PTO (2 s) gives way to it.
+        let rto = LinuxRto::new(1.0, 0.2);
+        assert_eq!(rto.probe_timeout(5), 1.0, "TCP_TIMEOUT_INIT before any sample");
+        let mut rto = rto;
+        rto.sample(0.1, 1, 2);
+        assert!((rto.probe_timeout(5) - 0.202).abs() < 1e-12);
+        // One packet out: its ACK may be delayed, so the minimum RTO is added.
+        assert!((rto.probe_timeout(1) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn linux_repairs_a_lost_tail_by_a_probe_without_a_timeout() {
+        // Packets 10..30 are all lost: no ACK comes. The probe is new data (30); its SACK
+        // lets RACK mark 10..30 lost (sent before 30, RACK.rtt + reo_wnd ago), and recovery
+        // retransmits them: no RTO.
+        let mut h = linux_after_first_ack(2000, 10);
+        assert_eq!(h.agent.snd_max, 30);
+        assert_eq!(h.fire_xmit(), vec![30]);
+        assert_eq!(h.agent.xmit_timer, XmitTimer::Retransmit);
+        let sent = h.sack(10, &[(30, 31)]);
+        assert!(h.agent.in_recovery);
+        assert_eq!(sent[0], 10, "the first lost packet first");
+        assert_eq!((h.agent.stats.timeouts, h.agent.stats.fast_retransmits), (0, 1));
+        // With no new data to send (receiver window 20 full), the probe resends the last packet.
+        let mut h = linux_after_first_ack(20, 10);
+        assert_eq!(h.agent.snd_max, 30);
+        assert_eq!(h.fire_xmit(), vec![29]);
+        assert_eq!(h.agent.stats.retransmitted_packets, 1);
+        assert!(h.agent.probe.is_some_and(|p| p.retransmitted && p.high_seq == 30));
+        let sent = h.sack(10, &[(29, 30)]);
+        assert_eq!((sent[0], h.agent.stats.timeouts), (10, 0));
+    }
+
+    #[test]
+    fn linux_sends_one_probe_per_tail_loss_episode() {
+        let mut h = linux_after_first_ack(2000, 10);
+        assert_eq!(h.fire_xmit(), vec![30]);
+        // An ACK below the probe's high_seq: the probe is still out. The timer is a probe's
+        // again (nothing SACKed or lost), but when it fires no second probe goes: the RTO does.
+        let sent = h.ack(12);
+        assert!(!sent.is_empty() && h.agent.probe.is_some());
+        assert_eq!(h.agent.xmit_timer, XmitTimer::LossProbe);
+        assert!(h.fire_xmit().is_empty());
+        assert_eq!(h.agent.xmit_timer, XmitTimer::Retransmit);
+        assert_eq!(h.agent.stats.timeouts, 0);
+        // The probe's new data acknowledged: the episode is over and a new probe may go.
+        let high = h.agent.snd_max;
+        h.ack(high);
+        assert!(h.agent.probe.is_none() && h.agent.xmit_timer == XmitTimer::LossProbe);
+    }
+
+    #[test]
+    fn linux_probe_that_repaired_a_loss_reduces_the_window() {
+        // RFC 8985 §7.4.2: the resent last packet acknowledged with later data (no D-SACK):
+        // a loss was repaired, so the window is reduced once (cwnd = ssthresh, reno halves).
+        let mut h = sender(TcpOptions {
+            profile: Profile::Linux,
+            cc: Some(super::super::CongestionControl::Reno),
+            window: Some(20),
+            ..Default::default()
+        });
+        h.sent.clear();
+        h.ack(10);
+        assert_eq!(h.fire_xmit(), vec![29]);
+        let cwnd = h.agent.cwnd;
+        h.ack(30); // the probe repaired 29: the ACK reaches high_seq, not beyond
+        assert!(h.agent.probe.is_some());
+        let high = h.agent.snd_max;
+        h.ack(high);
+        assert!(h.agent.probe.is_none());
+        assert_eq!(h.agent.ssthresh, (cwnd / 2.0).floor());
+        // Both the original and the probe arrived: a pure duplicate ACK ends the episode, no reduction.
+        let mut h = linux_after_first_ack(20, 10);
+        assert_eq!(h.fire_xmit(), vec![29]);
+        let ssthresh = h.agent.ssthresh;
+        h.ack(30);
+        assert!(h.agent.probe.is_some());
+        h.ack(30);
+        assert!(h.agent.probe.is_none());
+        assert_eq!(h.agent.ssthresh, ssthresh);
+    }
+
+    #[test]
+    fn linux_reordering_timer_marks_the_loss_rack_rtt_plus_reo_wnd_after_its_send() {
+        // Packet 10 (sent at 1 ms) lost; 11 SACKed at 2 ms: one SACKed packet, so the window is
+        // min RTT / 4 = 0.25 ms and RACK.rtt is 11's, 1 ms (RFC 8985 §6.2 step 4-5). The timer
+        // is due at 10's send + RACK.rtt + reo_wnd, plus TCP_TIMEOUT_MIN.
+        let mut h = linux_after_first_ack(2000, 10);
+        let sent_10 = h.now;
+        assert!(!h.sack(10, &[(11, 12)]).is_empty());
+        assert!(!h.agent.in_recovery);
+        assert_eq!(h.agent.xmit_timer, XmitTimer::ReorderTimeout);
+        let due = sent_10 + MS + MS / 4 + from_secs(LINUX_TIMEOUT_MIN);
+        assert_eq!(h.agent.retransmit_timer.deadline(), Some(due));
+        // It fires: 10 is lost, recovery starts with its retransmission; no RTO.
+        assert_eq!(h.fire_xmit()[0], 10);
+        assert!(h.agent.in_recovery);
+        assert_eq!((h.agent.stats.timeouts, h.agent.stats.fast_retransmits), (0, 1));
+        assert_eq!(h.agent.xmit_timer, XmitTimer::Retransmit);
     }
 }

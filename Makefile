@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines linux-reference
+.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines linux-reference linux-emulated
 
 # `reproduce` exits 1 when a paper row fails (its measured reason is printed): the demo
 # has still run. Any other status is an error.
@@ -71,6 +71,13 @@ linux-reference: $(BUILT)
 	  fi; }
 	$(PYTHON) -m aqmlab.linux.reference --record
 
+# `validate emulate`'s emulated column: every Linux cell emulated (`aqmlab emulate`: this machine's
+# Linux TCP through aqmlab's qdisc twin) three times, 30 s each (about half an hour; root), kept under
+# /var/tmp/aqmlab-linux-emulated and resumed, written to python/aqmlab/linux/emulated.json.
+linux-emulated: $(BUILT)
+	@[ "$$(id -u)" = 0 ] || { echo "linux-emulated: needs root (aqmlab emulate makes network namespaces)" >&2; exit 2; }
+	$(PYTHON) -m aqmlab.linux.emulated --record
+
 test-rust:
 	cargo test -p aqmlab-core --release
 
@@ -99,6 +106,7 @@ build: $(BUILT)
 ns2-reproductions: ns2-baselines
 	@[ -n "$(NS2_SRC)" ] || { echo "ns2-reproductions: set NS2_SRC to an ns-2.35 source tree, e.g. make ns2-reproductions NS2_SRC=~/ns-allinone-2.35/ns-2.35" >&2; exit 2; }
 	NS2_SRC="$(NS2_SRC)" python3 tools/ns2_reproductions/redpd.py $(if $(NS2_WORK),--work "$(NS2_WORK)")
+	NS2_SRC="$(NS2_SRC)" PYTHONPATH=python $(PYTHON) tools/ns2_reproductions/suite.py
 
 # The CSFQ experiments' FIFO, RED and DRR rows, the BRED experiments' RED rows and, as a reference,
 # FRED's in ns-2: their scenarios written by aqmlab's own exporter (`aqmlab export ns2`), run in

@@ -121,7 +121,7 @@ def test_validate_tcp_json_rows_and_exit_status():
 
 def test_validate_unknown_suite_is_an_error():
     done = aqmlab_cli("validate", "udp")
-    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp, ns2, linux)" in done.stderr
+    assert done.returncode == 2 and "unknown suite 'udp' (known: tcp, ns2, linux, emulate)" in done.stderr
     live = aqmlab_cli("validate", "tcp", "--live")
     assert (live.returncode, live.stderr) == (2, "error: --live: only for the ns2 suite\n")
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -143,3 +144,36 @@ def test_ctrl_c_stops_emulation_and_leaves_nothing(tmp_path):
     assert time.monotonic() - sent < 2.0
     assert "interrupted at" in stderr and "of 30 s emulated" in stderr
     assert our_traces() == before
+
+
+@needs_root
+def test_compare_emulate_runs_each_mechanism_in_real_time(tmp_path):
+    """`compare --emulate`: an 8 Mbit/s CBR flood and a Reno TCP on 10 Mbit/s, 3 s each under
+    drop-tail and DRR: DRR keeps the TCP's fair half where drop-tail lets the flood take most."""
+    scenario = dumbbell(
+        {"name": "flood", "type": "cbr", "rate": "8Mbps", "jitter": True},
+        {"name": "tcp", "type": "tcp", "tcp": {"cc": "reno"}},
+        qdisc={"type": "droptail", "limit": 30},
+        duration="3s",
+        warmup="1s",
+    )
+    path = write_scenario(tmp_path / "flood.toml", scenario)
+    done = aqmlab_cli("compare", path, "-m", "droptail,drr", "--emulate", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {row["mechanism"]: row for row in json.loads(done.stdout)["mechanisms"]}
+    # Measured, four runs on 2 shared cores at load 3-4.5: TCP 1.96-2.05 Mbit/s under drop-tail, 5.00-5.16 under
+    # DRR; the forwarder added 35-341 us per pass on average.
+    assert rows["drr"]["tcp_mbps"] > 1.5 * rows["droptail"]["tcp_mbps"]
+    assert rows["drr"]["tcp_mbps"] > 3.5
+    assert all(0 < row["added_mean_us"] < 5000 for row in rows.values())
+
+
+def test_the_cubic_bbr_example_runs_only_emulated():
+    """docs/examples/cubic-bbr-flood.toml (issue 25 goal 5) is a valid scenario that `run` refuses
+    for its BBR flows, naming the first of them and what to write instead."""
+    example = ROOT / "docs" / "examples" / "cubic-bbr-flood.toml"
+    data = aqmlab.load(example).to_dict()
+    assert [f["tcp"]["cc"] for f in data["flows"][1:]] == ["cubic"] * 4 + ["bbr"] * 4
+    done = aqmlab_cli("run", example)
+    assert done.returncode == 2
+    assert done.stderr.startswith('error: flows[5].tcp.cc: "bbr" runs only under `aqmlab emulate`'), done.stderr

@@ -299,6 +299,8 @@ def test_ns2_suite_scenarios_behave_as_scripted(quick):
     # `unresponsive`: 13.5 % of the CBR's arrivals from 10 to 20 s are pre-filtered where P spaced
     # with the gate open as measured gives 16.7 ± 2.1 % (the first band, 9–20 %, holds).
     assert failing(reproduction) == {"unresponsive.during"}
+    # ns-2's own suite misses the band too (20 seeds: 11.5 %, 7.8-15.0 %), with ours inside its range.
+    assert reproduction.verdicts["unresponsive.during"][0] == "ns2"
     ours = {key: row.ours for key, row in rows(reproduction).items()}
     # The scripted times hold to the nanosecond.
     assert (ours["unresponsive.monitored_at"], ours["unresponsive.declared_at"]) == (10.0, 20.0)

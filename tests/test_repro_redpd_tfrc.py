@@ -70,3 +70,19 @@ def test_ns2_s_timeout_moves_tfrc_from_short_to_long_rtts(quick):
     # RED-PD roughly halves the ambient drop rate in both readings (0.51–0.64 of RED's).
     for table in (rfc, ns2):
         assert (table["drop_rate_red_pd"] < 0.7 * table["drop_rate_red"]).all()
+
+
+def test_rows_at_every_n_grade_ns2s_per_n_values_as_ours(quick):
+    """ns-2's recorded per-n measures (the authors' tfrc.sh, 5 seeds) go through the same check as
+    ours: RED-PD lifts the 30-ms TFRC/TCP ratio at every n there, so a row of ours that fails it is
+    our defect, and one n where it does not is enough to fail ns-2 too."""
+    from aqmlab.experiments._verdicts import ns2_reference
+
+    ns2 = ns2_reference("redpd-fig20-21").rows["ratio30.red_pd_ge_red"].value
+    assert [at_n["n"] for at_n in ns2] == [2, 3, 4, 5, 6, 7, 8]
+    row = next(r for r in quick.rows if r.key == "ratio30.red_pd_ge_red")
+    assert row.meets_paper(ns2)
+    worse_at_5 = [at_n | {"norm_30ms_red_pd": 0.0} if at_n["n"] == 5 else at_n for at_n in ns2]
+    assert not row.meets_paper(worse_at_5)
+    below = next(r for r in quick.rows if r.key == "tfrc30.below_tcp30")
+    assert below.meets_paper(ns2_reference("redpd-fig20-21").rows["tfrc30.below_tcp30"].value)

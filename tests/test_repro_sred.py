@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from aqmlab.experiments import Reproduction, Verdict, registry
 from aqmlab.experiments import _sred as s
+from aqmlab.experiments.sred_fig17_21 import zap_factor
 from aqmlab.experiments.sred_table2 import paper_total_occurrence
 from conftest import ROOT, failing, rows
 
@@ -110,7 +111,20 @@ def test_fig17_21_web_sources(quick):
     for key in ("active.median", "active.median.stationary"):
         verdict, why = reproduction.verdicts[key]
         assert verdict == Verdict.ARITHMETIC and "no steady state" in why
-    assert reproduction.verdicts["band.top"][0] == Verdict.OPEN
+    # The other two failures meet the paper under the other start (an open choice): the surge
+    # keeps more sources active, so 1/P(t) and eq. 4.4's factor min(1, (1/(256·P))²) are larger
+    # (quick: 266 vs 30, factor 1.00 vs 0.01), the p_max/4 band holds the queue below B/3, and
+    # the larger load costs more timeouts and slow files.
+    assert found["files.over_5s"].passed and found["band.top.stationary"].passed
+    for key in ("band.top", "files.over_5s.stationary"):
+        verdict, why = reproduction.verdicts[key]
+        assert verdict == Verdict.ARITHMETIC and "leaves open" in why and "after seeing results" in why
+    m = reproduction.data["fig17_21"].set_index("start")
+    surge, stationary = m.loc["surge"], m.loc["stationary"]
+    assert surge["active_median"] > stationary["active_median"]
+    assert zap_factor(surge["inverse_p_median"]) > 2 * zap_factor(stationary["inverse_p_median"])
+    assert surge["middle_band"] > stationary["middle_band"] and surge["top_band"] < stationary["top_band"]
+    assert surge["timeouts"] > stationary["timeouts"] and surge["slow_fraction"] > stationary["slow_fraction"]
 
 
 def test_the_papers_own_web_distributions():

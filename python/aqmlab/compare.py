@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,11 +66,20 @@ def buffer_size(qdisc: Mapping[str, Any]) -> str:
 
 
 def compare(
-    scenario: Scenario, names: Sequence[str], link: str | None = None
+    scenario: Scenario,
+    names: Sequence[str],
+    link: str | None = None,
+    emulated: bool = False,
+    note: Callable[[str], None] | None = None,
+    progress: Callable[[float, float, str], None] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Results]]:
     """Runs `scenario` with each mechanism of `names` on `link` (see `Scenario.with_qdisc`;
     None: the bottleneck) and returns the table (one row per mechanism) and the runs.
-    `["all"]` is `scenario` then every preset."""
+    `["all"]` is `scenario` then every preset. With `emulated`, each mechanism runs in real
+    time between real Linux endpoints (`aqmlab.emulate.emulate`: root; its OSError and
+    KeyboardInterrupt pass through) and the table gains the forwarder's time added per pass;
+    `note(text)` gets what the emulation takes differently, once, and `progress(done, total,
+    label)` each emulation's seconds."""
     from . import run
 
     names = [AS_WRITTEN, *presets()] if list(names) == ["all"] else list(names)
@@ -84,9 +93,29 @@ def compare(
                 variants[name] = scenario.with_qdisc(tables[name], link=link).validate()
         except ScenarioError as e:
             raise ScenarioError(f"mechanism {name!r}: {e}") from None
-    runs = {name: run(variant) for name, variant in variants.items()}
-    rows = [_row(name, tables[name], results) for name, results in runs.items()]
+    if not emulated:
+        runs = {name: run(variant) for name, variant in variants.items()}
+        return pd.DataFrame([_row(name, tables[name], results) for name, results in runs.items()]), runs
+    from .emulate import emulate
+
+    told: set[str] = set()
+
+    def once(text: str) -> None:
+        # Every mechanism's emulation says the same of the scenario's flows: say it once.
+        if note is not None and text not in told:
+            told.add(text)
+            note(text)
+
+    runs, rows = {}, []
+    for name, variant in variants.items():
+        done = emulate(variant, progress=progress and _labelled(progress, f"{name} (emulated)"), note=once)
+        runs[name] = done.results
+        rows.append(_row(name, tables[name], done.results) | {"added_mean_us": done.stats["added_mean_us"]})
     return pd.DataFrame(rows), runs
+
+
+def _labelled(progress: Callable[[float, float, str], None], label: str) -> Callable[[float, float, str], None]:
+    return lambda done, total, _: progress(done, total, label)
 
 
 def flow_groups(results: Results) -> pd.Series:

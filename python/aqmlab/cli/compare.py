@@ -11,8 +11,9 @@ from .. import compare as comparison
 from .. import terminal
 from .._core import ScenarioError
 from ..outdir import OutputError, check_folder_path
+from ..progress import RunProgress
 from ..scenario import load
-from ._common import command_app, command_help, fail, print_json, say
+from ._common import command_app, command_help, console, fail, interrupted, print_json, say
 
 app = command_app()
 
@@ -30,6 +31,9 @@ app = command_app()
         "packets, where fred-1 drops; the two differ only when the average queue passes max_th), drr, csfq; "
         "then aqmlab's others on the same buffer (64 packets where counted in packets): sred, red_pd, lqd, "
         "codel, fq_codel, pie, sfq, sfb, choke.\n\n"
+        "With --emulate, each mechanism runs in real time between real Linux TCP/UDP endpoints, as "
+        "`aqmlab emulate` runs a scenario (root; dumbbells), one after the other, and the table gains the "
+        "forwarder's time added per pass (µs).\n\n"
         "With --out, writes compare.csv, compare.png and compare.json (what ran); `aqmlab report DIR` makes "
         "a page of them.",
     )
@@ -46,6 +50,9 @@ def compare(
     json_output: Annotated[
         bool, typer.Option("--json", help='Print {"mechanisms": [{"mechanism": ..., ...}, ...]} on stdout.')
     ] = False,
+    emulated: Annotated[
+        bool, typer.Option("--emulate", help="Run each mechanism emulated, in real time (root; `aqmlab emulate`).")
+    ] = False,
 ) -> None:
     names = [name.strip() for name in mechanisms.split(",") if name.strip()]
     if not names:
@@ -54,13 +61,21 @@ def compare(
         scenario = load(file)
         if out is not None:
             check_folder_path(out)
-        table, runs = comparison.compare(scenario, names)
+        with RunProgress(console) as bars:
+            table, runs = comparison.compare(
+                scenario, names, emulated=emulated, note=lambda text: say(f"note: {text}"), progress=bars
+            )
     except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
+    except OSError as e:
+        raise fail(str(e), code=1) from None
+    except KeyboardInterrupt as e:
+        raise interrupted(e) from None
     written = comparison.save(table, runs, scenario, out) if out is not None else []
     if json_output:
         print_json({"mechanisms": table.to_dict(orient="records")})
     else:
-        terminal.show(terminal.frame_table(table, f"{file.name}: mechanisms compared", wide=True))
+        how = "emulated" if emulated else "compared"
+        terminal.show(terminal.frame_table(table, f"{file.name}: mechanisms {how}", wide=True))
     if written:
         say(f"wrote {', '.join(str(path) for path in written)}")

@@ -31,14 +31,25 @@ app = command_app()
         "seeds, command and date shown above the table); --live runs ns-2 again and fails if the recorded "
         "numbers are stale. Rows: scenario, metric, ns-2, aqmlab (means over the seeds), ratio, tolerance "
         "(the issue's goal, or twice the standard error the seeds' spread allows), pass.\n\n"
+        "`linux`: aqmlab's twin of each Linux cell (a qdisc as `tc qdisc add` writes it, under reno or cubic: "
+        "8 TCPs and a UDP on a 10 Mbit/s dumbbell) against Linux 6.1's own runs in User-Mode Linux, recorded in "
+        "the package (--live: measured again, about an hour). Rows: UDP goodput, TCP total, Jain, median delay; "
+        "tolerance Linux's spread (2 sd of its runs) or 10 %.\n\n"
+        "`emulate`: the same cells emulated (`aqmlab emulate`: this machine's Linux TCP through aqmlab's qdisc), "
+        "recorded in the package (--live: emulated again, root, about half an hour), against Linux's runs, and "
+        "aqmlab's simulated twin against the emulation; columns Linux, emulated, aqmlab.\n\n"
         "Exits with status 1 if any graded row fails (or, for ns2, the recorded numbers are stale).",
     )
 )
 def validate(
-    suite: Annotated[str, typer.Argument(help="Which suite: tcp, ns2 or linux.")],
+    suite: Annotated[str, typer.Argument(help="Which suite: tcp, ns2, linux or emulate.")],
     live: Annotated[
         bool,
-        typer.Option("--live", help="ns2: run ns-2 too, and check the recorded numbers; linux: measure Linux again."),
+        typer.Option(
+            "--live",
+            help="ns2: run ns-2 too, and check the recorded numbers; linux: measure Linux again; "
+            "emulate: emulate again (root).",
+        ),
     ] = False,
     json_output: Annotated[
         bool,
@@ -55,8 +66,11 @@ def validate(
     if suite == "linux":
         _validate_linux(live, json_output)
         return
+    if suite == "emulate":
+        _validate_emulate(live, json_output)
+        return
     if suite not in SUITES:
-        raise fail(f"unknown suite {suite!r} (known: {', '.join([*SUITES, 'ns2', 'linux'])})")
+        raise fail(f"unknown suite {suite!r} (known: {', '.join([*SUITES, 'ns2', 'linux', 'emulate'])})")
     if live:
         raise fail("--live: only for the ns2 suite")
     rows, notes = run_suite(suite)
@@ -182,6 +196,73 @@ def _validate_linux(live: bool, json_output: bool) -> None:
             text = f"{cell} ({', '.join(metrics)}): {note}; {outcome.efforts[cell]}"
             lines += terminal.paragraph(text)
         summary = f"{sum(row.passed for row in outcome.rows)} of {len(outcome.rows)} checks pass"
+        terminal.show([*lines, summary])
+    if not outcome.passed:
+        raise typer.Exit(1)
+
+
+def _validate_emulate(live: bool, json_output: bool) -> None:
+    from ..linux.emulated import KNOWN_FAILURES
+    from ..linux.emulated import run_suite as run_emulated_suite
+
+    try:
+        outcome = run_emulated_suite(live=live, progress=lambda cell: say(f"{cell}: aqmlab" + (" and emulated" * live)))
+    except OSError as e:
+        raise fail(f"emulate --live: {e}", code=1) from None
+    reference, emulated = outcome.reference, outcome.emulated
+    header = {
+        "linux": {key: reference[key] for key in ("kernel", "recorded", "command", "host_load")},
+        "emulated": {key: emulated[key] for key in ("kernel", "recorded", "command", "host_load")},
+    }
+    notes = {
+        r.key: c.where if r.key in KNOWN_FAILURES else f"not expected to fail; {c.where}"
+        for c in outcome.comparisons
+        for r in c.rows
+    }
+    if json_output:
+        rows = [
+            r.to_dict(reference="reference")
+            | {"reference_spread": spread[1]}
+            | ({} if r.passed else {"note": notes[r.key]})
+            for c in outcome.comparisons
+            for r, spread in ((c.emulated_row, c.linux), (c.simulated_row, c.emulated))
+        ]
+        print_json({"id": "emulate", **header, "live": live, "rows": rows})
+    else:
+        cells = []
+        for c in outcome.comparisons:
+            metric = c.emulated_row.metric.split(": ", 1)[1]
+            cells.append(
+                [
+                    c.cell,
+                    metric,
+                    f"{terminal.fmt(c.linux[0])} ± {terminal.fmt(c.linux[1])}",
+                    f"{terminal.fmt(c.emulated[0])} ± {terminal.fmt(c.emulated[1])}",
+                    terminal.verdict(c.emulated_row.passed),
+                    terminal.fmt(c.simulated_row.ours),
+                    terminal.verdict(c.simulated_row.passed),
+                ]
+            )
+        lines = terminal.table(
+            ["cell", "metric", "Linux", "emulated", "≈ Linux", "aqmlab", "≈ emulated"],
+            cells,
+            f"validate emulate: {emulated['kernel']} (recorded {emulated['recorded']} by `{emulated['command']}`) "
+            f"against {reference['kernel']}",
+        )
+        lines += terminal.paragraph(
+            "Emulated: Linux's TCP through aqmlab's twin of the qdisc, graded against Linux's runs (their spread, "
+            "2 sd, or 10 %). aqmlab: the simulated twin (Linux TCP profile), graded against the emulated runs "
+            f"(their spread or 10 %). Host load while emulating: {emulated['host_load']}."
+        )
+        failing: dict[tuple[str, str], list[str]] = {}
+        for c in outcome.comparisons:
+            for r in c.rows:
+                if not r.passed:
+                    # "bfifo.reno.udp_mbps.emulated": what fails, and in which comparison.
+                    failing.setdefault((c.cell, notes[r.key]), []).append(r.key.split(".", 2)[2])
+        for (cell, note), keys in failing.items():
+            lines += terminal.paragraph(f"{cell} ({', '.join(keys)}): {note}; {outcome.efforts[cell]}")
+        summary = f"{sum(r.passed for r in outcome.rows)} of {len(outcome.rows)} checks pass"
         terminal.show([*lines, summary])
     if not outcome.passed:
         raise typer.Exit(1)

@@ -95,7 +95,16 @@ class Ns2Value:
         if self.is_number:
             spread = f" ±{self.spread:.3g}" if self.spread else ""
             return f"{self.value:.4g}{spread}"
-        return self.value if isinstance(self.value, str) else json.dumps(self.value)
+        return _compact(self.value)
+
+
+def _compact(value: Any) -> str:
+    """An ordering's groups or a per-n record as a reader scans it: "RED 0.82; RED-PD 0.89"."""
+    if isinstance(value, list):
+        return "; ".join(map(_compact, value))
+    if isinstance(value, dict):
+        return ", ".join(f"{name} {_compact(part)}" for name, part in value.items())
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 class Ns2ReferenceError(ValueError):

@@ -15,6 +15,18 @@ each TCP queues about 4 packets at 100 ms against eq. 14's 0.5·β·l2 ≈ 7, an
 appears with 250- or 1000-byte packets and with a 20-packet window (checked while
 choosing the setup), so it is not an artefact of those unstated choices.
 
+Verdicts of the four failing gain rows: open (issue 27). Two readings were tried and neither
+holds. (1) The paper's own reason for 50 ms ("the effective buffer size for each flow is far
+less than its bandwidth-delay product"), with l2 = B/(2N) and a TCP's pipe at its equal share
+C·RTT/N, gives l2/pipe = b/(2·RTT): the knee would be at 80, 120 and 200 ms for the 40, 60 and
+100 ms TCPs, not at 100 ms; but the 40 ms TCPs, past it, still gain 1.31x from 100 to 400 ms
+(0.556 → 0.727 Mb/s each, full run). (2) Eq. 14's bound, which §4.3.2 says "is adhered to",
+would hold each CBR to 18.4 % (1.84 Mb/s) and the seven TCPs at 4.47 Mb/s or more at every
+buffer; ours exceed it up to 200 ms (2.45, 2.24, 1.99 Mb/s per CBR at 50, 100, 200 ms) because
+the TCPs queue less than its 0.5·β·l2 (eq. 14 counts a window as queued, §4.3.1, while at
+10 Mb/s a TCP's pipe is 10–25 packets); whether the paper's Tahoe did the same cannot be told
+without BRED in ns-2.
+
 Setup and the choices where the paper is silent: `_bred.py`.
 """
 

@@ -20,6 +20,16 @@ flow alike and is not less fair than BRED; up to about 3x their share (20 and 50
 them near it while BRED lets them have 1.5-1.7x it. Those rows fail, with the CBRs' measured
 shares and the TCPs' spread as the reason (quick mode: 3 of 12; full: 7 of 18). Beyond, dropping
 from the front starves the CBRs and F(LQD) is 0.74 against BRED's 0.81-0.92.
+
+Verdicts (`cbr_judgements`, a reading made after seeing results): eq. 17 with every CBR at the
+CBRs' mean and every TCP at the TCPs' mean (`class_ceiling`: the F of the CBRs' allocation
+alone, which the TCPs' spread can only lower) orders LQD and BRED as the measured F does in 17
+of the 18 full-mode cells. The paper's account of LQD's unfairness (§2) is about the CBRs only;
+where that allocation puts LQD at or above BRED (full: 6 of the 7 failing rows, e.g. 0.849 vs
+0.848 with 20 flows at 0.1 Mb/s, 0.999 vs 0.858 at 1 Mb/s), "far less" would need LQD to spread
+the TCPs, which the paper does not say, and the row's verdict is arithmetic. With 20 flows at
+0.5 Mb/s the CBRs get 1.3x their share under both and LQD's allocation is 0.001 lower (0.964 vs
+0.965): that row stays open.
 """
 
 from __future__ import annotations
@@ -33,7 +43,7 @@ import aqmlab
 
 from ..plots import pyplot
 from ..results import MBPS
-from . import Reproduction, Row, experiment
+from . import Judgement, Reproduction, Row, Verdict, experiment
 from ._bred import bred_qdisc, buffer_packets
 from .bred_many_flows import FIG9_FLOWS, FIG9_LINK, FULL, QUICK, many_flows_metrics, many_flows_scenario
 
@@ -68,6 +78,7 @@ def fig12(quick: bool) -> Reproduction:
         show=["fig12"],
         notes=[f"one trial of {settings.duration:g} s per point (as the paper), goodput over the latter half"],
         explain=lambda row: _reason(table, row.key),
+        judged=cbr_judgements(table, rows),
     )
 
 
@@ -110,6 +121,48 @@ def _reason(table: pd.DataFrame, key: str) -> str:
         f"each CBR offers {offered:.2f}x the equal share of {point.equal_share * 1000:.0f} kb/s; "
         f"LQD: {measured('lqd')}; BRED: {measured('bred')}"
     )
+
+
+def class_ceiling(cbr: float, tcp: float, flows: int) -> float:
+    """Eq. 17's F when each CBR gets `cbr` and each TCP `tcp` (any unit), a quarter of the
+    `flows` being CBRs: the F of the CBRs' allocation alone, every TCP at the TCPs' mean. The
+    spread of the TCPs can only lower F from here (Cauchy–Schwarz)."""
+    cbrs = flows // 4
+    tcps = flows - cbrs
+    return (cbrs * cbr + tcps * tcp) ** 2 / (flows * (cbrs * cbr**2 + tcps * tcp**2))
+
+
+def cbr_judgements(table: pd.DataFrame, rows: list[Row]) -> dict[str, Judgement]:
+    """The verdict on each failing graded row where the CBRs' allocation alone does not make LQD
+    less fair than BRED (`class_ceiling` of LQD at least BRED's): the paper's account of LQD's
+    unfairness (§2: the CBRs "are penalized very much when their input rate becomes far larger
+    than their fair share", from dropping from the front) is about the CBRs only, and there eq.
+    17 puts LQD at or above BRED; a far lower F(LQD) would need LQD to spread the TCPs, which the
+    paper does not say. Elsewhere the row stays open."""
+    judged = {}
+    for row in rows:
+        if row.graded and not row.passed:
+            point = next(p for p in table.itertuples() if _key(p.flows, p.cbr_total) == row.key)
+            by = table[(table["flows"] == point.flows) & (table["cbr_total"] == point.cbr_total)].set_index("mechanism")
+            shares = {name: _class_shares(by.loc[name], point.flows) for name in ("lqd", "bred")}
+            if shares["lqd"][0] >= shares["bred"][0]:
+                judged[row.key] = Judgement(
+                    Verdict.ARITHMETIC,
+                    "eq. 17 with each class at its mean (the CBRs' allocation alone; the TCPs' spread only lowers "
+                    f"F): LQD {shares['lqd'][1]}; BRED {shares['bred'][1]}. The paper's account of LQD's unfairness "
+                    "(§2: CBRs penalized when their input is far above their share, from dropping from the front) is "
+                    "about the CBRs, and through them LQD is at least as fair as BRED here; a far lower F(LQD) would "
+                    "need LQD to spread the TCPs, which the paper does not say. This reading came after seeing results",
+                )
+    return judged
+
+
+def _class_shares(point: pd.Series, flows: int) -> tuple[float, str]:
+    """A mechanism's `class_ceiling` at one point, and its classes as a reader checks them."""
+    ceiling = class_ceiling(point["cbr_mean"], point["tcp_mean"], flows)
+    cbr = point["cbr_mean"] / point["equal_share"]
+    tcp = point["tcp_min"] / point["tcp_mean"]
+    return ceiling, f"CBRs {cbr:.2f}x their share, F ≤ {ceiling:.3f}, slowest TCP {tcp:.2f}x the TCP mean"
 
 
 def _fig12_figure(table: pd.DataFrame) -> Any:

@@ -15,8 +15,12 @@ DRR's UDP 0.388 Mbps, ns-2's 0.390), and the settings of the CSFQ authors' circu
 (SharedLink.tcl, not the paper's text): sources at the router without access links, Reno, TCPs
 starting 1 ms apart, CSFQ's buffer threshold at 16 KB, 1040-byte TCP packets each leave 0.52-0.55
 Mbps, its whole-run measurement 0.61; its per-flow estimator constant `kf = 100`, in its stated
-unit (us), 9.1 Mbps. Only Eq. 3's K moves the TCPs' take (200 ms: 0.41, 300 ms: 0.37 Mbps), and
-§3 states 100 ms, which the row keeps.
+unit (us), 9.1 Mbps; and the authors' estimator rule for packets arriving at one instant (as
+K. S. Kim's INET port of their code has it: their bits wait for the next later arrival, so a
+window sent at once does not raise the label) with the sources at the router, where TCP windows
+do arrive at one instant: 0.52 against 0.51 with Eq. 3's limit (5 seeds each; measured on branch
+csfq-world, not merged as it changes nothing here). Only Eq. 3's K moves the TCPs' take (200 ms:
+0.41, 300 ms: 0.37 Mbps), and §3 states 100 ms, which the row keeps.
 
 A mechanism joins the comparison with one entry in `presets.OTHERS` (its qdisc table)
 and, if the paper reports the UDP flow's throughput under it, one in `UDP_TARGETS`.

@@ -21,6 +21,7 @@ import datetime
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +76,13 @@ def attempt(qdisc: str, cc: str, folder: Path) -> uml.Run:
     raise AssertionError("unreachable")
 
 
-def record(work: Path, runs: int, only: list[str] | None, out: Path = REFERENCE) -> dict[str, Any]:
-    """Runs every cell `runs` times (round-robin over the cells, so a change in the host's load
-    falls on all of them), keeping each run in `work`, and writes `out`."""
+def record_cells(
+    work: Path, runs: int, only: list[str] | None, measure: Callable[[str, str, int, Path], dict[str, Any]]
+) -> tuple[dict[str, Any], list[float]]:
+    """Measures every cell (or `only` these) `runs` times with `measure(qdisc, cc, run, folder)`,
+    round-robin over the cells so that a change in the host's load falls on all of them, keeping
+    each run's numbers in `work` (a kept run is not measured again). Returns each cell's runs with
+    their `summary`, and the host's load before and after every run."""
     names = only or list(CELLS)
     unknown = [name for name in names if name not in CELLS]
     if unknown:
@@ -89,23 +94,33 @@ def record(work: Path, runs: int, only: list[str] | None, out: Path = REFERENCE)
                 if result.exists():
                     continue
                 print(f"{name} / {cc}: run {index + 1} of {runs}", file=sys.stderr, flush=True)
-                run = attempt(CELLS[name], cc, work / name / cc / f"run{index + 1}")
-                result.write_text(json.dumps(run.to_dict(), indent=1) + "\n")
+                run = measure(name, cc, index + 1, work / name / cc / f"run{index + 1}")
+                result.parent.mkdir(parents=True, exist_ok=True)
+                result.write_text(json.dumps(run, indent=1) + "\n")
                 print(
-                    f"  UDP {run.udp_mbps:.2f}  TCP {run.tcp_mbps:.2f}  Jain {run.jain:.3f}  link {run.link_mbps:.2f}  "
-                    f"delay {run.delay_median_ms:.1f} ms  guest busy {run.guest_busy:.0%}  "
-                    f"host load {run.load_before:.1f}/{run.load_after:.1f}",
+                    f"  UDP {run['udp_mbps']:.2f}  TCP {run['tcp_mbps']:.2f}  Jain {run['jain']:.3f}  "
+                    f"delay {run['delay_median_ms']:.1f} ms  "
+                    f"host load {run['load_before']:.1f}/{run['load_after']:.1f}",
                     file=sys.stderr,
                     flush=True,
                 )
-    existing = json.loads(out.read_text()) if out.exists() else {"cells": {}}
-    cells = dict(existing.get("cells", {}))
+    cells: dict[str, Any] = {}
     loads: list[float] = []
     for name in names:
         for cc in CCS:
             kept = [json.loads((work / name / cc / f"run{i + 1}.json").read_text()) for i in range(runs)]
             loads += [value for run in kept for value in (run["load_before"], run["load_after"])]
             cells[f"{name}/{cc}"] = {"qdisc": CELLS[name], "cc": cc, "runs": kept, **summary(kept)}
+    return cells, loads
+
+
+def record(work: Path, runs: int, only: list[str] | None, out: Path = REFERENCE) -> dict[str, Any]:
+    """Runs every cell `runs` times in Linux (`record_cells`) and writes `out`."""
+    measured, loads = record_cells(
+        work, runs, only, lambda name, cc, _, folder: attempt(CELLS[name], cc, folder).to_dict()
+    )
+    existing = json.loads(out.read_text()) if out.exists() else {"cells": {}}
+    cells = dict(existing.get("cells", {})) | measured
     reference = {
         "kernel": f"Linux {uml.kernel_version()} (User-Mode Linux, HZ=100, one CPU)",
         "recorded": datetime.date.today().isoformat(),

@@ -42,6 +42,8 @@ GUEST = {"pie": {"hz": 100}}
 # iperf3's payload per frame: TCP 1448 (MSS with timestamps), UDP 1472; aqmlab's goodput counts frames.
 FRAME = 1514
 PAYLOAD = {"tcp": 1448 / FRAME, "udp": uml.UDP_PAYLOAD / FRAME}
+# iperf3 -u -b 10M -l 1472: 10 Mbit/s of payload, 849.2 datagrams a second.
+UDP_PACKETS_PER_SECOND = 10e6 / (uml.UDP_PAYLOAD * 8)
 
 # Why rows fail today. Each failing row's note adds what was measured in both (TCP timeouts,
 # retransmissions, packets sent per flow), which is what these causes rest on.
@@ -67,8 +69,7 @@ def linux_tcp(cc: str) -> dict[str, Any]:
 
 def _scenario(cell: str, tcp: dict[str, Any], seed: int) -> Scenario:
     qdisc = tc.qdisc_table(ref.CELLS[cell]) | GUEST.get(cell, {})
-    # iperf3 -u -b 10M -l 1472: 10 Mbit/s of payload, 849.2 frames a second.
-    udp_rate = 10e6 / (uml.UDP_PAYLOAD * 8) * FRAME * 8
+    udp_rate = UDP_PACKETS_PER_SECOND * FRAME * 8
     flows: list[dict[str, Any]] = [
         {"name": "udp", "type": "cbr", "rate": f"{udp_rate:.0f}bps", "packet_size": f"{FRAME}B", "jitter": True}
     ]
@@ -109,13 +110,18 @@ def twin(cell: str, cc: str, seed: int) -> Scenario:
 
 def metrics(results: Results) -> dict[str, float]:
     """The rows' metrics of one run, in Linux's terms (iperf3's payload goodput)."""
+    return metrics_of(results, PAYLOAD)
+
+
+def metrics_of(results: Results, payload: dict[str, float]) -> dict[str, float]:
+    """`metrics` for packets that carry `payload` (by transport) of iperf3's bytes per byte counted."""
     flows = results.flows
     udp = flows["name"] == "udp"
-    tcp = (flows.loc[~udp, "goodput_bps"] * PAYLOAD["tcp"] / MBPS).tolist()
+    tcp = (flows.loc[~udp, "goodput_bps"] * payload["tcp"] / MBPS).tolist()
     bottleneck = results.link("L->R")
     queue = results.queue[(results.queue["link"] == bottleneck["id"]) & (results.queue["time"] >= results.warmup)]
     return {
-        "udp_mbps": float(flows.loc[udp, "goodput_bps"].sum() * PAYLOAD["udp"] / MBPS),
+        "udp_mbps": float(flows.loc[udp, "goodput_bps"].sum() * payload["udp"] / MBPS),
         "tcp_mbps": sum(tcp),
         "jain": uml.jain(tcp),
         "delay_median_ms": float((queue["bytes"] * 8 / bottleneck["rate_bps"] * 1000).median()),
@@ -173,13 +179,18 @@ class Outcome:
         return all(row.passed for row in self.rows)
 
 
-def row(cell: str, cc: str, metric: str, linux_runs: list[float], ours: list[float]) -> tuple[Row, tuple[float, float]]:
+def row(
+    cell: str, cc: str, metric: str, linux_runs: list[float], ours: list[float], of: str = ""
+) -> tuple[Row, tuple[float, float]]:
+    """`ours` (the mean of its runs) against the mean of `linux_runs` (the reference's runs),
+    within their spread or 10 %; `of` names what `ours` measures where it is not aqmlab's twin
+    (its key gains ".<of>")."""
     mean = statistics.fmean(linux_runs)
     spread = 2 * statistics.stdev(linux_runs) if len(linux_runs) > 1 else 0.0
     bound = max(spread, RELATIVE * abs(mean))
     value = statistics.fmean(ours)
     tolerance = f"±{bound:.3g} ({'2 sd' if spread > RELATIVE * abs(mean) else '10%'})"
-    key = f"{cell}.{cc}.{metric}"
+    key = f"{cell}.{cc}.{metric}" + (f".{of}" if of else "")
     return Row(f"{cell}/{cc}: {METRICS[metric]}", mean, value, tolerance, abs(value - mean) <= bound, key), (
         mean,
         spread,

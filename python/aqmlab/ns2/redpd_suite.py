@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .crosscheck import Metrics
@@ -71,8 +72,15 @@ def source_tree() -> Path:
     return source
 
 
-def run_ns2(test: str, seed: int, source: Path, timeout: float = TIMEOUT_S) -> Metrics:
-    """ns-2's measures of one suite test at aqmlab's seed `seed`."""
+def run_ns2(
+    test: str,
+    seed: int,
+    source: Path,
+    timeout: float = TIMEOUT_S,
+    measures: Callable[[str, str, str], Metrics] | None = None,
+) -> Metrics:
+    """ns-2's measures of one suite test at aqmlab's seed `seed`: `measures(test, trace, log)`
+    of its all.tr and the engine's log, by default `ns2_measures`."""
     command = ns_command()
     with tempfile.TemporaryDirectory(prefix="aqmlab-redpd-suite-") as folder:
         for f in FILES:
@@ -98,7 +106,7 @@ def run_ns2(test: str, seed: int, source: Path, timeout: float = TIMEOUT_S) -> M
         if done.returncode != 0 or not trace.is_file():
             last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["no output"]
             raise Ns2Error(f"ns-2 failed on {test} (status {done.returncode}): {last[0]}")
-        return ns2_measures(test, trace.read_text(), done.stdout)
+        return (measures or ns2_measures)(test, trace.read_text(), done.stdout)
 
 
 def ns2_measures(test: str, trace: str, log: str) -> Metrics:

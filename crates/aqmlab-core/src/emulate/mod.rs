@@ -33,7 +33,7 @@ use crate::scenario::{Scenario, TopologySpec};
 use crate::sim::Simulation;
 use crate::time::{to_secs, Time};
 use crate::transport::tcp::{CongestionControl, TcpOptions, Workload};
-use crate::transport::{Agent, AgentCtx, AgentStats, FlowKind};
+use crate::transport::{Agent, AgentCtx, AgentStats, FlowKind, Token};
 use endpoints::{Clock, Endpoint, FlowShared, Sockets};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -307,7 +307,7 @@ impl Agent for Relay {
         };
         self.out.lock().unwrap_or_else(|p| p.into_inner()).push(delivery);
     }
-    fn timer(&mut self, _token: u64, _ctx: &mut AgentCtx) {}
+    fn timer(&mut self, _token: Token, _ctx: &mut AgentCtx) {}
     fn stats(&self) -> AgentStats {
         let retransmitted_packets = self
             .shared

@@ -2,6 +2,7 @@
 //! calendar that orders events is `calendar.rs`.
 
 use crate::packet::{FlowId, Packet, PacketId, PacketKind};
+use crate::transport::Token;
 
 /// What happens at an instant. Small and `Copy`: packets travel as handles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,8 +17,8 @@ pub enum Event {
     Deliver { packet: PacketId, to: AgentId },
     /// An agent starts (at its flow's start time).
     Start { agent: AgentId },
-    /// An agent's timer fires; `token` is the agent's own.
-    Timer { agent: AgentId, token: u64 },
+    /// An agent's timer fires; `token` is the agent's own (`transport::timer`).
+    Timer { agent: AgentId, token: Token },
     /// Periodic sampling of monitored queues.
     Sample,
     /// A link's rate changes to its `change`-th new rate (`Link::rates[change + 1]`).

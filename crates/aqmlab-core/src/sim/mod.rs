@@ -15,7 +15,7 @@ use crate::qdisc::{DropReason, Verdict};
 use crate::rng;
 use crate::scenario::{ExpandedFlow, Scenario};
 use crate::time::Time;
-use crate::transport::{Agent, AgentCtx, FlowKind};
+use crate::transport::{Agent, AgentCtx, FlowKind, Token};
 use calendar::EventQueue;
 use event::{AgentId, Event, Role};
 use std::io;
@@ -44,7 +44,7 @@ pub struct Simulation {
     recorder: Recorder,
     // Scratch buffers reused across events: no allocation on the packet path.
     outbox: Vec<Packet>,
-    timers: Vec<(Time, u64)>,
+    timers: Vec<(Time, Token)>,
     qdisc_drops: Vec<(PacketId, DropReason)>,
     /// The first broken invariant seen while running (a double free, a freed
     /// packet dequeued); [`Simulation::results`] reports it.
@@ -257,16 +257,10 @@ impl Simulation {
         };
         let agents = &mut self.flows[flow as usize];
         let trace = agents.traced.then(|| self.recorder.traces());
-        let mut ctx = AgentCtx::new(
-            self.now,
-            flow,
-            agents.weight,
-            local,
-            peer,
-            &mut self.outbox,
-            &mut self.timers,
-            trace,
-        );
+        let mut ctx = AgentCtx::new(self.now, &mut self.outbox, &mut self.timers)
+            .for_flow(flow, agents.weight)
+            .between(local, peer)
+            .traced(trace);
         match role {
             Role::Sender => f(agents.sender.as_mut(), &mut ctx, &self.packets),
             Role::Receiver => f(agents.receiver.as_mut(), &mut ctx, &self.packets),

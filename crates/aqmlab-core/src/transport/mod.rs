@@ -7,9 +7,13 @@
 //! `tagged_registry!` invocation in [`flow`].
 
 pub mod flow;
+pub mod ns2_rtt;
 pub mod rlm;
 pub mod tcp;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tfrc;
+pub mod timer;
 pub mod udp;
 
 use crate::packet::{FlowId, NodeId, Packet};
@@ -17,6 +21,7 @@ use crate::time::Time;
 use serde::Serialize;
 
 pub use flow::{FlowCommon, FlowConfig, FlowKind, FlowSpec};
+pub use timer::{TimerKind, Token};
 
 /// Everything an agent may do when it is called: send packets, set timers,
 /// report delivered data and trace variables.
@@ -27,34 +32,46 @@ pub struct AgentCtx<'a> {
     local: NodeId,
     peer: NodeId,
     outbox: &'a mut Vec<Packet>,
-    timers: &'a mut Vec<(Time, u64)>,
+    timers: &'a mut Vec<(Time, Token)>,
     delivered: u64,
     trace: Option<&'a mut Vec<TraceSample>>,
 }
 
 impl<'a> AgentCtx<'a> {
-    #[allow(clippy::too_many_arguments)] // built only by the engine, once per agent call
-    pub fn new(
-        now: Time,
-        flow: FlowId,
-        weight: f64,
-        local: NodeId,
-        peer: NodeId,
-        outbox: &'a mut Vec<Packet>,
-        timers: &'a mut Vec<(Time, u64)>,
-        trace: Option<&'a mut Vec<TraceSample>>,
-    ) -> Self {
+    /// A call at `now` of flow 0's agent at node 0 with peer node 1, weight 1, not traced;
+    /// the engine says which with [`for_flow`](Self::for_flow), [`between`](Self::between) and
+    /// [`traced`](Self::traced).
+    #[inline]
+    pub fn new(now: Time, outbox: &'a mut Vec<Packet>, timers: &'a mut Vec<(Time, Token)>) -> Self {
         AgentCtx {
             now,
-            flow,
-            weight,
-            local,
-            peer,
+            flow: 0,
+            weight: 1.0,
+            local: 0,
+            peer: 1,
             outbox,
             timers,
             delivered: 0,
-            trace,
+            trace: None,
         }
+    }
+
+    /// The agent's flow and the flow's weight (CSFQ's, carried by its packets).
+    #[inline]
+    pub fn for_flow(self, flow: FlowId, weight: f64) -> Self {
+        AgentCtx { flow, weight, ..self }
+    }
+
+    /// The agent's node and its peer's.
+    #[inline]
+    pub fn between(self, local: NodeId, peer: NodeId) -> Self {
+        AgentCtx { local, peer, ..self }
+    }
+
+    /// Where traced variables go; `None`: the flow is not traced.
+    #[inline]
+    pub fn traced(self, trace: Option<&'a mut Vec<TraceSample>>) -> Self {
+        AgentCtx { trace, ..self }
     }
 
     /// Sends a packet to the peer agent (flow, weight, source and destination are filled in).
@@ -66,10 +83,10 @@ impl<'a> AgentCtx<'a> {
         self.outbox.push(packet);
     }
 
-    /// Calls the agent's `timer(token)` at time `at`. Timers cannot be
-    /// cancelled: an agent ignores a stale token (keep a generation counter).
-    pub fn set_timer(&mut self, at: Time, token: u64) {
-        self.timers.push((at, token));
+    /// Calls the agent's `timer` with `kind`'s token at time `at`. Timers cannot be
+    /// cancelled: an agent ignores a stale one by its [`timer::Generation`].
+    pub fn set_timer(&mut self, at: Time, kind: impl TimerKind) {
+        self.timers.push((at, kind.to_token()));
     }
 
     /// A receiver reports `bytes` of new, in-order data handed to the application (goodput).
@@ -111,8 +128,9 @@ pub trait Agent: Send {
     fn start(&mut self, ctx: &mut AgentCtx);
     /// A packet of this flow reached this agent's node.
     fn receive(&mut self, packet: &Packet, ctx: &mut AgentCtx);
-    /// A timer set with [`AgentCtx::set_timer`] fired.
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx);
+    /// A timer set with [`AgentCtx::set_timer`] fired: the agent's own kind, read back with
+    /// [`TimerKind::from_token`].
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx);
     /// End-of-run counters.
     fn stats(&self) -> AgentStats {
         AgentStats::default()

@@ -29,7 +29,8 @@
 //! and a drop from the top layer restarts the join-timer (ns-2 sets none at the top, so a
 //! receiver that had once held every layer would never try again).
 
-use super::{Agent, AgentCtx, FlowConfig};
+use super::timer::Generation;
+use super::{Agent, AgentCtx, FlowConfig, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
@@ -186,10 +187,17 @@ impl FlowConfig for RlmConfig {
     }
 }
 
-/// A source timer token with this bit applies a subscription request (the request's number
-/// and level below it); without it, it sends the next packet of a layer (the layer's
-/// generation and index below it).
-const APPLY: u64 = 1 << 63;
+crate::timer_kinds! {
+    /// The source's timers.
+    enum SourceTimer {
+        /// Send the next packet of `layer` (0-based); stale once the layer stopped or started
+        /// again since (`RlmSource::generation`).
+        Send { layer: u8, generation: Generation },
+        /// Apply the receiver's request number `request`: send `level` layers from now (after
+        /// the graft or prune latency).
+        Apply { request: u32, level: u8 },
+    }
+}
 
 /// The layered source: one CBR per subscribed layer, started and stopped by the receiver's
 /// control packets (the graft and prune of a multicast tree, here at the source).
@@ -204,11 +212,11 @@ pub struct RlmSource {
     /// Layers being sent.
     level: usize,
     /// Per layer: bumped at each start and stop, so that a stopped layer's pending send is ignored.
-    generation: Vec<u64>,
+    generation: Vec<Generation>,
     /// Per layer: the next sequence number (a layer's numbers run on across stops).
     next_seq: Vec<u64>,
     /// The newest request applied: an older one that takes effect later is ignored.
-    applied_request: Option<u64>,
+    applied_request: Option<u32>,
     rng: Rng,
 }
 
@@ -225,15 +233,11 @@ impl RlmSource {
             graft_latency: config.graft_latency.map(|s| s.nanos()),
             prune_latency: config.prune_latency.map(|s| s.nanos()),
             level: 0,
-            generation: vec![0; layers],
+            generation: vec![Generation::default(); layers],
             next_seq: vec![0; layers],
             applied_request: None,
             rng,
         }
-    }
-
-    fn send_token(&self, layer: usize) -> u64 {
-        (self.generation[layer] << 8) | layer as u64
     }
 
     /// Sends the next packet of `layer` (0-based) and schedules the one after.
@@ -252,7 +256,8 @@ impl RlmSource {
         self.next_seq[layer] += 1;
         let factor = if self.jitter { self.rng.gen_range(0.5..1.5) } else { 1.0 };
         let gap = from_secs(self.gaps[layer] * factor).max(1);
-        ctx.set_timer(ctx.now + gap, self.send_token(layer));
+        let (generation, layer) = (self.generation[layer], layer as u8);
+        ctx.set_timer(ctx.now + gap, SourceTimer::Send { layer, generation });
     }
 
     /// Sends `level` layers from now: starts the ones added, stops the ones removed.
@@ -260,11 +265,20 @@ impl RlmSource {
         let (old, new) = (self.level, level.min(self.gaps.len()));
         self.level = new;
         for layer in new.min(old)..new.max(old) {
-            self.generation[layer] += 1;
+            self.generation[layer].advance();
             if new > old {
                 self.send(layer, ctx);
             }
         }
+    }
+
+    /// Applies request number `request` for `level` layers, unless a newer one was applied.
+    fn apply(&mut self, request: u32, level: u8, ctx: &mut AgentCtx) {
+        if self.applied_request.is_some_and(|newest| request <= newest) {
+            return;
+        }
+        self.applied_request = Some(request);
+        self.subscribe(level as usize, ctx);
     }
 }
 
@@ -276,31 +290,30 @@ impl Agent for RlmSource {
 
     /// A join or leave: the receiver's new level in `layer`, the request's number in `seq`.
     fn receive(&mut self, packet: &Packet, ctx: &mut AgentCtx) {
-        let level = packet.layer as u64;
+        // The receiver numbers its requests in a u32 (`RlmReceiver::requests`).
+        let (request, level) = (packet.seq as u32, packet.layer);
         let latency = if level as usize > self.level {
             self.graft_latency
         } else {
             self.prune_latency
         };
-        let token = APPLY | (packet.seq << 8) | level;
         match latency {
-            Some(latency) if packet.sent_at + latency > ctx.now => ctx.set_timer(packet.sent_at + latency, token),
-            _ => self.timer(token, ctx),
+            Some(latency) if packet.sent_at + latency > ctx.now => {
+                ctx.set_timer(packet.sent_at + latency, SourceTimer::Apply { request, level })
+            }
+            _ => self.apply(request, level, ctx),
         }
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        if token & APPLY != 0 {
-            let request = (token & !APPLY) >> 8;
-            if self.applied_request.is_some_and(|newest| request <= newest) {
-                return;
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SourceTimer::from_token(token) {
+            SourceTimer::Apply { request, level } => self.apply(request, level, ctx),
+            SourceTimer::Send { layer, generation } => {
+                let layer = layer as usize;
+                if layer < self.level && self.generation[layer].is_current(generation) {
+                    self.send(layer, ctx);
+                }
             }
-            self.applied_request = Some(request);
-            return self.subscribe((token & 0xff) as usize, ctx);
-        }
-        let layer = (token & 0xff) as usize;
-        if layer < self.level && token >> 8 == self.generation[layer] {
-            self.send(layer, ctx);
         }
     }
 }
@@ -318,13 +331,14 @@ enum State {
     Drop,
 }
 
-/// The receiver's two timers; a token is `generation << 1 | timer`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Timer {
-    /// The join-timer: try the next layer.
-    Join = 0,
-    /// The detection timer: the end of a state's wait (T_D based).
-    Detection = 1,
+crate::timer_kinds! {
+    /// The receiver's two timers; a later setting or a cancel makes a pending one stale.
+    enum ReceiverTimer {
+        /// The join-timer: try the next layer.
+        Join { generation: Generation },
+        /// The detection timer: the end of a state's wait (T_D based).
+        Detection { generation: Generation },
+    }
 }
 
 /// What the receiver knows of one layer.
@@ -371,11 +385,12 @@ pub struct RlmReceiver {
     lost: u64,
     /// (received, lost) when M began.
     measured_from: (u64, u64),
-    /// Per timer: the generation of the pending one (a later setting cancels it).
-    generation: [u64; 2],
+    /// The generation of the pending join-timer and detection timer.
+    join_generation: Generation,
+    detection_generation: Generation,
     join_timer_pending: bool,
     /// Join and leave requests sent (the next one's number).
-    requests: u64,
+    requests: u32,
     rng: Rng,
 }
 
@@ -407,7 +422,8 @@ impl RlmReceiver {
             received: 0,
             lost: 0,
             measured_from: (0, 0),
-            generation: [0; 2],
+            join_generation: Generation::default(),
+            detection_generation: Generation::default(),
             join_timer_pending: false,
             requests: 0,
             rng,
@@ -424,17 +440,13 @@ impl RlmReceiver {
         at.is_some_and(|at| to_secs(at) + self.detection + 2.0 * self.deviation > to_secs(now))
     }
 
-    fn set_timer(&mut self, timer: Timer, delay: f64, ctx: &mut AgentCtx) {
-        let generation = &mut self.generation[timer as usize];
-        *generation += 1;
-        ctx.set_timer(ctx.now + from_secs(delay).max(1), (*generation << 1) | timer as u64);
+    fn set_timer(timer: ReceiverTimer, delay: f64, ctx: &mut AgentCtx) {
+        ctx.set_timer(ctx.now + from_secs(delay).max(1), timer);
     }
 
-    fn cancel(&mut self, timer: Timer) {
-        self.generation[timer as usize] += 1;
-        if timer == Timer::Join {
-            self.join_timer_pending = false;
-        }
+    fn cancel_join_timer(&mut self) {
+        self.join_generation.advance();
+        self.join_timer_pending = false;
     }
 
     /// The join-timer for the next layer: T_J/2 plus an exponential of mean T_J cut at 4·T_J
@@ -451,13 +463,19 @@ impl RlmReceiver {
                 break x;
             }
         };
-        self.set_timer(Timer::Join, mean / 2.0 + draw, ctx);
+        let generation = self.join_generation.advance();
+        Self::set_timer(ReceiverTimer::Join { generation }, mean / 2.0 + draw, ctx);
         self.join_timer_pending = true;
     }
 
     /// T_D + 1.5·deviation (ns-2 `set_TD_timer_conservative`).
     fn set_detection_timer(&mut self, ctx: &mut AgentCtx) {
-        self.set_timer(Timer::Detection, self.detection + 1.5 * self.deviation, ctx);
+        self.set_detection_timer_in(self.detection + 1.5 * self.deviation, ctx);
+    }
+
+    fn set_detection_timer_in(&mut self, delay: f64, ctx: &mut AgentCtx) {
+        let generation = self.detection_generation.advance();
+        Self::set_timer(ReceiverTimer::Detection { generation }, delay, ctx);
     }
 
     /// Tells the source the new level and records it.
@@ -465,7 +483,7 @@ impl RlmReceiver {
         ctx.send(Packet {
             kind: PacketKind::Ack,
             size: CONTROL_BYTES,
-            seq: self.requests,
+            seq: u64::from(self.requests),
             layer: self.level as u8,
             sent_at: ctx.now,
             ..Default::default()
@@ -523,7 +541,7 @@ impl RlmReceiver {
         self.state = State::Measurement;
         // T_D + (level/2 + 1.5)·deviation (ns-2 `set_TD_timer_wait`).
         let wait = self.detection + (self.level as f64 / 2.0 + 1.5) * self.deviation;
-        self.set_timer(Timer::Detection, wait, ctx);
+        self.set_detection_timer_in(wait, ctx);
         self.measured_from = (self.received, self.lost);
     }
 
@@ -550,7 +568,7 @@ impl RlmReceiver {
                 }
             }
             State::Steady => {
-                self.cancel(Timer::Detection);
+                self.detection_generation.advance();
                 if let Some(level) = self.pending_experiment(ctx.now) {
                     // A join experiment is under way: it failed (RLM's learning).
                     self.back_off(level);
@@ -562,7 +580,7 @@ impl RlmReceiver {
                     }
                     if level == self.level + 1 {
                         // The experiment above us just ran: restart our own join-timer.
-                        self.cancel(Timer::Join);
+                        self.cancel_join_timer();
                         self.set_join_timer(ctx);
                     }
                 }
@@ -645,15 +663,15 @@ impl Agent for RlmReceiver {
         }
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        let (generation, timer) = (token >> 1, token & 1);
-        if generation != self.generation[timer as usize] {
-            return;
-        }
-        if timer == Timer::Join as u64 {
-            self.on_join_timer(ctx);
-        } else {
-            self.on_detection_timer(ctx);
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match ReceiverTimer::from_token(token) {
+            ReceiverTimer::Join { generation } if self.join_generation.is_current(generation) => {
+                self.on_join_timer(ctx)
+            }
+            ReceiverTimer::Detection { generation } if self.detection_generation.is_current(generation) => {
+                self.on_detection_timer(ctx)
+            }
+            _ => {}
         }
     }
 }
@@ -664,35 +682,15 @@ mod tests {
     use crate::rng::stream;
     use crate::scenario::Scenario;
     use crate::time::from_secs;
+    use crate::transport::testing::AgentHarness;
 
-    /// An agent with the packets it sent and the timers it set.
-    struct Harness<A: Agent> {
-        agent: A,
-        outbox: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
-    }
+    const JOIN: fn(ReceiverTimer) -> bool = |timer| matches!(timer, ReceiverTimer::Join { .. });
+    const DETECTION: fn(ReceiverTimer) -> bool = |timer| matches!(timer, ReceiverTimer::Detection { .. });
 
-    impl<A: Agent> Harness<A> {
-        fn new(agent: A) -> Self {
-            let mut harness = Harness {
-                agent,
-                outbox: Vec::new(),
-                timers: Vec::new(),
-            };
-            harness.call(0.0, |agent, ctx| agent.start(ctx));
-            harness
-        }
-
-        /// Calls the agent at `secs`; returns the packets it sent.
-        fn call(&mut self, secs: f64, f: impl FnOnce(&mut A, &mut AgentCtx)) -> Vec<Packet> {
-            let mut ctx = AgentCtx::new(from_secs(secs), 0, 1.0, 1, 0, &mut self.outbox, &mut self.timers, None);
-            f(&mut self.agent, &mut ctx);
-            self.outbox.drain(..).collect()
-        }
-    }
-
-    fn receiver() -> Harness<RlmReceiver> {
-        Harness::new(RlmReceiver::new(&RlmConfig::default(), stream(1, "rlm")))
+    fn receiver() -> AgentHarness<RlmReceiver> {
+        let mut rlm = AgentHarness::receiver(RlmReceiver::new(&RlmConfig::default(), stream(1, "rlm")));
+        rlm.start(0);
+        rlm
     }
 
     fn data(layer: u8, seq: u64) -> Packet {
@@ -704,34 +702,25 @@ mod tests {
         }
     }
 
-    impl Harness<RlmReceiver> {
+    fn layers(sent: Vec<Packet>) -> Vec<u8> {
+        sent.iter().map(|p| p.layer).collect()
+    }
+
+    impl AgentHarness<RlmReceiver> {
         /// Packet `seq` of `layer` arrives at `secs`; returns the levels the receiver asked for.
         fn arrive(&mut self, secs: f64, layer: u8, seq: u64) -> Vec<u8> {
-            let sent = self.call(secs, |r, ctx| r.receive(&data(layer, seq), ctx));
-            sent.iter().map(|p| p.layer).collect()
+            layers(self.receive(from_secs(secs), &data(layer, seq)))
         }
 
         /// Fires the newest pending `timer` at `secs`; returns the levels asked for.
-        fn fire(&mut self, secs: f64, timer: Timer) -> Vec<u8> {
-            let token = self.newest(timer);
-            let sent = self.call(secs, |r, ctx| r.timer(token, ctx));
-            sent.iter().map(|p| p.layer).collect()
-        }
-
-        fn newest(&self, timer: Timer) -> u64 {
-            let (_, token) = self
-                .timers
-                .iter()
-                .rev()
-                .find(|(_, t)| t & 1 == timer as u64)
-                .expect("a timer");
-            *token
+        fn fire_at(&mut self, secs: f64, timer: fn(ReceiverTimer) -> bool) -> Vec<u8> {
+            layers(self.fire_latest(from_secs(secs), timer))
         }
 
         /// Ends a drop (D → S) at `secs` by its detection timer.
         fn settle(&mut self, secs: f64) {
             if self.agent.state == State::Drop {
-                self.fire(secs, Timer::Detection);
+                self.fire_at(secs, DETECTION);
             }
             assert_eq!(self.agent.state, State::Steady);
         }
@@ -745,7 +734,7 @@ mod tests {
             self.settle(secs - 0.2);
             let next = self.agent.layers[0].expected.unwrap_or(0);
             self.arrive(secs - 0.1, 1, next);
-            assert_eq!(self.fire(secs, Timer::Join), vec![2], "joins layer 2");
+            assert_eq!(self.fire_at(secs, JOIN), vec![2], "joins layer 2");
             self.arrive(secs + delay / 2.0, 2, 0);
             assert_eq!(
                 self.arrive(secs + delay, 2, 2),
@@ -793,10 +782,10 @@ mod tests {
         // the current layer's T_J by β = 0.75.
         rlm.settle(99.0);
         rlm.arrive(99.9, 1, rlm.agent.layers[0].expected.unwrap_or(0));
-        assert_eq!(rlm.fire(100.0, Timer::Join), vec![2]);
-        rlm.fire(101.0, Timer::Detection);
+        assert_eq!(rlm.fire_at(100.0, JOIN), vec![2]);
+        rlm.fire_at(101.0, DETECTION);
         assert_eq!(rlm.join_timer(2), 15.0);
-        rlm.fire(102.0, Timer::Detection);
+        rlm.fire_at(102.0, DETECTION);
         assert_eq!(rlm.join_timer(2), 11.25);
         assert_eq!(rlm.join_timer(1), 5.0, "held at join_timer_min");
     }
@@ -809,7 +798,7 @@ mod tests {
             let mut rlm = receiver();
             // Layer 2 joined at 20 s; at 60 s the experiment is long past.
             rlm.arrive(19.9, 1, 0);
-            rlm.fire(20.0, Timer::Join);
+            rlm.fire_at(20.0, JOIN);
             let mut seq = 0;
             let mut asked = vec![];
             for k in 0..60u64 {
@@ -821,7 +810,7 @@ mod tests {
                 }
                 if k == every - 1 {
                     assert_eq!(rlm.agent.state, State::Hysteresis, "the first loss starts H");
-                    rlm.fire(60.005 + 0.01 * k as f64, Timer::Detection);
+                    rlm.fire_at(60.005 + 0.01 * k as f64, DETECTION);
                     assert_eq!(rlm.agent.state, State::Measurement);
                 }
             }
@@ -829,11 +818,13 @@ mod tests {
         }
     }
 
-    fn source(config: RlmConfig) -> Harness<RlmSource> {
-        Harness::new(RlmSource::new(&config, 1000, from_secs(100.0), stream(1, "rlm")))
+    fn source(config: RlmConfig) -> AgentHarness<RlmSource> {
+        let mut src = AgentHarness::sender(RlmSource::new(&config, 1000, from_secs(100.0), stream(1, "rlm")));
+        src.start(0);
+        src
     }
 
-    impl Harness<RlmSource> {
+    impl AgentHarness<RlmSource> {
         /// A request for `level` layers (number `request`, decided at `decided`) arriving at `secs`.
         fn request(&mut self, secs: f64, decided: f64, request: u64, level: u8) -> Vec<Packet> {
             let control = Packet {
@@ -843,27 +834,7 @@ mod tests {
                 sent_at: from_secs(decided),
                 ..Default::default()
             };
-            self.call(secs, |s, ctx| s.receive(&control, ctx))
-        }
-
-        /// Fires every pending timer up to `secs`, in time order and, at one time, in the order
-        /// they were set (as the engine does); returns the layers of the packets sent.
-        fn run_until(&mut self, secs: f64) -> Vec<u8> {
-            let mut sent = vec![];
-            loop {
-                let first = (0..self.timers.len()).min_by_key(|&i| (self.timers[i].0, i));
-                match first.map(|i| (i, self.timers[i])) {
-                    Some((i, (at, token))) if at <= from_secs(secs) => {
-                        self.timers.remove(i);
-                        sent.extend(
-                            self.call(to_secs(at), |s, ctx| s.timer(token, ctx))
-                                .iter()
-                                .map(|p| p.layer),
-                        );
-                    }
-                    _ => return sent,
-                }
-            }
+            self.receive(from_secs(secs), &control)
         }
     }
 
@@ -881,19 +852,19 @@ mod tests {
         let mut src = source(graft);
         // Layer 1 from the start: 32 kbps of 1000-byte packets, one every 0.25 s (after the
         // one sent at 0, which the harness does not keep).
-        assert_eq!(count(&src.run_until(1.9), 1), 7);
+        assert_eq!(count(&layers(src.run_until(from_secs(1.9))), 1), 7);
         // Two layers asked for at 2 s, arriving at 2.01 s: sent from 2.5 s (graft latency).
         assert!(src.request(2.01, 2.0, 0, 2).is_empty());
-        let sent = src.run_until(2.49);
+        let sent = layers(src.run_until(from_secs(2.49)));
         assert_eq!(count(&sent, 2), 0);
         // Layer 2 from 2.5 s: 64 kbps, 8 packets a second (the first at 2.5 s itself).
-        assert_eq!(count(&src.run_until(3.49), 2), 8);
+        assert_eq!(count(&layers(src.run_until(from_secs(3.49))), 2), 8);
         // A stale request (an older number) arriving late changes nothing.
         src.request(3.5, 1.0, 0, 1);
-        assert_eq!(count(&src.run_until(3.99), 2), 4);
+        assert_eq!(count(&layers(src.run_until(from_secs(3.99))), 2), 4);
         // Back to one layer at 4 s: stopped from 4.25 s (prune latency).
         src.request(4.01, 4.0, 1, 1);
-        let sent = src.run_until(5.9);
+        let sent = layers(src.run_until(from_secs(5.9)));
         assert_eq!(count(&sent, 2), 2, "4.0 and 4.125 s");
         assert_eq!(count(&sent, 1), 8);
     }
@@ -901,11 +872,11 @@ mod tests {
     #[test]
     fn without_latencies_the_source_follows_a_request_when_it_arrives() {
         let mut src = source(RlmConfig::default());
-        src.run_until(0.5);
+        layers(src.run_until(from_secs(0.5)));
         let sent = src.request(0.6, 0.5, 0, 3);
         assert_eq!(sent.iter().map(|p| p.layer).collect::<Vec<_>>(), vec![2, 3]);
         // Layers 1–3 for one second: 4 + 8 + 16 packets.
-        let sent = src.run_until(1.599);
+        let sent = layers(src.run_until(from_secs(1.599)));
         assert_eq!((count(&sent, 1), count(&sent, 2), count(&sent, 3)), (4, 7, 15));
     }
 

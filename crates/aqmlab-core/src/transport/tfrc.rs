@@ -47,9 +47,9 @@
 //! - history discounting (`discount_ 1`, `minDiscountRatio_ 0.5`) and the
 //!   open-interval rule (`smooth_ 1`) are the RFC's.
 
-use super::tcp::ns2_rtt::Ns2Rtt;
-use super::tcp::timer::{kind_of, Timer};
-use super::{Agent, AgentCtx, FlowConfig};
+use super::ns2_rtt::Ns2Rtt;
+use super::timer::{Generation, Restartable};
+use super::{Agent, AgentCtx, FlowConfig, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet, PacketKind, TfrcHeader};
 use crate::rng::Rng;
@@ -74,9 +74,23 @@ const FIRST_NOFEEDBACK: f64 = 2.0;
 /// Feedback packets are 40 bytes, as ns-2's (`Agent/TFRCSink set packetSize_ 40`) and TCP's ACKs.
 const FEEDBACK_SIZE: u32 = 40;
 
-// The sender's two timers.
-const SEND: u64 = 0;
-const NOFEEDBACK: u64 = 1;
+crate::timer_kinds! {
+    /// The sender's timers.
+    enum SenderTimer {
+        /// The next packet, at the rate's gap after the last (`send_timer`).
+        Send { generation: Generation },
+        /// No feedback for max(4R, 2s/X): halve the rate (§4.4, `nofeedback_timer`).
+        NoFeedback { generation: Generation },
+    }
+}
+
+crate::timer_kinds! {
+    /// The receiver's timer.
+    enum ReceiverTimer {
+        /// The next feedback, an RTT after the last (§6.2, `feedback_timer`).
+        Feedback { generation: Generation },
+    }
+}
 
 /// A `tfrc` flow's settings (its packet size s is the flow's `packet_size`).
 #[derive(Clone, Debug, Deserialize)]
@@ -291,8 +305,8 @@ pub struct TfrcSender {
     last_doubled: Option<Time>,
     next_seq: u64,
     last_sent: Time,
-    send_timer: Timer,
-    nofeedback_timer: Timer,
+    send_timer: Restartable<SenderTimer>,
+    nofeedback_timer: Restartable<SenderTimer>,
 }
 
 impl TfrcSender {
@@ -310,8 +324,8 @@ impl TfrcSender {
             last_doubled: None,
             next_seq: 0,
             last_sent: 0,
-            send_timer: Timer::new(SEND),
-            nofeedback_timer: Timer::new(NOFEEDBACK),
+            send_timer: Restartable::new(|generation| SenderTimer::Send { generation }),
+            nofeedback_timer: Restartable::new(|generation| SenderTimer::NoFeedback { generation }),
         }
     }
 
@@ -445,15 +459,15 @@ impl Agent for TfrcSender {
         self.rate_changed(ctx);
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        match kind_of(token) {
-            SEND => {
-                if self.send_timer.expired(token, ctx) && ctx.now < self.stop {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SenderTimer::from_token(token) {
+            SenderTimer::Send { generation } => {
+                if self.send_timer.expired(generation, ctx) && ctx.now < self.stop {
                     self.send(ctx);
                 }
             }
-            _ => {
-                if self.nofeedback_timer.expired(token, ctx) {
+            SenderTimer::NoFeedback { generation } => {
+                if self.nofeedback_timer.expired(generation, ctx) {
                     self.on_nofeedback(ctx.now);
                     self.rate_changed(ctx);
                 }
@@ -506,7 +520,7 @@ pub struct TfrcReceiver {
     recent: VecDeque<(Time, u32)>,
     bytes_since_feedback: u64,
     last_feedback: Option<Time>,
-    feedback_timer: Timer,
+    feedback_timer: Restartable<ReceiverTimer>,
 }
 
 impl TfrcReceiver {
@@ -520,7 +534,7 @@ impl TfrcReceiver {
             recent: VecDeque::new(),
             bytes_since_feedback: 0,
             last_feedback: None,
-            feedback_timer: Timer::new(0),
+            feedback_timer: Restartable::new(|generation| ReceiverTimer::Feedback { generation }),
         }
     }
 
@@ -631,9 +645,10 @@ impl Agent for TfrcReceiver {
         }
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        let ReceiverTimer::Feedback { generation } = ReceiverTimer::from_token(token);
         // §6.2: on expiry, feedback only if data arrived since the last one.
-        if self.feedback_timer.expired(token, ctx) && self.bytes_since_feedback > 0 {
+        if self.feedback_timer.expired(generation, ctx) && self.bytes_since_feedback > 0 {
             self.send_feedback(ctx);
         }
     }
@@ -643,6 +658,7 @@ impl Agent for TfrcReceiver {
 mod tests {
     use super::*;
     use crate::time::NANOS_PER_SEC;
+    use crate::transport::testing::AgentHarness;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-4 * b.abs()
@@ -751,56 +767,24 @@ mod tests {
         assert_eq!(h.event, Some((20, rtt + 1)));
     }
 
-    /// A sender driven by hand: its packets and timers.
-    struct Harness {
-        sender: TfrcSender,
-        sent: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
-    }
+    const SEND: fn(SenderTimer) -> bool = |timer| matches!(timer, SenderTimer::Send { .. });
+    const NOFEEDBACK: fn(SenderTimer) -> bool = |timer| matches!(timer, SenderTimer::NoFeedback { .. });
 
-    impl Harness {
-        fn new(initial_rate: f64) -> Self {
-            Harness {
-                sender: TfrcSender::new(1000, initial_rate, Time::MAX),
-                sent: Vec::new(),
-                timers: Vec::new(),
-            }
-        }
-
-        fn call(&mut self, now: Time, f: impl FnOnce(&mut TfrcSender, &mut AgentCtx)) {
-            let mut ctx = AgentCtx::new(now, 0, 1.0, 0, 1, &mut self.sent, &mut self.timers, None);
-            f(&mut self.sender, &mut ctx);
-        }
-
-        /// The latest engine event set for the sender's timer `kind`.
-        fn timer(&self, kind: u64) -> (Time, u64) {
-            *self
-                .timers
-                .iter()
-                .rev()
-                .find(|(_, token)| kind_of(*token) == kind)
-                .unwrap()
-        }
-
-        fn expire(&mut self, kind: u64) -> Time {
-            let (at, token) = self.timer(kind);
-            self.call(at, |s, ctx| s.timer(token, ctx));
-            at
-        }
+    fn sender(initial_rate: f64) -> AgentHarness<TfrcSender> {
+        AgentHarness::sender(TfrcSender::new(1000, initial_rate, Time::MAX))
     }
 
     #[test]
     fn before_feedback_it_sends_at_the_initial_rate() {
         // Default: one packet per second (§4.2).
-        let mut h = Harness::new(1000.0);
-        h.call(0, |s, ctx| s.start(ctx));
-        assert_eq!(h.sent.len(), 1);
-        assert_eq!(h.timer(SEND).0, NANOS_PER_SEC);
-        assert_eq!(h.timer(NOFEEDBACK).0, 2 * NANOS_PER_SEC);
+        let mut h = sender(1000.0);
+        assert_eq!(h.start(0).len(), 1);
+        assert_eq!(h.latest(SEND).0, NANOS_PER_SEC);
+        assert_eq!(h.latest(NOFEEDBACK).0, 2 * NANOS_PER_SEC);
         // initial_rate = 80 kb/s: 10 packets of 1000 B per second.
-        let mut h = Harness::new(10_000.0);
-        h.call(0, |s, ctx| s.start(ctx));
-        assert_eq!(h.timer(SEND).0, NANOS_PER_SEC / 10);
+        let mut h = sender(10_000.0);
+        h.start(0);
+        assert_eq!(h.latest(SEND).0, NANOS_PER_SEC / 10);
     }
 
     /// A feedback packet reporting p = 1 % and a high receive rate, for a packet sent at `sent_at`.
@@ -823,50 +807,45 @@ mod tests {
         // at least 1; the first sets SRTT = t, RTTVAR = t/2, so t_RTO = 3t ticks:
         // 0.3 s at R = 30 ms (10R) and 120 ms (2.5R), 0.9 s at 250 ms (3 ticks).
         for (rtt, t_rto) in [(0.03, 0.3), (0.12, 0.3), (0.25, 0.9)] {
-            let mut h = Harness::new(1000.0);
-            h.sender = h.sender.with_ns2_rto(NANOS_PER_SEC / 10);
-            h.call(0, |s, ctx| s.start(ctx));
+            let mut h = sender(1000.0);
+            h.agent = h.agent.with_ns2_rto(NANOS_PER_SEC / 10);
+            h.start(0);
             let at = from_secs(rtt);
-            h.call(at, |s, ctx| s.receive(&feedback(0), ctx));
+            h.receive(at, &feedback(0));
             let expected = equation_rate_with_rto(1000.0, rtt, t_rto, 0.01);
             assert!(
-                close(h.sender.equation_rate, expected),
+                close(h.agent.equation_rate, expected),
                 "R {rtt}: {}",
-                h.sender.equation_rate
+                h.agent.equation_rate
             );
         }
         // RTTVAR of 1/2 tick never decays in the integer filter (0.5/4 rounds to 0): still 0.3 s.
-        let mut h = Harness::new(1000.0);
-        h.sender = h.sender.with_ns2_rto(NANOS_PER_SEC / 10);
-        h.call(0, |s, ctx| s.start(ctx));
+        let mut h = sender(1000.0);
+        h.agent = h.agent.with_ns2_rto(NANOS_PER_SEC / 10);
+        h.start(0);
         for k in 1..=10 {
-            h.call(k * from_secs(0.03), |s, ctx| {
-                s.receive(&feedback((k - 1) * from_secs(0.03)), ctx)
-            });
+            h.receive(k * from_secs(0.03), &feedback((k - 1) * from_secs(0.03)));
         }
         assert!(close(
-            h.sender.equation_rate,
+            h.agent.equation_rate,
             equation_rate_with_rto(1000.0, 0.03, 0.3, 0.01)
         ));
     }
 
     #[test]
     fn without_feedback_the_rate_halves_each_timeout() {
-        let mut h = Harness::new(1000.0);
-        h.call(0, |s, ctx| s.start(ctx));
+        let mut h = sender(1000.0);
+        h.start(0);
         // Feedback after 100 ms: X = the equation's 112.33 kB/s at p = 1 %.
         let at = NANOS_PER_SEC / 10;
-        h.call(at, |s, ctx| s.receive(&feedback(0), ctx));
-        assert!((h.sender.rate - 112_332.0).abs() < 10.0);
+        h.receive(at, &feedback(0));
+        assert!((h.agent.rate - 112_332.0).abs() < 10.0);
         // §4.4: the timer is max(4R, 2s/X) = 400 ms away; each expiry halves X.
-        assert_eq!(h.timer(NOFEEDBACK).0, at + 4 * at);
+        assert_eq!(h.latest(NOFEEDBACK).0, at + 4 * at);
         for expected in [56_166.0, 28_083.0, 14_041.5] {
-            h.expire(NOFEEDBACK);
-            assert!(
-                (h.sender.rate - expected).abs() < 10.0,
-                "{} vs {expected}",
-                h.sender.rate
-            );
+            let (at, token) = h.latest(NOFEEDBACK);
+            h.fire(at, token);
+            assert!((h.agent.rate - expected).abs() < 10.0, "{} vs {expected}", h.agent.rate);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! Flow types `cbr` (`rate`, optional `jitter` and `rate_changes`) and `onoff`
 //! (`rate`, `on_time`, `off_time`).
 
-use super::{Agent, AgentCtx, FlowConfig};
+use super::{Agent, AgentCtx, FlowConfig, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
@@ -89,8 +89,23 @@ fn interval_for(rate_bps: f64, size: u32) -> f64 {
     size as f64 * 8.0 / rate_bps
 }
 
-const SEND: u64 = 0;
-const FIRST_RATE_CHANGE: u64 = 1;
+crate::timer_kinds! {
+    /// The CBR source's timers.
+    enum CbrTimer {
+        /// The next packet.
+        Send,
+        /// The `index`-th of the scheduled rate changes takes effect.
+        RateChange { index: u32 },
+    }
+}
+
+crate::timer_kinds! {
+    /// The ON-OFF source's timer.
+    enum OnOffTimer {
+        /// The next packet of an ON period, or the end of an OFF period.
+        Next,
+    }
+}
 
 /// Constant bit rate: one packet every `size·8/rate` seconds, optionally
 /// jittered uniformly in [0.5, 1.5) of that (CSFQ §3), with scheduled rate changes.
@@ -125,6 +140,17 @@ impl Cbr {
         let factor = if self.jitter { self.rng.gen_range(0.5..1.5) } else { 1.0 };
         from_secs(self.interval * factor).max(1)
     }
+
+    /// Sends the next packet and sets the timer for the one after.
+    fn send(&mut self, ctx: &mut AgentCtx) {
+        if ctx.now >= self.stop {
+            return;
+        }
+        ctx.send(udp_packet(self.size, self.seq, ctx.now));
+        self.seq += 1;
+        let gap = self.next_gap();
+        ctx.set_timer(ctx.now + gap, CbrTimer::Send);
+    }
 }
 
 fn udp_packet(size: u32, seq: u64, now: Time) -> Packet {
@@ -139,26 +165,19 @@ fn udp_packet(size: u32, seq: u64, now: Time) -> Packet {
 
 impl Agent for Cbr {
     fn start(&mut self, ctx: &mut AgentCtx) {
-        for (i, &(at, _)) in self.changes.iter().enumerate() {
-            ctx.set_timer(at.max(ctx.now), FIRST_RATE_CHANGE + i as u64);
+        for (index, &(at, _)) in (0..).zip(&self.changes) {
+            ctx.set_timer(at.max(ctx.now), CbrTimer::RateChange { index });
         }
-        self.timer(SEND, ctx);
+        self.send(ctx);
     }
 
     fn receive(&mut self, _packet: &Packet, _ctx: &mut AgentCtx) {}
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        if token >= FIRST_RATE_CHANGE {
-            self.interval = self.changes[(token - FIRST_RATE_CHANGE) as usize].1;
-            return;
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match CbrTimer::from_token(token) {
+            CbrTimer::Send => self.send(ctx),
+            CbrTimer::RateChange { index } => self.interval = self.changes[index as usize].1,
         }
-        if ctx.now >= self.stop {
-            return;
-        }
-        ctx.send(udp_packet(self.size, self.seq, ctx.now));
-        self.seq += 1;
-        let gap = self.next_gap();
-        ctx.set_timer(ctx.now + gap, SEND);
     }
 }
 
@@ -187,17 +206,9 @@ impl OnOff {
             rng,
         }
     }
-}
 
-impl Agent for OnOff {
-    fn start(&mut self, ctx: &mut AgentCtx) {
-        self.on_until = ctx.now + from_secs(self.on.sample(&mut self.rng));
-        self.timer(SEND, ctx);
-    }
-
-    fn receive(&mut self, _packet: &Packet, _ctx: &mut AgentCtx) {}
-
-    fn timer(&mut self, _token: u64, ctx: &mut AgentCtx) {
+    /// Sends the next packet of an ON period, or starts an OFF period when the ON period is over.
+    fn next(&mut self, ctx: &mut AgentCtx) {
         if ctx.now >= self.stop {
             return;
         }
@@ -206,12 +217,26 @@ impl Agent for OnOff {
             // At least 1 ns, so that periods shorter than the clock's tick still move it on.
             let resume = ctx.now + from_secs(self.off.sample(&mut self.rng)).max(1);
             self.on_until = resume + from_secs(self.on.sample(&mut self.rng));
-            ctx.set_timer(resume, SEND);
+            ctx.set_timer(resume, OnOffTimer::Next);
             return;
         }
         ctx.send(udp_packet(self.size, self.seq, ctx.now));
         self.seq += 1;
-        ctx.set_timer(ctx.now + self.interval, SEND);
+        ctx.set_timer(ctx.now + self.interval, OnOffTimer::Next);
+    }
+}
+
+impl Agent for OnOff {
+    fn start(&mut self, ctx: &mut AgentCtx) {
+        self.on_until = ctx.now + from_secs(self.on.sample(&mut self.rng));
+        self.next(ctx);
+    }
+
+    fn receive(&mut self, _packet: &Packet, _ctx: &mut AgentCtx) {}
+
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        let OnOffTimer::Next = OnOffTimer::from_token(token);
+        self.next(ctx);
     }
 }
 
@@ -225,5 +250,5 @@ impl Agent for UdpSink {
         ctx.deliver(packet.size as u64);
     }
 
-    fn timer(&mut self, _token: u64, _ctx: &mut AgentCtx) {}
+    fn timer(&mut self, _token: Token, _ctx: &mut AgentCtx) {}
 }

@@ -21,14 +21,12 @@
 //! profile's value ([`TcpOptions::resolve`]); written out, they override it.
 
 pub mod cc;
-pub mod ns2_rtt;
 pub mod prr;
 pub mod rack;
 pub mod rto;
 pub mod sack;
 pub mod sender;
 pub mod sink;
-pub mod timer;
 pub mod web;
 
 use super::{Agent, FlowConfig};
@@ -134,7 +132,7 @@ pub enum CongestionAvoidance {
 }
 
 /// Which TCP the agents reproduce; it supplies the defaults of the options
-/// left out and selects the rules that differ (sender.rs, ns2_rtt.rs).
+/// left out and selects the rules that differ (sender.rs, `transport::ns2_rtt`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {

@@ -66,27 +66,24 @@
 //!   (TCP_CA_Loss) no recovery starts and the window grows by slow start.
 
 use super::cc::{AckSample, LinuxCc, Window};
-use super::ns2_rtt::Ns2Rtt;
 use super::prr::Prr;
 use super::rack::RackBoard;
 use super::rto::{LinuxRto, RtoEstimator};
 use super::sack::{Scoreboard, DUP_THRESH};
-use super::timer::{kind_of, Timer};
 use super::web::{FileSize, ThinkTime};
 use super::{CongestionAvoidance, Profile, TcpParams, Variant, Workload};
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
-use crate::transport::{Agent, AgentCtx, AgentStats, Transfer};
+use crate::transport::ns2_rtt::Ns2Rtt;
+use crate::transport::timer::{Generation, Restartable};
+use crate::transport::{Agent, AgentCtx, AgentStats, TimerKind, Token, Transfer};
 use rand::Rng as _;
 
 /// FRED §11.3: the tiny-window enhancement applies "with a congestion window smaller than about 10 packets".
 const TINY_WINDOW: f64 = 10.0;
 /// 4.4BSD-Lite tcp_input.c's "constant fraction of a packet (maxseg/8)" per ACK in congestion avoidance.
 const BSD44_EXTRA_INCREMENT: f64 = 1.0 / 8.0;
-/// Timer kinds (see [`Timer`]).
-const RETRANSMIT: u64 = 0;
-const NEXT_TRANSFER: u64 = 1;
 /// ns-2 NewReno recv(): `send_much(0, 0, 2)` while in fast recovery (tcp-newreno.cc).
 const NS2_NEWRENO_RECOVERY_BURST: u64 = 2;
 /// tcp_update_pacing_rate(): the pacing rate Linux sets is this multiple of cwnd/SRTT in
@@ -96,6 +93,16 @@ const LINUX_PACING_CA_RATIO: f64 = 1.2;
 /// The variables a traced sender records whenever they change; besides, `rtt` at every
 /// RTT sample (see `on_new_ack`).
 const TRACED: [&str; 5] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar"];
+
+crate::timer_kinds! {
+    /// The sender's timers.
+    enum SenderTimer {
+        /// The retransmission timeout (`retransmit_timer`).
+        Retransmit { generation: Generation },
+        /// The web workload's next transfer after a think time (`transfer_timer`).
+        NextTransfer { generation: Generation },
+    }
+}
 
 /// The RTT estimator and retransmission timeout of the profile.
 enum RttTimer {
@@ -178,10 +185,14 @@ impl CwndUsage {
     }
 }
 
-pub struct TcpSender {
+/// What the sender runs with, resolved once in [`TcpSender::new`] from the flow's
+/// [`TcpParams`] (the qdiscs' parameters): never changed by the algorithm.
+#[derive(Clone, Debug)]
+struct SenderParams {
     profile: Profile,
     variant: Variant,
     congestion_avoidance: CongestionAvoidance,
+    /// Data packet size, bytes.
     size: u32,
     /// Maximum (receiver) window, packets.
     window: u64,
@@ -189,8 +200,15 @@ pub struct TcpSender {
     initial_ssthresh: f64,
     tiny_window: bool,
     ecn: bool,
-    application: Application,
+    /// No new data is sent from this time on.
     stop: Time,
+}
+
+/// The sender: its parameters, the application above it, then the algorithm's variables
+/// (RFC 793/6675 names where they exist), timers and counters.
+pub struct TcpSender {
+    params: SenderParams,
+    application: Application,
     rng: Rng,
 
     /// Oldest unacknowledged packet (the cumulative ACK).
@@ -237,8 +255,8 @@ pub struct TcpSender {
     /// Linux's `TCP_CA_Loss`: after a timeout, until `recover` is acknowledged.
     in_loss: bool,
     rtt: RttTimer,
-    retransmit_timer: Timer,
-    transfer_timer: Timer,
+    retransmit_timer: Restartable<SenderTimer>,
+    transfer_timer: Restartable<SenderTimer>,
     stats: AgentStats,
     /// Last traced value of each of [`TRACED`] (NaN: none yet).
     traced: [f64; TRACED.len()],
@@ -274,17 +292,19 @@ impl TcpSender {
             }
         };
         TcpSender {
-            profile: opts.profile,
-            variant: opts.variant,
-            congestion_avoidance: opts.congestion_avoidance,
-            size,
-            window: opts.window,
-            initial_window: opts.initial_window as f64,
-            initial_ssthresh,
-            tiny_window: opts.tiny_window,
-            ecn: opts.ecn,
+            params: SenderParams {
+                profile: opts.profile,
+                variant: opts.variant,
+                congestion_avoidance: opts.congestion_avoidance,
+                size,
+                window: opts.window,
+                initial_window: opts.initial_window as f64,
+                initial_ssthresh,
+                tiny_window: opts.tiny_window,
+                ecn: opts.ecn,
+                stop,
+            },
             application,
-            stop,
             rng,
             snd_una: 0,
             snd_nxt: 0,
@@ -309,8 +329,8 @@ impl TcpSender {
             board: RackBoard::default(),
             in_loss: false,
             rtt,
-            retransmit_timer: Timer::new(RETRANSMIT),
-            transfer_timer: Timer::new(NEXT_TRANSFER),
+            retransmit_timer: Restartable::new(|generation| SenderTimer::Retransmit { generation }),
+            transfer_timer: Restartable::new(|generation| SenderTimer::NextTransfer { generation }),
             stats: AgentStats::default(),
             traced: [f64::NAN; TRACED.len()],
         }
@@ -318,7 +338,7 @@ impl TcpSender {
 
     /// Whether packet `seq` exists: already sent once, or new data the application still has.
     fn has_data(&self, seq: u64, now: Time) -> bool {
-        seq < self.snd_max || (seq < self.data_end && now < self.stop)
+        seq < self.snd_max || (seq < self.data_end && now < self.params.stop)
     }
 
     fn send_packet(&mut self, seq: u64, ctx: &mut AgentCtx) {
@@ -327,7 +347,7 @@ impl TcpSender {
             self.prr.sent(1);
         }
         let retransmit = seq < self.snd_max;
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             self.board.sent(seq, ctx.now);
         }
         if retransmit {
@@ -339,10 +359,14 @@ impl TcpSender {
             }
         }
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
-        let ecn = if self.ecn && !retransmit { Ecn::Ect } else { Ecn::NotEct };
+        let ecn = if self.params.ecn && !retransmit {
+            Ecn::Ect
+        } else {
+            Ecn::NotEct
+        };
         ctx.send(Packet {
             kind: PacketKind::Data,
-            size: self.size,
+            size: self.params.size,
             seq,
             sent_at: ctx.now,
             retransmit,
@@ -361,7 +385,7 @@ impl TcpSender {
     /// Sliding window: send while the next packet is within min(cwnd, window)
     /// of the cumulative ACK, at most `burst` packets.
     fn send_window(&mut self, burst: u64, ctx: &mut AgentCtx) {
-        let limit = self.snd_una + (self.cwnd.floor() as u64).clamp(1, self.window);
+        let limit = self.snd_una + (self.cwnd.floor() as u64).clamp(1, self.params.window);
         let limit = limit.min(self.snd_nxt.saturating_add(burst));
         while self.snd_nxt < limit && self.has_data(self.snd_nxt, ctx.now) {
             self.send_packet(self.snd_nxt, ctx);
@@ -391,7 +415,7 @@ impl TcpSender {
         if let Some((seq, true)) = hole {
             return Some(seq);
         }
-        if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, now) {
+        if self.snd_nxt < self.snd_una + self.params.window && self.has_data(self.snd_nxt, now) {
             return Some(self.snd_nxt);
         }
         hole.map(|(seq, _)| seq)
@@ -401,7 +425,7 @@ impl TcpSender {
     /// the last retransmission (scoreboard-rq.cc GetNextRetran()), else new data, within
     /// the receiver window from the cumulative ACK; each packet sent adds one to `pipe_`.
     fn send_ns2_sack(&mut self, ctx: &mut AgentCtx) {
-        let limit = self.snd_una + self.window;
+        let limit = self.snd_una + self.params.window;
         while self.ns2_pipe < self.cwnd.floor() as i64 {
             let seq = match self.scoreboard.first_hole(self.high_rxt.max(self.snd_una)) {
                 Some((hole, _)) if hole < limit => {
@@ -418,11 +442,11 @@ impl TcpSender {
     }
 
     fn ns2_sack(&self) -> bool {
-        self.variant == Variant::Sack && self.profile == Profile::Ns2
+        self.params.variant == Variant::Sack && self.params.profile == Profile::Ns2
     }
 
     fn send_more(&mut self, ctx: &mut AgentCtx) {
-        match (self.in_recovery, self.variant, self.profile) {
+        match (self.in_recovery, self.params.variant, self.params.profile) {
             (_, _, Profile::Linux) => self.send_linux(ctx),
             (true, Variant::Sack, Profile::Rfc) => self.send_pipe(ctx),
             (true, Variant::Sack, Profile::Ns2) => self.send_ns2_sack(ctx),
@@ -440,7 +464,7 @@ impl TcpSender {
         while (in_flight as f64) < self.cwnd {
             let seq = match self.board.next_lost() {
                 Some(seq) => seq,
-                None if self.snd_max < self.snd_una + self.window && self.has_data(self.snd_max, ctx.now) => {
+                None if self.snd_max < self.snd_una + self.params.window && self.has_data(self.snd_max, ctx.now) => {
                     self.snd_max
                 }
                 None => break,
@@ -469,7 +493,7 @@ impl TcpSender {
         let mut w = Window {
             cwnd: self.cwnd as u64,
             ssthresh: self.ssthresh as u64,
-            clamp: self.window,
+            clamp: self.params.window,
         };
         let ratio = if w.in_slow_start() {
             LINUX_PACING_SS_RATIO
@@ -478,7 +502,7 @@ impl TcpSender {
         };
         let packets = w.cwnd.max(self.snd_max - self.snd_una) as f64;
         let pacing_rate = match self.rtt.srtt_and_rttvar() {
-            Some((srtt, _)) if srtt > 0.0 => ratio * packets * f64::from(self.size) / srtt,
+            Some((srtt, _)) if srtt > 0.0 => ratio * packets * f64::from(self.params.size) / srtt,
             _ => 0.0,
         };
         let sample = AckSample {
@@ -517,7 +541,7 @@ impl TcpSender {
             self.ssthresh = cc.ssthresh(window as u64) as f64;
             return;
         }
-        self.ssthresh = (window.min(self.window as f64) / 2.0).floor().max(2.0);
+        self.ssthresh = (window.min(self.params.window as f64) / 2.0).floor().max(2.0);
     }
 
     /// ssthresh on a retransmission timeout. During recovery the window is no
@@ -526,7 +550,7 @@ impl TcpSender {
     /// before TcpAgent::timeout()'s slowdown(CLOSE_SSTHRESH_HALF) of window();
     /// Sack1's window() is cwnd_, tcp-sack1.cc).
     fn timeout_ssthresh(&mut self) {
-        match (self.in_recovery, self.profile) {
+        match (self.in_recovery, self.params.profile) {
             (true, Profile::Rfc) => self.halve_ssthresh_of(self.flight()),
             // tcp_enter_loss(): only when no reduction is under way (state Open or Disorder,
             // or high_seq acknowledged); within one, ssthresh stays.
@@ -548,7 +572,7 @@ impl TcpSender {
         if self.cwnd < self.ssthresh {
             self.cwnd += 1.0;
         } else {
-            match self.congestion_avoidance {
+            match self.params.congestion_avoidance {
                 // tcp.cc opencwnd(), `windowOption_ 1`, `increase_num_ 1.0`: cwnd_ += 1/cwnd_.
                 CongestionAvoidance::PerAck => self.cwnd += 1.0 / self.cwnd,
                 // 4.4BSD-Lite tcp_input.c: incr = maxseg*maxseg/cw + maxseg/8, in packets.
@@ -563,7 +587,7 @@ impl TcpSender {
             }
         }
         // Growth beyond the receiver window could never be used.
-        self.cwnd = self.cwnd.min(self.window as f64);
+        self.cwnd = self.cwnd.min(self.params.window as f64);
     }
 
     /// `newly_sacked`: packets the ACK's blocks SACKed for the first time.
@@ -574,7 +598,7 @@ impl TcpSender {
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         // Linux's `delivered`: packets newly acknowledged, cumulatively or by SACK.
-        let delivered = if self.profile == Profile::Linux {
+        let delivered = if self.params.profile == Profile::Linux {
             self.board.ack(ack, ctx.now) + newly_sacked
         } else {
             self.scoreboard.advance(ack);
@@ -602,13 +626,13 @@ impl TcpSender {
         let mut partial = false;
         if self.in_recovery {
             let full = self.recover.is_some_and(|r| ack >= r);
-            if full || matches!(self.variant, Variant::Tahoe | Variant::Reno) {
+            if full || matches!(self.params.variant, Variant::Tahoe | Variant::Reno) {
                 // Reno leaves fast recovery on the first new ACK; further losses need 3 more dup ACKs or a timeout.
                 self.exit_recovery();
                 // ns-2 Reno/NewReno recv(): the exiting ACK goes through recv_newack_helper()'s opencwnd().
                 // Linux: the exiting ACK returns to Open before tcp_cong_control() grows the window.
-                grow &=
-                    (self.profile == Profile::Ns2 && self.variant != Variant::Sack) || self.profile == Profile::Linux;
+                grow &= (self.params.profile == Profile::Ns2 && self.params.variant != Variant::Sack)
+                    || self.params.profile == Profile::Linux;
             } else {
                 grow = false;
                 partial = true;
@@ -627,7 +651,7 @@ impl TcpSender {
         }
         // tcp.cc newack(): newtimer() runs before rtt_update() (`timerfix_` came in 2001-05).
         if let RttTimer::Ns2(t) = &mut self.rtt {
-            if partial && self.variant == Variant::Sack {
+            if partial && self.params.variant == Variant::Sack {
                 // tcp-sack1.cc recv(): a partial ACK ends the back-off; the timed packet stays timed.
                 t.end_back_off();
             } else if partial {
@@ -645,7 +669,7 @@ impl TcpSender {
     /// A full ACK: everything outstanding when loss was detected is acknowledged.
     fn exit_recovery(&mut self) {
         self.in_recovery = false;
-        self.cwnd = match (self.variant, self.profile) {
+        self.cwnd = match (self.params.variant, self.params.profile) {
             // tcp_end_cwnd_reduction().
             (_, Profile::Linux) => self.ssthresh,
             // FRED §11.2 and RFC 6582 §3.2 step 3 (1): no burst when recovery ends.
@@ -659,7 +683,7 @@ impl TcpSender {
 
     /// A NewReno or SACK ACK in recovery that does not cover `recover`; returns whether to restart the timer.
     fn partial_ack(&mut self, acked: u64, ctx: &mut AgentCtx) -> bool {
-        match (self.variant, self.profile) {
+        match (self.params.variant, self.params.profile) {
             // FRED §11.2: "immediately retransmits the packet after the one acknowledged by the
             // partial ACK"; RFC 6582 §3.2 step 5: deflate by the amount acked, add back one.
             (Variant::NewReno, Profile::Rfc) => {
@@ -692,7 +716,7 @@ impl TcpSender {
 
     /// `sack_news`: the ACK's blocks SACKed a packet not SACKed before.
     fn on_dupack(&mut self, sack_news: bool, ctx: &mut AgentCtx) {
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // Linux with SACK counts SACKed packets, not duplicate ACKs (linux_detect_loss()).
             return;
         }
@@ -703,7 +727,7 @@ impl TcpSender {
         }
         self.dupacks += 1;
         if self.in_recovery {
-            if matches!(self.variant, Variant::Reno | Variant::NewReno) {
+            if matches!(self.params.variant, Variant::Reno | Variant::NewReno) {
                 // RFC 5681 §3.2 step 4: each duplicate ACK means a packet left the network.
                 self.cwnd += 1.0;
             }
@@ -712,7 +736,7 @@ impl TcpSender {
         // RFC 6675 §5: SACK also detects loss once DupThresh packets above the hole are SACKed
         // (ns-2's Sack1 waits for the third duplicate ACK).
         let loss = u64::from(self.dupacks) >= DUP_THRESH
-            || (self.profile == Profile::Rfc && self.scoreboard.is_lost(self.snd_una));
+            || (self.params.profile == Profile::Rfc && self.scoreboard.is_lost(self.snd_una));
         if loss && self.recover.is_none_or(|r| self.snd_una > r) {
             self.reduce_ssthresh();
             self.fast_retransmit(ctx);
@@ -720,10 +744,10 @@ impl TcpSender {
             // RFC 3168 §6.1.2: the window was already halved for this window of data; ns-2
             // dupack_action() with `last_cwnd_action_ == CWND_ACTION_ECN` retransmits without slowdown().
             self.fast_retransmit(ctx);
-        } else if !loss && self.tiny_window && self.cwnd.min(self.window as f64) < TINY_WINDOW {
+        } else if !loss && self.params.tiny_window && self.cwnd.min(self.params.window as f64) < TINY_WINDOW {
             // FRED §11.3: a new packet for each of the first two duplicate ACKs; if the
             // receiver window allows none, "re-send the last packet in the window".
-            if self.snd_nxt < self.snd_una + self.window && self.has_data(self.snd_nxt, ctx.now) {
+            if self.snd_nxt < self.snd_una + self.params.window && self.has_data(self.snd_nxt, ctx.now) {
                 self.send_packet(self.snd_nxt, ctx);
                 self.snd_nxt += 1;
             } else {
@@ -754,7 +778,7 @@ impl TcpSender {
         self.ecn_reduced = false;
         self.recover = Some(self.snd_max);
         self.ecn_recover = self.snd_max;
-        match self.variant {
+        match self.params.variant {
             // Tahoe: retransmit and slow-start again from one packet (go-back-N).
             Variant::Tahoe => {
                 self.cwnd = 1.0;
@@ -771,7 +795,7 @@ impl TcpSender {
             // ns-2 Sack1 dupack_action(): `pipe_ = maxseq_ - highest_ack_ - numdupacks_`,
             // the three packets the duplicate ACKs report gone; the retransmission is not counted.
             // Linux: PRR sets cwnd from this ACK on, and its first window sends the retransmission.
-            Variant::Sack if self.profile == Profile::Linux => {
+            Variant::Sack if self.params.profile == Profile::Linux => {
                 self.in_recovery = true;
                 self.prr = Prr::start(self.cwnd as u64);
             }
@@ -803,7 +827,7 @@ impl TcpSender {
         self.ecn_recover = self.snd_max;
         self.in_recovery = false;
         self.dupacks = 0;
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             // tcp_enter_loss(): SACKed packets stay, the rest are lost and go again in order.
             self.board.all_lost();
             self.in_loss = true;
@@ -833,8 +857,8 @@ impl TcpSender {
     /// A new transfer opens a new connection: initial cwnd, ssthresh and RTO (SRED §7).
     fn start_transfer(&mut self, packets: u64, ctx: &mut AgentCtx) {
         self.data_end = self.snd_max + packets;
-        self.cwnd = self.initial_window;
-        self.ssthresh = self.initial_ssthresh;
+        self.cwnd = self.params.initial_window;
+        self.ssthresh = self.params.initial_ssthresh;
         self.ca_acks = 0;
         self.rtt.reset();
         if let Some(cc) = &mut self.cc {
@@ -911,7 +935,7 @@ impl Agent for TcpSender {
         }
         let mut newly_sacked = 0;
         for &(start, end) in &p.sack[..p.sack_len as usize] {
-            newly_sacked += match (self.profile, self.variant) {
+            newly_sacked += match (self.params.profile, self.params.variant) {
                 (Profile::Linux, _) => self.board.sack(start, end, ctx.now),
                 (_, Variant::Sack) => self.scoreboard.mark(start, end, self.snd_max),
                 _ => 0,
@@ -923,7 +947,7 @@ impl Agent for TcpSender {
             // tcp-sack1.cc recv(): every ACK in recovery takes one packet out of `pipe_`.
             self.ns2_pipe -= 1;
         }
-        let ece = self.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover;
+        let ece = self.params.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover;
         if ece {
             self.ecn_reduce();
         }
@@ -934,7 +958,7 @@ impl Agent for TcpSender {
         } else if p.seq == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(sack_news, ctx);
         }
-        if self.profile == Profile::Linux {
+        if self.params.profile == Profile::Linux {
             let newly_lost = self.linux_detect_loss(ctx);
             if self.in_recovery {
                 let in_flight = self.board.in_flight();
@@ -958,15 +982,15 @@ impl Agent for TcpSender {
         self.trace(ctx);
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        match kind_of(token) {
-            RETRANSMIT => {
-                if self.retransmit_timer.expired(token, ctx) {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SenderTimer::from_token(token) {
+            SenderTimer::Retransmit { generation } => {
+                if self.retransmit_timer.expired(generation, ctx) {
                     self.timeout(ctx);
                 }
             }
-            _ => {
-                if self.transfer_timer.expired(token, ctx) && ctx.now < self.stop {
+            SenderTimer::NextTransfer { generation } => {
+                if self.transfer_timer.expired(generation, ctx) && ctx.now < self.params.stop {
                     self.start_web_transfer(ctx);
                 }
             }
@@ -984,28 +1008,22 @@ mod tests {
     use super::*;
     use crate::rng::stream;
     use crate::transport::tcp::TcpOptions;
+    use crate::transport::testing::AgentHarness;
 
-    /// A sender driven by hand: `ack(seq)` feeds an ACK and returns the sequence numbers sent in reply.
-    struct Harness {
-        tcp: TcpSender,
-        outbox: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
-        now: Time,
+    /// A started sender driven by hand: `ack(seq)` feeds an ACK 1 ms after the previous call
+    /// and returns the sequence numbers sent in reply.
+    fn sender(opts: TcpOptions) -> AgentHarness<TcpSender> {
+        let tcp = TcpSender::new(&opts.resolve(), &Workload::Infinite, 1000, Time::MAX, stream(1, "t"));
+        let mut h = AgentHarness::sender(tcp);
+        h.start(0);
+        h
     }
 
-    impl Harness {
-        fn new(opts: TcpOptions) -> Self {
-            let mut h = Harness {
-                tcp: TcpSender::new(&opts.resolve(), &Workload::Infinite, 1000, Time::MAX, stream(1, "t")),
-                outbox: Vec::new(),
-                timers: Vec::new(),
-                now: 0,
-            };
-            let mut ctx = AgentCtx::new(0, 0, 1.0, 0, 1, &mut h.outbox, &mut h.timers, None);
-            h.tcp.start(&mut ctx);
-            h
-        }
+    fn seqs(packets: &[Packet]) -> Vec<u64> {
+        packets.iter().map(|p| p.seq).collect()
+    }
 
+    impl AgentHarness<TcpSender> {
         fn ack_with(&mut self, seq: u64, ece: bool) -> Vec<u64> {
             self.deliver(Packet {
                 kind: PacketKind::Ack,
@@ -1029,10 +1047,7 @@ mod tests {
         }
 
         fn deliver(&mut self, ack: Packet) -> Vec<u64> {
-            self.now += 1_000_000;
-            let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
-            self.tcp.receive(&ack, &mut ctx);
-            self.outbox.drain(..).map(|p| p.seq).collect()
+            seqs(&self.receive(self.now + 1_000_000, &ack))
         }
 
         fn ack(&mut self, seq: u64) -> Vec<u64> {
@@ -1041,15 +1056,14 @@ mod tests {
 
         /// Lets the retransmission timer expire; returns the sequence numbers sent.
         fn expire(&mut self) -> Vec<u64> {
-            let before = self.tcp.stats.timeouts;
-            while self.tcp.stats.timeouts == before {
+            let before = self.agent.stats.timeouts;
+            let mut sent = Vec::new();
+            while self.agent.stats.timeouts == before {
                 let (at, token) = *self.timers.last().expect("a pending timer");
                 self.timers.clear();
-                self.now = self.now.max(at);
-                let mut ctx = AgentCtx::new(self.now, 0, 1.0, 0, 1, &mut self.outbox, &mut self.timers, None);
-                self.tcp.timer(token, &mut ctx);
+                sent.extend(self.fire(self.now.max(at), token));
             }
-            self.outbox.drain(..).map(|p| p.seq).collect()
+            seqs(&sent)
         }
     }
 
@@ -1058,22 +1072,21 @@ mod tests {
     /// pipe falls to 4, by RFC 6675's count or ns-2's); then the retransmission of 0
     /// is lost too and the timer expires with 12 outstanding.
     fn timeout_during_recovery(profile: Profile, variant: Variant) -> TcpSender {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             profile,
             variant: Some(variant),
             initial_window: Some(10),
             window: Some(100),
             ..Default::default()
         });
-        h.outbox.clear();
         for sacked in 2..9 {
             h.sack(0, &[(1, sacked)]);
         }
-        assert_eq!((h.tcp.ssthresh, h.tcp.stats.fast_retransmits), (5.0, 1));
-        assert_eq!(h.tcp.snd_max, 12);
+        assert_eq!((h.agent.ssthresh, h.agent.stats.fast_retransmits), (5.0, 1));
+        assert_eq!(h.agent.snd_max, 12);
         assert_eq!(h.expire(), vec![0]);
-        assert_eq!((h.tcp.cwnd, h.tcp.stats.timeouts), (1.0, 1));
-        h.tcp
+        assert_eq!((h.agent.cwnd, h.agent.stats.timeouts), (1.0, 1));
+        h.agent
     }
 
     #[test]
@@ -1096,16 +1109,14 @@ mod tests {
         }
     }
 
-    fn sack_sender(profile: Profile, initial_window: u64) -> Harness {
-        let mut h = Harness::new(TcpOptions {
+    fn sack_sender(profile: Profile, initial_window: u64) -> AgentHarness<TcpSender> {
+        sender(TcpOptions {
             profile,
             variant: Some(Variant::Sack),
             initial_window: Some(initial_window),
             window: Some(100),
             ..Default::default()
-        });
-        h.outbox.clear();
-        h
+        })
     }
 
     #[test]
@@ -1116,25 +1127,25 @@ mod tests {
         // Third duplicate ACK: cwnd = ssthresh = 5, pipe_ = maxseq 9 - highest_ack -1 - 3 = 7 (the
         // fast retransmission is not counted).
         assert_eq!(h.sack(0, &[(1, 4)]), vec![0]);
-        assert_eq!((h.tcp.cwnd, h.tcp.ns2_pipe), (5.0, 7));
+        assert_eq!((h.agent.cwnd, h.agent.ns2_pipe), (5.0, 7));
         // Each ACK in recovery takes one out: 6, then 5, nothing sent while pipe_ >= cwnd.
         assert!(h.sack(0, &[(1, 5)]).is_empty());
         assert!(h.sack(0, &[(6, 7), (1, 5)]).is_empty());
         // pipe_ 4 < 5: the hole 5 goes out, though only two packets above it are SACKed
         // (RFC 6675 would wait until it IsLost).
         assert_eq!(h.sack(0, &[(6, 8), (1, 5)]), vec![5]);
-        assert_eq!(h.tcp.ns2_pipe, 5);
+        assert_eq!(h.agent.ns2_pipe, 5);
         // No hole above the last retransmission: new data, one per ACK.
         assert_eq!(h.sack(0, &[(6, 9), (1, 5)]), vec![10]);
         assert_eq!(h.sack(0, &[(6, 10), (1, 5)]), vec![11]);
         // The retransmitted 0 arrives: a partial ACK takes two out, so two packets go.
         assert_eq!(h.sack(5, &[(6, 10)]), vec![12, 13]);
-        assert_eq!(h.tcp.ns2_pipe, 5);
+        assert_eq!(h.agent.ns2_pipe, 5);
         // The retransmitted 5 arrives: recovery ends at cwnd 5 with packets 10..14 out.
         assert_eq!(h.ack(10), vec![14]);
-        assert!(!h.tcp.in_recovery && h.tcp.scoreboard.sacked_count() == 0);
+        assert!(!h.agent.in_recovery && h.agent.scoreboard.sacked_count() == 0);
         assert_eq!(
-            (h.tcp.cwnd, h.tcp.stats.fast_retransmits, h.tcp.stats.timeouts),
+            (h.agent.cwnd, h.agent.stats.fast_retransmits, h.agent.stats.timeouts),
             (5.0, 1, 0)
         );
     }
@@ -1148,69 +1159,67 @@ mod tests {
             h.sack(0, &[(1, 2)]);
             h.sack(0, &[(1, 3)]);
             assert_eq!(h.sack(0, &[(1, 4)]), sent, "{profile:?}");
-            assert_eq!(h.tcp.cwnd, 2.0);
+            assert_eq!(h.agent.cwnd, 2.0);
         }
         // A duplicate ACK that SACKs nothing new is not counted by Sack1.
         let mut h = sack_sender(Profile::Ns2, 4);
         h.sack(0, &[(1, 2)]);
         h.sack(0, &[(1, 2)]);
         h.sack(0, &[(1, 3)]);
-        assert_eq!(h.tcp.dupacks, 2);
+        assert_eq!(h.agent.dupacks, 2);
     }
 
     #[test]
     fn ecn_then_a_loss_in_the_same_window_halves_once() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
-        h.outbox.clear();
         h.ack_with(1, true); // packets 1..9 outstanding
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (4.0, 4.0));
         // Packet 1 was lost: the third duplicate ACK retransmits it without a second halving.
         h.ack(1);
         h.ack(1);
         assert_eq!(h.ack(1), vec![1]);
-        assert_eq!(h.tcp.stats.fast_retransmits, 1);
-        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (4.0, 7.0));
-        assert!(h.tcp.in_recovery);
-        h.ack(h.tcp.snd_max); // full ACK ends recovery, ssthresh still the one halving
-        assert_eq!(h.tcp.ssthresh, 4.0);
+        assert_eq!(h.agent.stats.fast_retransmits, 1);
+        assert_eq!((h.agent.ssthresh, h.agent.cwnd), (4.0, 7.0));
+        assert!(h.agent.in_recovery);
+        h.ack(h.agent.snd_max); // full ACK ends recovery, ssthresh still the one halving
+        assert_eq!(h.agent.ssthresh, 4.0);
         // A timeout within a window halved for ECN keeps ssthresh (RFC 3168 §6.1.2).
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
         h.ack_with(1, true);
         h.expire();
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (1.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (1.0, 4.0));
     }
 
     #[test]
     fn ns2_congestion_avoidance_adds_one_over_cwnd_per_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             profile: Profile::Ns2,
             initial_window: Some(10),
             initial_ssthresh: Some(10.0),
             window: Some(100),
             ..Default::default()
         });
-        h.outbox.clear();
         let mut w: f64 = 10.0;
         for ack in 1..=10 {
             h.ack(ack);
             w += 1.0 / w;
-            assert_eq!(h.tcp.cwnd, w);
+            assert_eq!(h.agent.cwnd, w);
         }
         // int(cwnd_) = 10 after a full window of ACKs: no extra packet this round (floor(w)/w growth).
-        assert!(h.tcp.cwnd < 11.0 && h.tcp.snd_max == 20);
+        assert!(h.agent.cwnd < 11.0 && h.agent.snd_max == 20);
     }
 
     #[test]
     fn bsd44_congestion_avoidance_adds_an_eighth_more_per_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             congestion_avoidance: Some(CongestionAvoidance::Bsd44),
             initial_window: Some(16),
             initial_ssthresh: Some(16.0),
@@ -1222,18 +1231,18 @@ mod tests {
             h.ack(ack);
             w += 1.0 / w + 0.125;
         }
-        assert_eq!(h.tcp.cwnd, w);
+        assert_eq!(h.agent.cwnd, w);
         // One window of 16 ACKs: Σ 1/w ≈ 0.92 plus 16/8 = 2, against +1 under `per_window`.
-        assert!((h.tcp.cwnd - 18.92).abs() < 0.01, "cwnd {}", h.tcp.cwnd);
+        assert!((h.agent.cwnd - 18.92).abs() < 0.01, "cwnd {}", h.agent.cwnd);
     }
 
     #[test]
     fn slow_start_then_one_packet_per_window_of_acks() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             initial_ssthresh: Some(4.0),
             ..Default::default()
         });
-        assert_eq!(h.outbox.drain(..).map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(seqs(&h.sent), vec![0]);
         assert_eq!(h.ack(1), vec![1, 2]); // cwnd 2
         assert_eq!(h.ack(2), vec![3, 4]); // cwnd 3
         assert_eq!(h.ack(3), vec![5, 6]); // cwnd 4 = ssthresh
@@ -1242,81 +1251,77 @@ mod tests {
         assert_eq!(h.ack(5), vec![8]);
         assert_eq!(h.ack(6), vec![9]);
         assert_eq!(h.ack(7), vec![10, 11]);
-        assert_eq!(h.tcp.cwnd, 5.0);
+        assert_eq!(h.agent.cwnd, 5.0);
     }
 
     #[test]
     fn ecn_echo_halves_once_per_window_and_data_is_ect() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             ecn: true,
             initial_window: Some(8),
             ..Default::default()
         });
-        assert!(h.outbox.iter().all(|p| p.ecn == Ecn::Ect) && h.outbox.len() == 8);
-        h.outbox.clear();
+        assert!(h.sent.iter().all(|p| p.ecn == Ecn::Ect) && h.sent.len() == 8);
         h.ack_with(1, true);
-        assert_eq!((h.tcp.cwnd, h.tcp.ssthresh), (4.0, 4.0));
+        assert_eq!((h.agent.cwnd, h.agent.ssthresh), (4.0, 4.0));
         // Further echoes for data sent before the reduction are ignored.
         h.ack_with(2, true);
         h.ack_with(8, true);
-        assert_eq!(h.tcp.ssthresh, 4.0);
+        assert_eq!(h.agent.ssthresh, 4.0);
         // An echo for data sent after it halves again.
-        let beyond = h.tcp.ecn_recover + 1;
+        let beyond = h.agent.ecn_recover + 1;
         h.ack_with(beyond, true);
-        assert_eq!(h.tcp.ssthresh, 2.0);
+        assert_eq!(h.agent.ssthresh, 2.0);
     }
 
     #[test]
     fn newreno_retransmits_on_each_partial_ack() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             initial_window: Some(10),
             ..Default::default()
         });
-        h.outbox.clear();
         // Packets 0, 3 and 6 of 0..10 are lost: 1, 2, 4, 5, 7, 8, 9 arrive.
         assert!(h.ack(0).is_empty() && h.ack(0).is_empty());
         assert_eq!(h.ack(0), vec![0]); // third duplicate ACK: fast retransmit
-        assert_eq!((h.tcp.ssthresh, h.tcp.cwnd), (5.0, 8.0));
+        assert_eq!((h.agent.ssthresh, h.agent.cwnd), (5.0, 8.0));
         for _ in 0..4 {
             h.ack(0); // cwnd inflates to 12: packets 10 and 11 go out
         }
-        assert_eq!(h.tcp.snd_max, 12);
+        assert_eq!(h.agent.snd_max, 12);
         // Partial ACK: retransmit the next hole at once; cwnd deflates to 12 - 3 + 1 = 10 (RFC 6582),
         // which with 9 packets outstanding lets one new packet out.
         assert_eq!(h.ack(3), vec![3, 12]);
         assert_eq!(h.ack(6), vec![6, 13]);
-        assert_eq!(h.tcp.stats.timeouts, 0);
-        h.ack(h.tcp.snd_max); // full ACK ends recovery
-        assert!(!h.tcp.in_recovery);
-        assert_eq!(h.tcp.stats.fast_retransmits, 1);
+        assert_eq!(h.agent.stats.timeouts, 0);
+        h.ack(h.agent.snd_max); // full ACK ends recovery
+        assert!(!h.agent.in_recovery);
+        assert_eq!(h.agent.stats.fast_retransmits, 1);
     }
 
     #[test]
     fn tiny_window_resends_the_last_packet_when_the_window_is_full() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             window: Some(3),
             initial_window: Some(3),
             tiny_window: true,
             ..Default::default()
         });
-        h.outbox.clear();
         assert_eq!(h.ack(0), vec![2]); // first duplicate ACK: no room for new data, re-send the last packet
         assert_eq!(h.ack(0), vec![2]);
         assert_eq!(h.ack(0), vec![0]); // third: fast retransmit
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sender(TcpOptions {
             window: Some(10),
             initial_window: Some(3),
             tiny_window: true,
             ..Default::default()
         });
-        h.outbox.clear();
         assert_eq!(h.ack(0), vec![3]); // room in the receiver window: a new packet
         assert_eq!(h.ack(0), vec![4]);
-        assert_eq!(h.tcp.cwnd, 3.0);
+        assert_eq!(h.agent.cwnd, 3.0);
     }
 
-    fn linux(cc: super::super::CongestionControl) -> Harness {
-        Harness::new(TcpOptions {
+    fn linux(cc: super::super::CongestionControl) -> AgentHarness<TcpSender> {
+        sender(TcpOptions {
             profile: Profile::Linux,
             cc: Some(cc),
             ..Default::default()
@@ -1326,12 +1331,12 @@ mod tests {
     #[test]
     fn linux_opens_with_ten_packets_and_one_second_rto() {
         let mut h = linux(super::super::CongestionControl::Cubic);
-        let first: Vec<u64> = h.outbox.drain(..).map(|p| p.seq).collect();
+        let first = seqs(&h.sent);
         assert_eq!(first, (0..10).collect::<Vec<_>>(), "IW 10 (RFC 6928, TCP_INIT_CWND)");
         assert_eq!(h.timers[0].0, 1_000_000_000, "TCP_TIMEOUT_INIT 1 s");
         // Slow start: each ACK of two packets opens two (tcp_slow_start() counts packets acked).
         assert_eq!(h.ack(2), vec![10, 11, 12, 13]);
-        assert_eq!(h.tcp.cwnd, 12.0);
+        assert_eq!(h.agent.cwnd, 12.0);
     }
 
     #[test]
@@ -1341,10 +1346,8 @@ mod tests {
             (super::super::CongestionControl::Reno, 10.0),
         ] {
             let mut h = linux(cc);
-            h.outbox.clear();
             h.ack(10); // cwnd 20: packets 10..30 out
-            assert_eq!(h.tcp.cwnd, 20.0);
-            h.outbox.clear();
+            assert_eq!(h.agent.cwnd, 20.0);
             // Packet 10 lost. Two SACKed packets: no recovery, but each makes room for new data
             // (Linux's in-flight count leaves SACKed packets out).
             assert_eq!(h.sack(10, &[(11, 12)]), vec![30]);
@@ -1352,23 +1355,21 @@ mod tests {
             // The third: recovery, ssthresh = 20·717/1024 = 14 (cubic) or 20/2 (reno).
             let sent = h.sack(10, &[(11, 14)]);
             assert_eq!(sent[0], 10);
-            assert!(h.tcp.in_recovery);
-            assert_eq!(h.tcp.ssthresh, ssthresh, "{cc:?}");
+            assert!(h.agent.in_recovery);
+            assert_eq!(h.agent.ssthresh, ssthresh, "{cc:?}");
             // A full ACK ends recovery with cwnd = ssthresh.
-            let high = h.tcp.snd_max;
+            let high = h.agent.snd_max;
             h.ack(high);
-            assert!(!h.tcp.in_recovery && h.tcp.cwnd >= ssthresh && h.tcp.cwnd <= ssthresh + 1.0);
+            assert!(!h.agent.in_recovery && h.agent.cwnd >= ssthresh && h.agent.cwnd <= ssthresh + 1.0);
         }
     }
 
     #[test]
     fn linux_recovery_sends_by_prr() {
         let mut h = linux(super::super::CongestionControl::Cubic);
-        h.outbox.clear();
         h.ack(10); // cwnd 20: packets 10..30 out
-        h.outbox.clear();
-        // Packet 10 lost; each ACK SACKs one more packet. The first two SACKs send new data
-        // (30, 31); the third starts recovery with ssthresh 14 and RecoverFS = cwnd = 20.
+                   // Packet 10 lost; each ACK SACKs one more packet. The first two SACKs send new data
+                   // (30, 31); the third starts recovery with ssthresh 14 and RecoverFS = cwnd = 20.
         let mut sent = Vec::new();
         for top in 12..14 {
             sent.extend(h.sack(10, &[(11, top)]));
@@ -1380,16 +1381,16 @@ mod tests {
             let now = h.sack(10, &[(11, top)]);
             delivered += 1;
             out += now.len() as u64;
-            assert!(h.tcp.in_recovery && h.tcp.ssthresh == 14.0);
+            assert!(h.agent.in_recovery && h.agent.ssthresh == 14.0);
             if delivered == 1 {
                 assert_eq!(now[0], 10, "the fast retransmission first");
             }
             // In flight stays above ssthresh: RFC 6937's proportional part,
             // ⌈prr_delivered · ssthresh / RecoverFS⌉ sent in all.
-            let in_flight = h.tcp.board.in_flight();
+            let in_flight = h.agent.board.in_flight();
             assert!(in_flight >= 14, "{in_flight}");
             assert_eq!(out, (delivered * 14).div_ceil(20), "after {delivered} delivered");
-            assert_eq!((h.tcp.prr.delivered, h.tcp.prr.out), (delivered, out));
+            assert_eq!((h.agent.prr.delivered, h.agent.prr.out), (delivered, out));
         }
     }
 }

@@ -24,15 +24,22 @@
 //!
 //! The receiver's RTO bounds `ato`: with no handshake modelled it is TCP_TIMEOUT_INIT, 1 s.
 
-use super::timer::{kind_of, Timer};
 use super::{Profile, TcpParams, Variant};
 use crate::packet::{Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::time::{from_secs, Time};
-use crate::transport::{Agent, AgentCtx};
+use crate::transport::timer::{Generation, Restartable};
+use crate::transport::{Agent, AgentCtx, TimerKind, Token};
 
-/// Timer kinds (see [`Timer`]).
-const DELACK: u64 = 0;
-const COMPRESSED_ACK: u64 = 1;
+crate::timer_kinds! {
+    /// The sink's timers.
+    enum SinkTimer {
+        /// The delayed ACK (`delack`).
+        DelAck { generation: Generation },
+        /// Linux's compressed duplicate ACKs (`LinuxAck::compressed_timer`).
+        CompressedAck { generation: Generation },
+    }
+}
+
 /// TCP_MAX_QUICKACKS.
 const LINUX_MAX_QUICKACKS: u32 = 16;
 /// TCP_ATO_MIN = HZ/25.
@@ -63,7 +70,7 @@ struct LinuxAcks {
     compressed: u32,
     /// The cumulative ACK last sent (`rcv_wup`).
     rcv_wup: u64,
-    compressed_timer: Timer,
+    compressed_timer: Restartable<SinkTimer>,
 }
 
 impl LinuxAcks {
@@ -76,7 +83,7 @@ impl LinuxAcks {
             dup_ack_of: 0,
             compressed: 0,
             rcv_wup: 0,
-            compressed_timer: Timer::new(COMPRESSED_ACK),
+            compressed_timer: Restartable::new(|generation| SinkTimer::CompressedAck { generation }),
         }
     }
 
@@ -136,7 +143,7 @@ pub struct TcpSink {
     echo: (Time, bool),
     /// A packet covered by the next ACK arrived with Congestion Experienced (RFC 3168).
     ce: bool,
-    delack: Timer,
+    delack: Restartable<SinkTimer>,
 }
 
 impl TcpSink {
@@ -152,7 +159,7 @@ impl TcpSink {
             unacked: 0,
             echo: (0, false),
             ce: false,
-            delack: Timer::new(DELACK),
+            delack: Restartable::new(|generation| SinkTimer::DelAck { generation }),
         }
     }
 
@@ -329,10 +336,10 @@ impl Agent for TcpSink {
         }
     }
 
-    fn timer(&mut self, token: u64, ctx: &mut AgentCtx) {
-        match kind_of(token) {
-            DELACK => {
-                if self.delack.expired(token, ctx) && self.unacked > 0 {
+    fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
+        match SinkTimer::from_token(token) {
+            SinkTimer::DelAck { generation } => {
+                if self.delack.expired(generation, ctx) && self.unacked > 0 {
                     if let Some(linux) = &mut self.linux {
                         // tcp_delack_timer_handler(): "Delayed ACK missed: inflate ATO".
                         linux.ato = (2.0 * linux.ato).min(LINUX_RECEIVER_RTO);
@@ -340,11 +347,11 @@ impl Agent for TcpSink {
                     self.send_ack(ctx);
                 }
             }
-            _ => {
+            SinkTimer::CompressedAck { generation } => {
                 let fired = self
                     .linux
                     .as_mut()
-                    .is_some_and(|l| l.compressed_timer.expired(token, ctx) && l.compressed > 0);
+                    .is_some_and(|l| l.compressed_timer.expired(generation, ctx) && l.compressed > 0);
                 if fired {
                     // tcp_compressed_ack_kick().
                     self.send_ack(ctx);
@@ -358,25 +365,15 @@ impl Agent for TcpSink {
 mod tests {
     use super::*;
     use crate::transport::tcp::TcpOptions;
-    use crate::transport::TraceSample;
+    use crate::transport::testing::AgentHarness;
 
-    struct Harness {
-        sink: TcpSink,
-        outbox: Vec<Packet>,
-        timers: Vec<(Time, u64)>,
-        delivered: u64,
+    /// A sink driven by hand, its variables traced.
+    fn sink(opts: TcpOptions) -> AgentHarness<TcpSink> {
+        AgentHarness::receiver(TcpSink::new(&opts.resolve())).traced()
     }
 
-    impl Harness {
-        fn new(opts: TcpOptions) -> Self {
-            Harness {
-                sink: TcpSink::new(&opts.resolve()),
-                outbox: Vec::new(),
-                timers: Vec::new(),
-                delivered: 0,
-            }
-        }
-
+    impl AgentHarness<TcpSink> {
+        /// Data packet `seq` arrives at `now`; returns the ACKs sent.
         fn data(&mut self, now: Time, seq: u64) -> Vec<Packet> {
             let p = Packet {
                 kind: PacketKind::Data,
@@ -385,17 +382,7 @@ mod tests {
                 sent_at: now,
                 ..Default::default()
             };
-            let mut trace: Vec<TraceSample> = Vec::new();
-            let mut ctx = AgentCtx::new(now, 0, 1.0, 1, 0, &mut self.outbox, &mut self.timers, Some(&mut trace));
-            self.sink.receive(&p, &mut ctx);
-            self.delivered += ctx.delivered();
-            self.outbox.drain(..).collect()
-        }
-
-        fn fire(&mut self, now: Time, token: u64) -> Vec<Packet> {
-            let mut ctx = AgentCtx::new(now, 0, 1.0, 1, 0, &mut self.outbox, &mut self.timers, None);
-            self.sink.timer(token, &mut ctx);
-            self.outbox.drain(..).collect()
+            self.receive(now, &p)
         }
     }
 
@@ -405,7 +392,7 @@ mod tests {
 
     #[test]
     fn cumulative_acks_and_out_of_order_buffer() {
-        let mut h = Harness::new(TcpOptions::default());
+        let mut h = sink(TcpOptions::default());
         assert_eq!(h.data(0, 0)[0].seq, 1);
         assert_eq!(h.data(1, 2)[0].seq, 1); // hole at 1: duplicate ACK
         assert_eq!(h.data(2, 3)[0].seq, 1);
@@ -421,7 +408,7 @@ mod tests {
 
     #[test]
     fn sack_blocks_newest_first() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sink(TcpOptions {
             variant: Some(Variant::Sack),
             ..Default::default()
         });
@@ -438,7 +425,7 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_packet_or_timeout() {
-        let mut h = Harness::new(TcpOptions {
+        let mut h = sink(TcpOptions {
             delayed_ack: Some(true),
             ..Default::default()
         });
@@ -461,7 +448,7 @@ mod tests {
 
     #[test]
     fn echoes_congestion_experienced_once() {
-        let mut h = Harness::new(TcpOptions::default());
+        let mut h = sink(TcpOptions::default());
         let p = Packet {
             kind: PacketKind::Data,
             size: 1000,
@@ -469,26 +456,22 @@ mod tests {
             ecn: Ecn::Ce,
             ..Default::default()
         };
-        let mut ctx = AgentCtx::new(0, 0, 1.0, 1, 0, &mut h.outbox, &mut h.timers, None);
-        h.sink.receive(&p, &mut ctx);
-        assert!(h.outbox[0].ece);
-        h.outbox.clear();
+        assert!(h.receive(0, &p)[0].ece);
         assert!(!h.data(1, 1)[0].ece);
     }
 
-    fn linux_sink() -> Harness {
-        Harness::new(TcpOptions {
+    fn linux_sink() -> AgentHarness<TcpSink> {
+        sink(TcpOptions {
             profile: crate::transport::tcp::Profile::Linux,
             ..Default::default()
         })
     }
 
     /// Fires the pending timer events in time order until one sends an ACK: its time and the ACK.
-    fn next_ack(h: &mut Harness) -> (Time, Packet) {
+    fn next_ack(h: &mut AgentHarness<TcpSink>) -> (Time, Packet) {
         loop {
-            h.timers.sort();
-            let (at, token) = h.timers.remove(0);
-            if let Some(ack) = h.fire(at, token).pop() {
+            let (at, mut sent) = h.fire_next().expect("a pending timer");
+            if let Some(ack) = sent.pop() {
                 return (at, ack);
             }
         }

@@ -70,7 +70,19 @@ def emulate(
     if json_output:
         print_json({**summary, "emulation": stats})
     else:
-        terminal.show([*summary_lines(summary, wide), _forwarder_line(stats)])
+        terminal.show([*summary_lines(summary, wide), *_kernel_tcp_lines(stats), _forwarder_line(stats)])
+
+
+def _kernel_tcp_lines(stats: dict[str, Any]) -> list[str]:
+    """Each TCP flow as its sender's kernel saw it when the flow stopped (`TCP_INFO`, as `ss -ti`)."""
+    if not stats["kernel_tcp"]:
+        return []
+    rows = [
+        [k["flow"], f"{k['srtt_ms']:.1f}", f"{k['rttvar_ms']:.1f}", str(k["cwnd_segments"]), str(k["retransmits"])]
+        for k in stats["kernel_tcp"]
+    ]
+    columns = ["flow", "srtt ms", "rttvar ms", "cwnd", "retransmits"]
+    return terminal.table(columns, rows, "Linux's TCP when each flow stopped (TCP_INFO)")
 
 
 def _forwarder_line(stats: dict[str, Any]) -> str:

@@ -26,8 +26,8 @@ const POLL: Duration = Duration::from_millis(20);
 pub struct FlowShared {
     /// Bytes the receiving application has read (TCP payload, UDP datagrams).
     pub received: AtomicU64,
-    /// The sender's kernel count of retransmitted segments, read when it stops.
-    pub retransmits: AtomicU64,
+    /// What the sender's kernel says of its connection, read when it stops (TCP only).
+    pub tcp_info: std::sync::Mutex<Option<linux::TcpInfo>>,
     /// The first error of an endpoint thread (e.g. a connection refused), for the report.
     pub error: std::sync::Mutex<Option<String>>,
 }
@@ -186,7 +186,7 @@ fn ready(clock: &Clock, fd: &OwnedFd, events: libc::c_short) -> io::Result<bool>
 }
 
 /// Connects at `start` and writes an endless backlog until `stop` (then the kernel's
-/// retransmit count is kept).
+/// `TCP_INFO` is kept).
 fn tcp_send(
     clock: &Clock,
     shared: &FlowShared,
@@ -209,9 +209,7 @@ fn tcp_send(
             ready(clock, &fd, libc::POLLOUT)?;
         }
     }
-    shared
-        .retransmits
-        .store(linux::total_retransmits(&fd)?, Ordering::Relaxed);
+    *shared.tcp_info.lock().unwrap_or_else(|p| p.into_inner()) = Some(linux::tcp_info(&fd)?);
     // Kept open until the run ends: closing would send what is buffered and a FIN after `stop`.
     while !clock.stopped() {
         std::thread::sleep(POLL);

@@ -308,8 +308,20 @@ pub fn socket_error(fd: &OwnedFd) -> io::Result<()> {
     }
 }
 
-/// The kernel's count of the connection's retransmitted segments (`tcpi_total_retrans`).
-pub fn total_retransmits(fd: &OwnedFd) -> io::Result<u64> {
+/// What the kernel's TCP says of a connection (`TCP_INFO`, as `ss -ti` shows it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpInfo {
+    /// Retransmitted segments over the connection's life (`tcpi_total_retrans`).
+    pub retransmits: u64,
+    /// Smoothed RTT and its variation, µs (`tcpi_rtt`, `tcpi_rttvar`).
+    pub srtt_us: u32,
+    pub rttvar_us: u32,
+    /// Congestion window, segments (`tcpi_snd_cwnd`).
+    pub cwnd: u32,
+}
+
+/// The connection's `TcpInfo` now.
+pub fn tcp_info(fd: &OwnedFd) -> io::Result<TcpInfo> {
     // SAFETY: tcp_info is plain data; the kernel fills up to len bytes.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -323,7 +335,12 @@ pub fn total_retransmits(fd: &OwnedFd) -> io::Result<u64> {
         )
     };
     check(ret, "TCP_INFO")?;
-    Ok(info.tcpi_total_retrans as u64)
+    Ok(TcpInfo {
+        retransmits: info.tcpi_total_retrans as u64,
+        srtt_us: info.tcpi_rtt,
+        rttvar_us: info.tcpi_rttvar,
+        cwnd: info.tcpi_snd_cwnd,
+    })
 }
 
 /// Waits until one of `fds` is readable, or `timeout` passes (nanosecond resolution: `ppoll`).

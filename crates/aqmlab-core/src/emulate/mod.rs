@@ -292,7 +292,7 @@ struct Delivery {
 /// what it receives to the driver, which writes the packet to the endpoint's namespace.
 struct Relay {
     out: Arc<Mutex<Vec<Delivery>>>,
-    /// The sender's: the kernel's count of its retransmissions, for the flows table.
+    /// The sender's: the kernel's `TCP_INFO` at its stop, whose retransmissions go in the flows table.
     shared: Option<Arc<FlowShared>>,
 }
 
@@ -309,10 +309,12 @@ impl Agent for Relay {
     }
     fn timer(&mut self, _token: Token, _ctx: &mut AgentCtx) {}
     fn stats(&self) -> AgentStats {
-        let retransmitted_packets = self
-            .shared
-            .as_ref()
-            .map_or(0, |s| s.retransmits.load(Ordering::Relaxed));
+        let retransmitted_packets = self.shared.as_ref().map_or(0, |s| {
+            s.tcp_info
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .map_or(0, |info| info.retransmits)
+        });
         AgentStats {
             retransmitted_packets,
             ..AgentStats::default()
@@ -345,6 +347,18 @@ pub struct EmulationStats {
     pub cpu_us_per_packet: f64,
     /// The first error of an endpoint, per flow name (a refused connection, ...).
     pub endpoint_errors: Vec<(String, String)>,
+    /// Each TCP flow's connection as its sender's kernel saw it when the flow stopped.
+    pub kernel_tcp: Vec<KernelTcp>,
+}
+
+/// One TCP flow's `TCP_INFO` when its sender stopped (what `ss -ti` shows).
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelTcp {
+    pub flow: String,
+    pub srtt_ms: f64,
+    pub rttvar_ms: f64,
+    pub cwnd_segments: u32,
+    pub retransmits: u64,
 }
 
 /// Lateness histogram: 1-µs bins up to 100 ms.
@@ -702,6 +716,15 @@ impl Emulation {
         for (name, shared) in self.names.iter().zip(&self.shared) {
             if let Some(e) = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
                 stats.endpoint_errors.push((name.clone(), e));
+            }
+            if let Some(info) = *shared.tcp_info.lock().unwrap_or_else(|p| p.into_inner()) {
+                stats.kernel_tcp.push(KernelTcp {
+                    flow: name.clone(),
+                    srtt_ms: info.srtt_us as f64 / 1e3,
+                    rttvar_ms: info.rttvar_us as f64 / 1e3,
+                    cwnd_segments: info.cwnd,
+                    retransmits: info.retransmits,
+                });
             }
         }
         let results = sim.results().map_err(EmulateError::Internal)?;

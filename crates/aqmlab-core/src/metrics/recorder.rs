@@ -310,10 +310,10 @@ impl Recorder {
             self.queue_samples.push(QueueSample {
                 time: to_secs(now),
                 link: i,
-                packets: l.qdisc.len_packets() as u64,
-                bytes: l.qdisc.len_bytes(),
-                average: l.qdisc.average(),
-                hit_frequency: l.qdisc.hit_frequency(),
+                packets: l.queue.backlog.packets as u64,
+                bytes: l.queue.backlog.bytes,
+                average: l.queue.qdisc().average(),
+                hit_frequency: l.queue.qdisc().hit_frequency(),
             });
         }
     }
@@ -404,7 +404,8 @@ impl Recorder {
                 packets_sent: s.packets_sent,
                 drops: s.drops,
                 counters: l
-                    .qdisc
+                    .queue
+                    .qdisc()
                     .counters()
                     .into_iter()
                     .map(|(k, v)| (k.to_string(), v))
@@ -458,7 +459,7 @@ impl Recorder {
     fn qdisc_flows(net: &Network) -> Vec<QdiscFlowResult> {
         let mut rows = Vec::new();
         for (link, l) in net.links.iter().enumerate() {
-            rows.extend(l.qdisc.flow_counters().into_iter().map(|f| QdiscFlowResult {
+            rows.extend(l.queue.qdisc().flow_counters().into_iter().map(|f| QdiscFlowResult {
                 link: link as u32,
                 flow: f.flow,
                 direction: match f.kind {

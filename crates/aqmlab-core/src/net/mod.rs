@@ -2,9 +2,9 @@
 //! at its sending end), static shortest-path routes, and topology builders.
 
 use crate::error::ScenarioError;
-use crate::packet::{NodeId, PacketKind};
+use crate::packet::{NodeId, PacketArena, PacketId, PacketKind};
 use crate::qdisc::droptail::DropTail;
-use crate::qdisc::{LinkInfo, QdiscSpec, QueueDisc};
+use crate::qdisc::{Backlog, DropReason, LinkInfo, QdiscSpec, QueueDisc, Verdict};
 use crate::rng::stream;
 use crate::rng::Rng;
 use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, TopologySpec};
@@ -32,7 +32,7 @@ pub struct Link {
     /// [`Link::tx_time`]).
     tx_memo: (u32, Time),
     pub delay: Time,
-    pub qdisc: LinkQueue,
+    pub queue: LinkQueue,
     pub name: String,
     pub from: NodeId,
     pub qdisc_type: &'static str,
@@ -86,39 +86,74 @@ impl Link {
 /// A [`Link::tx_memo`] that holds for every rate: a packet of no bytes takes no time.
 const NO_TX_MEMO: (u32, Time) = (0, 0);
 
-/// A link's queue discipline. Drop-tail, the queue of every access link, lives inside
-/// the link: with 10⁴ flows a queue of its own elsewhere in memory was one more cache
-/// miss at most hops (issue 15). Every other discipline is boxed. Either is used as a
-/// `dyn QueueDisc`.
-pub enum LinkQueue {
+/// A link's queue: its discipline and the packets and bytes it holds ([`Backlog`], counted
+/// here for every discipline). Drop-tail, the queue of every access link, lives inside the
+/// link: with 10⁴ flows a queue of its own elsewhere in memory was one more cache miss at
+/// most hops (issue 15). Every other discipline is boxed.
+pub struct LinkQueue {
+    pub backlog: Backlog,
+    pub discipline: Discipline,
+}
+
+/// A link's queue discipline, inline (drop-tail) or boxed; either is used as a `dyn QueueDisc`.
+pub enum Discipline {
     DropTail(DropTail),
     Boxed(Box<dyn QueueDisc>),
 }
 
 impl LinkQueue {
     fn build(spec: &QdiscSpec, link: &LinkInfo, rng: Rng) -> LinkQueue {
-        match spec {
-            QdiscSpec::DropTail(config) => LinkQueue::DropTail(config.unboxed()),
-            other => LinkQueue::Boxed(other.config().build(link, rng)),
+        let discipline = match spec {
+            QdiscSpec::DropTail(config) => Discipline::DropTail(config.unboxed()),
+            other => Discipline::Boxed(other.config().build(link, rng)),
+        };
+        LinkQueue {
+            backlog: Backlog::default(),
+            discipline,
         }
     }
-}
 
-impl std::ops::Deref for LinkQueue {
-    type Target = dyn QueueDisc;
-    fn deref(&self) -> &Self::Target {
-        match self {
-            LinkQueue::DropTail(q) => q,
-            LinkQueue::Boxed(q) => q.as_ref(),
+    /// Offers an arriving packet to the discipline ([`Backlog::offer`]).
+    #[inline]
+    pub fn enqueue(
+        &mut self,
+        id: PacketId,
+        now: Time,
+        packets: &mut PacketArena,
+        dropped: &mut Vec<(PacketId, DropReason)>,
+    ) -> Verdict {
+        match &mut self.discipline {
+            Discipline::DropTail(q) => self.backlog.offer(q, id, now, packets, dropped),
+            Discipline::Boxed(q) => self.backlog.offer(q.as_mut(), id, now, packets, dropped),
         }
     }
-}
 
-impl std::ops::DerefMut for LinkQueue {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        match self {
-            LinkQueue::DropTail(q) => q,
-            LinkQueue::Boxed(q) => q.as_mut(),
+    /// The discipline's next packet ([`Backlog::take`]).
+    #[inline]
+    pub fn dequeue(
+        &mut self,
+        now: Time,
+        packets: &mut PacketArena,
+        dropped: &mut Vec<(PacketId, DropReason)>,
+    ) -> Option<PacketId> {
+        match &mut self.discipline {
+            Discipline::DropTail(q) => self.backlog.take(q, now, packets, dropped),
+            Discipline::Boxed(q) => self.backlog.take(q.as_mut(), now, packets, dropped),
+        }
+    }
+
+    /// The discipline, for what it reports.
+    pub fn qdisc(&self) -> &dyn QueueDisc {
+        match &self.discipline {
+            Discipline::DropTail(q) => q,
+            Discipline::Boxed(q) => q.as_ref(),
+        }
+    }
+
+    pub fn qdisc_mut(&mut self) -> &mut dyn QueueDisc {
+        match &mut self.discipline {
+            Discipline::DropTail(q) => q,
+            Discipline::Boxed(q) => q.as_mut(),
         }
     }
 }
@@ -233,7 +268,7 @@ impl<'a> Builder<'a> {
             rate_bps: rate,
             tx_memo: NO_TX_MEMO,
             delay: info.delay,
-            qdisc: LinkQueue::build(qdisc, &info, rng),
+            queue: LinkQueue::build(qdisc, &info, rng),
             name,
             from,
             qdisc_type: qdisc.type_name(),

@@ -16,7 +16,7 @@
 //! packet); a flow whose packet is then dropped gets no state.
 
 use super::active_flows::{flow_key, ActiveFlows};
-use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{Backlog, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::PacketId;
 use crate::rng::Rng;
@@ -225,13 +225,13 @@ impl Bred {
     }
 
     /// §3 "for each arriving packet": `Some(reason)` drops it.
-    fn decide(&mut self, qlen: f64, size: u32) -> Option<DropReason> {
+    fn decide(&mut self, qlen: f64, size: u32, queued: Backlog) -> Option<DropReason> {
         let thresholds = self.thresholds();
         if qlen >= thresholds.w_m {
             self.stats.wm_drops += 1;
             return Some(DropReason::PerFlowLimit);
         }
-        if !self.params.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
+        if !self.params.limit.admits(queued.packets, queued.bytes, size) {
             return Some(DropReason::Overflow);
         }
         if qlen > thresholds.l2 {
@@ -255,7 +255,7 @@ impl QueueDisc for Bred {
         // Eq. 16, with the arriving flow counted as active (§3 step 1).
         let n_active = self.flows.active() + (qlen == 0) as usize;
         self.n_hat = (1.0 - self.params.w_n) * self.n_hat + self.params.w_n * n_active as f64;
-        if let Some(reason) = self.decide(qlen as f64, size) {
+        if let Some(reason) = self.decide(qlen as f64, size, ctx.backlog()) {
             return Verdict::Dropped(reason);
         }
         self.flows.add(key, 1);
@@ -267,14 +267,6 @@ impl QueueDisc for Bred {
         let id = self.fifo.pop(ctx.packets)?;
         self.flows.remove(flow_key(&ctx.packets[id]), 1);
         Some(id)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -330,7 +322,7 @@ mod tests {
             (9, 1.0, PerFlowLimit),
         ] {
             let mut h = bred(config.clone(), qlen);
-            while h.q.len_packets() < qlen as usize {
+            while h.backlog.packets < qlen as usize {
                 h.arrive(0, 1, 500);
             }
             // The counter of the flow's band (§3) counts exactly these drops (p1: the `early` reason).

@@ -164,7 +164,7 @@ impl Choke {
 
 impl QueueDisc for Choke {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        let avg = self.red.average_on_arrival(ctx.now);
+        let avg = self.red.average_on_arrival(ctx);
         // Is the queue small? Then no draw (sch_choke.c); otherwise compare with random packets.
         if self.red.curve().region(avg) != Region::Below && self.drop_matches(id, ctx) {
             self.stats.matches += 1;
@@ -175,14 +175,6 @@ impl QueueDisc for Choke {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.red.dequeue(ctx)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.red.len_packets()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.red.len_bytes()
     }
 
     fn average(&self) -> Option<f64> {
@@ -256,7 +248,7 @@ mod tests {
                 verdict => {
                     assert_eq!(verdict, Verdict::Enqueued);
                     assert!(h.dropped.is_empty());
-                    assert_eq!(h.q.len_packets(), 11);
+                    assert_eq!(h.backlog.packets, 11);
                 }
             }
         }

@@ -136,11 +136,9 @@ pub struct ChokeLinux {
     limit: u64,
     ecn: bool,
     harddrop: bool,
-    /// The ring from head to tail; `None` is a hole a match left.
+    /// The ring from head to tail; `None` is a hole a match left (the link's backlog is
+    /// `sch->q.qlen`, the packets without the holes).
     ring: VecDeque<Option<PacketId>>,
-    /// Packets in the ring (`sch->q.qlen`) and their bytes.
-    qlen: u64,
-    bytes: u64,
     vars: RedVars,
     rng: Rng,
     stats: Stats,
@@ -154,8 +152,6 @@ impl ChokeLinux {
             ecn: cfg.ecn,
             harddrop: cfg.harddrop,
             ring: VecDeque::new(),
-            qlen: 0,
-            bytes: 0,
             vars: RedVars::default(),
             rng,
             stats: Stats::default(),
@@ -195,8 +191,6 @@ impl ChokeLinux {
     /// choke_drop_by_idx.
     fn drop_by_index(&mut self, index: usize, ctx: &mut QdiscCtx) {
         let victim = self.ring[index].take().expect("a packet at the drawn slot");
-        self.qlen -= 1;
-        self.bytes -= u64::from(ctx.packets[victim].size);
         if index == 0 {
             self.zap_head_holes();
         }
@@ -218,7 +212,8 @@ impl ChokeLinux {
 impl QueueDisc for ChokeLinux {
     /// choke_enqueue.
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        let qavg = self.parms.calc_qavg(&mut self.vars, self.qlen, ctx.now);
+        let qlen = ctx.backlog().packets as u64;
+        let qavg = self.parms.calc_qavg(&mut self.vars, qlen, ctx.now);
         if self.parms.at_or_below_min(qavg) {
             // Is queue small?
             self.vars.reset_count();
@@ -241,12 +236,10 @@ impl QueueDisc for ChokeLinux {
             }
         }
         // Admit the new packet.
-        if self.qlen >= self.limit {
+        if ctx.backlog().packets as u64 >= self.limit {
             return Verdict::Dropped(DropReason::Overflow);
         }
         self.ring.push_back(Some(id));
-        self.qlen += 1;
-        self.bytes += u64::from(ctx.packets[id].size);
         Verdict::Enqueued
     }
 
@@ -258,17 +251,7 @@ impl QueueDisc for ChokeLinux {
         };
         let id = head.expect("the head is never a hole");
         self.zap_head_holes();
-        self.qlen -= 1;
-        self.bytes -= u64::from(ctx.packets[id].size);
         Some(id)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.qlen as usize
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.bytes
     }
 
     fn average(&self) -> Option<f64> {
@@ -333,9 +316,8 @@ mod tests {
                 ..Default::default()
             });
             h.q.ring.push_back(Some(id));
+            h.backlog.add(1000);
         }
-        h.q.qlen += n;
-        h.q.bytes += 1000 * n;
     }
 
     #[test]
@@ -351,7 +333,7 @@ mod tests {
         assert_eq!(h.q.stats.matches, 0);
         // One unit above (2^-9 packet): the draw, which can only find flow 1, matches.
         h.q.ring.pop_back();
-        (h.q.qlen, h.q.bytes) = (16, 16_000);
+        h.backlog.remove(1000);
         h.q.vars = RedVars::with_qavg(qth_min + 1);
         assert_eq!(h.arrive(0, 1, 1000), Verdict::Dropped(DropReason::ChokeMatch));
         assert_eq!((h.drops(DropReason::ChokeMatch), h.q.stats.matches), (2, 1));
@@ -364,13 +346,13 @@ mod tests {
             fill(&mut h, flow, 1);
         }
         let mut ctx_dropped = Vec::new();
-        let mut ctx = QdiscCtx::new(0, &mut h.arena, &mut ctx_dropped);
+        let mut ctx = QdiscCtx::new(0, &mut h.arena, &mut ctx_dropped, &mut h.backlog);
         // The middle packet dropped: a hole, counted in the ring's length but not in qlen.
         h.q.drop_by_index(1, &mut ctx);
-        assert_eq!((h.q.ring.len(), h.q.qlen), (3, 2));
+        assert_eq!((h.q.ring.len(), ctx.backlog().packets), (3, 2));
         // The head dropped: the head moves past the hole to the last packet.
         h.q.drop_by_index(0, &mut ctx);
-        assert_eq!((h.q.ring.len(), h.q.qlen), (1, 1));
+        assert_eq!((h.q.ring.len(), ctx.backlog().packets), (1, 1));
         // Draws over a ring of [packet, hole, hole] find the packet or fall back to the head: always slot 0.
         h.q.ring.push_back(None);
         h.q.ring.push_back(None);
@@ -390,7 +372,7 @@ mod tests {
         assert_eq!(h.arrive(0, 2, 1000), Verdict::Enqueued);
         // One unit above max: a forced drop (unless the draw matches: flow 3 has nothing queued).
         h.q.ring.pop_back();
-        (h.q.qlen, h.q.bytes) = (32, 32_000);
+        h.backlog.remove(1000);
         h.q.vars = RedVars::with_qavg((32 << 9) + 1);
         assert_eq!(h.arrive(0, 3, 1000), Verdict::Dropped(DropReason::Forced));
         // The limit: 40 packets, whatever their size.

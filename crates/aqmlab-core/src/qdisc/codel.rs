@@ -147,19 +147,18 @@ impl CodelState {
         }
     }
 
-    /// The next packet to send from `fifo`, after CoDel's drops; `other_backlog` is what the
-    /// qdisc holds besides `fifo` (Linux counts it toward the MTU test, RFC 8289 does not).
+    /// The next packet to send from `fifo`, after CoDel's drops (the MTU test reads `fifo`'s bytes
+    /// as RFC 8289 does, or the whole qdisc's backlog as Linux does).
     pub fn dequeue(
         &mut self,
         p: &CodelParams,
         fifo: &mut Fifo,
-        other_backlog: u64,
         ctx: &mut QdiscCtx,
         stats: &mut CodelStats,
     ) -> Option<PacketId> {
         match (self, &p.linux) {
             (CodelState::Rfc(vars), _) => vars.dequeue(p, fifo, ctx, stats),
-            (CodelState::Linux(vars), Some(linux)) => vars.dequeue(linux, fifo, other_backlog, ctx, stats),
+            (CodelState::Linux(vars), Some(linux)) => vars.dequeue(linux, fifo, ctx, stats),
             (CodelState::Linux(_), None) => unreachable!("a Linux state has Linux parameters"),
         }
     }
@@ -283,10 +282,8 @@ pub struct Codel {
 
 impl QueueDisc for Codel {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        if !self
-            .limit
-            .admits(self.fifo.len(), self.fifo.bytes(), ctx.packets[id].size)
-        {
+        let queued = ctx.backlog();
+        if !self.limit.admits(queued.packets, queued.bytes, ctx.packets[id].size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         self.fifo.push(id, ctx.packets);
@@ -294,16 +291,7 @@ impl QueueDisc for Codel {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.state
-            .dequeue(&self.params, &mut self.fifo, 0, ctx, &mut self.stats)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
+        self.state.dequeue(&self.params, &mut self.fifo, ctx, &mut self.stats)
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -409,7 +397,7 @@ mod tests {
         // Drain the old packets and serve fresh ones below target for 50 ms (leaving the
         // dropping state), then a standing queue again.
         let mut t = 601 * MS;
-        while h.q.len_packets() > 0 {
+        while h.backlog.packets > 0 {
             h.depart(t);
         }
         for _ in 0..50 {

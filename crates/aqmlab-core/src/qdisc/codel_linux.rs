@@ -89,14 +89,16 @@ impl Vars {
         self.rec_inv_sqrt = (val >> REC_INV_SQRT_SHIFT) as u16;
     }
 
-    /// `codel_should_drop` for the packet just taken from the head, `backlog` bytes left behind it.
-    fn should_drop(&mut self, p: &Params, head: Option<PacketId>, backlog: u64, now: u32, ctx: &QdiscCtx) -> bool {
+    /// `codel_should_drop` for the packet just taken from the head. Its MTU test reads the whole
+    /// qdisc's backlog behind the head (`sch->qstats.backlog`: FQ-CoDel's other flow queues too).
+    fn should_drop(&mut self, p: &Params, head: Option<PacketId>, now: u32, ctx: &QdiscCtx) -> bool {
         let Some(id) = head else {
             self.first_above_time = 0;
             return false;
         };
-        let sojourn = now.wrapping_sub(codel_time(ctx.packets[id].enqueued_at));
-        if after(p.target, sojourn) || backlog <= p.mtu {
+        let packet = &ctx.packets[id];
+        let sojourn = now.wrapping_sub(codel_time(packet.enqueued_at));
+        if after(p.target, sojourn) || ctx.backlog().without(packet.size).bytes <= p.mtu {
             self.first_above_time = 0;
             return false;
         }
@@ -107,13 +109,11 @@ impl Vars {
         after(now, self.first_above_time)
     }
 
-    /// `codel_dequeue`: the next packet from `fifo`, after CoDel's drops. `other_backlog` is what
-    /// the qdisc holds besides `fifo` (FQ-CoDel's other flow queues).
+    /// `codel_dequeue`: the next packet from `fifo`, after CoDel's drops.
     pub fn dequeue(
         &mut self,
         p: &Params,
         fifo: &mut Fifo,
-        other_backlog: u64,
         ctx: &mut QdiscCtx,
         stats: &mut CodelStats,
     ) -> Option<PacketId> {
@@ -123,7 +123,7 @@ impl Vars {
             return None;
         };
         let now = codel_time(ctx.now);
-        let drop = self.should_drop(p, head, fifo.bytes() + other_backlog, now, ctx);
+        let drop = self.should_drop(p, head, now, ctx);
         if self.dropping {
             if !drop {
                 // The sojourn went below target: leave the dropping state.
@@ -137,7 +137,7 @@ impl Vars {
                         return Some(id);
                     }
                     head = fifo.pop(ctx.packets);
-                    if self.should_drop(p, head, fifo.bytes() + other_backlog, now, ctx) {
+                    if self.should_drop(p, head, now, ctx) {
                         self.drop_next = control_law(self.drop_next, p.interval, self.rec_inv_sqrt);
                     } else {
                         self.dropping = false;
@@ -153,7 +153,7 @@ impl Vars {
         if drop {
             if drop_or_mark(p.ecn, id, ctx, stats) {
                 head = fifo.pop(ctx.packets);
-                self.should_drop(p, head, fifo.bytes() + other_backlog, now, ctx);
+                self.should_drop(p, head, now, ctx);
             }
             self.dropping = true;
             stats.dropping_entries += 1;
@@ -177,6 +177,7 @@ impl Vars {
 mod tests {
     use super::*;
     use crate::packet::{Packet, PacketArena};
+    use crate::qdisc::Backlog;
 
     #[test]
     fn tcs_times_become_the_kernels_units() {
@@ -266,10 +267,17 @@ mod tests {
                 );
             }
             let mut stats = CodelStats::default();
+            // The qdisc's backlog, as the link counts it: this queue and `other` bytes elsewhere.
+            let mut backlog = Backlog {
+                packets: fifo.len(),
+                bytes: fifo.bytes() + other,
+            };
             // 200 ms of sojourn, twice 150 ms apart: above target past first_above_time.
             for now in [200_000_000, 350_000_000] {
-                let mut ctx = QdiscCtx::new(now, arena, &mut dropped);
-                vars.dequeue(&p, fifo, other, &mut ctx, &mut stats);
+                let mut ctx = QdiscCtx::new(now, arena, &mut dropped, &mut backlog);
+                if let Some(sent) = vars.dequeue(&p, fifo, &mut ctx, &mut stats) {
+                    backlog.remove(arena[sent].size);
+                }
             }
             stats.dropping_entries
         };

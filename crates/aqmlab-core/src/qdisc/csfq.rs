@@ -376,13 +376,14 @@ impl QueueDisc for Csfq {
         let prob = self.core.drop_probability(label);
         // Figure 2: drop if prob > unifrand(0, 1).
         let dropped = prob > 0.0 && prob > self.rng.gen::<f64>();
-        let occupancy = self.params.limit.occupancy(self.fifo.len(), self.fifo.bytes());
+        let queued = ctx.backlog();
+        let occupancy = self.params.limit.occupancy(queued.packets, queued.bytes);
         // Figure 2 updates F before enqueue(p): a packet the dropper accepted counts even if the buffer overflows.
         self.core.on_arrival(now, size, label, dropped, occupancy);
         if dropped {
             return Verdict::Dropped(DropReason::Csfq);
         }
-        if !self.params.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
+        if !self.params.limit.admits(queued.packets, queued.bytes, size) {
             self.core.on_overflow();
             return Verdict::Dropped(DropReason::Overflow);
         }
@@ -396,14 +397,6 @@ impl QueueDisc for Csfq {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.fifo.pop(ctx.packets)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn set_link_rate(&mut self, rate_bps: f64) {
@@ -831,7 +824,7 @@ mod tests {
             let mut link_free: Time = 0;
             for i in 0u64.. {
                 let t = i * gap;
-                while h.q.len_packets() > 0 && link_free <= t {
+                while h.backlog.packets > 0 && link_free <= t {
                     h.depart(link_free);
                     link_free += tx;
                 }

@@ -59,19 +59,17 @@ impl DropTail {
         }
     }
 
-    /// Whether the queue is empty and a packet of `size` bytes fits in it (the engine sends
-    /// such a packet at once when the link is idle).
+    /// Whether a packet of `size` bytes fits in the empty queue (the engine sends such a
+    /// packet at once when the link is idle and its queue empty).
     pub fn admits_alone(&self, size: u32) -> bool {
-        self.fifo.is_empty() && self.limit.admits(0, 0, size)
+        self.limit.admits(0, 0, size)
     }
 }
 
 impl QueueDisc for DropTail {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        if !self
-            .limit
-            .admits(self.fifo.len(), self.fifo.bytes(), ctx.packets[id].size)
-        {
+        let queued = ctx.backlog();
+        if !self.limit.admits(queued.packets, queued.bytes, ctx.packets[id].size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         self.fifo.push(id, ctx.packets);
@@ -80,14 +78,6 @@ impl QueueDisc for DropTail {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.fifo.pop(ctx.packets)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 }
 
@@ -118,7 +108,7 @@ mod tests {
         assert_eq!(h.offer(0, packet(0)).0, Verdict::Enqueued);
         assert_eq!(h.offer(0, packet(1)).0, Verdict::Enqueued);
         assert_eq!(h.offer(0, packet(2)).0, Verdict::Dropped(DropReason::Overflow));
-        assert_eq!(h.q.len_bytes(), 2000);
+        assert_eq!(h.backlog.bytes, 2000);
         assert_eq!(h.depart(0).map(|p| p.seq), Some(0));
         assert_eq!(h.depart(0).map(|p| p.seq), Some(1));
         assert!(h.depart(0).is_none());

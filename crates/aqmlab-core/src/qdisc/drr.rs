@@ -140,14 +140,6 @@ impl QueueDisc for Drr {
         }
     }
 
-    fn len_packets(&self) -> usize {
-        self.backlog.len_packets()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.backlog.len_bytes()
-    }
-
     fn counters(&self) -> Vec<(&'static str, f64)> {
         // Most flows ever queued at once: the size of the per-flow state in use.
         vec![("peak_active_flows", self.backlog.peak_active() as f64)]
@@ -202,7 +194,7 @@ mod tests {
         }
         assert_eq!(&order[..8], &[0, 1, 1, 1, 0, 1, 1, 1]);
         assert_eq!(order.len(), 24);
-        assert_eq!((h.q.len_packets(), h.q.len_bytes()), (0, 0));
+        assert_eq!((h.backlog.packets, h.backlog.bytes), (0, 0));
         assert_eq!(h.q.counters(), vec![("peak_active_flows", 2.0)]);
     }
 

@@ -140,9 +140,6 @@ impl QdiscConfig for FqCodelConfig {
             perturbation: rng.gen(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
-            packets: 0,
-            bytes: 0,
-            memory: 0,
             stats: FqCodelStats::default(),
         })
     }
@@ -186,15 +183,12 @@ pub struct FqCodel {
     queues: Vec<FlowQueue>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
-    packets: u64,
-    bytes: u64,
-    /// What `memory_limit` bounds: `bytes`, or with `linux` the packets' truesize.
-    memory: u64,
     stats: FqCodelStats,
 }
 
 impl FqCodel {
-    /// What `packets` packets of `bytes` bytes count toward `memory_limit`.
+    /// What `packets` packets of `bytes` bytes count toward `memory_limit`: their bytes, or with
+    /// `linux` their truesize.
     fn charge(&self, packets: u64, bytes: u64) -> u64 {
         bytes + if self.linux { packets * TRUESIZE_OVERHEAD } else { 0 }
     }
@@ -205,17 +199,12 @@ impl FqCodel {
         let fattest = (0..self.queues.len())
             .max_by_key(|&i| self.queues[i].fifo.bytes())
             .expect("at least one queue");
-        let charge = self.charge(1, 0);
         let queue = &mut self.queues[fattest];
         let threshold = queue.fifo.bytes() / 2;
         let mut dropped_bytes = 0;
         for _ in 0..self.drop_batch {
             let Some(id) = queue.fifo.pop(ctx.packets) else { break };
-            let size = ctx.packets[id].size as u64;
-            dropped_bytes += size;
-            self.packets -= 1;
-            self.bytes -= size;
-            self.memory -= size + charge;
+            dropped_bytes += ctx.packets[id].size as u64;
             ctx.drop_packet(id, DropReason::Overflow);
             if dropped_bytes >= threshold {
                 break;
@@ -230,9 +219,6 @@ impl QueueDisc for FqCodel {
         // §4.1.1: the queue of a flow (one direction of it), by a perturbed hash.
         let index = flow_hash(p.flow, p.kind, self.perturbation, self.flows);
         self.queues[index as usize].fifo.push(id, ctx.packets);
-        self.packets += 1;
-        self.bytes += p.size as u64;
-        self.memory += self.charge(1, p.size as u64);
         let queue = &mut self.queues[index as usize];
         if queue.list == List::Inactive {
             // §4.1.2: a queue that becomes active joins the new list with a full quantum.
@@ -241,7 +227,10 @@ impl QueueDisc for FqCodel {
             self.new_flows.push_back(index);
             self.stats.new_flows += 1;
         }
-        if self.packets > self.limit || self.memory > self.memory_limit {
+        // The arrival counted in with what the link holds.
+        let queued = ctx.backlog().with(p.size);
+        let (packets, bytes) = (queued.packets as u64, queued.bytes);
+        if packets > self.limit || self.charge(packets, bytes) > self.memory_limit {
             self.stats.overlimit += 1;
             self.drop_from_fattest(ctx);
         }
@@ -272,20 +261,9 @@ impl QueueDisc for FqCodel {
                 self.old_flows.push_back(index);
                 continue;
             }
-            let bytes_before = queue.fifo.bytes();
-            let packets_before = queue.fifo.len();
-            let other_backlog = self.bytes - bytes_before;
             let next = queue
                 .codel
-                .dequeue(&self.codel, &mut queue.fifo, other_backlog, ctx, &mut self.stats.codel);
-            // CoDel's drops and the packet it returns leave the totals.
-            let (left, left_bytes) = (
-                (packets_before - queue.fifo.len()) as u64,
-                bytes_before - queue.fifo.bytes(),
-            );
-            self.packets -= left;
-            self.bytes -= left_bytes;
-            self.memory -= left_bytes + if self.linux { left * TRUESIZE_OVERHEAD } else { 0 };
+                .dequeue(&self.codel, &mut queue.fifo, ctx, &mut self.stats.codel);
             let Some(id) = next else {
                 list.pop_front();
                 if from_new && !self.old_flows.is_empty() {
@@ -300,14 +278,6 @@ impl QueueDisc for FqCodel {
             queue.deficit -= ctx.packets[id].size as i64;
             return Some(id);
         }
-    }
-
-    fn len_packets(&self) -> usize {
-        self.packets as usize
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.bytes
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -397,7 +367,7 @@ mod tests {
         // 101 > 100 packets: half of flow 1's 90 000 bytes at most, capped at 64 packets.
         assert_eq!(h.drops(DropReason::Overflow), 45);
         assert!(h.dropped.iter().all(|(p, _)| p.flow == 1));
-        assert_eq!(h.q.len_packets(), 101 - 45);
+        assert_eq!(h.backlog.packets, 101 - 45);
     }
 
     #[test]

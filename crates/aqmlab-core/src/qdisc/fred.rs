@@ -31,7 +31,7 @@
 
 use super::active_flows::{flow_key, ActiveFlows, FlowKey};
 use super::red::{uniformized, DropCurve, IdleRule, RedAverage, Region};
-use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{Backlog, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::PacketId;
 use crate::rng::Rng;
@@ -232,11 +232,11 @@ impl Fred {
         }
     }
 
-    fn queue(&self) -> f64 {
+    fn queue(&self, backlog: Backlog) -> f64 {
         if self.params.bytes {
-            self.fifo.bytes() as f64
+            backlog.bytes as f64
         } else {
-            self.fifo.len() as f64
+            backlog.packets as f64
         }
     }
 
@@ -321,14 +321,15 @@ impl QueueDisc for Fred {
         // §4.4: an arrival at an empty queue brings the average up to date (idle decay) before
         // deciding, even if the packet is then dropped; any other arrival is sampled once accepted.
         // (§4.5 samples an accepted arrival at an empty queue twice; the second decays over zero time.)
-        let q = self.queue();
+        let queued = ctx.backlog();
+        let q = self.queue(queued);
         let empty = q == 0.0;
         if empty {
             self.average.on_arrival(q, ctx.now);
             self.refresh_avgcq();
         }
         let reason = match self.decide(key, size) {
-            None if !self.params.limit.admits(self.fifo.len(), self.fifo.bytes(), size) => Some(DropReason::Overflow),
+            None if !self.params.limit.admits(queued.packets, queued.bytes, size) => Some(DropReason::Overflow),
             decision => decision,
         };
         if let Some(reason) = reason {
@@ -356,7 +357,7 @@ impl QueueDisc for Fred {
         let packet = &ctx.packets[id];
         let (key, units) = (flow_key(packet), self.units(packet.size));
         // §4.4: departures sample the queue too, the one they leave behind.
-        let q = self.queue();
+        let q = self.queue(ctx.backlog().without(packet.size));
         self.average.on_departure(q, ctx.now);
         if q == 0.0 {
             self.average.on_idle(ctx.now); // §4.5: "if q == 0 && packet departed: q_time = time"
@@ -364,14 +365,6 @@ impl QueueDisc for Fred {
         self.refresh_avgcq();
         self.flows.remove(key, units);
         Some(id)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn average(&self) -> Option<f64> {
@@ -725,7 +718,7 @@ mod tests {
         }
         assert_eq!(h.arrive(0, 2, 1000), Dropped(PerFlowLimit));
         assert_eq!((h.flow(1).0, h.flow(2).0), (16_000, 16_000));
-        assert_eq!((h.q.len_packets(), h.q.len_bytes()), (48, 32_000));
+        assert_eq!((h.backlog.packets, h.backlog.bytes), (48, 32_000));
         // §7: p_b scales with PacketSize / MaximumPacketSize.
         h.q.params.max_p = 0.02;
         h.q.count = 0.0;

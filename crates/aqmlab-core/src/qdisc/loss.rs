@@ -194,14 +194,6 @@ impl QueueDisc for LossQueue {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.queue.dequeue(ctx)
     }
-
-    fn len_packets(&self) -> usize {
-        self.queue.len_packets()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.queue.len_bytes()
-    }
 }
 
 #[cfg(test)]

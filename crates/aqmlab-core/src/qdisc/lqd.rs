@@ -112,14 +112,6 @@ impl QueueDisc for Lqd {
         }
     }
 
-    fn len_packets(&self) -> usize {
-        self.backlog.len_packets()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.backlog.len_bytes()
-    }
-
     fn counters(&self) -> Vec<(&'static str, f64)> {
         // Most flows ever holding packets at once: the size of the per-flow accounting in use.
         vec![("peak_active_flows", self.backlog.peak_active() as f64)]

@@ -109,26 +109,123 @@ pub enum Verdict {
     Dropped(DropReason),
 }
 
-/// What a qdisc may touch while it works: the clock, packet headers, and the
-/// list of packets it drops besides the arriving one.
+/// The packets and bytes in a link's queue, counted outside the discipline from what it
+/// answers: an arrival it queues (`Verdict::Enqueued`), a packet it drops from the queue
+/// ([`QdiscCtx::drop_packet`]) and a packet it dequeues. Counted once for every discipline,
+/// as ns-3's `QueueDisc` base class keeps `GetNPackets()` / `GetNBytes()`; a discipline that
+/// needs its length (RED's average, a buffer bound) reads it with [`QdiscCtx::backlog`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub packets: usize,
+    pub bytes: u64,
+}
+
+impl Backlog {
+    fn add(&mut self, size: u32) {
+        self.packets += 1;
+        self.bytes += u64::from(size);
+    }
+
+    fn remove(&mut self, size: u32) {
+        self.packets -= 1;
+        self.bytes -= u64::from(size);
+    }
+
+    /// The queue with an arrival of `size` bytes in it (an enqueue's backlog does not count the
+    /// arrival yet).
+    pub fn with(mut self, size: u32) -> Backlog {
+        self.add(size);
+        self
+    }
+
+    /// The queue a departing packet of `size` bytes leaves behind (a dequeue's backlog still
+    /// counts the packet it is taking).
+    pub fn without(mut self, size: u32) -> Backlog {
+        self.remove(size);
+        self
+    }
+
+    /// Offers `id` to `qdisc` as a link does, counting it in if queued.
+    pub fn offer<Q: QueueDisc + ?Sized>(
+        &mut self,
+        qdisc: &mut Q,
+        id: PacketId,
+        now: Time,
+        packets: &mut PacketArena,
+        dropped: &mut Vec<(PacketId, DropReason)>,
+    ) -> Verdict {
+        let size = packets[id].size;
+        let mut ctx = QdiscCtx::new(now, packets, dropped, self);
+        ctx.arrival = Some(id);
+        let verdict = qdisc.enqueue(id, &mut ctx);
+        if verdict == Verdict::Enqueued && ctx.arrival.is_some() {
+            self.add(size);
+        }
+        verdict
+    }
+
+    /// Asks `qdisc` for its next packet as a link does, counting it out.
+    pub fn take<Q: QueueDisc + ?Sized>(
+        &mut self,
+        qdisc: &mut Q,
+        now: Time,
+        packets: &mut PacketArena,
+        dropped: &mut Vec<(PacketId, DropReason)>,
+    ) -> Option<PacketId> {
+        let id = qdisc.dequeue(&mut QdiscCtx::new(now, packets, dropped, self))?;
+        self.remove(packets[id].size);
+        Some(id)
+    }
+}
+
+/// What a qdisc may touch while it works: the clock, packet headers, the queue's length, and
+/// the list of packets it drops besides the arriving one.
 pub struct QdiscCtx<'a> {
     pub now: Time,
     pub packets: &'a mut PacketArena,
     dropped: &'a mut Vec<(PacketId, DropReason)>,
+    backlog: &'a mut Backlog,
+    /// The packet being offered, until the qdisc drops it with [`Self::drop_packet`] (FQ-CoDel's
+    /// fattest queue may be its own): it is not in the backlog yet.
+    arrival: Option<PacketId>,
 }
 
 impl<'a> QdiscCtx<'a> {
-    pub fn new(now: Time, packets: &'a mut PacketArena, dropped: &'a mut Vec<(PacketId, DropReason)>) -> Self {
-        QdiscCtx { now, packets, dropped }
+    fn new(
+        now: Time,
+        packets: &'a mut PacketArena,
+        dropped: &'a mut Vec<(PacketId, DropReason)>,
+        backlog: &'a mut Backlog,
+    ) -> Self {
+        QdiscCtx {
+            now,
+            packets,
+            dropped,
+            backlog,
+            arrival: None,
+        }
     }
 
     /// Drops a packet that was already in the queue (push-out, head drop).
     pub fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
+        if self.arrival == Some(id) {
+            self.arrival = None;
+        } else {
+            self.backlog.remove(self.packets[id].size);
+        }
         self.dropped.push((id, reason));
+    }
+
+    /// The queue as it stands: the packets queued before this call, less those dropped in
+    /// it; neither the arrival being offered nor a packet being dequeued changes it until the
+    /// qdisc returns.
+    pub fn backlog(&self) -> Backlog {
+        *self.backlog
     }
 }
 
-/// The queue discipline at the sending end of a link.
+/// The queue discipline at the sending end of a link. The link counts what it holds
+/// ([`Backlog`]).
 ///
 /// ECN: a qdisc that marks instead of dropping sets the arriving packet's
 /// `ctx.packets[id].ecn` to [`Ecn::Ce`](crate::packet::Ecn::Ce), returns `Enqueued`
@@ -137,10 +234,8 @@ impl<'a> QdiscCtx<'a> {
 pub trait QueueDisc: Send {
     /// Offers an arriving packet. On `Dropped` the caller frees it.
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict;
-    /// Next packet to transmit, if any.
+    /// Next packet to transmit, if any: `None` only when it holds none.
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId>;
-    fn len_packets(&self) -> usize;
-    fn len_bytes(&self) -> u64;
     /// The discipline's averaged queue (RED's `avg`, in packets or bytes as configured).
     fn average(&self) -> Option<f64> {
         None

@@ -205,13 +205,14 @@ impl Pie {
         }
     }
 
-    /// RFC 8033 §4.1 / §5.1 drop_early(): whether the arriving packet is dropped early.
-    fn drop_early(&mut self) -> bool {
+    /// RFC 8033 §4.1 / §5.1 drop_early(): whether the arriving packet, finding `queued_bytes`, is
+    /// dropped early.
+    fn drop_early(&mut self, queued_bytes: u64) -> bool {
         let p = &self.params;
         if self.burst_allowance > 0 {
             return false;
         }
-        if (self.qdelay_old < p.target / 2.0 && self.drop_prob < 0.2) || self.fifo.bytes() <= 2 * p.mtu {
+        if (self.qdelay_old < p.target / 2.0 && self.drop_prob < 0.2) || queued_bytes <= 2 * p.mtu {
             return false;
         }
         if p.derandomize {
@@ -238,14 +239,15 @@ impl Pie {
 impl QueueDisc for Pie {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         self.catch_up(ctx.now);
+        let queued = ctx.backlog();
         if !self
             .params
             .limit
-            .admits(self.fifo.len(), self.fifo.bytes(), ctx.packets[id].size)
+            .admits(queued.packets, queued.bytes, ctx.packets[id].size)
         {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        if self.drop_early() {
+        if self.drop_early(queued.bytes) {
             // §5.1: mark instead while the probability is low enough.
             if self.params.ecn && ctx.packets[id].ecn != Ecn::NotEct && self.drop_prob <= self.params.ecn_threshold {
                 ctx.packets[id].ecn = Ecn::Ce;
@@ -267,14 +269,6 @@ impl QueueDisc for Pie {
             _ => 0.0,
         };
         id
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {

@@ -221,11 +221,10 @@ impl PieLinux {
         }
     }
 
-    /// pie_calculate_probability, on the timer.
-    fn calculate_probability(&mut self) {
+    /// pie_calculate_probability, on the timer, with `backlog` bytes queued.
+    fn calculate_probability(&mut self, backlog: u64) {
         let p = &self.params;
         let v = &mut self.vars;
-        let backlog = self.fifo.bytes();
         let (qdelay, qdelay_old) = (v.qdelay, v.qdelay_old);
         // A zero delay with packets queued means a tiny backlog: no decay this round.
         let mut update_prob = !(qdelay == 0 && backlog != 0);
@@ -269,16 +268,16 @@ impl PieLinux {
     }
 
     /// Runs the timer's updates due by `now`: the state is constant between events, so an update
-    /// run at the next event sees what the timer saw.
-    fn catch_up(&mut self, now: Time) {
+    /// run at the next event sees what the timer saw (`backlog` bytes queued).
+    fn catch_up(&mut self, now: Time, backlog: u64) {
         while now >= self.next_update {
-            self.calculate_probability();
+            self.calculate_probability(backlog);
             self.next_update += self.params.tupdate;
         }
     }
 
-    /// pie_drop_early for an arrival of `size` bytes.
-    fn drop_early(&mut self, size: u64) -> bool {
+    /// pie_drop_early for an arrival of `size` bytes finding `backlog` bytes queued.
+    fn drop_early(&mut self, size: u64, backlog: u64) -> bool {
         let (p, v) = (&self.params, &mut self.vars);
         if v.burst_time > 0 {
             return false;
@@ -286,7 +285,7 @@ impl PieLinux {
         if v.qdelay < p.target / 2 && v.prob < MAX_PROB / 5 {
             return false;
         }
-        if self.fifo.bytes() < 2 * p.mtu {
+        if backlog < 2 * p.mtu {
             return false;
         }
         let local_prob = if p.bytemode && size <= p.mtu {
@@ -321,12 +320,13 @@ impl PieLinux {
 impl QueueDisc for PieLinux {
     /// pie_qdisc_enqueue.
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        self.catch_up(ctx.now);
-        let reason = if self.fifo.len() as u64 >= self.params.limit {
+        let queued = ctx.backlog();
+        self.catch_up(ctx.now, queued.bytes);
+        let reason = if queued.packets as u64 >= self.params.limit {
             DropReason::Overflow
         } else {
             let packet = &mut ctx.packets[id];
-            let drop = self.drop_early(u64::from(packet.size));
+            let drop = self.drop_early(u64::from(packet.size), queued.bytes);
             if !drop {
                 self.fifo.push(id, ctx.packets);
                 return Verdict::Enqueued;
@@ -345,28 +345,20 @@ impl QueueDisc for PieLinux {
 
     /// pie_qdisc_dequeue and pie_process_dequeue (timestamps).
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.catch_up(ctx.now);
+        self.catch_up(ctx.now, ctx.backlog().bytes);
         let id = self.fifo.pop(ctx.packets)?;
         let now = ns_to_ticks(ctx.now);
         let v = &mut self.vars;
         v.qdelay = now - ns_to_ticks(ctx.packets[id].enqueued_at);
         let dtime = v.dq_tstamp.map_or(0, |t| now - t);
         v.dq_tstamp = Some(now);
-        if self.fifo.bytes() == 0 {
+        if ctx.backlog().without(ctx.packets[id].size).bytes == 0 {
             v.qdelay = 0;
         }
         if dtime > 0 {
             v.burst_time = v.burst_time.saturating_sub(dtime);
         }
         Some(id)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -377,7 +369,6 @@ impl QueueDisc for PieLinux {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Packet;
     use crate::qdisc::testing::{QdiscHarness, MS};
     use crate::rng::stream;
 
@@ -420,7 +411,7 @@ mod tests {
         q.q.vars.prob = (prob * MAX_PROB as f64) as u64;
         q.q.vars.qdelay = ns_to_ticks(qdelay_ms * 1_000_000);
         q.q.vars.qdelay_old = ns_to_ticks(qdelay_old_ms * 1_000_000);
-        q.q.calculate_probability();
+        q.q.calculate_probability(0);
         q.q.prob()
     }
 
@@ -446,7 +437,7 @@ mod tests {
         q.q.vars.prob = MAX_PROB / 4;
         q.q.vars.burst_time = 0;
         // Empty queue, both delays 0: the step is −α·target halved... then the 1/64 decay.
-        q.q.calculate_probability();
+        q.q.calculate_probability(0);
         let after = q.q.prob();
         let expected = {
             let alpha = 0.125 / 15_625_000.0 * 234_375.0; // α per tick × target in ticks
@@ -461,43 +452,28 @@ mod tests {
     fn drops_are_de_randomised_by_the_accumulated_probability() {
         let mut q = pie(PieLinuxConfig::default());
         // Probability 0.1 and a delay above target/2, burst spent, 4 MTUs queued.
-        for _ in 0..4 {
-            q.q.fifo.push(
-                q.arena.alloc(Packet {
-                    size: 1514,
-                    ..Default::default()
-                }),
-                &q.arena,
-            );
-        }
+        let queued = 4 * 1514;
         q.q.vars.burst_time = 0;
         q.q.vars.qdelay = q.q.params.target;
         q.q.vars.prob = MAX_PROB / 10;
         // accu_prob reaches 0.85 at the 9th arrival (8 · 0.1 = 0.8 < 0.85): the first 8 never drop.
         for _ in 0..8 {
-            assert!(!q.q.drop_early(1514));
+            assert!(!q.q.drop_early(1514, queued));
         }
         // From the 9th on, random; certain once accu_prob ≥ 8.5, which 85 · (MAX_PROB/10), truncated,
         // just misses: by the 86th.
         let mut gap = 8;
-        while !q.q.drop_early(1514) {
+        while !q.q.drop_early(1514, queued) {
             gap += 1;
         }
         assert!((9..=86).contains(&(gap + 1)), "dropped at arrival {}", gap + 1);
         assert_eq!(q.q.vars.accu_prob, 0);
         // Below two MTUs queued (3027 bytes): never.
         let mut q = pie(PieLinuxConfig::default());
-        q.q.fifo.push(
-            q.arena.alloc(Packet {
-                size: 3027,
-                ..Default::default()
-            }),
-            &q.arena,
-        );
         q.q.vars.burst_time = 0;
         q.q.vars.qdelay = q.q.params.target;
         q.q.vars.prob = MAX_PROB;
-        assert!(!q.q.drop_early(1514));
+        assert!(!q.q.drop_early(1514, 3027));
     }
 
     #[test]

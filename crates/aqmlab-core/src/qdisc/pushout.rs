@@ -46,8 +46,8 @@ struct FlowPackets<S> {
     state: S,
 }
 
-/// Each flow's packets in one shared buffer (flow id as the flow), the flows holding any, and
-/// the totals over all flows.
+/// Each flow's packets in one shared buffer (flow id as the flow) and the flows holding any (the
+/// totals over all flows are the link's [`Backlog`](super::Backlog)).
 #[derive(Default)]
 pub struct FlowBacklog<S = ()> {
     /// Indexed by flow id, created on first use.
@@ -56,8 +56,6 @@ pub struct FlowBacklog<S = ()> {
     active: VecDeque<FlowId>,
     /// Packets queued so far: the newest one's arrival number.
     arrivals: u64,
-    packets: usize,
-    bytes: u64,
     /// Most flows ever holding packets at once: the size of the per-flow state in use.
     peak_active: usize,
 }
@@ -80,14 +78,12 @@ impl<S: Default> FlowBacklog<S> {
         self.arrivals += 1;
         queue.packets.push_back((self.arrivals, id));
         queue.bytes += size;
-        self.packets += 1;
-        self.bytes += size;
         joined
     }
 }
 
 impl<S> FlowBacklog<S> {
-    /// Takes the packet at `end` of `flow`'s packets (a backlogged flow), keeping the totals and
+    /// Takes the packet at `end` of `flow`'s packets (a backlogged flow), keeping its bytes and
     /// the active flows right.
     pub fn take(&mut self, flow: FlowId, end: End, ctx: &QdiscCtx) -> PacketId {
         let queue = &mut self.flows[flow as usize];
@@ -98,8 +94,6 @@ impl<S> FlowBacklog<S> {
         .expect("active flows have packets");
         let size = ctx.packets[id].size as u64;
         queue.bytes -= size;
-        self.packets -= 1;
-        self.bytes -= size;
         if queue.packets.is_empty() {
             let at = self
                 .active
@@ -136,14 +130,6 @@ impl<S> FlowBacklog<S> {
         self.arrivals
     }
 
-    pub fn len_packets(&self) -> usize {
-        self.packets
-    }
-
-    pub fn len_bytes(&self) -> u64 {
-        self.bytes
-    }
-
     pub fn peak_active(&self) -> usize {
         self.peak_active
     }
@@ -167,8 +153,17 @@ impl PushOut {
     /// Pushes packets out of the longest flow until the buffer is within its bound, after
     /// `arrival` was queued; the arrival's verdict (dropped if it was pushed out itself).
     pub fn enforce<S>(&self, backlog: &mut FlowBacklog<S>, arrival: PacketId, ctx: &mut QdiscCtx) -> Verdict {
+        let size = ctx.packets[arrival].size;
         let mut verdict = Verdict::Enqueued;
-        while !self.limit.holds(backlog.len_packets(), backlog.len_bytes()) {
+        loop {
+            // The link counts the arrival in once it is queued.
+            let buffer = match verdict {
+                Verdict::Enqueued => ctx.backlog().with(size),
+                Verdict::Dropped(_) => ctx.backlog(),
+            };
+            if self.limit.holds(buffer.packets, buffer.bytes) {
+                return verdict;
+            }
             let victim = backlog.take(self.longest(backlog), self.end, ctx);
             if victim == arrival {
                 verdict = Verdict::Dropped(DropReason::Pushout);
@@ -176,7 +171,6 @@ impl PushOut {
                 ctx.drop_packet(victim, DropReason::Pushout);
             }
         }
-        verdict
     }
 
     /// The backlogged flow holding the most (the first in tie order among equals).

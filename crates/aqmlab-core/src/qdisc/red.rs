@@ -41,7 +41,7 @@
 //! - **byte mode**: `count` is red.cc's `count_bytes / mean_pktsize` in whole packets, and the
 //!   buffer overflows when the bytes queued *before* the arrival reach the limit.
 
-use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{Backlog, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, PacketId};
 use crate::rng::Rng;
@@ -476,16 +476,16 @@ impl Red {
     }
 
     /// The queue in the average's unit: packets, or bytes in byte mode.
-    fn queued(&self) -> f64 {
+    fn queued(&self, backlog: Backlog) -> f64 {
         if self.params.bytes {
-            self.fifo.bytes() as f64
+            backlog.bytes as f64
         } else {
-            self.fifo.len() as f64
+            backlog.packets as f64
         }
     }
 
     /// RED's decision for an arrival of `size` bytes at average `avg`, before the buffer bound.
-    fn decide(&mut self, avg: f64, size: u32) -> Decision {
+    fn decide(&mut self, avg: f64, size: u32, backlog: Backlog) -> Decision {
         // Byte mode (F–J §4) makes p ∝ size.
         let scale = if self.params.bytes {
             size as f64 / self.params.mean_pktsize
@@ -502,7 +502,7 @@ impl Red {
         }
         match self.spacing {
             Spacing::Floyd93 { count } => self.decide_floyd93(count, avg, scale),
-            Spacing::Ns2 { .. } => self.decide_ns2(avg, size, scale),
+            Spacing::Ns2 { .. } => self.decide_ns2(avg, size, scale, backlog),
         }
     }
 
@@ -531,8 +531,8 @@ impl Red {
     }
 
     /// ns-2.35 red.cc's `enque` and `drop_early` (module docs: the guard and the first packet).
-    fn decide_ns2(&mut self, avg: f64, size: u32, scale: f64) -> Decision {
-        let guard_open = self.queued() > 1.0;
+    fn decide_ns2(&mut self, avg: f64, size: u32, scale: f64, backlog: Backlog) -> Decision {
+        let guard_open = self.queued(backlog) > 1.0;
         let mean_pktsize = self.params.mean_pktsize as u64;
         let Spacing::Ns2 {
             count,
@@ -580,23 +580,23 @@ impl Red {
     /// Whether the arrival overflows the buffer. ns-2 (red.cc) compares the queue found before
     /// the arrival with the limit in the queue's unit, so in byte mode an arrival is admitted
     /// while fewer than `limit_bytes` (or `limit` mean-size packets) are queued.
-    fn overflows(&self, size: u32) -> bool {
+    fn overflows(&self, size: u32, backlog: Backlog) -> bool {
         let limit = self.params.limit;
         match self.params.profile {
-            RedProfile::Floyd93 => !limit.admits(self.fifo.len(), self.fifo.bytes(), size),
+            RedProfile::Floyd93 => !limit.admits(backlog.packets, backlog.bytes, size),
             RedProfile::Ns2 if self.params.bytes => {
                 let bytes = limit
                     .bytes
                     .or(limit.packets.map(|p| p * self.params.mean_pktsize as u64));
-                bytes.is_some_and(|b| self.fifo.bytes() >= b)
+                bytes.is_some_and(|b| backlog.bytes >= b)
             }
-            RedProfile::Ns2 => limit.packets.is_some_and(|p| self.fifo.len() as u64 >= p),
+            RedProfile::Ns2 => limit.packets.is_some_and(|p| backlog.packets as u64 >= p),
         }
     }
 
     /// Samples the queue for an arrival at `now`: RED's average as the arrival finds it (F–J Fig. 2).
-    pub(super) fn average_on_arrival(&mut self, now: Time) -> f64 {
-        self.average.on_arrival(self.queued(), now)
+    pub(super) fn average_on_arrival(&mut self, ctx: &QdiscCtx) -> f64 {
+        self.average.on_arrival(self.queued(ctx.backlog()), ctx.now)
     }
 
     /// RED's verdict on an arrival that found the average at `avg`: drop, mark or queue it
@@ -604,9 +604,10 @@ impl Red {
     /// [`Self::average_on_arrival`] and this.
     pub(super) fn admit(&mut self, id: PacketId, avg: f64, ctx: &mut QdiscCtx) -> Verdict {
         let size = ctx.packets[id].size;
-        let decision = self.decide(avg, size);
+        let backlog = ctx.backlog();
+        let decision = self.decide(avg, size, backlog);
         // ns-2 judges the buffer after its early decision and lets a full buffer override it.
-        if self.params.profile == RedProfile::Ns2 && self.overflows(size) {
+        if self.params.profile == RedProfile::Ns2 && self.overflows(size, backlog) {
             self.spacing.restart();
             return Verdict::Dropped(DropReason::Overflow);
         }
@@ -623,7 +624,7 @@ impl Red {
                 return Verdict::Dropped(DropReason::Forced);
             }
         }
-        if self.overflows(size) {
+        if self.overflows(size, backlog) {
             // A buffer overflow is a drop too: restart the count (ns-2 red.cc), unless below min_th.
             self.spacing.restart();
             return Verdict::Dropped(DropReason::Overflow);
@@ -645,7 +646,7 @@ impl Red {
 
 impl QueueDisc for Red {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        let avg = self.average_on_arrival(ctx.now);
+        let avg = self.average_on_arrival(ctx);
         self.admit(id, avg, ctx)
     }
 
@@ -655,14 +656,6 @@ impl QueueDisc for Red {
             self.average.on_idle(ctx.now);
         }
         next
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn average(&self) -> Option<f64> {
@@ -718,7 +711,7 @@ mod tests {
         let mut since: Option<f64> = None;
         for _ in 0..n {
             since = since.map(|s| s + 1.0);
-            if red.decide(avg, size) == Decision::Early {
+            if red.decide(avg, size, Backlog::default()) == Decision::Early {
                 gaps.extend(since);
                 since = Some(0.0);
             }
@@ -743,6 +736,7 @@ mod tests {
                 ..Default::default()
             });
             h.q.fifo.push(id, &h.arena);
+            h.backlog.add(1000);
         }
         h.q.average.avg = q0 as f64;
         h.q.average.idle_since = None;
@@ -951,7 +945,7 @@ mod tests {
     fn gentle_mode_drops_probabilistically_between_max_th_and_twice_max_th() {
         let n = 50_000;
         let mut plain = red(RedConfig::default());
-        assert!((0..n).all(|_| plain.decide(18.0, 1000) == Decision::Forced));
+        assert!((0..n).all(|_| plain.decide(18.0, 1000, Backlog::default()) == Decision::Forced));
         let mut gentle = red(RedConfig {
             gentle: true,
             ..Default::default()
@@ -964,7 +958,7 @@ mod tests {
             (drops as f64 - expected).abs() < 3.0 * sigma,
             "{drops} drops, expected {expected:.0} ± {sigma:.0}"
         );
-        assert_eq!(gentle.decide(30.0, 1000), Decision::Forced);
+        assert_eq!(gentle.decide(30.0, 1000, Backlog::default()), Decision::Forced);
     }
 
     #[test]
@@ -1022,8 +1016,8 @@ mod tests {
             // Each trial starts just above min_th (count = −1 → 0): p_a = p_b·size/mean_pktsize exactly.
             let drops = (0..trials)
                 .filter(|_| {
-                    q.decide(0.0, size);
-                    q.decide(10_000.0, size) == Decision::Early
+                    q.decide(0.0, size, Backlog::default());
+                    q.decide(10_000.0, size, Backlog::default()) == Decision::Early
                 })
                 .count();
             let p = 0.05 * size as f64 / 1000.0;
@@ -1038,7 +1032,7 @@ mod tests {
         let (mut small, mut large) = (0, 0);
         for i in 0..200_000 {
             let size = if i % 2 == 0 { 500 } else { 1500 };
-            if q.decide(10_000.0, size) == Decision::Early {
+            if q.decide(10_000.0, size, Backlog::default()) == Decision::Early {
                 *(if size == 500 { &mut small } else { &mut large }) += 1;
             }
         }
@@ -1100,7 +1094,7 @@ mod tests {
         let early = Verdict::Dropped(DropReason::Early);
         assert_eq!(verdicts, [Verdict::Enqueued, early, early, early]);
         // A queue of one packet disarms the rule: the next arrival above min_th with a queue passes again.
-        while h.q.fifo.len() > 1 {
+        while h.backlog.packets > 1 {
             h.depart(0).unwrap();
         }
         assert_eq!(offer_held(&mut h, Packet::default()).0, Verdict::Enqueued);

@@ -408,7 +408,8 @@ impl RedLinux {
 impl QueueDisc for RedLinux {
     /// red_enqueue.
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        let qavg = self.parms.calc_qavg(&mut self.vars, self.fifo.bytes(), ctx.now);
+        let backlog = ctx.backlog().bytes;
+        let qavg = self.parms.calc_qavg(&mut self.vars, backlog, ctx.now);
         let packet = &mut ctx.packets[id];
         let ect = packet.ecn != Ecn::NotEct;
         match self.parms.action(&mut self.vars, qavg, &mut self.rng) {
@@ -425,7 +426,7 @@ impl QueueDisc for RedLinux {
             RedAction::HardMark => return Verdict::Dropped(DropReason::Forced),
         }
         // The child bfifo.
-        if self.fifo.bytes() + u64::from(packet.size) > self.limit {
+        if backlog + u64::from(packet.size) > self.limit {
             return Verdict::Dropped(DropReason::Overflow);
         }
         self.fifo.push(id, ctx.packets);
@@ -439,14 +440,6 @@ impl QueueDisc for RedLinux {
             self.vars.start_idle(ctx.now);
         }
         next
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn average(&self) -> Option<f64> {
@@ -574,7 +567,7 @@ mod tests {
         let mut h = QdiscHarness::new(demo().build(&link(10e6), stream(3, "red-linux")));
         let (mut small, mut large) = ((0u64, 0u64), (0u64, 0u64));
         for i in 0..40_000u32 {
-            while h.q.len_bytes() < 24_000 {
+            while h.backlog.bytes < 24_000 {
                 h.arrive(0, 2, 1000);
             }
             let size = if i % 2 == 0 { 64 } else { 1514 };

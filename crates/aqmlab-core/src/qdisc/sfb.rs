@@ -346,7 +346,7 @@ impl Sfb {
 
 impl QueueDisc for Sfb {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
-        if self.fifo.len() >= self.params.limit {
+        if ctx.backlog().packets >= self.params.limit {
             return Verdict::Dropped(DropReason::Overflow);
         }
         let now = ctx.now;
@@ -401,14 +401,6 @@ impl QueueDisc for Sfb {
             }
         }
         Some(id)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -515,7 +507,7 @@ mod tests {
         let mut verdicts = Vec::new();
         for t in 0..4000 {
             verdicts.push(h.arrive(t * MS, 1, 1000));
-            if h.q.len_packets() > 20 {
+            if h.backlog.packets > 20 {
                 h.depart(t * MS);
             }
         }

@@ -118,8 +118,6 @@ impl QdiscConfig for SfqConfig {
             rng,
             slots: HashMap::new(),
             active: VecDeque::new(),
-            packets: 0,
-            bytes: 0,
             collisions: Collisions::default(),
         })
     }
@@ -171,8 +169,6 @@ pub struct Sfq {
     /// The active buckets' queues, and their round-robin order.
     slots: HashMap<u32, Slot>,
     active: VecDeque<u32>,
-    packets: u64,
-    bytes: u64,
     collisions: Collisions,
 }
 
@@ -196,8 +192,6 @@ impl Sfq {
         };
         let slot = self.slots.get_mut(&bucket).expect("found above");
         let id = slot.fifo.pop_back(ctx.packets).expect("the longest queue has a packet");
-        self.packets -= 1;
-        self.bytes -= ctx.packets[id].size as u64;
         ctx.drop_packet(id, DropReason::Overflow);
         if slot.fifo.is_empty() {
             self.slots.remove(&bucket);
@@ -230,9 +224,8 @@ impl QueueDisc for Sfq {
             .expect("inserted above")
             .fifo
             .push(id, ctx.packets);
-        self.packets += 1;
-        self.bytes += p.size as u64;
-        if self.packets > self.limit {
+        // The arrival counted in with what the link holds.
+        if ctx.backlog().with(p.size).packets as u64 > self.limit {
             self.drop_from_longest(ctx);
         }
         Verdict::Enqueued
@@ -252,22 +245,12 @@ impl QueueDisc for Sfq {
             let id = slot.fifo.pop(ctx.packets).expect("active slots hold packets");
             let size = ctx.packets[id].size;
             slot.allot -= size as i64;
-            self.packets -= 1;
-            self.bytes -= size as u64;
             if slot.fifo.is_empty() {
                 self.slots.remove(&bucket);
                 self.active.pop_front();
             }
             return Some(id);
         }
-    }
-
-    fn len_packets(&self) -> usize {
-        self.packets as usize
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.bytes
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -332,7 +315,7 @@ mod tests {
         // 128 > 127: flow 1's queue (100) is the longest.
         assert_eq!(h.drops(DropReason::Overflow), 1);
         assert_eq!(h.dropped[0].0.flow, 1);
-        assert_eq!(h.q.len_packets(), 127);
+        assert_eq!(h.backlog.packets, 127);
     }
 
     #[test]

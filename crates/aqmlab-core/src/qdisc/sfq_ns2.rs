@@ -41,9 +41,6 @@ pub struct SfqNs2 {
     /// The non-empty FIFOs by bucket, and the ring of their buckets: the front is `active`, served next.
     fifos: HashMap<u32, Fifo>,
     ring: VecDeque<u32>,
-    /// `occupied`: packets in all FIFOs.
-    occupied: i64,
-    bytes: u64,
     // Measurement only.
     collisions: Collisions,
 }
@@ -58,15 +55,14 @@ impl SfqNs2 {
             fair_share: limit / i64::from(buckets),
             fifos: HashMap::new(),
             ring: VecDeque::new(),
-            occupied: 0,
-            bytes: 0,
             collisions: Collisions::default(),
         }
     }
 
-    /// sfq.cc enque()'s drop test for an arrival to a FIFO holding `used` packets.
-    fn refuses(&self, used: i64) -> bool {
-        let left = self.limit - self.occupied;
+    /// sfq.cc enque()'s drop test for an arrival to a FIFO holding `used` packets, with `occupied`
+    /// packets in all FIFOs.
+    fn refuses(&self, used: i64, occupied: i64) -> bool {
+        let left = self.limit - occupied;
         used >= left >> 1 || (left < i64::from(self.buckets) && used > self.fair_share) || left <= 0
     }
 }
@@ -77,7 +73,7 @@ impl QueueDisc for SfqNs2 {
         let bucket = hash(p.src, p.dst) % self.buckets;
         self.collisions.note(bucket, p.flow);
         let used = self.fifos.get(&bucket).map_or(0, |f| f.len() as i64);
-        if self.refuses(used) {
+        if self.refuses(used, ctx.backlog().packets as i64) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         // activate(): a FIFO that was empty joins the ring just behind the one being served.
@@ -86,8 +82,6 @@ impl QueueDisc for SfqNs2 {
             Fifo::default()
         });
         fifo.push(id, ctx.packets);
-        self.occupied += 1;
-        self.bytes += u64::from(p.size);
         Verdict::Enqueued
     }
 
@@ -95,8 +89,6 @@ impl QueueDisc for SfqNs2 {
         let &bucket = self.ring.front()?;
         let fifo = self.fifos.get_mut(&bucket).expect("ring buckets have a FIFO");
         let id = fifo.pop(ctx.packets).expect("ring FIFOs hold packets");
-        self.occupied -= 1;
-        self.bytes -= u64::from(ctx.packets[id].size);
         // One packet per turn: an emptied FIFO leaves the ring (idle()), any other goes to its back.
         if fifo.is_empty() {
             self.fifos.remove(&bucket);
@@ -105,14 +97,6 @@ impl QueueDisc for SfqNs2 {
             self.ring.rotate_left(1);
         }
         Some(id)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.occupied as usize
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.bytes
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -161,7 +145,7 @@ mod tests {
         assert_eq!(admitted(&mut h, 3), 3);
         // Flow 4 (bucket 0) finds 5 free: 0 < 2, 1 < 2, then 2 ≥ ⌊3/2⌋.
         assert_eq!(admitted(&mut h, 4), 2);
-        assert_eq!((h.q.len_packets(), h.drops(DropReason::Overflow)), (5, 2));
+        assert_eq!((h.backlog.packets, h.drops(DropReason::Overflow)), (5, 2));
     }
 
     #[test]

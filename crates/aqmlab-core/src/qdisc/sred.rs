@@ -410,9 +410,10 @@ impl Sred {
         }
     }
 
-    /// The drop probability of an arrival with Hit(t) = `hit` at P(t) = `hit_frequency`.
-    fn zap_probability(&self, hit: f64, hit_frequency: f64) -> f64 {
-        let p_zap = self.params.curve.p_zap(self.fifo.bytes() as f64, hit_frequency);
+    /// The drop probability of an arrival with Hit(t) = `hit` at P(t) = `hit_frequency`, finding
+    /// `queued_bytes` queued.
+    fn zap_probability(&self, hit: f64, hit_frequency: f64, queued_bytes: u64) -> f64 {
+        let p_zap = self.params.curve.p_zap(queued_bytes as f64, hit_frequency);
         match self.params.variant {
             SredVariant::Simple => p_zap,
             // Eq. 5.1, capped at 1 (P floored at α: see the module header).
@@ -443,17 +444,18 @@ impl QueueDisc for Sred {
         if ctx.now >= self.params.measure_from {
             self.tally(flow, seen);
         }
-        let p = self.zap_probability(seen.hit, hit_frequency);
+        let queued = ctx.backlog();
+        let p = self.zap_probability(seen.hit, hit_frequency, queued.bytes);
         if p > 0.0 && self.rng.gen::<f64>() < p {
             // p > 0 only from B/6 up: the band is Middle or Upper.
-            if self.params.curve.band(self.fifo.bytes() as f64) == Band::Middle {
+            if self.params.curve.band(queued.bytes as f64) == Band::Middle {
                 self.stats.middle_band_drops += 1;
             } else {
                 self.stats.upper_band_drops += 1;
             }
             return Verdict::Dropped(DropReason::Sred);
         }
-        if !self.params.limit.admits(self.fifo.len(), self.fifo.bytes(), size) {
+        if !self.params.limit.admits(queued.packets, queued.bytes, size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         self.fifo.push(id, ctx.packets);
@@ -462,14 +464,6 @@ impl QueueDisc for Sred {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.fifo.pop(ctx.packets)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
     }
 
     fn hit_frequency(&self) -> Option<f64> {
@@ -632,6 +626,7 @@ mod tests {
                 ..Default::default()
             });
             h.q.fifo.push(id, &h.arena);
+            h.backlog.add(1000);
         }
     }
 
@@ -879,14 +874,14 @@ mod tests {
         hold(&mut h, 200_000);
         // Top band, P = 0.01: p_zap = 0.15/6.5536 (eq. 4.4); a hit multiplies by 1 + 1/0.01 = 101.
         let simple = 0.15 / 6.5536;
-        assert!((h.q.zap_probability(0.0, 0.01) / simple - 1.0).abs() < 1e-12);
-        assert_eq!(h.q.zap_probability(1.0, 0.01), 1.0);
+        assert!((h.q.zap_probability(0.0, 0.01, h.backlog.bytes) / simple - 1.0).abs() < 1e-12);
+        assert_eq!(h.q.zap_probability(1.0, 0.01, h.backlog.bytes), 1.0);
         // P = 0.1: 0.15/655.36·(1 + 1/0.1) = 0.002518…, below the cap.
         let expected = 0.15 / 655.36 * 11.0;
-        assert!((h.q.zap_probability(1.0, 0.1) / expected - 1.0).abs() < 1e-12);
+        assert!((h.q.zap_probability(1.0, 0.1, h.backlog.bytes) / expected - 1.0).abs() < 1e-12);
         // A batch-mode P still at 0 when a hit comes: floored at α, so 1 + 1000, capped.
-        assert_eq!(h.q.zap_probability(1.0, 0.0), 1.0);
-        assert_eq!(h.q.zap_probability(0.0, 0.0), 0.15);
+        assert_eq!(h.q.zap_probability(1.0, 0.0, h.backlog.bytes), 1.0);
+        assert_eq!(h.q.zap_probability(0.0, 0.0, h.backlog.bytes), 0.15);
     }
 
     #[test]
@@ -934,7 +929,7 @@ mod tests {
         for i in 0..n {
             h.arrive(0, 10 + i, 1000);
         }
-        assert_eq!(h.q.len_bytes(), 60_000);
+        assert_eq!(h.backlog.bytes, 60_000);
         let (zapped, overflow) = (h.drops(DropReason::Sred), h.drops(DropReason::Overflow));
         assert_eq!(zapped + overflow, n as u64 - 50);
         // Only the ~10 arrivals that found 10 000 ≤ q < 20 000 bytes could be middle-band drops.

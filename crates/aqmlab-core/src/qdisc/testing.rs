@@ -1,7 +1,7 @@
 //! A qdisc driven by hand, as the engine drives it: the shared harness of the qdisc unit tests.
 
 use super::droptail::DropTail;
-use super::{DropReason, Limit, LinkInfo, QdiscCtx, QueueDisc, Verdict};
+use super::{Backlog, DropReason, Limit, LinkInfo, QdiscCtx, QueueDisc, Verdict};
 use crate::packet::{FlowId, Packet, PacketArena, PacketId};
 use crate::time::Time;
 use std::collections::BTreeMap;
@@ -18,11 +18,13 @@ pub(crate) const fn link(rate_bps: f64) -> LinkInfo {
     }
 }
 
-/// A queue discipline with its own packet arena. Like the engine, it frees a
-/// dropped arrival and the packets the qdisc pushes out, and tallies every drop
-/// by reason (the engine's drop table, for one link).
+/// A queue discipline with its own packet arena. Like the engine, it counts the queue's
+/// [`Backlog`], frees a dropped arrival and the packets the qdisc pushes out, and tallies
+/// every drop by reason (the engine's drop table, for one link).
 pub(crate) struct QdiscHarness<Q: ?Sized> {
     pub arena: PacketArena,
+    /// What the queue holds, as the link counts it.
+    pub backlog: Backlog,
     /// Packets the qdisc dropped besides the arriving one (push-outs), in order, with their reasons.
     pub dropped: Vec<(Packet, DropReason)>,
     drops: BTreeMap<DropReason, u64>,
@@ -34,6 +36,7 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
     pub fn new(q: Box<Q>) -> Self {
         QdiscHarness {
             arena: PacketArena::default(),
+            backlog: Backlog::default(),
             dropped: Vec::new(),
             drops: BTreeMap::new(),
             pushed_out: Vec::new(),
@@ -45,8 +48,8 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
     pub fn offer(&mut self, t: Time, packet: Packet) -> (Verdict, Packet) {
         let id = self.arena.alloc(packet);
         let verdict = self
-            .q
-            .enqueue(id, &mut QdiscCtx::new(t, &mut self.arena, &mut self.pushed_out));
+            .backlog
+            .offer(self.q.as_mut(), id, t, &mut self.arena, &mut self.pushed_out);
         let packet = self.arena[id];
         if let Verdict::Dropped(reason) = verdict {
             self.arena.free(id).expect("the harness frees each packet once");
@@ -66,12 +69,19 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
         self.offer(t, packet).0
     }
 
-    /// Sends the next packet at `t`, if the qdisc has one.
+    /// Sends the next packet at `t`, if the qdisc has one (it has none only when empty).
     pub fn depart(&mut self, t: Time) -> Option<Packet> {
         let id = self
-            .q
-            .dequeue(&mut QdiscCtx::new(t, &mut self.arena, &mut self.pushed_out));
+            .backlog
+            .take(self.q.as_mut(), t, &mut self.arena, &mut self.pushed_out);
         self.flush_pushed_out();
+        if id.is_none() {
+            assert_eq!(
+                self.backlog,
+                Backlog::default(),
+                "the qdisc sent nothing while holding packets"
+            );
+        }
         let id = id?;
         let packet = self.arena[id];
         self.arena.free(id).expect("the harness frees each packet once");
@@ -138,13 +148,5 @@ impl QueueDisc for Broken {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.fifo.dequeue(ctx)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len_packets()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.len_bytes()
     }
 }

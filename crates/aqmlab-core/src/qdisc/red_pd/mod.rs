@@ -620,10 +620,10 @@ impl RedPd {
         }
     }
 
-    /// Whether the pre-filter may drop now: (from a responsive flow, from an unresponsive one)
-    /// (§1.2; ns-2 red-pd.cc).
-    fn prefilter_active(&self) -> (bool, bool) {
-        let queued = self.red.len_packets() > 1;
+    /// Whether the pre-filter may drop now, with `queued` packets in the queue: (from a responsive
+    /// flow, from an unresponsive one) (§1.2; ns-2 red-pd.cc).
+    fn prefilter_active(&self, queued: usize) -> (bool, bool) {
+        let queued = queued > 1;
         let fixed = self.params.fixed_p.is_some();
         (
             fixed || (self.red.average().unwrap_or(0.0) >= self.params.min_th && queued),
@@ -656,7 +656,7 @@ impl QueueDisc for RedPd {
         if ns2.is_some() {
             self.interval_flows.entry(packet.flow).or_default().arrivals += size;
         }
-        let (responsive_active, unresponsive_active) = self.prefilter_active();
+        let (responsive_active, unresponsive_active) = self.prefilter_active(ctx.backlog().packets);
         if let Some(m) = self.monitored.get_mut(&packet.flow) {
             let active = if m.unresponsive {
                 unresponsive_active
@@ -711,14 +711,6 @@ impl QueueDisc for RedPd {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.advance(ctx.now);
         self.red.dequeue(ctx)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.red.len_packets()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.red.len_bytes()
     }
 
     fn average(&self) -> Option<f64> {
@@ -860,7 +852,7 @@ mod tests {
         assert!(h.q.average().unwrap() >= 5.0);
         assert_eq!(h.arrive(0, 1, 1000), Verdict::Dropped(DropReason::PreFilter));
         // The average stays (it moves on arrivals) but one packet is left: no pre-filter drop.
-        while h.q.len_packets() > 1 {
+        while h.backlog.packets > 1 {
             h.depart(0);
         }
         assert!(h.q.average().unwrap() >= 5.0);

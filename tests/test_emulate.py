@@ -187,8 +187,8 @@ def test_the_cubic_bbr_example_runs_only_emulated():
 def test_the_cubic_reno_example_simulated_holds_the_flood_under_csfq_not_drop_tail():
     """docs/examples/cubic-reno-flood.toml (the simulated side of the emulated study): the 5 Mbit/s
     flood keeps nearly its rate through drop-tail, CSFQ holds it near its 1.11 Mbit/s share and
-    shares the rest between the CUBIC and Reno flows alike (seed 1: 4.99 against 1.29 Mbit/s,
-    CUBIC 4.42 and Reno 4.25, Jain 0.99)."""
+    shares the rest between the CUBIC and Reno flows alike (seed 1: 4.99 against 1.27 Mbit/s,
+    CUBIC 4.44 and Reno 4.27, Jain 0.99)."""
     done = aqmlab_cli("compare", ROOT / "docs" / "examples" / "cubic-reno-flood.toml", "-m", "droptail,csfq", "--json")
     assert done.returncode == 0, done.stderr
     rows = {row["mechanism"]: row for row in json.loads(done.stdout)["mechanisms"]}

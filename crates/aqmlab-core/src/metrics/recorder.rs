@@ -307,13 +307,14 @@ impl Recorder {
     pub fn sample(&mut self, now: Time, net: &Network) {
         for &i in &net.monitored {
             let l = &net.links[i as usize];
+            let gauges = l.queue.qdisc().gauges();
             self.queue_samples.push(QueueSample {
                 time: to_secs(now),
                 link: i,
                 packets: l.queue.backlog.packets as u64,
                 bytes: l.queue.backlog.bytes,
-                average: l.queue.qdisc().average(),
-                hit_frequency: l.queue.qdisc().hit_frequency(),
+                average: gauges.average,
+                hit_frequency: gauges.hit_frequency,
             });
         }
     }

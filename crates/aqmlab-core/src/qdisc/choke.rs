@@ -21,7 +21,7 @@
 //! (tc-choke(8): "RED uses bytes whereas choke counts packets").
 
 use super::red::{Red, RedConfig, Region};
-use super::{DropReason, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{DropReason, Gauges, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::PacketId;
 use crate::rng::Rng;
@@ -177,8 +177,8 @@ impl QueueDisc for Choke {
         self.red.dequeue(ctx)
     }
 
-    fn average(&self) -> Option<f64> {
-        self.red.average()
+    fn gauges(&self) -> Gauges {
+        self.red.gauges()
     }
 
     fn set_link_rate(&mut self, rate_bps: f64) {

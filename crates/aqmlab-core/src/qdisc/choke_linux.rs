@@ -13,7 +13,7 @@
 //!   (choke_peek_random); holes leave the ring only at its head.
 
 use super::red_linux::{RedAction, RedParms, RedVars, TcRed};
-use super::{DropReason, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{DropReason, Gauges, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, PacketId};
 use crate::rng::Rng;
@@ -254,8 +254,11 @@ impl QueueDisc for ChokeLinux {
         Some(id)
     }
 
-    fn average(&self) -> Option<f64> {
-        Some(self.parms.average(&self.vars))
+    fn gauges(&self) -> Gauges {
+        Gauges {
+            average: Some(self.parms.average(&self.vars)),
+            ..Gauges::default()
+        }
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {

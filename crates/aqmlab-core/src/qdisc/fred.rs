@@ -31,7 +31,7 @@
 
 use super::active_flows::{flow_key, ActiveFlows, FlowKey};
 use super::red::{uniformized, DropCurve, IdleRule, RedAverage, Region};
-use super::{Backlog, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{Backlog, DropReason, Fifo, Gauges, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::PacketId;
 use crate::rng::Rng;
@@ -367,8 +367,11 @@ impl QueueDisc for Fred {
         Some(id)
     }
 
-    fn average(&self) -> Option<f64> {
-        Some(self.average.value())
+    fn gauges(&self) -> Gauges {
+        Gauges {
+            average: Some(self.average.value()),
+            ..Gauges::default()
+        }
     }
 
     fn set_link_rate(&mut self, rate_bps: f64) {

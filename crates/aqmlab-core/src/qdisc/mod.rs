@@ -236,9 +236,9 @@ pub trait QueueDisc: Send {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict;
     /// Next packet to transmit, if any: `None` only when it holds none.
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId>;
-    /// The discipline's averaged queue (RED's `avg`, in packets or bytes as configured).
-    fn average(&self) -> Option<f64> {
-        None
+    /// What the discipline shows of its state beside the queue, sampled with it.
+    fn gauges(&self) -> Gauges {
+        Gauges::default()
     }
     /// Algorithm-specific counters reported at the end of a run. The engine already
     /// counts every drop by (flow, link, [`DropReason`]), so these report only what that
@@ -246,10 +246,6 @@ pub trait QueueDisc: Send {
     /// BRED's `wm_drops`) and state (`n_hat`, `avgcq`, `alpha_bps`, `peak_active_flows`).
     fn counters(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
-    }
-    /// SRED's hit frequency P(t) (eq. 3.2), sampled with the queue.
-    fn hit_frequency(&self) -> Option<f64> {
-        None
     }
     /// Per-flow measurement a discipline keeps besides its decision (SRED's §VIII
     /// candidate statistics), reported at the end of a run.
@@ -259,6 +255,16 @@ pub trait QueueDisc: Send {
     /// The link's rate changed (`rate_changes`) to `rate_bps`. A discipline that computes
     /// with the rate it was built with ([`LinkInfo::rate_bps`]) uses this one from now on.
     fn set_link_rate(&mut self, _rate_bps: f64) {}
+}
+
+/// A discipline's state sampled with its queue (`simulation.sample_interval`): one hook for every
+/// algorithm's gauge, each `None` where the discipline has none.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Gauges {
+    /// The averaged queue (RED's `avg`, in packets or bytes as configured).
+    pub average: Option<f64>,
+    /// SRED's hit frequency P(t) (eq. 3.2).
+    pub hit_frequency: Option<f64>,
 }
 
 /// One flow's (one direction's) measurement-only counters at a qdisc.

@@ -41,7 +41,7 @@
 //! - **byte mode**: `count` is red.cc's `count_bytes / mean_pktsize` in whole packets, and the
 //!   buffer overflows when the bytes queued *before* the arrival reach the limit.
 
-use super::{Backlog, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{Backlog, DropReason, Fifo, Gauges, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, PacketId};
 use crate::rng::Rng;
@@ -658,8 +658,11 @@ impl QueueDisc for Red {
         next
     }
 
-    fn average(&self) -> Option<f64> {
-        Some(self.average.value())
+    fn gauges(&self) -> Gauges {
+        Gauges {
+            average: Some(self.average.value()),
+            ..Gauges::default()
+        }
     }
 
     fn set_link_rate(&mut self, rate_bps: f64) {
@@ -900,7 +903,7 @@ mod tests {
                 h.arrive(0, 0, 1500);
             }
             // w_q = 1: avg is the queue the third arrival found, two 1500-byte packets.
-            assert_eq!(h.q.average(), Some(expected));
+            assert_eq!(h.q.gauges().average, Some(expected));
         }
     }
 

@@ -25,7 +25,7 @@
 //!
 //! Sizes are what the kernel counts: frames with their Ethernet header (1514 bytes for a full one).
 
-use super::{DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{DropReason, Fifo, Gauges, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, PacketId};
 use crate::rng::Rng;
@@ -442,8 +442,11 @@ impl QueueDisc for RedLinux {
         next
     }
 
-    fn average(&self) -> Option<f64> {
-        Some(self.parms.average(&self.vars))
+    fn gauges(&self) -> Gauges {
+        Gauges {
+            average: Some(self.parms.average(&self.vars)),
+            ..Gauges::default()
+        }
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {

@@ -37,7 +37,7 @@
 //! an O(1) update of the Total Occurrence kept for the (at most M) flows in the list.
 
 use super::active_flows::{flow_key, flow_of, FlowKey, KeyHasher};
-use super::{DropReason, Fifo, FlowCounters, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{DropReason, Fifo, FlowCounters, Gauges, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::PacketId;
 use crate::rng::Rng;
@@ -466,8 +466,11 @@ impl QueueDisc for Sred {
         self.fifo.pop(ctx.packets)
     }
 
-    fn hit_frequency(&self) -> Option<f64> {
-        Some(self.hit_frequency.value())
+    fn gauges(&self) -> Gauges {
+        Gauges {
+            hit_frequency: Some(self.hit_frequency.value()),
+            ..Gauges::default()
+        }
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
@@ -905,7 +908,7 @@ mod tests {
             (drops as f64 - 0.15 * n as f64).abs() < 3.0 * sigma,
             "{drops} drops of {n}, expected 0.15 ± 3σ"
         );
-        assert!(h.q.hit_frequency().unwrap() < 1.0 / 256.0);
+        assert!(h.q.gauges().hit_frequency.unwrap() < 1.0 / 256.0);
     }
 
     #[test]

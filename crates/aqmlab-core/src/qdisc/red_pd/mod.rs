@@ -139,7 +139,7 @@ mod testing;
 pub use ns2_script::{Action, ScheduledAction};
 
 use super::red::{uniformized, Red, RedConfig, RedProfile};
-use super::{DropReason, FlowCounters, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{DropReason, FlowCounters, Gauges, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, FlowId, PacketId, PacketKind};
 use crate::rng::Rng;
@@ -626,7 +626,7 @@ impl RedPd {
         let queued = queued > 1;
         let fixed = self.params.fixed_p.is_some();
         (
-            fixed || (self.red.average().unwrap_or(0.0) >= self.params.min_th && queued),
+            fixed || (self.red.gauges().average.unwrap_or(0.0) >= self.params.min_th && queued),
             fixed || queued || !self.params.noidle,
         )
     }
@@ -713,8 +713,8 @@ impl QueueDisc for RedPd {
         self.red.dequeue(ctx)
     }
 
-    fn average(&self) -> Option<f64> {
-        self.red.average()
+    fn gauges(&self) -> Gauges {
+        self.red.gauges()
     }
 
     fn set_link_rate(&mut self, rate_bps: f64) {
@@ -849,13 +849,13 @@ mod tests {
         for _ in 0..4 {
             h.arrive(0, 2, 1000);
         }
-        assert!(h.q.average().unwrap() >= 5.0);
+        assert!(h.q.gauges().average.unwrap() >= 5.0);
         assert_eq!(h.arrive(0, 1, 1000), Verdict::Dropped(DropReason::PreFilter));
         // The average stays (it moves on arrivals) but one packet is left: no pre-filter drop.
         while h.backlog.packets > 1 {
             h.depart(0);
         }
-        assert!(h.q.average().unwrap() >= 5.0);
+        assert!(h.q.gauges().average.unwrap() >= 5.0);
         assert_eq!(h.arrive(0, 1, 1000), Verdict::Enqueued);
         // An unresponsive flow is dropped whatever the queue (ns-2's noidle_ off): average now 1.
         h.q.monitored.get_mut(&1).unwrap().unresponsive = true;

@@ -86,7 +86,7 @@ CASES: dict[str, list[Case]] = {
             rows_in="{out}/all/redpd-fig11",
         )
     ],
-    "aqmlab compare FILE [-m NAMES|all] [--out DIR] [--json]": [
+    "aqmlab compare FILE [-m NAMES|all] [--out DIR] [--json] [--emulate]": [
         Case(["compare", SCENARIO, "-m", "red,drr,fq_codel", "--out", "{out}/compare"]),
         Case(["compare", SCENARIO, "-m", "droptail", "--json"]),
     ],
@@ -100,6 +100,7 @@ CASES: dict[str, list[Case]] = {
     "aqmlab validate tcp [--json]": [Case(["validate", "tcp", "--json"])],
     "aqmlab validate ns2 [--live] [--json]": [Case(["validate", "ns2", "--json"], rows_on_stdout=True)],
     "aqmlab validate linux [--live] [--json]": [Case(["validate", "linux", "--json"], rows_on_stdout=True)],
+    "aqmlab validate emulate [--live] [--json]": [Case(["validate", "emulate", "--json"], rows_on_stdout=True)],
     "aqmlab bench [--json] [--repeat N] [--only NAME] [-m NAMES|all] [--scale N,...] [--ns3 PATH] [--ns2]": [
         Case(["bench", "--only", "demo-red", "--repeat", "1"]),
         Case(["bench", "--only", "scale", "--scale", "100", "--repeat", "1", "--json"]),
@@ -137,6 +138,7 @@ NOT_RUN_HERE = {
     "make test-wheel": "builds the wheel with cargo (tests/check_wheel.py)",
     "make fuzz-long": "the long fuzz, minutes by design (tests/test_fuzz.py runs its quick form)",
     "make linux-reference": "runs Linux in User-Mode Linux for about an hour (tests/test_linux.py reads its numbers)",
+    "make linux-emulated": "emulates every Linux cell as root, about half an hour (test_linux.py reads its numbers)",
 }
 
 

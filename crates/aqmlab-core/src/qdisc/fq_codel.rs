@@ -16,10 +16,10 @@
 //! flow queue's as RFC 8290's pseudocode; and `memory_limit` counts what Linux charges a packet,
 //! its `skb->truesize`: its length and [`TRUESIZE_OVERHEAD`].
 
-use super::codel::{CodelConfig, CodelParams, CodelProfile, CodelState, CodelStats};
+use super::codel::{CodelConfig, CodelParams, CodelProfile, CodelQueue, CodelState, CodelStats};
 use super::{flow_hash, DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::PacketId;
+use crate::packet::{PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::units::{Bytes, Seconds};
 use crate::validate::require_positive;
@@ -123,7 +123,7 @@ impl QdiscConfig for FqCodelConfig {
         Box::new(FqCodel {
             queues: (0..self.flows)
                 .map(|_| FlowQueue {
-                    fifo: Fifo::default(),
+                    fifo: FlowFifo::default(),
                     codel: CodelState::new(&codel),
                     deficit: 0,
                     list: List::Inactive,
@@ -154,8 +154,36 @@ enum List {
     Old,
 }
 
-struct FlowQueue {
+/// A flow queue's packets and their bytes, which the link does not count (it counts the whole
+/// qdisc's): RFC 8290's CoDel reads them in its MTU test, the overflow drop to find the fattest
+/// queue.
+#[derive(Default)]
+struct FlowFifo {
     fifo: Fifo,
+    bytes: u64,
+}
+
+impl FlowFifo {
+    fn push(&mut self, id: PacketId, packets: &PacketArena) {
+        self.bytes += u64::from(packets[id].size);
+        self.fifo.push(id);
+    }
+}
+
+impl CodelQueue for FlowFifo {
+    fn pop(&mut self, packets: &PacketArena) -> Option<PacketId> {
+        let id = self.fifo.pop(packets)?;
+        self.bytes -= u64::from(packets[id].size);
+        Some(id)
+    }
+
+    fn bytes_behind(&self, _head: PacketId, _ctx: &QdiscCtx) -> u64 {
+        self.bytes
+    }
+}
+
+struct FlowQueue {
+    fifo: FlowFifo,
     codel: CodelState,
     deficit: i64,
     list: List,
@@ -197,10 +225,10 @@ impl FqCodel {
     /// `drop_batch` packets, until half its bytes are gone.
     fn drop_from_fattest(&mut self, ctx: &mut QdiscCtx) {
         let fattest = (0..self.queues.len())
-            .max_by_key(|&i| self.queues[i].fifo.bytes())
+            .max_by_key(|&i| self.queues[i].fifo.bytes)
             .expect("at least one queue");
         let queue = &mut self.queues[fattest];
-        let threshold = queue.fifo.bytes() / 2;
+        let threshold = queue.fifo.bytes / 2;
         let mut dropped_bytes = 0;
         for _ in 0..self.drop_batch {
             let Some(id) = queue.fifo.pop(ctx.packets) else { break };

@@ -26,7 +26,7 @@ mod endpoints;
 mod linux;
 
 use crate::error::{InternalError, ScenarioError};
-use crate::metrics::Results;
+use crate::metrics::{pcap, Results};
 use crate::packet::{Ecn, FlowId, Packet, PacketId, PacketKind};
 use crate::rng::Rng;
 use crate::scenario::{Scenario, TopologySpec};
@@ -41,6 +41,7 @@ use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -122,9 +123,6 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                 sim.duration
             ),
         );
-    }
-    if !sim.pcap.is_empty() {
-        return not_yet("simulation.pcap", "no packet captures under emulation yet");
     }
     if !matches!(scenario.topology, TopologySpec::Dumbbell(_)) {
         return not_yet("topology.type", "emulation runs dumbbell topologies only, yet");
@@ -228,10 +226,9 @@ impl FiveTuple {
     }
 }
 
-/// What the forwarder reads of an IPv4 packet: its 5-tuple, size and ECN field.
+/// What the forwarder reads of an IPv4 packet: its 5-tuple and ECN field.
 struct Ipv4Header {
     tuple: FiveTuple,
-    size: u32,
     ecn: Ecn,
 }
 
@@ -260,23 +257,8 @@ fn parse_ipv4(bytes: &[u8]) -> Option<Ipv4Header> {
             src: SocketAddrV4::new(addr(12), port(ihl)),
             dst: SocketAddrV4::new(addr(16), port(ihl + 2)),
         },
-        size: bytes.len() as u32,
         ecn,
     })
-}
-
-/// Sets an IPv4 packet's ECN field to CE (a qdisc marked it) and its header checksum anew.
-fn mark_ce(bytes: &mut [u8]) {
-    bytes[1] |= 3;
-    let ihl = (bytes[0] & 0x0f) as usize * 4;
-    bytes[10..12].fill(0);
-    let sum: u32 = bytes[..ihl]
-        .chunks(2)
-        .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
-        .sum();
-    let folded = (sum & 0xffff) + (sum >> 16);
-    let checksum = !(((folded & 0xffff) + (folded >> 16)) as u16);
-    bytes[10..12].copy_from_slice(&checksum.to_be_bytes());
 }
 
 /// A packet that reached its destination in the simulation, to be written out.
@@ -489,7 +471,7 @@ impl Driver {
                 self.stats.packets_unmatched += 1;
                 continue;
             }
-            let id = self.sim.inject(flow, kind, header.size, header.ecn) as usize;
+            let id = self.sim.inject(flow, kind, bytes, header.ecn) as usize;
             if self.bodies.len() <= id {
                 self.bodies.resize_with(id + 1, Vec::new);
             }
@@ -505,7 +487,7 @@ impl Driver {
         for d in deliveries {
             let body = &mut self.bodies[d.id as usize];
             if d.ce {
-                mark_ce(body);
+                pcap::set_ipv4_ecn(body, Ecn::Ce);
             }
             let side = if d.kind == PacketKind::Data { 1 } else { 0 };
             match linux::write(self.tuns[side].as_raw_fd(), body)? {
@@ -540,21 +522,19 @@ pub struct Emulation {
     names: Vec<String>,
     shared: Vec<Arc<FlowShared>>,
     notes: Vec<String>,
+    /// The capture files being written (`simulation.pcap`).
+    captures: Vec<PathBuf>,
     /// Kept until the end: the namespaces live as long as these (and their sockets) do.
     _namespaces: [linux::Namespace; 2],
 }
 
 impl Emulation {
     /// Checks the scenario ([`check`]), makes the namespaces, TUN devices and sockets, and
-    /// starts the clock, the forwarder and the endpoints.
-    pub fn start(scenario: &Scenario) -> Result<Emulation, EmulateError> {
+    /// starts the clock, the forwarder and the endpoints. With `capture_dir`, the links
+    /// `simulation.pcap` names are captured into it as in a simulation
+    /// ([`Simulation::capture_into`]), with the real packets' headers.
+    pub fn start(scenario: &Scenario, capture_dir: Option<&Path>) -> Result<Emulation, EmulateError> {
         let notes = check(scenario)?;
-        let sender_ns = linux::Namespace::new()?;
-        let receiver_ns = linux::Namespace::new()?;
-        let tuns = [
-            sender_ns.run(|| side(SENDER_ADDR))?,
-            receiver_ns.run(|| side(RECEIVER_ADDR))?,
-        ];
         let flows = scenario.expanded_flows();
         let kinds: Vec<Kind> = flows
             .iter()
@@ -572,7 +552,7 @@ impl Emulation {
         // The agents are built in flow order, each with its flow's stream after the start was
         // drawn, as `Simulation::build` does: the endpoints start and jitter as simulated ones.
         let mut schedule: Vec<(Time, Time, Rng)> = Vec::new();
-        let sim = Simulation::build_with(scenario, |f, stop, rng| {
+        let mut sim = Simulation::build_with(scenario, |f, stop, rng| {
             let mut start_rng = crate::rng::stream(scenario.simulation.seed, &format!("flow/{}", f.name));
             let start = f.spec.common.draw_start(&mut start_rng);
             schedule.push((start, stop, rng));
@@ -584,6 +564,17 @@ impl Emulation {
             };
             (relay(Some(shared[f.id as usize].clone())), relay(None))
         })?;
+        let captures = match capture_dir {
+            Some(dir) => sim.capture_into(dir)?,
+            None => Vec::new(),
+        };
+        // Made once the scenario is known to build: a refused one leaves nothing to undo.
+        let sender_ns = linux::Namespace::new()?;
+        let receiver_ns = linux::Namespace::new()?;
+        let tuns = [
+            sender_ns.run(|| side(SENDER_ADDR))?,
+            receiver_ns.run(|| side(RECEIVER_ADDR))?,
+        ];
         let mut endpoints = Vec::new();
         let mut table = HashMap::new();
         for ((f, kind), (start, stop, rng)) in flows.iter().zip(&kinds).zip(schedule) {
@@ -669,6 +660,7 @@ impl Emulation {
             names: flows.iter().map(|f| f.name.clone()).collect(),
             shared,
             notes,
+            captures,
             _namespaces: [sender_ns, receiver_ns],
         })
     }
@@ -676,6 +668,11 @@ impl Emulation {
     /// What is taken differently from a simulation of the same scenario ([`check`]).
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// The capture files being written (`simulation.pcap`; none without a capture folder).
+    pub fn capture_files(&self) -> &[PathBuf] {
+        &self.captures
     }
 
     /// Seconds since the clock started.
@@ -705,7 +702,7 @@ impl Emulation {
         for t in self.endpoints.drain(..) {
             let _ = t.join();
         }
-        let (sim, mut stats) = match outcome {
+        let (mut sim, mut stats) = match outcome {
             Ok(result) => result?,
             Err(_) => {
                 return Err(EmulateError::Internal(InternalError(
@@ -727,6 +724,7 @@ impl Emulation {
                 });
             }
         }
+        sim.flush_captures()?;
         let results = sim.results().map_err(EmulateError::Internal)?;
         Ok((results, stats))
     }
@@ -832,25 +830,11 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
         packet[22..24].copy_from_slice(&(RECEIVER_PORT + 7).to_be_bytes());
         let h = parse_ipv4(&packet).unwrap();
         assert_eq!(h.tuple, five_tuple(7, true));
-        assert_eq!((h.size, h.ecn), (40, Ecn::Ect));
+        assert_eq!(h.ecn, Ecn::Ect);
         assert_ne!(h.tuple, five_tuple(7, false), "UDP and TCP flows differ by protocol");
         assert_eq!(five_tuple(7, true).reversed().src, five_tuple(7, true).dst);
         packet[6] = 0x20; // a later fragment carries no ports
         packet[7] = 0x01;
         assert!(parse_ipv4(&packet).is_none());
-    }
-
-    /// The checksum after marking is the one a full computation gives (RFC 1071: the
-    /// one's-complement sum of the header, checksum included, is 0xffff).
-    #[test]
-    fn marking_ce_keeps_the_header_checksum_right() {
-        let mut header = [
-            0x45u8, 0x02, 0x00, 0x3c, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x06, 0, 0, 0xc6, 0x12, 0x01, 0x01, 0xc6, 0x12,
-            0x02, 0x01,
-        ];
-        mark_ce(&mut header);
-        assert_eq!(header[1] & 3, 3);
-        let sum: u32 = header.chunks(2).map(|w| u16::from_be_bytes([w[0], w[1]]) as u32).sum();
-        assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff);
     }
 }

@@ -287,10 +287,11 @@ impl Simulation {
     }
 
     /// A packet of `flow` that came from outside the simulation (a real endpoint: `aqmlab
-    /// emulate`) enters the network now, as if its agent had sent it. Its `seq` is set to the
-    /// packet's id, by which the agent that receives it names it (the id is free again after
-    /// delivery or a drop, and reused by the next packet let in).
-    pub fn inject(&mut self, flow: FlowId, kind: PacketKind, size: u32, ecn: Ecn) -> PacketId {
+    /// emulate`) enters the network now, as if its agent had sent it: `bytes`, an IPv4 packet
+    /// whose ECN field is `ecn`; the captures (`simulation.pcap`) record its real headers. Its
+    /// `seq` is set to the packet's id, by which the agent that receives it names it (the id
+    /// is free again after delivery or a drop, and reused by the next packet let in).
+    pub fn inject(&mut self, flow: FlowId, kind: PacketKind, bytes: &[u8], ecn: Ecn) -> PacketId {
         let route = self.net.routes[flow as usize];
         let (src, dst) = match kind {
             PacketKind::Data => (route.src, route.dst),
@@ -301,7 +302,7 @@ impl Simulation {
             flow,
             src,
             dst,
-            size,
+            size: bytes.len() as u32,
             kind,
             ecn,
             weight,
@@ -310,6 +311,8 @@ impl Simulation {
         };
         let id = self.admit(packet);
         self.packets[id].seq = id as u64;
+        // Before it is queued: the queue may drop it at once, and the drop is captured too.
+        self.recorder.capture_real(id, bytes);
         self.enqueue(self.net.path(flow, kind)[0], id);
         id
     }
@@ -434,7 +437,7 @@ impl Simulation {
         let l = &mut self.net.links[link as usize];
         l.transmitting = true;
         l.lazy_tx_done = tx_done;
-        self.recorder.on_tx(link, &self.packets[id], self.now, done);
+        self.recorder.on_tx(link, id, &self.packets[id], self.now, done);
     }
 
     /// Frees the packets the qdisc of `link` dropped besides the arriving one.
@@ -447,7 +450,7 @@ impl Simulation {
     /// Frees a dropped packet and records the drop.
     fn discard(&mut self, link: u32, id: PacketId, reason: DropReason) {
         match self.packets.free(id) {
-            Ok(()) => self.recorder.on_drop(&self.packets[id], link, reason, self.now),
+            Ok(()) => self.recorder.on_drop(id, &self.packets[id], link, reason, self.now),
             Err(DoubleFree(id)) => self.fault(
                 link,
                 format!("packet {id} dropped ({}) after it was freed", reason.as_str()),

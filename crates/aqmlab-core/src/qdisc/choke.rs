@@ -155,7 +155,7 @@ impl Choke {
         // From the back, so that the positions still to remove stay where they were.
         matched.sort_unstable_by(|a, b| b.cmp(a));
         for &i in &matched {
-            let victim = queue.remove(i, ctx.packets).expect("drawn within the queue");
+            let victim = queue.remove(i).expect("drawn within the queue");
             ctx.drop_packet(victim, DropReason::ChokeMatch);
         }
         !matched.is_empty()

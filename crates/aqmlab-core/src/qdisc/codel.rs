@@ -13,7 +13,7 @@
 
 use super::{codel_linux, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::{Ecn, PacketId};
+use crate::packet::{Ecn, PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
 use crate::units::{Bytes, Seconds};
@@ -147,20 +147,41 @@ impl CodelState {
         }
     }
 
-    /// The next packet to send from `fifo`, after CoDel's drops (the MTU test reads `fifo`'s bytes
-    /// as RFC 8289 does, or the whole qdisc's backlog as Linux does).
-    pub fn dequeue(
+    /// The next packet to send from `queue`, after CoDel's drops (the MTU test reads the bytes
+    /// behind the head in `queue` as RFC 8289 does, or the whole qdisc's backlog as Linux does).
+    pub fn dequeue<Q: CodelQueue>(
         &mut self,
         p: &CodelParams,
-        fifo: &mut Fifo,
+        queue: &mut Q,
         ctx: &mut QdiscCtx,
         stats: &mut CodelStats,
     ) -> Option<PacketId> {
         match (self, &p.linux) {
-            (CodelState::Rfc(vars), _) => vars.dequeue(p, fifo, ctx, stats),
-            (CodelState::Linux(vars), Some(linux)) => vars.dequeue(linux, fifo, ctx, stats),
+            (CodelState::Rfc(vars), _) => vars.dequeue(p, queue, ctx, stats),
+            (CodelState::Linux(vars), Some(linux)) => vars.dequeue(linux, queue, ctx, stats),
             (CodelState::Linux(_), None) => unreachable!("a Linux state has Linux parameters"),
         }
+    }
+}
+
+/// The queue a CoDel state machine serves: its head, and the bytes queued behind the head, which
+/// RFC 8289's MTU test reads ("more than one MTU is queued").
+pub trait CodelQueue {
+    /// Takes the head packet.
+    fn pop(&mut self, packets: &PacketArena) -> Option<PacketId>;
+    /// Bytes still queued behind `head`, just taken by [`Self::pop`].
+    fn bytes_behind(&self, head: PacketId, ctx: &QdiscCtx) -> u64;
+}
+
+/// `type = "codel"`'s one queue is the whole qdisc: the link counts its bytes, `head` among them
+/// until the dequeue returns ([`QdiscCtx::backlog`]).
+impl CodelQueue for Fifo {
+    fn pop(&mut self, packets: &PacketArena) -> Option<PacketId> {
+        Fifo::pop(self, packets)
+    }
+
+    fn bytes_behind(&self, head: PacketId, ctx: &QdiscCtx) -> u64 {
+        ctx.backlog().without(ctx.packets[head].size).bytes
     }
 }
 
@@ -194,13 +215,13 @@ pub fn control_law(t: Time, interval: Time, count: u32) -> Time {
 impl CodelVars {
     /// RFC 8289 §5.3 dodequeue(): the head packet and whether the sojourn time has been at or
     /// above target for a whole interval.
-    fn head(&mut self, p: &CodelParams, fifo: &mut Fifo, ctx: &QdiscCtx) -> (Option<PacketId>, bool) {
-        let Some(id) = fifo.pop(ctx.packets) else {
+    fn head<Q: CodelQueue>(&mut self, p: &CodelParams, queue: &mut Q, ctx: &QdiscCtx) -> (Option<PacketId>, bool) {
+        let Some(id) = queue.pop(ctx.packets) else {
             self.first_above_time = 0;
             return (None, false);
         };
         let sojourn = ctx.now - ctx.packets[id].enqueued_at;
-        if sojourn < p.target || fifo.bytes() <= p.mtu {
+        if sojourn < p.target || queue.bytes_behind(id, ctx) <= p.mtu {
             self.first_above_time = 0;
             return (Some(id), false);
         }
@@ -211,16 +232,16 @@ impl CodelVars {
         (Some(id), ctx.now >= self.first_above_time)
     }
 
-    /// RFC 8289 §5.4 dequeue(): the next packet to send from `fifo`, after CoDel's drops.
-    pub fn dequeue(
+    /// RFC 8289 §5.4 dequeue(): the next packet to send from `queue`, after CoDel's drops.
+    pub fn dequeue<Q: CodelQueue>(
         &mut self,
         p: &CodelParams,
-        fifo: &mut Fifo,
+        queue: &mut Q,
         ctx: &mut QdiscCtx,
         stats: &mut CodelStats,
     ) -> Option<PacketId> {
         let now = ctx.now;
-        let (mut head, mut ok_to_drop) = self.head(p, fifo, ctx);
+        let (mut head, mut ok_to_drop) = self.head(p, queue, ctx);
         let Some(mut id) = head else {
             self.dropping = false;
             return None;
@@ -236,7 +257,7 @@ impl CodelVars {
                     self.drop_next = control_law(self.drop_next, p.interval, self.count);
                     return Some(id);
                 }
-                (head, ok_to_drop) = self.head(p, fifo, ctx);
+                (head, ok_to_drop) = self.head(p, queue, ctx);
                 let Some(next) = head else {
                     self.dropping = false;
                     return None;
@@ -251,7 +272,7 @@ impl CodelVars {
         } else if ok_to_drop {
             // §5.4-5.5: enter the dropping state with this drop.
             if drop_or_mark(p.ecn, id, ctx, stats) {
-                let (next, _) = self.head(p, fifo, ctx);
+                let (next, _) = self.head(p, queue, ctx);
                 head = next;
             }
             self.dropping = true;
@@ -286,7 +307,7 @@ impl QueueDisc for Codel {
         if !self.limit.admits(queued.packets, queued.bytes, ctx.packets[id].size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 

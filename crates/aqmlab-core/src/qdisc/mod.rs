@@ -449,9 +449,10 @@ impl Limit {
 /// miss at every enqueue and dequeue (issue 15).
 const FIFO_INLINE: usize = 4;
 
-/// A FIFO of packet handles with its byte count: the storage most disciplines share.
-/// The oldest [`FIFO_INLINE`] packets sit in a ring inside the struct, the rest behind
-/// them on the heap.
+/// A FIFO of packet handles: the storage most disciplines share. It keeps no byte count: the
+/// link counts the qdisc's ([`Backlog`]), and a discipline of several queues that needs one per
+/// queue keeps it beside the queue (FQ-CoDel). The oldest [`FIFO_INLINE`] packets sit in a ring
+/// inside the struct, the rest behind them on the heap.
 #[derive(Default)]
 pub struct Fifo {
     /// The oldest packets, `ring[head]` first; full whenever `spill` holds any.
@@ -460,7 +461,6 @@ pub struct Fifo {
     ring_len: u8,
     /// The packets behind the ring's, oldest first.
     spill: VecDeque<PacketId>,
-    bytes: u64,
 }
 
 impl Fifo {
@@ -481,8 +481,7 @@ impl Fifo {
         }
     }
 
-    pub fn push(&mut self, id: PacketId, packets: &PacketArena) {
-        self.bytes += packets[id].size as u64;
+    pub fn push(&mut self, id: PacketId) {
         if (self.ring_len as usize) < FIFO_INLINE {
             self.ring_push(id);
         } else {
@@ -500,7 +499,6 @@ impl Fifo {
         self.head = ((self.head as usize + 1) % FIFO_INLINE) as u8;
         self.ring_len -= 1;
         self.refill();
-        self.bytes -= packets[id].size as u64;
         if let Some(next) = self.front() {
             packets.prefetch_hop_fields(next);
         }
@@ -508,7 +506,7 @@ impl Fifo {
     }
 
     /// Removes the packet at the tail (a drop from the back of the queue).
-    pub fn pop_back(&mut self, packets: &PacketArena) -> Option<PacketId> {
+    pub fn pop_back(&mut self) -> Option<PacketId> {
         let id = match self.spill.pop_back() {
             Some(id) => id,
             None if self.ring_len > 0 => {
@@ -517,7 +515,6 @@ impl Fifo {
             }
             None => return None,
         };
-        self.bytes -= packets[id].size as u64;
         Some(id)
     }
 
@@ -537,7 +534,7 @@ impl Fifo {
 
     /// Removes the packet `index` places behind the head (a drop from inside the queue); costs
     /// O(length).
-    pub fn remove(&mut self, index: usize, packets: &PacketArena) -> Option<PacketId> {
+    pub fn remove(&mut self, index: usize) -> Option<PacketId> {
         let id = if index < self.ring_len as usize {
             let id = self.ring[self.ring_at(index)];
             for i in index..self.ring_len as usize - 1 {
@@ -549,7 +546,6 @@ impl Fifo {
         } else {
             self.spill.remove(index - self.ring_len as usize)?
         };
-        self.bytes -= packets[id].size as u64;
         Some(id)
     }
 
@@ -559,10 +555,6 @@ impl Fifo {
 
     pub fn is_empty(&self) -> bool {
         self.ring_len == 0
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.bytes
     }
 }
 
@@ -592,14 +584,14 @@ mod tests {
             match rng.gen_range(0..10) {
                 0..=4 => {
                     let id = ids[rng.gen_range(0..ids.len())];
-                    fifo.push(id, &packets);
+                    fifo.push(id);
                     model.push_back(id);
                 }
                 5..=6 => assert_eq!(fifo.pop(&packets), model.pop_front()),
-                7 => assert_eq!(fifo.pop_back(&packets), model.pop_back()),
+                7 => assert_eq!(fifo.pop_back(), model.pop_back()),
                 8 => {
                     let at = rng.gen_range(0..=model.len());
-                    assert_eq!(fifo.remove(at, &packets), model.remove(at));
+                    assert_eq!(fifo.remove(at), model.remove(at));
                 }
                 _ => {
                     let at = rng.gen_range(0..=model.len());
@@ -610,8 +602,6 @@ mod tests {
             assert_eq!(fifo.len(), model.len());
             assert_eq!(fifo.is_empty(), model.is_empty());
             assert_eq!(fifo.front(), model.front().copied());
-            let bytes: u64 = model.iter().map(|&id| packets[id].size as u64).sum();
-            assert_eq!(fifo.bytes(), bytes);
         }
         assert!(deepest > 3 * FIFO_INLINE, "the spill was used: {deepest} deep");
     }

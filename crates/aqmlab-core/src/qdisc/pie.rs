@@ -256,7 +256,7 @@ impl QueueDisc for Pie {
                 return Verdict::Dropped(DropReason::Early);
             }
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 

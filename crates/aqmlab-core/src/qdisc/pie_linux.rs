@@ -328,13 +328,13 @@ impl QueueDisc for PieLinux {
             let packet = &mut ctx.packets[id];
             let drop = self.drop_early(u64::from(packet.size), queued.bytes);
             if !drop {
-                self.fifo.push(id, ctx.packets);
+                self.fifo.push(id);
                 return Verdict::Enqueued;
             }
             if self.params.ecn && self.vars.prob <= MAX_PROB / 10 && packet.ecn != Ecn::NotEct {
                 packet.ecn = Ecn::Ce;
                 self.stats.ecn_marks += 1;
-                self.fifo.push(id, ctx.packets);
+                self.fifo.push(id);
                 return Verdict::Enqueued;
             }
             DropReason::Early

@@ -629,7 +629,7 @@ impl Red {
             self.spacing.restart();
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 
@@ -738,7 +738,7 @@ mod tests {
                 size: 1000,
                 ..Default::default()
             });
-            h.q.fifo.push(id, &h.arena);
+            h.q.fifo.push(id);
             h.backlog.add(1000);
         }
         h.q.average.avg = q0 as f64;

@@ -429,7 +429,7 @@ impl QueueDisc for RedLinux {
         if backlog + u64::from(packet.size) > self.limit {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 

@@ -379,7 +379,7 @@ impl QueueDisc for Sfb {
                 self.stats.ecn_marks += 1;
             }
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         let mut counted = [None, None];
         for set in [self.active, self.active ^ 1] {
             if set == self.active || warming {

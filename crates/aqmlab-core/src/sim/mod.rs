@@ -443,8 +443,17 @@ impl Simulation {
     }
 
     /// Records the packets the qdisc of `link` marked (before any is freed: a marked arrival may
-    /// still overflow the buffer).
+    /// still overflow the buffer). Checked at every enqueue and dequeue, so only the check is
+    /// inline; few of them mark.
+    #[inline]
     fn record_qdisc_marks(&mut self, link: u32) {
+        if !self.qdisc_events.marks.is_empty() {
+            self.record_marks(link);
+        }
+    }
+
+    #[cold]
+    fn record_marks(&mut self, link: u32) {
         while let Some(id) = self.qdisc_events.marks.pop() {
             self.recorder.on_mark(&self.packets[id], link, self.now);
         }

@@ -3,7 +3,7 @@
 //! The engine tells the recorder what happens to each packet (`on_sent`,
 //! `on_delivered`, `on_drop`, `on_tx`, `on_goodput`) and when to sample the
 //! monitored queues; the recorder does all the counting, as ns-3's `QueueDisc`
-//! base class does, so neither the engine nor the qdiscs count drops by reason.
+//! base class does, so neither the engine nor the qdiscs count drops by reason, nor marks.
 //! Flow counts are of data packets; ACKs count only in the run's totals, which
 //! [`Recorder::finish`] checks for packet conservation before it assembles the
 //! tables. "In the window" means at or after `simulation.warmup`. The links
@@ -13,8 +13,8 @@
 
 use super::pcap::{FlowWire, Frame, LinkCapture};
 use super::{
-    jain_index, max_min_shares, DropCount, DropEvent, FlowResult, LinkResult, QdiscFlowResult, QueueSample, Results,
-    Summary, ThroughputBin,
+    jain_index, max_min_shares, DropCount, DropEvent, FlowResult, LinkResult, MarkCount, QdiscFlowResult, QueueSample,
+    Results, Summary, ThroughputBin,
 };
 use crate::error::InternalError;
 use crate::net::Network;
@@ -73,6 +73,8 @@ struct LinkStats {
     busy_in_window: Time,
     packets_sent: u64,
     drops: u64,
+    /// Packets its qdisc marked CE.
+    marks: u64,
 }
 
 /// The drop table's key; its order (flow, link, reason) is the order of the `drops` rows.
@@ -81,6 +83,13 @@ struct DropKey {
     flow: FlowId,
     link: u32,
     reason: DropReason,
+}
+
+/// The mark table's key; its order is the order of the `marks` rows.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct MarkKey {
+    flow: FlowId,
+    link: u32,
 }
 
 #[derive(Default)]
@@ -129,6 +138,7 @@ pub struct Recorder {
     n_bins: usize,
     link_stats: Vec<LinkStats>,
     drops: BTreeMap<DropKey, DropTally>,
+    marks: BTreeMap<MarkKey, DropTally>,
     drop_log: Vec<DropEvent>,
     queue_samples: Vec<QueueSample>,
     traces: Vec<TraceSample>,
@@ -171,6 +181,7 @@ impl Recorder {
             n_bins,
             link_stats: (0..links).map(|_| LinkStats::default()).collect(),
             drops: BTreeMap::new(),
+            marks: BTreeMap::new(),
             drop_log: Vec::new(),
             queue_samples: Vec::new(),
             traces: Vec::new(),
@@ -322,6 +333,21 @@ impl Recorder {
         }
     }
 
+    /// `link`'s qdisc marked `packet` CE.
+    pub fn on_mark(&mut self, packet: &Packet, link: u32, now: Time) {
+        let in_window = self.in_window(now) as u64;
+        self.link_stats[link as usize].marks += 1;
+        let tally = self
+            .marks
+            .entry(MarkKey {
+                flow: packet.flow,
+                link,
+            })
+            .or_default();
+        tally.total += 1;
+        tally.in_window += in_window;
+    }
+
     /// `link` transmits `packet` (id `id`) from `now` until `done`.
     pub fn on_tx(&mut self, link: u32, id: PacketId, packet: &Packet, now: Time, done: Time) {
         if let Some(Some(capture)) = self.captures.get_mut(link as usize) {
@@ -434,13 +460,15 @@ impl Recorder {
                 utilisation: to_secs(s.busy_in_window) / window,
                 packets_sent: s.packets_sent,
                 drops: s.drops,
-                counters: l
-                    .queue
-                    .qdisc()
-                    .counters()
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
+                counters: {
+                    let qdisc = l.queue.qdisc();
+                    let marks = qdisc.can_mark().then_some(("ecn_marks", s.marks as f64));
+                    marks
+                        .into_iter()
+                        .chain(qdisc.counters())
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect()
+                },
             })
             .collect();
         let normalised: Vec<f64> = flows.iter().map(|f| f.normalised_goodput).collect();
@@ -473,6 +501,16 @@ impl Recorder {
                     flow: key.flow,
                     link: key.link,
                     reason: key.reason.as_str(),
+                    count: tally.total,
+                    window_count: tally.in_window,
+                })
+                .collect(),
+            marks: self
+                .marks
+                .iter()
+                .map(|(key, tally)| MarkCount {
+                    flow: key.flow,
+                    link: key.link,
                     count: tally.total,
                     window_count: tally.in_window,
                 })

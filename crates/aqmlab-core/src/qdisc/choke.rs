@@ -185,10 +185,12 @@ impl QueueDisc for Choke {
         self.red.set_link_rate(rate_bps);
     }
 
+    fn can_mark(&self) -> bool {
+        self.red.can_mark()
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        let mut counters = self.red.counters();
-        counters.push(("matches", self.stats.matches as f64));
-        counters
+        vec![("matches", self.stats.matches as f64)]
     }
 }
 

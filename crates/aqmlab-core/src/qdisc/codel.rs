@@ -199,10 +199,9 @@ pub struct CodelVars {
     dropping: bool,
 }
 
-/// What CoDel counts besides the engine's drop table.
+/// What CoDel counts besides the engine's drop and mark tables.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CodelStats {
-    pub ecn_marks: u64,
     /// Times the dropping state was entered.
     pub dropping_entries: u64,
 }
@@ -253,7 +252,7 @@ impl CodelVars {
             }
             while self.dropping && now >= self.drop_next {
                 self.count += 1;
-                if !drop_or_mark(p.ecn, id, ctx, stats) {
+                if !drop_or_mark(p.ecn, id, ctx) {
                     self.drop_next = control_law(self.drop_next, p.interval, self.count);
                     return Some(id);
                 }
@@ -271,7 +270,7 @@ impl CodelVars {
             }
         } else if ok_to_drop {
             // §5.4-5.5: enter the dropping state with this drop.
-            if drop_or_mark(p.ecn, id, ctx, stats) {
+            if drop_or_mark(p.ecn, id, ctx) {
                 let (next, _) = self.head(p, queue, ctx);
                 head = next;
             }
@@ -315,20 +314,20 @@ impl QueueDisc for Codel {
         self.state.dequeue(&self.params, &mut self.fifo, ctx, &mut self.stats)
     }
 
+    fn can_mark(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("ecn_marks", self.stats.ecn_marks as f64),
-            ("dropping_entries", self.stats.dropping_entries as f64),
-        ]
+        vec![("dropping_entries", self.stats.dropping_entries as f64)]
     }
 }
 
 /// Drops `id`, or marks it CE and keeps it when `ecn` is on and the packet is ECN-capable
 /// (Linux codel_dequeue()); whether it was dropped. Shared by both profiles (codel_linux.rs).
-pub(crate) fn drop_or_mark(ecn: bool, id: PacketId, ctx: &mut QdiscCtx, stats: &mut CodelStats) -> bool {
+pub(crate) fn drop_or_mark(ecn: bool, id: PacketId, ctx: &mut QdiscCtx) -> bool {
     if ecn && ctx.packets[id].ecn != Ecn::NotEct {
-        ctx.packets[id].ecn = Ecn::Ce;
-        stats.ecn_marks += 1;
+        ctx.mark(id);
         return false;
     }
     ctx.drop_packet(id, DropReason::Codel);

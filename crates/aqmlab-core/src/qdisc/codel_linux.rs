@@ -132,7 +132,7 @@ impl Vars {
                 while self.dropping && after_eq(now, self.drop_next) {
                     self.count = self.count.wrapping_add(1);
                     self.newton_step();
-                    if !drop_or_mark(p.ecn, id, ctx, stats) {
+                    if !drop_or_mark(p.ecn, id, ctx) {
                         self.drop_next = control_law(self.drop_next, p.interval, self.rec_inv_sqrt);
                         return Some(id);
                     }
@@ -151,7 +151,7 @@ impl Vars {
             return head;
         }
         if drop {
-            if drop_or_mark(p.ecn, id, ctx, stats) {
+            if drop_or_mark(p.ecn, id, ctx) {
                 head = queue.pop(ctx.packets);
                 self.should_drop(p, head, now, ctx);
             }
@@ -177,7 +177,7 @@ impl Vars {
 mod tests {
     use super::*;
     use crate::packet::{Packet, PacketArena};
-    use crate::qdisc::{Backlog, Fifo};
+    use crate::qdisc::{Backlog, Fifo, QdiscEvents};
 
     #[test]
     fn tcs_times_become_the_kernels_units() {
@@ -251,7 +251,7 @@ mod tests {
     fn the_mtu_test_reads_the_whole_qdiscs_backlog() {
         let p = Params::new(5_000_000, 100_000_000, 1514, false);
         let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
+        let mut events = QdiscEvents::default();
         let mut fifo = Fifo::default();
         // A flow queue of two old packets: its own backlog after the head is one MTU, so alone it
         // never drops; with 10 kB queued in other flows the sojourn decides.
@@ -271,7 +271,7 @@ mod tests {
             };
             // 200 ms of sojourn, twice 150 ms apart: above target past first_above_time.
             for now in [200_000_000, 350_000_000] {
-                let mut ctx = QdiscCtx::new(now, arena, &mut dropped, &mut backlog);
+                let mut ctx = QdiscCtx::new(now, arena, &mut events, &mut backlog);
                 if let Some(sent) = vars.dequeue(&p, fifo, &mut ctx, &mut stats) {
                     backlog.remove(arena[sent].size);
                 }

@@ -321,9 +321,12 @@ impl QueueDisc for FqCodel {
         }
     }
 
+    fn can_mark(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
         vec![
-            ("ecn_marks", self.stats.codel.ecn_marks as f64),
             ("dropping_entries", self.stats.codel.dropping_entries as f64),
             ("new_flows", self.stats.new_flows as f64),
             ("overlimit", self.stats.overlimit as f64),

@@ -3,7 +3,8 @@
 //! A qdisc sees what a router sees: packet headers (flow id, size, ECN bits,
 //! CSFQ label), the clock and its own state. Every drop carries a
 //! [`DropReason`]; drops of packets other than the arriving one (e.g. DRR's
-//! longest-queue push-out) go through [`QdiscCtx::drop_packet`].
+//! longest-queue push-out) go through [`QdiscCtx::drop_packet`], ECN marks through
+//! [`QdiscCtx::mark`].
 //!
 //! To add a discipline, write `my_qdisc.rs` in the order every file here follows
 //! (`red.rs` is the model; Linux `red.h`'s `red_parms` / `red_vars` / `red_stats`):
@@ -21,7 +22,7 @@
 //! `docs/scenario.md`.
 
 use crate::error::ScenarioError;
-use crate::packet::{FlowId, PacketArena, PacketId, PacketKind};
+use crate::packet::{Ecn, FlowId, PacketArena, PacketId, PacketKind};
 use crate::rng::Rng;
 use crate::time::Time;
 use crate::validate::{tagged_registry, take_tag};
@@ -109,6 +110,15 @@ pub enum Verdict {
     Dropped(DropReason),
 }
 
+/// What a qdisc did to packets besides its verdict on the arrival, for the engine to record:
+/// drops of packets already queued ([`QdiscCtx::drop_packet`]) and ECN marks ([`QdiscCtx::mark`]).
+/// The engine takes both out after every enqueue and dequeue.
+#[derive(Debug, Default)]
+pub struct QdiscEvents {
+    pub drops: Vec<(PacketId, DropReason)>,
+    pub marks: Vec<PacketId>,
+}
+
 /// The packets and bytes in a link's queue, counted outside the discipline from what it
 /// answers: an arrival it queues (`Verdict::Enqueued`), a packet it drops from the queue
 /// ([`QdiscCtx::drop_packet`]) and a packet it dequeues. Counted once for every discipline,
@@ -152,10 +162,10 @@ impl Backlog {
         id: PacketId,
         now: Time,
         packets: &mut PacketArena,
-        dropped: &mut Vec<(PacketId, DropReason)>,
+        events: &mut QdiscEvents,
     ) -> Verdict {
         let size = packets[id].size;
-        let mut ctx = QdiscCtx::new(now, packets, dropped, self);
+        let mut ctx = QdiscCtx::new(now, packets, events, self);
         ctx.arrival = Some(id);
         let verdict = qdisc.enqueue(id, &mut ctx);
         if verdict == Verdict::Enqueued && ctx.arrival.is_some() {
@@ -170,20 +180,20 @@ impl Backlog {
         qdisc: &mut Q,
         now: Time,
         packets: &mut PacketArena,
-        dropped: &mut Vec<(PacketId, DropReason)>,
+        events: &mut QdiscEvents,
     ) -> Option<PacketId> {
-        let id = qdisc.dequeue(&mut QdiscCtx::new(now, packets, dropped, self))?;
+        let id = qdisc.dequeue(&mut QdiscCtx::new(now, packets, events, self))?;
         self.remove(packets[id].size);
         Some(id)
     }
 }
 
 /// What a qdisc may touch while it works: the clock, packet headers, the queue's length, and
-/// the list of packets it drops besides the arriving one.
+/// the lists of packets it drops besides the arriving one and of those it marks.
 pub struct QdiscCtx<'a> {
     pub now: Time,
     pub packets: &'a mut PacketArena,
-    dropped: &'a mut Vec<(PacketId, DropReason)>,
+    events: &'a mut QdiscEvents,
     backlog: &'a mut Backlog,
     /// The packet being offered, until the qdisc drops it with [`Self::drop_packet`] (FQ-CoDel's
     /// fattest queue may be its own): it is not in the backlog yet.
@@ -191,16 +201,11 @@ pub struct QdiscCtx<'a> {
 }
 
 impl<'a> QdiscCtx<'a> {
-    fn new(
-        now: Time,
-        packets: &'a mut PacketArena,
-        dropped: &'a mut Vec<(PacketId, DropReason)>,
-        backlog: &'a mut Backlog,
-    ) -> Self {
+    fn new(now: Time, packets: &'a mut PacketArena, events: &'a mut QdiscEvents, backlog: &'a mut Backlog) -> Self {
         QdiscCtx {
             now,
             packets,
-            dropped,
+            events,
             backlog,
             arrival: None,
         }
@@ -213,7 +218,14 @@ impl<'a> QdiscCtx<'a> {
         } else {
             self.backlog.remove(self.packets[id].size);
         }
-        self.dropped.push((id, reason));
+        self.events.drops.push((id, reason));
+    }
+
+    /// Marks `id` (the arrival, or a packet being dequeued) Congestion Experienced instead of
+    /// dropping it (RFC 3168 §5); the engine counts the mark by (flow, link), as it counts drops.
+    pub fn mark(&mut self, id: PacketId) {
+        self.packets[id].ecn = Ecn::Ce;
+        self.events.marks.push(id);
     }
 
     /// The queue as it stands: the packets queued before this call, less those dropped in
@@ -227,10 +239,9 @@ impl<'a> QdiscCtx<'a> {
 /// The queue discipline at the sending end of a link. The link counts what it holds
 /// ([`Backlog`]).
 ///
-/// ECN: a qdisc that marks instead of dropping sets the arriving packet's
-/// `ctx.packets[id].ecn` to [`Ecn::Ce`](crate::packet::Ecn::Ce), returns `Enqueued`
-/// and counts the mark in its `ecn_marks` counter (the engine's drop table does not
-/// see marks).
+/// ECN: a qdisc that marks instead of dropping calls [`QdiscCtx::mark`] (and, for the arrival,
+/// returns `Enqueued`); the engine counts marks by (flow, link) and reports a link's total as its
+/// `ecn_marks` counter when the discipline [`can_mark`](QueueDisc::can_mark).
 pub trait QueueDisc: Send {
     /// Offers an arriving packet. On `Dropped` the caller frees it.
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict;
@@ -240,10 +251,15 @@ pub trait QueueDisc: Send {
     fn gauges(&self) -> Gauges {
         Gauges::default()
     }
+    /// Whether the discipline marks ECN-capable packets ([`QdiscCtx::mark`]) under some
+    /// configuration: its link then reports `ecn_marks` first among its counters, 0 included.
+    fn can_mark(&self) -> bool {
+        false
+    }
     /// Algorithm-specific counters reported at the end of a run. The engine already
-    /// counts every drop by (flow, link, [`DropReason`]), so these report only what that
-    /// table cannot: marks (`ecn_marks`), sub-reasons of a reason (`<what>_drops`, e.g.
-    /// BRED's `wm_drops`) and state (`n_hat`, `avgcq`, `alpha_bps`, `peak_active_flows`).
+    /// counts every drop by (flow, link, [`DropReason`]) and every mark, so these report only
+    /// what that cannot: sub-reasons of a reason (`<what>_drops`, e.g. BRED's `wm_drops`) and
+    /// state (`n_hat`, `avgcq`, `alpha_bps`, `peak_active_flows`).
     fn counters(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }

@@ -1,10 +1,10 @@
 """`aqmlab.emulate`: a scenario's network in real time between real Linux endpoints.
 
 The Rust core (`aqmlab_core::emulate`, docs/emulate.md) makes two network namespaces, a TUN
-device in each, the flows' real sockets (Linux's TCP with the flow's `tcp.cc`, a paced UDP
-sender for CBR) and runs the scenario's network, its queue disciplines included, on the
-monotonic clock between them. The results are the tables `run` gives; the forwarder's own
-figures (time added per pass, CPU) come beside them. Needs root.
+device in each, the flows' real sockets (Linux's TCP with the flow's `tcp.cc`; for CBR and
+ON-OFF a UDP sender driven by the simulator's own source) and runs the scenario's network, its
+queue disciplines included, on the monotonic clock between them. The results are the tables
+`run` gives; the forwarder's own figures (time added per pass, CPU) come beside them. Needs root.
 """
 
 from __future__ import annotations

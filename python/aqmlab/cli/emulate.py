@@ -44,7 +44,8 @@ app = command_app()
     help=command_help(
         "emulate",
         "Each flow's endpoints are real sockets in two network namespaces that aqmlab makes: TCP flows are "
-        "Linux's TCP with the flow's `tcp.cc` (reno, the default, cubic or bbr), CBR flows a paced UDP sender. "
+        "Linux's TCP with the flow's `tcp.cc` (reno, the default, cubic or bbr), CBR and ON-OFF flows UDP "
+        "senders driven by the simulator's own sources. "
         "Between them the scenario's links, their queue disciplines included, run in real time (docs/emulate.md). "
         "Prints the same per-flow table as `run`, then what the forwarder added per packet and its CPU; with "
         "--out it writes the files `run --out` writes (with --pcap, captures of the real packets' headers) and "

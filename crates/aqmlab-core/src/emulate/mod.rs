@@ -18,7 +18,7 @@
 //! Flow `i` is `198.18.1.1:(20000+i) -> 198.18.2.1:(30000+i)` (198.18.0.0/15: RFC 2544's
 //! benchmarking range); only these two addresses exist, each in a namespace this run made.
 //!
-//! Limits (docs/emulate.md): dumbbell topologies; TCP (Linux's, `tcp.cc`) and CBR flows;
+//! Limits (docs/emulate.md): dumbbell topologies; TCP (Linux's, `tcp.cc`), CBR and ON-OFF flows;
 //! packets of at most 1500 B; at most [`MAX_DURATION`] s and [`MAX_FLOWS`] flows. Needs
 //! root. What cannot be expressed yet is refused by [`check`], naming the field.
 
@@ -28,7 +28,6 @@ mod linux;
 use crate::error::{InternalError, ScenarioError};
 use crate::metrics::{pcap, Results};
 use crate::packet::{Ecn, FlowId, Packet, PacketId, PacketKind};
-use crate::rng::Rng;
 use crate::scenario::{Scenario, TopologySpec};
 use crate::sim::Simulation;
 use crate::time::{to_secs, Time};
@@ -98,12 +97,6 @@ impl From<io::Error> for EmulateError {
     }
 }
 
-/// What a flow's endpoints are, from its `type`.
-enum Kind {
-    Tcp(CongestionControl),
-    Cbr { rate_bps: f64, jitter: bool },
-}
-
 /// Checks that emulation can run `scenario`: an error names the first field it cannot
 /// express yet. Returns notes on what is taken differently from a simulation (e.g. the
 /// simulated TCP's options, which Linux's TCP replaces), for the user.
@@ -166,13 +159,7 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                     ));
                 }
             }
-            FlowKind::Cbr(cbr) => {
-                if !cbr.rate_changes.is_empty() {
-                    return not_yet(
-                        &format!("{path}.rate_changes"),
-                        "no CBR rate changes under emulation yet",
-                    );
-                }
+            FlowKind::Cbr(_) | FlowKind::OnOff(_) => {
                 if !(endpoints::UDP_HEADERS + 1..=MTU).contains(&size) {
                     return not_yet(
                         &format!("{path}.packet_size"),
@@ -183,7 +170,10 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
             other => {
                 return not_yet(
                     &format!("{path}.type"),
-                    &format!("emulation runs tcp and cbr flows, yet, not {:?}", other.type_name()),
+                    &format!(
+                        "emulation runs tcp, cbr and onoff flows, yet, not {:?}",
+                        other.type_name()
+                    ),
                 )
             }
         }
@@ -536,26 +526,20 @@ impl Emulation {
     pub fn start(scenario: &Scenario, capture_dir: Option<&Path>) -> Result<Emulation, EmulateError> {
         let notes = check(scenario)?;
         let flows = scenario.expanded_flows();
-        let kinds: Vec<Kind> = flows
-            .iter()
-            .map(|f| match &f.spec.kind {
-                FlowKind::Tcp(tcp) => Kind::Tcp(cc_of(&tcp.tcp)),
-                FlowKind::Cbr(cbr) => Kind::Cbr {
-                    rate_bps: cbr.rate.0,
-                    jitter: cbr.jitter,
-                },
-                _ => unreachable!("check() refused every other type"),
-            })
-            .collect();
         let deliveries = Arc::new(Mutex::new(Vec::new()));
         let shared: Vec<Arc<FlowShared>> = flows.iter().map(|_| Arc::default()).collect();
         // The agents are built in flow order, each with its flow's stream after the start was
-        // drawn, as `Simulation::build` does: the endpoints start and jitter as simulated ones.
-        let mut schedule: Vec<(Time, Time, Rng)> = Vec::new();
+        // drawn, as `Simulation::build` does: the endpoints start as simulated ones, and a UDP
+        // flow's sender is driven by its simulated source, which then sends as in a simulation.
+        let mut schedule = Vec::new();
         let mut sim = Simulation::build_with(scenario, |f, stop, rng| {
             let mut start_rng = crate::rng::stream(scenario.simulation.seed, &format!("flow/{}", f.name));
             let start = f.spec.common.draw_start(&mut start_rng);
-            schedule.push((start, stop, rng));
+            let source = match f.spec.kind {
+                FlowKind::Tcp(_) => None,
+                _ => Some(f.spec.build_agents(stop, rng).0),
+            };
+            schedule.push((start, stop, source));
             let relay = |shared| {
                 Box::new(Relay {
                     out: deliveries.clone(),
@@ -577,15 +561,16 @@ impl Emulation {
         ];
         let mut endpoints = Vec::new();
         let mut table = HashMap::new();
-        for ((f, kind), (start, stop, rng)) in flows.iter().zip(&kinds).zip(schedule) {
-            let tcp = matches!(kind, Kind::Tcp(_));
+        for (f, (start, stop, source)) in flows.iter().zip(schedule) {
+            let tcp = source.is_none();
             let tuple = five_tuple(f.id, tcp);
             table.insert(tuple, (f.id, PacketKind::Data));
             table.insert(tuple.reversed(), (f.id, PacketKind::Ack));
             let size = f.spec.common.packet_size.0 as u32;
-            let sockets = match *kind {
-                Kind::Tcp(cc) => Sockets::Tcp {
+            let sockets = match (&f.spec.kind, source) {
+                (FlowKind::Tcp(options), _) => Sockets::Tcp {
                     sender: sender_ns.run(|| {
+                        let cc = cc_of(&options.tcp);
                         let s = linux::socket(libc::AF_INET, libc::SOCK_STREAM)?;
                         linux::set_reuse_addr(&s)?;
                         linux::set_congestion_control(&s, cc.linux_name())
@@ -603,7 +588,7 @@ impl Emulation {
                     })?,
                     to: tuple.dst,
                 },
-                Kind::Cbr { rate_bps, jitter } => Sockets::Cbr {
+                (_, Some(source)) => Sockets::Udp {
                     sender: sender_ns.run(|| {
                         let s = linux::socket(libc::AF_INET, libc::SOCK_DGRAM)?;
                         linux::bind(&s, tuple.src)?;
@@ -615,10 +600,9 @@ impl Emulation {
                         linux::bind(&s, tuple.dst)?;
                         Ok(s)
                     })?,
-                    rate_bps,
-                    jitter,
-                    rng,
+                    source,
                 },
+                (_, None) => unreachable!("every flow but TCP has its source"),
             };
             endpoints.push(Endpoint {
                 sockets,
@@ -787,8 +771,7 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
     #[test]
     fn what_emulation_cannot_express_is_refused_naming_the_field() {
         assert!(
-            refused("[[flows]]\ntype = \"onoff\"\nrate = \"1Mbps\"\non_time = \"1s\"\noff_time = \"1s\"")
-                .starts_with("flows[0].type: emulation runs tcp and cbr flows")
+            refused("[[flows]]\ntype = \"tfrc\"").starts_with("flows[0].type: emulation runs tcp, cbr and onoff flows")
         );
         assert!(
             refused("[[flows]]\ntype = \"tcp\"\nworkload = { type = \"transfer\", packets = 10 }")
@@ -796,9 +779,9 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
         );
         assert!(refused("[[flows]]\ntype = \"tcp\"\npacket_size = \"9000B\"").starts_with("flows[0].packet_size:"));
         assert!(refused(
-            "[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\nrate_changes = [{ at = \"1s\", rate = \"2Mbps\" }]"
+            "[[flows]]\ntype = \"onoff\"\nrate = \"1Mbps\"\non_time = \"1s\"\noff_time = \"1s\"\npacket_size = \"9000B\""
         )
-        .starts_with("flows[0].rate_changes:"));
+        .starts_with("flows[0].packet_size: a UDP packet is 29 to 1500 B"));
         let long = Scenario::from_toml_str(
             "[simulation]\nduration = \"601s\"\n[topology]\ntype = \"dumbbell\"\nbottleneck = { rate = \"10Mbps\", delay = \"1ms\" }\n[[flows]]\ntype = \"tcp\"",
         )

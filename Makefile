@@ -58,10 +58,10 @@ ns2:
 ns2-reference: $(BUILT) ns2
 	$(PYTHON) -m aqmlab.ns2.validate --record
 
-# Linux's numbers for `aqmlab validate linux` (docs/linux.md): every cell (8 qdiscs × reno, cubic)
-# three times in Linux 6.1 under User-Mode Linux, one run at a time (about an hour; runs are kept
-# under /var/tmp/aqmlab-linux-reference and resumed), written to python/aqmlab/linux/reference.json
-# with the kernel, the date and the host's load. UML is installed with apt-get when this runs as root.
+# Linux's numbers for `aqmlab validate linux` (docs/linux.md): every cell (8 qdiscs × reno, cubic,
+# bbr) three times and the two BBR-against-CUBIC pairs five times in Linux 6.1 under User-Mode Linux,
+# one run at a time (about 1.5 hours; runs are kept under /var/tmp/aqmlab-linux-reference and
+# resumed), written to python/aqmlab/linux/reference.json with the kernel, the date and the host's load. UML is installed with apt-get when this runs as root.
 linux-reference: $(BUILT)
 	@[ -x /usr/bin/linux.uml ] && command -v iperf3 >/dev/null && command -v modprobe >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -70,6 +70,7 @@ linux-reference: $(BUILT)
 	    echo "linux-reference: needs user-mode-linux, iperf3, ethtool and kmod (apt-get install ...)" >&2; exit 2; \
 	  fi; }
 	$(PYTHON) -m aqmlab.linux.reference --record
+	$(PYTHON) -m aqmlab.linux.reference --record --pairs
 
 # `validate emulate`'s emulated column: every Linux cell emulated (`aqmlab emulate`: this machine's
 # Linux TCP through aqmlab's qdisc twin) three times, 30 s each (about half an hour; root), kept under

@@ -8,7 +8,7 @@ import json
 import aqmlab
 import pytest
 from aqmlab import ScenarioError
-from aqmlab.linux import emulated, reference, tc, validate
+from aqmlab.linux import emulated, reference, tc, uml, validate
 from conftest import aqmlab_cli
 
 RED = "red limit 64000 min 16000 max 32000 avpkt 1000 burst 100 probability 0.1 bandwidth 10mbit"
@@ -181,6 +181,48 @@ def test_recording_resumes_and_summarises_every_cell(tmp_path):
     assert calls == [("red", "reno", 2)]
     with pytest.raises(SystemExit, match="unknown cell"):
         reference.record_cells(tmp_path, 1, ["cake"], measure)
+
+
+def test_recorded_pairs_carry_each_flows_share(tmp_path):
+    """`record_pairs` keeps each BBR-against-CUBIC run with its flows' goodputs and BBR's share, and
+    summarises them per pair."""
+
+    def measure(key, run, folder):
+        bbr = {"bbr-cubic/0.5bdp": 8.0, "bbr-cubic/4bdp": 3.0}[key] + run
+        return {m: 1.0 for m in reference.METRICS} | {
+            "tcp_flow_mbps": [bbr, 10.0 - bbr],
+            "delay_median_ms": 5.0 * run,
+            "load_before": 0.5,
+            "load_after": 1.5,
+        }
+
+    pairs, _ = reference.record_pairs(tmp_path, 2, measure)
+    assert set(pairs) == set(reference.PAIRS)
+    shallow = pairs["bbr-cubic/0.5bdp"]
+    assert shallow["qdisc"] == "bfifo limit 25000" and pairs["bbr-cubic/4bdp"]["qdisc"] == "bfifo limit 200000"
+    assert [run["bbr_share"] for run in shallow["runs"]] == pytest.approx([0.9, 1.0])
+    assert shallow["bbr_share"]["mean"] == pytest.approx(0.95) and shallow["cubic_mbps"]["max"] == 1.0
+
+
+def test_a_dumbbell_script_runs_the_flows_it_names():
+    """The guest's script for a mixed dumbbell starts one client per TCP flow with its own congestion
+    control and base RTT, and no UDP client when the dumbbell has none; a cell's has the UDP flood."""
+    pair = uml.job_script("bfifo limit 25000", reference.PAIR_DUMBBELL, 60)
+    assert "ccs=(bbr cubic)" in pair and "for rtt in 40 40; do" in pair and "-u -b" not in pair
+    assert "-ge 2 ]" in pair and "for h in 11 12; do" in pair
+    cell = uml.job_script("sfq limit 64", uml.Dumbbell.cell("reno"), 30)
+    assert "ccs=(reno reno reno reno reno reno reno reno)" in cell
+    assert "-p 5209 -B 10.1.0.20 -u -b 10M" in cell and "-ge 9 ]" in cell
+    assert uml.Dumbbell.cell("cubic").headers == (52,) * 8 + (28,)
+    with pytest.raises(ValueError, match="1 to 9 TCP flows, got 10"):
+        uml.Dumbbell((("reno", 20),) * 10)
+
+
+def test_a_run_kept_before_its_dumbbell_was_written_is_the_cells(tmp_path):
+    """Runs recorded before `dumbbell.json` existed are measured again as the cells' dumbbell."""
+    assert uml.Dumbbell.of_run(tmp_path).senders == (11, 12, 13, 14, 15, 16, 17, 18, 20)
+    (tmp_path / "dumbbell.json").write_text(json.dumps(reference.PAIR_DUMBBELL.to_dict()))
+    assert uml.Dumbbell.of_run(tmp_path) == reference.PAIR_DUMBBELL
 
 
 def _bbr_beside_cubic(limit: int) -> dict[str, float]:

@@ -114,6 +114,26 @@ def test_ecn_marks_and_echoes_belong_to_the_ecn_flow_only(run):
     assert {ip.data.sport for ip in marked} == {ip.data.sport for ip in echoed} == {10_000}
 
 
+def test_the_marks_table_counts_the_ce_packets_on_the_wire(run):
+    results, out = run
+    bottleneck = results.link("L->R")
+    marks = results.marks
+    assert set(marks["flow"]) == {0} and set(marks["link"]) == {bottleneck["id"]}
+    assert marks["count"].sum() == bottleneck["qdisc.ecn_marks"]
+    # A packet marked on L->R is sent on it, dropped there (RED marks before its buffer check), or
+    # still queued at the end: at most the 30-packet limit.
+    on_wire = sum(ip.tos & 0b11 == 0b11 for stem in ("L-R", "L-R.drops") for _, ip in capture(out / f"{stem}.pcap"))
+    assert 0 < on_wire <= marks["count"].sum() <= on_wire + 30
+
+
+def test_a_run_without_marks_has_no_marks_table(tmp_path):
+    results = aqmlab.run(dumbbell({"type": "tcp"}, qdisc={"type": "red", "ecn": True}, duration="2s"))
+    assert "marks" not in results.raw and results.marks.empty
+    assert results.link("L->R")["qdisc.ecn_marks"] == 0
+    results.save(tmp_path, format="csv")
+    assert not (tmp_path / "marks.csv").exists()
+
+
 def test_same_scenario_same_bytes_and_the_cli_writes_the_links_asked_for(run, tmp_path):
     _, out = run
     path = write_scenario(tmp_path / "s.toml", mixed_scenario())

@@ -112,8 +112,9 @@ CASES: dict[str, list[Case]] = {
         Case(["export", "ns2", SCENARIO, "-o", "{out}/cbr-overload.tcl"], prints=False),
     ],
     # Root is needed (CI runs as root; tests/test_emulate.py covers the refusal without it).
-    "aqmlab emulate FILE [--duration S] [--json]": [
-        Case(["emulate", SCENARIO, "--duration", "3", "--warmup", "1", "--json"])
+    "aqmlab emulate FILE [--duration S] [--json] [--out DIR [--pcap 'L->R,R->L'] [--pcap-drops]]": [
+        Case(["emulate", SCENARIO, "--duration", "3", "--warmup", "1", "--json"]),
+        Case(["emulate", SCENARIO, "--duration", "2", "--warmup", "1", "--out", "{out}/emu", "--pcap", "L->R,R->L"]),
     ],
     "aqmlab crosscheck FILE [--seeds N] [--json]": [
         Case(["crosscheck", SCENARIO, "--seeds", "2", "--json"], needs_ns2=True)

@@ -1,10 +1,10 @@
 """`aqmlab.emulate`: a scenario's network in real time between real Linux endpoints.
 
 The Rust core (`aqmlab_core::emulate`, docs/emulate.md) makes two network namespaces, a TUN
-device in each, the flows' real sockets (Linux's TCP with the flow's `tcp.cc`, a paced UDP
-sender for CBR) and runs the scenario's network, its queue disciplines included, on the
-monotonic clock between them. The results are the tables `run` gives; the forwarder's own
-figures (time added per pass, CPU) come beside them. Needs root.
+device in each, the flows' real sockets (Linux's TCP with the flow's `tcp.cc`; for CBR and
+ON-OFF a UDP sender driven by the simulator's own source) and runs the scenario's network, its
+queue disciplines included, on the monotonic clock between them. The results are the tables
+`run` gives; the forwarder's own figures (time added per pass, CPU) come beside them. Needs root.
 """
 
 from __future__ import annotations
@@ -38,9 +38,12 @@ def emulate(
     scenario: Scenario | Mapping | str | Path,
     progress: Progress | None = None,
     note: Callable[[str], None] | None = None,
+    pcap_dir: str | Path | None = None,
 ) -> Emulated:
     """Emulates a scenario (a `Scenario`, a dict, or a path to a TOML file) for its duration,
-    in real time.
+    in real time. With `pcap_dir`, the links `simulation.pcap` names are captured into that
+    folder as in `aqmlab.run` (`<link>.pcap`, listed in `Results.pcap_files`), each record the
+    real packet's headers.
 
     `progress(seconds_done, seconds_total, label)` is called every `PROGRESS_EVERY` s;
     `note(text)` gets what is taken differently from a simulation (e.g. the simulated TCP's
@@ -52,7 +55,7 @@ def emulate(
     """
     scenario = _as_scenario(scenario)
     start = time.perf_counter()
-    emulation = _core.Emulation(scenario.to_json())
+    emulation = _core.Emulation(scenario.to_json(), None if pcap_dir is None else str(pcap_dir))
     try:
         for text in emulation.notes:
             if note is not None:
@@ -68,4 +71,6 @@ def emulate(
         raise KeyboardInterrupt(f"interrupted at {at:.1f} s of {emulation.duration:g} s emulated") from None
     finally:
         emulation.close()
-    return Emulated(Results(json.loads(raw), scenario, time.perf_counter() - start), json.loads(stats))
+    wall = time.perf_counter() - start
+    captures = [Path(p) for p in emulation.capture_files]
+    return Emulated(Results(json.loads(raw), scenario, wall, captures), json.loads(stats))

@@ -59,6 +59,9 @@ SCHEMA: dict[str, dict[str, str]] = {
         "drops": "int64",
     },
     "drops": {"flow": "int64", "link": "int64", "reason": "string", "count": "int64", "window_count": "int64"},
+    # ECN marks (set CE by a link's qdisc) by flow and link, as `drops` without a reason; only the
+    # pairs with a mark.
+    "marks": {"flow": "int64", "link": "int64", "count": "int64", "window_count": "int64"},
     "throughput": {"time": "float64", "flow": "int64", "bps": "float64"},
     # `average` is the qdisc's averaged queue (RED's avg) in its own unit; NaN when it has none.
     # SRED adds `hit_frequency` (its P(t)) when a sampled link runs it.
@@ -131,17 +134,18 @@ def _counters_frame(rows: list[dict[str, Any]], schema: dict[str, str], prefix: 
 COUNTER_PREFIX = {"links": "qdisc.", "qdisc_flows": ""}
 
 # Tables `save()` writes only when they have rows (only some disciplines fill them).
-SAVED_IF_FILLED = ("qdisc_flows",)
+SAVED_IF_FILLED = ("marks", "qdisc_flows")
 
 
 class Results:
-    """What one run produced: DataFrames (`flows`, `links`, `drops`, `throughput`,
+    """What one run produced: DataFrames (`flows`, `links`, `drops`, `marks`, `throughput`,
     `queue`, `drop_log`, `traces`, `transfers`, `qdisc_flows`), `summary()`, `save()`, and
     `pcap_files`: the packet captures written while it ran (`aqmlab.run(..., pcap_dir=)`)."""
 
     flows: pd.DataFrame
     links: pd.DataFrame
     drops: pd.DataFrame
+    marks: pd.DataFrame
     throughput: pd.DataFrame
     queue: pd.DataFrame
     drop_log: pd.DataFrame
@@ -230,8 +234,8 @@ class Results:
         return out
 
     def save(self, out_dir: str | Path, format: str = "parquet") -> list[Path]:
-        """Writes every table (`<table>.parquet` or `.csv`; `qdisc_flows` only when it has
-        rows), `summary.json` (without wall time) and, when known, `scenario.json`.
+        """Writes every table (`<table>.parquet` or `.csv`; `marks` and `qdisc_flows` only when
+        they have rows), `summary.json` (without wall time) and, when known, `scenario.json`.
         Same scenario + seed = identical bytes."""
         if format not in ("parquet", "csv"):
             raise ValueError(f"format: must be parquet or csv, got {format!r}")

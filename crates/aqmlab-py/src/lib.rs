@@ -194,9 +194,11 @@ fn emulate_error_to_py(e: aqmlab_core::emulate::EmulateError) -> PyErr {
 
 /// The scenario's network in real time between real Linux endpoints (`aqmlab emulate`).
 ///
-/// `Emulation(scenario_json)` checks the scenario (ScenarioError naming what emulation
-/// cannot express), makes the namespaces, devices and sockets (OSError if the machine
-/// refuses, e.g. without root) and starts the clock. Then `wait(seconds)` until it returns
+/// `Emulation(scenario_json, capture_dir=None)` checks the scenario (ScenarioError naming
+/// what emulation cannot express), opens the captures `simulation.pcap` asks for in
+/// `capture_dir` (OSError naming a file that cannot be written), makes the namespaces,
+/// devices and sockets (OSError if the machine refuses, e.g. without root) and starts the
+/// clock. Then `wait(seconds)` until it returns
 /// True, and `finish()` for `(results_json, stats_json)`; `close()` (or Ctrl-C in `wait`)
 /// stops every thread and removes every namespace.
 #[pyclass(module = "aqmlab._core")]
@@ -204,6 +206,7 @@ struct Emulation {
     inner: Mutex<Option<aqmlab_core::emulate::Emulation>>,
     duration: f64,
     notes: Vec<String>,
+    capture_files: Vec<std::path::PathBuf>,
 }
 
 impl Emulation {
@@ -215,14 +218,16 @@ impl Emulation {
 #[pymethods]
 impl Emulation {
     #[new]
-    fn new(py: Python<'_>, scenario_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (scenario_json, capture_dir = None))]
+    fn new(py: Python<'_>, scenario_json: &str, capture_dir: Option<std::path::PathBuf>) -> PyResult<Self> {
         let scenario = parse(scenario_json)?;
         let emulation = py
-            .allow_threads(|| aqmlab_core::emulate::Emulation::start(&scenario))
+            .allow_threads(|| aqmlab_core::emulate::Emulation::start(&scenario, capture_dir.as_deref()))
             .map_err(emulate_error_to_py)?;
         Ok(Emulation {
             duration: emulation.duration(),
             notes: emulation.notes().to_vec(),
+            capture_files: emulation.capture_files().to_vec(),
             inner: Mutex::new(Some(emulation)),
         })
     }
@@ -259,6 +264,12 @@ impl Emulation {
     #[getter]
     fn notes(&self) -> Vec<String> {
         self.notes.clone()
+    }
+
+    /// The capture files being written (`simulation.pcap`), complete once `finish` returns.
+    #[getter]
+    fn capture_files(&self) -> Vec<std::path::PathBuf> {
+        self.capture_files.clone()
     }
 
     /// Stops every thread and removes the namespaces with their devices and sockets.

@@ -8,6 +8,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,6 +24,10 @@ from . import COMMANDS
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ..progress import RunProgress
+    from ..results import Results
+    from ..scenario import Scenario
 
 
 def command_app() -> typer.Typer:
@@ -63,6 +68,58 @@ def interrupted(e: KeyboardInterrupt) -> typer.Exit:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(to_json_value(data)) + "\n")
+
+
+# Options of the commands that write a run's folder: `run` and `emulate`.
+class Format(str, Enum):
+    parquet = "parquet"
+    csv = "csv"
+
+
+OutOption = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Write the tables, summary.json and plots to this folder.")
+]
+FormatOption = Annotated[Format, typer.Option("--format", help="File format of the tables.")]
+NoPlotsOption = Annotated[bool, typer.Option("--no-plots", help="Do not draw the plots.")]
+PcapOption = Annotated[
+    str | None,
+    typer.Option(
+        "--pcap",
+        help="Capture these links (comma-separated, by name `L->R` or file name `L-R`) to OUT/<link>.pcap: "
+        "every packet each transmits, with IPv4 and TCP/UDP headers. Sets simulation.pcap.",
+    ),
+]
+PcapDropsOption = Annotated[
+    bool, typer.Option("--pcap-drops", help="Also capture what those links drop, to OUT/<link>.drops.pcap.")
+]
+
+
+def with_captures(scenario: Scenario, pcap: str | None, pcap_drops: bool, out: Path | None) -> Scenario:
+    """`scenario` with --pcap and --pcap-drops applied (validated); `fail` if --pcap has no --out."""
+    if pcap is not None:
+        scenario = scenario.with_({"simulation.pcap": [name.strip() for name in pcap.split(",") if name.strip()]})
+    if pcap_drops:
+        scenario = scenario.with_({"simulation.pcap_drops": True})
+    scenario.validate()
+    if pcap is not None and out is None:
+        raise fail("--pcap: give --out DIR, the folder the captures are written to")
+    if scenario.get_or("simulation.pcap") and out is None:
+        say("simulation.pcap: no capture written without --out DIR")
+    return scenario
+
+
+def save_results(results: Results, folder: Path, out: Path, format: str, plots: bool, bars: RunProgress) -> None:
+    """The tables, summary and plots of a run, into `folder` (which becomes `out`)."""
+    from ..plots import save_run_figures
+
+    try:
+        bars.stage(f"writing the tables to {out}")
+        results.save(folder, format=format)
+        if plots:
+            bars.stage(f"drawing the plots into {out}")
+            save_run_figures(results, folder)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("interrupted while saving the results: nothing written") from None
 
 
 # Options of the commands that write an output folder (outdir.py), and of those that use Dask.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,9 +12,30 @@ import typer
 from .. import terminal
 from .._core import ScenarioError
 from ..emulate import emulate as emulate_scenario
+from ..outdir import OutputError, result_folder
 from ..progress import RunProgress
+from ..results import to_json_value
 from ..scenario import load
-from ._common import command_app, command_help, console, fail, interrupted, print_json, say, summary_lines
+from ._common import (
+    ForceOption,
+    Format,
+    FormatOption,
+    NoPlotsOption,
+    OutOption,
+    PcapDropsOption,
+    PcapOption,
+    WaitOption,
+    command_app,
+    command_help,
+    console,
+    fail,
+    interrupted,
+    print_json,
+    save_results,
+    say,
+    summary_lines,
+    with_captures,
+)
 
 app = command_app()
 
@@ -21,9 +44,12 @@ app = command_app()
     help=command_help(
         "emulate",
         "Each flow's endpoints are real sockets in two network namespaces that aqmlab makes: TCP flows are "
-        "Linux's TCP with the flow's `tcp.cc` (reno, the default, cubic or bbr), CBR flows a paced UDP sender. "
+        "Linux's TCP with the flow's `tcp.cc` (reno, the default, cubic or bbr), CBR and ON-OFF flows UDP "
+        "senders driven by the simulator's own sources. "
         "Between them the scenario's links, their queue disciplines included, run in real time (docs/emulate.md). "
-        "Prints the same per-flow table as `run`, then what the forwarder added per packet and its CPU. Needs "
+        "Prints the same per-flow table as `run`, then what the forwarder added per packet and its CPU; with "
+        "--out it writes the files `run --out` writes (with --pcap, captures of the real packets' headers) and "
+        "emulation.json, the forwarder's figures. Needs "
         "root (CAP_SYS_ADMIN, CAP_NET_ADMIN); every namespace, device and thread it made is removed when it "
         "ends, fails or is interrupted. A scenario emulation cannot express yet is refused naming the field.",
     )
@@ -45,6 +71,13 @@ def emulate(
     wide: Annotated[
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
+    out: OutOption = None,
+    format: FormatOption = Format.parquet,
+    no_plots: NoPlotsOption = False,
+    pcap: PcapOption = None,
+    pcap_drops: PcapDropsOption = False,
+    force: ForceOption = False,
+    wait: WaitOption = False,
 ) -> None:
     try:
         scenario = load(file)
@@ -54,10 +87,19 @@ def emulate(
             scenario = scenario.with_({"simulation.duration": f"{duration}s"})
         if warmup is not None:
             scenario = scenario.with_({"simulation.warmup": f"{warmup}s"})
-        scenario.validate()
-        with RunProgress(console) as bars:
-            emulated = emulate_scenario(scenario, progress=bars, note=lambda text: say(f"note: {text}"))
-    except ScenarioError as e:
+        scenario = with_captures(scenario, pcap, pcap_drops, out)
+        about = {"kind": "emulate", "name": scenario.name, "scenario_sha256": scenario.digest()}
+        with (
+            result_folder(out, about, force, wait, say) if out is not None else contextlib.nullcontext() as folder,
+            RunProgress(console) as bars,
+        ):
+            emulated = emulate_scenario(
+                scenario, progress=bars, note=lambda text: say(f"note: {text}"), pcap_dir=folder
+            )
+            if folder is not None:
+                save_results(emulated.results, folder, out, format.value, not no_plots, bars)
+                (folder / "emulation.json").write_text(json.dumps(to_json_value(emulated.stats), indent=2) + "\n")
+    except (ScenarioError, OutputError) as e:
         raise fail(str(e)) from None
     except OSError as e:
         raise fail(str(e), code=1) from None
@@ -71,6 +113,8 @@ def emulate(
         print_json({**summary, "emulation": stats})
     else:
         terminal.show([*summary_lines(summary, wide), *_kernel_tcp_lines(stats), _forwarder_line(stats)])
+    if out is not None:  # the tables, summary, plots, captures, emulation.json and manifest
+        say(f"wrote {sum(1 for _ in out.iterdir())} files to {out}")
 
 
 def _kernel_tcp_lines(stats: dict[str, Any]) -> list[str]:

@@ -8,7 +8,10 @@ bytes for the byte-counted FIFO and RED, 64 packets where Linux counts packets, 
 and 32 KB (16 and 32 packets for CHOKe), RED's w_q ≈ 0.002 (`burst 100` gives Wlog 9) and max_p
 0.1; every other parameter Linux's default.
 
-    python -m aqmlab.linux.reference --record [--runs 3] [--work DIR] [--only red,pie]
+Beside the cells, `PAIRS`: BBR against CUBIC, one flow of each, on drop-tail with half and four
+bandwidth-delay products of buffer (issue 24), recorded under `pairs`.
+
+    python -m aqmlab.linux.reference --record [--runs 3] [--work DIR] [--only red,pie] [--pairs]
 
 Runs go one at a time (one UML on one CPU; two would share the host's two). Each run's numbers
 are kept in the work folder as it finishes, so an interrupted recording resumes.
@@ -46,14 +49,38 @@ METRICS = ("udp_mbps", "tcp_mbps", "jain", "delay_median_ms")
 DURATION_S = 30
 WARMUP_S = 10
 RUNS = 3
+# BBR against CUBIC: one flow of each at the same base RTT, no UDP, drop-tail with PAIRS[key] times the
+# bandwidth-delay product of buffer (10 Mbit/s x 40 ms = 50 kB of frames). Half a BDP is where BBR v1
+# is known to take most of the link, four where CUBIC's filled buffer starts to win (Cardwell et al.,
+# IETF 97 ICCRG; Hock et al., ICNP 2017). 60 s with the first 20 discarded: CUBIC takes tens of
+# seconds to fill four BDPs. Five runs: the split moves from run to run.
+PAIR_RTT_MS = 40
+BDP_BYTES = 50_000
+PAIRS: dict[str, float] = {"bbr-cubic/0.5bdp": 0.5, "bbr-cubic/4bdp": 4.0}
+PAIR_DUMBBELL = uml.Dumbbell((("bbr", PAIR_RTT_MS), ("cubic", PAIR_RTT_MS)), udp=False)
+PAIR_METRICS = ("bbr_mbps", "cubic_mbps", "bbr_share", "delay_median_ms")
+PAIR_DURATION_S = 60
+PAIR_WARMUP_S = 20
+PAIR_RUNS = 5
 # A run whose guest fails (an iperf3 handshake timing out in a busy guest) is run again, this often.
 ATTEMPTS = 3
 
 
-def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def pair_qdisc(bdps: float) -> str:
+    """The pairs' bottleneck qdisc, as `tc qdisc add` takes it: a byte FIFO of `bdps` BDPs."""
+    return f"bfifo limit {round(bdps * BDP_BYTES)}"
+
+
+def pair_metrics(run: dict[str, Any]) -> dict[str, float]:
+    """A pair's rows from one run's measurements: each flow's goodput and BBR's share of their sum."""
+    bbr, cubic = run["tcp_flow_mbps"]
+    return {"bbr_mbps": bbr, "cubic_mbps": cubic, "bbr_share": bbr / (bbr + cubic)}
+
+
+def summary(runs: list[dict[str, Any]], metrics: tuple[str, ...] = METRICS) -> dict[str, Any]:
     """A cell's runs as mean, sample standard deviation, min and max of each metric."""
     out: dict[str, Any] = {}
-    for metric in METRICS:
+    for metric in metrics:
         values = [run[metric] for run in runs]
         out[metric] = {
             "mean": statistics.fmean(values),
@@ -64,11 +91,13 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def attempt(qdisc: str, cc: str, folder: Path) -> uml.Run:
-    """One run of a cell, run again (up to `ATTEMPTS` in all) when the guest fails."""
+def attempt(
+    qdisc: str, dumbbell: uml.Dumbbell, folder: Path, duration_s: int = DURATION_S, warmup_s: int = WARMUP_S
+) -> uml.Run:
+    """One run in UML, run again (up to `ATTEMPTS` in all) when the guest fails."""
     for left in range(ATTEMPTS - 1, -1, -1):
         try:
-            return uml.run_cell(qdisc, cc, folder, DURATION_S, WARMUP_S)
+            return uml.run_cell(qdisc, dumbbell, folder, duration_s, warmup_s)
         except uml.UmlError as e:
             if not left:
                 raise
@@ -76,52 +105,100 @@ def attempt(qdisc: str, cc: str, folder: Path) -> uml.Run:
     raise AssertionError("unreachable")
 
 
+def record_runs(
+    work: Path, runs: int, keys: list[str], measure: Callable[[str, int, Path], dict[str, Any]]
+) -> tuple[dict[str, list[dict[str, Any]]], list[float]]:
+    """Measures each key (a folder under `work`, e.g. `red/cubic`) `runs` times with
+    `measure(key, run, folder)`, round-robin over the keys so that a change in the host's load falls
+    on all of them, keeping each run's numbers in `work` (a kept run is not measured again). Returns
+    each key's runs, and the host's load before and after every run."""
+    for index in range(runs):
+        for key in keys:
+            result = work / key / f"run{index + 1}.json"
+            if result.exists():
+                continue
+            print(f"{key.replace('/', ' / ')}: run {index + 1} of {runs}", file=sys.stderr, flush=True)
+            run = measure(key, index + 1, work / key / f"run{index + 1}")
+            result.parent.mkdir(parents=True, exist_ok=True)
+            result.write_text(json.dumps(run, indent=1) + "\n")
+            print(
+                f"  UDP {run['udp_mbps']:.2f}  TCP {run['tcp_mbps']:.2f}  Jain {run['jain']:.3f}  "
+                f"delay {run['delay_median_ms']:.1f} ms  "
+                f"host load {run['load_before']:.1f}/{run['load_after']:.1f}",
+                file=sys.stderr,
+                flush=True,
+            )
+    kept = {key: [json.loads((work / key / f"run{i + 1}.json").read_text()) for i in range(runs)] for key in keys}
+    loads = [value for key in keys for run in kept[key] for value in (run["load_before"], run["load_after"])]
+    return kept, loads
+
+
 def record_cells(
     work: Path, runs: int, only: list[str] | None, measure: Callable[[str, str, int, Path], dict[str, Any]]
 ) -> tuple[dict[str, Any], list[float]]:
-    """Measures every cell (or `only` these) `runs` times with `measure(qdisc, cc, run, folder)`,
-    round-robin over the cells so that a change in the host's load falls on all of them, keeping
-    each run's numbers in `work` (a kept run is not measured again). Returns each cell's runs with
-    their `summary`, and the host's load before and after every run."""
+    """`record_runs` for every cell (or `only` these) with `measure(qdisc, cc, run, folder)`.
+    Returns each cell's runs with their `summary`, and the host's loads."""
     names = only or list(CELLS)
     unknown = [name for name in names if name not in CELLS]
     if unknown:
         raise SystemExit(f"unknown cell(s) {', '.join(unknown)} (known: {', '.join(CELLS)})")
-    for index in range(runs):
-        for name in names:
-            for cc in CCS:
-                result = work / name / cc / f"run{index + 1}.json"
-                if result.exists():
-                    continue
-                print(f"{name} / {cc}: run {index + 1} of {runs}", file=sys.stderr, flush=True)
-                run = measure(name, cc, index + 1, work / name / cc / f"run{index + 1}")
-                result.parent.mkdir(parents=True, exist_ok=True)
-                result.write_text(json.dumps(run, indent=1) + "\n")
-                print(
-                    f"  UDP {run['udp_mbps']:.2f}  TCP {run['tcp_mbps']:.2f}  Jain {run['jain']:.3f}  "
-                    f"delay {run['delay_median_ms']:.1f} ms  "
-                    f"host load {run['load_before']:.1f}/{run['load_after']:.1f}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    cells: dict[str, Any] = {}
-    loads: list[float] = []
-    for name in names:
-        for cc in CCS:
-            kept = [json.loads((work / name / cc / f"run{i + 1}.json").read_text()) for i in range(runs)]
-            loads += [value for run in kept for value in (run["load_before"], run["load_after"])]
-            cells[f"{name}/{cc}"] = {"qdisc": CELLS[name], "cc": cc, "runs": kept, **summary(kept)}
+    keys = [f"{name}/{cc}" for name in names for cc in CCS]
+
+    def measure_key(key: str, run: int, folder: Path) -> dict[str, Any]:
+        name, cc = key.split("/")
+        return measure(name, cc, run, folder)
+
+    kept, loads = record_runs(work, runs, keys, measure_key)
+    cells = {}
+    for key, key_runs in kept.items():
+        name, cc = key.split("/")
+        cells[key] = {"qdisc": CELLS[name], "cc": cc, "runs": key_runs, **summary(key_runs)}
     return cells, loads
 
 
+def record_pairs(
+    work: Path, runs: int, measure: Callable[[str, int, Path], dict[str, Any]]
+) -> tuple[dict[str, Any], list[float]]:
+    """`record_runs` for every pair of `PAIRS`. Returns each pair's runs (with their `pair_metrics`)
+    and `summary`, and the host's loads."""
+    kept, loads = record_runs(work, runs, list(PAIRS), measure)
+    pairs = {}
+    for key, key_runs in kept.items():
+        key_runs = [run | pair_metrics(run) for run in key_runs]
+        pairs[key] = {
+            "qdisc": pair_qdisc(PAIRS[key]),
+            "buffer_bdp": PAIRS[key],
+            "runs": key_runs,
+            **summary(key_runs, PAIR_METRICS),
+        }
+    return pairs, loads
+
+
 def record(work: Path, runs: int, only: list[str] | None, out: Path = REFERENCE) -> dict[str, Any]:
-    """Runs every cell `runs` times in Linux (`record_cells`) and writes `out`."""
+    """Runs every cell `runs` times in Linux (`record_cells`) and writes them into `out`."""
     measured, loads = record_cells(
-        work, runs, only, lambda name, cc, _, folder: attempt(CELLS[name], cc, folder).to_dict()
+        work, runs, only, lambda name, cc, _, folder: attempt(CELLS[name], uml.Dumbbell.cell(cc), folder).to_dict()
     )
-    existing = json.loads(out.read_text()) if out.exists() else {"cells": {}}
-    cells = dict(existing.get("cells", {})) | measured
-    reference = {
+    return write(out, "cells", measured, loads)
+
+
+def record_pair_runs(work: Path, runs: int, out: Path = REFERENCE) -> dict[str, Any]:
+    """Runs every pair of `PAIRS` `runs` times in Linux (`record_pairs`) and writes them into `out`."""
+    measured, loads = record_pairs(
+        work,
+        runs,
+        lambda key, _, folder: attempt(
+            pair_qdisc(PAIRS[key]), PAIR_DUMBBELL, folder, PAIR_DURATION_S, PAIR_WARMUP_S
+        ).to_dict(),
+    )
+    return write(out, "pairs", measured, loads)
+
+
+def write(out: Path, section: str, measured: dict[str, Any], loads: list[float]) -> dict[str, Any]:
+    """Writes `measured` into `out`'s `section` ("cells" or "pairs"), keeping what else it holds."""
+    reference = json.loads(out.read_text()) if out.exists() else {}
+    host_load = reference.get("host_load", {"min": min(loads), "max": max(loads)})
+    reference |= {
         "kernel": f"Linux {uml.kernel_version()} (User-Mode Linux, HZ=100, one CPU)",
         "recorded": datetime.date.today().isoformat(),
         "command": RECORD_COMMAND,
@@ -133,9 +210,20 @@ def record(work: Path, runs: int, only: list[str] | None, out: Path = REFERENCE)
             "udp": f"iperf3 -u -b {uml.UDP_RATE} -l {uml.UDP_PAYLOAD}",
             "tcp": "8 iperf3 -C CC, MSS 1448 (timestamps), SACK, offloads off",
         },
-        "host_load": {"min": min(loads), "max": max(loads), "note": "1-minute load average of the 2-CPU host"},
-        "cells": dict(sorted(cells.items())),
+        "pair_setup": {
+            "duration_s": PAIR_DURATION_S,
+            "warmup_s": PAIR_WARMUP_S,
+            "rtt_ms": PAIR_RTT_MS,
+            "bdp_bytes": BDP_BYTES,
+            "tcp": "iperf3 -C bbr and iperf3 -C cubic, no UDP",
+        },
+        "host_load": {
+            "min": min(host_load["min"], *loads),
+            "max": max(host_load["max"], *loads),
+            "note": "1-minute load average of the 2-CPU host",
+        },
     }
+    reference[section] = dict(sorted((reference.get(section, {}) | measured).items()))
     out.write_text(json.dumps(reference, indent=1) + "\n")
     return reference
 
@@ -145,8 +233,10 @@ def remeasure(work: Path) -> None:
     keeping the host's load and the wall time recorded when it ran."""
     for result in sorted(work.glob("*/*/run*.json")):
         kept = json.loads(result.read_text())
+        key = str(result.parent.relative_to(work))
+        warmup_s, duration_s = (PAIR_WARMUP_S, PAIR_DURATION_S) if key in PAIRS else (WARMUP_S, DURATION_S)
         run = uml.measure(
-            result.with_suffix(""), WARMUP_S, DURATION_S, kept["load_before"], kept["load_after"], kept["wall_s"]
+            result.with_suffix(""), warmup_s, duration_s, kept["load_before"], kept["load_after"], kept["wall_s"]
         )
         result.write_text(json.dumps(run.to_dict(), indent=1) + "\n")
 
@@ -154,17 +244,23 @@ def remeasure(work: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--record", action="store_true", help="run the cells in UML and write reference.json")
-    parser.add_argument("--runs", type=int, default=RUNS)
+    parser.add_argument("--runs", type=int, help=f"runs per cell (default {RUNS}; per pair {PAIR_RUNS})")
     parser.add_argument("--work", type=Path, default=Path("/var/tmp/aqmlab-linux-reference"))
     parser.add_argument("--only", help="comma-separated cells (default: all)")
+    parser.add_argument("--pairs", action="store_true", help="record the BBR-against-CUBIC pairs, not the cells")
     parser.add_argument("--remeasure", action="store_true", help="measure the kept runs again before writing")
     args = parser.parse_args(argv)
     if not args.record:
         parser.error("nothing to do: --record")
+    if args.pairs and args.only:
+        parser.error("--only names cells; --pairs records every pair")
     try:
         if args.remeasure:
             remeasure(args.work)
-        record(args.work, args.runs, args.only.split(",") if args.only else None)
+        if args.pairs:
+            record_pair_runs(args.work, args.runs or PAIR_RUNS)
+        else:
+            record(args.work, args.runs or RUNS, args.only.split(",") if args.only else None)
     except uml.UmlError as e:
         raise SystemExit(f"linux-reference: {e}") from None
 

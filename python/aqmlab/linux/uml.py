@@ -5,8 +5,11 @@ process) boots with this machine's `/` as a read-only root; PID 1 is `INIT`, whi
 run's folder read-write, loads the qdisc modules and runs `JOB`, the dumbbell, in three
 network namespaces:
 
-    snd (8 iperf3 TCP clients on 10.1.0.11-18, 1 UDP on 10.1.0.20)
+    snd (iperf3 TCP clients on 10.1.0.11, .12, ..., the UDP one on 10.1.0.20)
       --veth s0|r0--> rtr --veth r1|c0--> rcv (the iperf3 servers)
+
+Who sends is a `Dumbbell`: `Dumbbell.cell(cc)` is `validate linux`'s (8 TCP flows under `cc` with
+base RTTs 20-100 ms, and a UDP flood); others mix congestion controls (BBR against CUBIC).
 
 The bottleneck is the router's egress r1: an htb class at `RATE` with the qdisc under test as its
 child (handle 10:). Each TCP flow's base RTT (`RTTS_MS`) is a netem delay on the receiver's
@@ -42,10 +45,14 @@ RATE_BPS = 10e6
 # measured at a host load of 10.
 HTB_BURST = "15140b"
 UDP_RATE = "10M"
-# The senders' last address bytes: 8 TCP, then the UDP; and each one's IP + transport header bytes
-# (TCP with timestamps: 20 + 32; UDP: 20 + 8).
-SENDERS = (11, 12, 13, 14, 15, 16, 17, 18, 20)
-HEADERS = (52,) * 8 + (28,)
+# The senders' last address bytes: TCP flows from FIRST_TCP_SENDER up, the UDP one UDP_SENDER; and each
+# one's IP + transport header bytes (TCP with timestamps: 20 + 32; UDP: 20 + 8).
+FIRST_TCP_SENDER = 11
+UDP_SENDER = 20
+TCP_HEADERS = 52
+UDP_HEADERS = 28
+# The ACK path's prio qdisc has 10 bands, one per TCP flow and the last for the rest.
+MAX_TCP_FLOWS = 9
 # 1472 B of UDP payload = one 1514-B Ethernet frame, as each TCP segment (1448 B + 12 B of timestamps).
 UDP_PAYLOAD = 1472
 MODULES = (
@@ -58,6 +65,50 @@ TIMEOUT_MARGIN_S = 120.0
 
 class UmlError(RuntimeError):
     """User-Mode Linux is missing, the guest failed, or it measured nothing."""
+
+
+@dataclass(frozen=True)
+class Dumbbell:
+    """Who sends through the bottleneck: each TCP flow as (congestion control, base RTT in ms), and
+    whether iperf3's UDP flood (`UDP_RATE`) runs beside them."""
+
+    tcp: tuple[tuple[str, int], ...]
+    udp: bool = True
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.tcp) <= MAX_TCP_FLOWS:
+            raise ValueError(f"a dumbbell has 1 to {MAX_TCP_FLOWS} TCP flows, got {len(self.tcp)}")
+
+    @classmethod
+    def cell(cls, cc: str) -> Dumbbell:
+        """`validate linux`'s dumbbell: 8 TCP flows under `cc`, base RTTs `RTTS_MS`, and the UDP flood."""
+        return cls(tuple((cc, rtt) for rtt in RTTS_MS))
+
+    @property
+    def senders(self) -> tuple[int, ...]:
+        """Each flow's last address byte: the TCP flows in order, then the UDP one."""
+        tcp = tuple(FIRST_TCP_SENDER + k for k in range(len(self.tcp)))
+        return tcp + ((UDP_SENDER,) if self.udp else ())
+
+    @property
+    def headers(self) -> tuple[int, ...]:
+        """Each flow's IP and transport header bytes, in `senders` order."""
+        return (TCP_HEADERS,) * len(self.tcp) + ((UDP_HEADERS,) if self.udp else ())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tcp": [list(flow) for flow in self.tcp], "udp": self.udp}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Dumbbell:
+        return cls(tuple((cc, int(rtt)) for cc, rtt in data["tcp"]), bool(data["udp"]))
+
+    @classmethod
+    def of_run(cls, folder: Path) -> Dumbbell:
+        """The dumbbell a run's folder was made with (`dumbbell.json`); runs kept from before that file
+        was written are the cells' 8 TCP flows and UDP flood (their congestion control does not matter
+        to `measure`)."""
+        path = folder / "dumbbell.json"
+        return cls.from_dict(json.loads(path.read_text())) if path.exists() else cls.cell("reno")
 
 
 # PID 1 of the guest. $run (the kernel command line's run=) is this run's folder on the host.
@@ -79,8 +130,8 @@ echo $? > "$run/rc"
 sync; echo o > /proc/sysrq-trigger; sleep 5; halt -f
 """
 
-# The dumbbell. Filled in by `job_script`: {qdisc}, {cc}, {duration}, {modules}, {rtts}, {rate}, {burst},
-# {senders}, {udp_rate}, {udp_payload}.
+# The dumbbell. Filled in by `job_script`: {qdisc}, {ccs}, {duration}, {modules}, {rtts}, {rate}, {burst},
+# {senders}, {flows}, {servers}, {tcp_clients}, {udp_client}.
 JOB = r"""set -u
 cd "$run"
 for m in {modules}; do modprobe -d "$MODULES_ROOT" $m || exit 2; done
@@ -113,11 +164,11 @@ ip netns exec rcv tc qdisc add dev c0 parent 1:a handle 30: netem delay 20ms lim
 {{ uname -r; ip netns exec rtr tc -d qdisc show dev r1; ip netns exec rtr tc -d class show dev r1
    ip netns exec rcv tc qdisc show dev c0; ip netns exec snd ethtool -k s0 | grep offload
    ip netns exec snd sysctl net.ipv4.tcp_congestion_control net.ipv4.tcp_sack net.ipv4.tcp_ecn; }} > setup.txt 2>&1
-for k in 0 1 2 3 4 5 6 7 8; do
+for k in {servers}; do
   ip netns exec rcv timeout $(({duration}+40)) iperf3 -s -1 -J -p $((5201+k)) --logfile srv$k.json > /dev/null 2>&1 &
 done
 # Every server listening before the first client (a loaded guest starts them slowly).
-for try in $(seq 100); do [ $(ip netns exec rcv ss -Hltn | wc -l) -ge 9 ] && break; sleep 0.1; done
+for try in $(seq 100); do [ $(ip netns exec rcv ss -Hltn | wc -l) -ge {flows} ] && break; sleep 0.1; done
 # What reaches the receiver, per sender: an ingress u32 filter on c0 per source address (pref k+1),
 # whose action counts bytes (frames with their Ethernet header) and packets.
 ip netns exec rcv tc qdisc add dev c0 handle ffff: ingress
@@ -143,31 +194,45 @@ bash -c '
   done' > samples.jsonl 2>&1 &
 echo $EPOCHREALTIME > start.txt
 head -1 /proc/stat > cpu_start.txt
-for k in 0 1 2 3 4 5 6 7; do
+ccs=({ccs})
+for k in {tcp_clients}; do
   ip netns exec snd timeout $(({duration}+30)) iperf3 -c 10.2.0.1 -p $((5201+k)) -B 10.1.0.$((11+k)) \
-    -C {cc} -t {duration} -J > cli$k.json 2>&1 &
+    -C ${{ccs[$k]}} -t {duration} -J > cli$k.json 2>&1 &
 done
-ip netns exec snd timeout $(({duration}+30)) iperf3 -c 10.2.0.1 -p 5209 -B 10.1.0.20 -u -b {udp_rate} \
-  -l {udp_payload} -t {duration} -J > cli8.json 2>&1 &
+{udp_client}
 wait
 head -1 /proc/stat > cpu_end.txt
 ip netns exec rtr tc -s qdisc show dev r1 > qdisc_end.txt 2>&1
 """
 
 
-def job_script(qdisc: str, cc: str, duration_s: int) -> str:
-    """The guest's dumbbell for `tc qdisc add ... {qdisc}` and TCP congestion control `cc`."""
+# iperf3's UDP client, the last flow: {k} is its index (its server's port is 5201 + k).
+UDP_CLIENT = (
+    "ip netns exec snd timeout $(({duration}+30)) iperf3 -c 10.2.0.1 -p {port} -B 10.1.0.{sender} -u -b {rate} \\\n"
+    "  -l {payload} -t {duration} -J > cli{k}.json 2>&1 &"
+)
+
+
+def job_script(qdisc: str, dumbbell: Dumbbell, duration_s: int) -> str:
+    """The guest's `dumbbell` with `tc qdisc add ... {qdisc}` at the bottleneck."""
+    flows = len(dumbbell.senders)
+    n_tcp = len(dumbbell.tcp)
+    udp_client = UDP_CLIENT.format(
+        duration=duration_s, port=5201 + n_tcp, sender=UDP_SENDER, rate=UDP_RATE, payload=UDP_PAYLOAD, k=n_tcp
+    )
     return JOB.format(
         qdisc=qdisc,
-        cc=cc,
+        ccs=" ".join(cc for cc, _ in dumbbell.tcp),
         duration=duration_s,
         modules=MODULES,
-        rtts=" ".join(map(str, RTTS_MS)),
+        rtts=" ".join(str(rtt) for _, rtt in dumbbell.tcp),
         rate=RATE,
         burst=HTB_BURST,
-        senders=" ".join(map(str, SENDERS)),
-        udp_rate=UDP_RATE,
-        udp_payload=UDP_PAYLOAD,
+        senders=" ".join(map(str, dumbbell.senders)),
+        flows=flows,
+        servers=" ".join(map(str, range(flows))),
+        tcp_clients=" ".join(map(str, range(n_tcp))),
+        udp_client=udp_client if dumbbell.udp else "",
     )
 
 
@@ -185,8 +250,8 @@ def kernel_version() -> str:
 
 @dataclass
 class Run:
-    """One run's measurements over the window: goodputs in Mb/s of payload, Jain's index of the TCP
-    flows' goodputs, the median queueing delay in ms."""
+    """One run's measurements over the window: goodputs in Mb/s of payload (the UDP's 0 in a dumbbell
+    without it), Jain's index of the TCP flows' goodputs, the median queueing delay in ms."""
 
     udp_mbps: float
     tcp_mbps: float
@@ -209,8 +274,10 @@ class Run:
         return dict(self.__dict__)
 
 
-def run_cell(qdisc: str, cc: str, folder: Path, duration_s: int = 30, warmup_s: int = 10, nice: int = -10) -> Run:
-    """Boots UML once for `tc qdisc add dev r1 parent 1:1 handle 10: {qdisc}` under TCP `cc`,
+def run_cell(
+    qdisc: str, dumbbell: Dumbbell, folder: Path, duration_s: int = 30, warmup_s: int = 10, nice: int = -10
+) -> Run:
+    """Boots UML once for `tc qdisc add dev r1 parent 1:1 handle 10: {qdisc}` with `dumbbell`'s flows,
     keeping the guest's files in `folder`, and returns what it measured. The guest runs at
     `nice` (root may raise its priority: a host busy elsewhere then disturbs it less)."""
     if not available():
@@ -221,7 +288,9 @@ def run_cell(qdisc: str, cc: str, folder: Path, duration_s: int = 30, warmup_s: 
     folder.mkdir(parents=True)
     (folder / "init.sh").write_text(INIT)
     (folder / "init.sh").chmod(0o755)
-    (folder / "job.sh").write_text(job_script(qdisc, cc, duration_s))
+    (folder / "job.sh").write_text(job_script(qdisc, dumbbell, duration_s))
+    (folder / "dumbbell.json").write_text(json.dumps(dumbbell.to_dict()) + "\n")
+    ccs = "+".join(sorted({cc for cc, _ in dumbbell.tcp}))
     command = [
         UML,
         "mem=768M",
@@ -250,7 +319,7 @@ def run_cell(qdisc: str, cc: str, folder: Path, duration_s: int = 30, warmup_s: 
             guest.wait(timeout=duration_s + TIMEOUT_MARGIN_S)
         except subprocess.TimeoutExpired:
             raise UmlError(
-                f"{qdisc} / {cc}: the guest did not finish in {duration_s + TIMEOUT_MARGIN_S:.0f} s"
+                f"{qdisc} / {ccs}: the guest did not finish in {duration_s + TIMEOUT_MARGIN_S:.0f} s"
             ) from None
         finally:
             if guest.poll() is None:
@@ -260,14 +329,15 @@ def run_cell(qdisc: str, cc: str, folder: Path, duration_s: int = 30, warmup_s: 
     rc = (folder / "rc").read_text().strip() if (folder / "rc").exists() else "none"
     if rc != "0":
         log = (folder / "guest.log").read_text()[-2000:] if (folder / "guest.log").exists() else ""
-        raise UmlError(f"{qdisc} / {cc}: the guest's dumbbell exited with {rc} (see {folder}):\n{log}")
+        raise UmlError(f"{qdisc} / {ccs}: the guest's dumbbell exited with {rc} (see {folder}):\n{log}")
     return measure(folder, warmup_s, duration_s, load_before, os.getloadavg()[0], wall)
 
 
-def read_samples(path: Path, start: float, warmup_s: float, duration_s: float) -> list[dict[str, Any]]:
+def read_samples(path: Path, start: float, warmup_s: float, duration_s: float, senders: int) -> list[dict[str, Any]]:
     """The samples inside [warmup, duration] after the clients started, each as `t` (s since then),
-    `qdisc` (the qdisc under test's `tc -s -j` fields) and `flows` (per sender, in `SENDERS`
-    order: bytes and packets that reached the receiver, IP packets without the Ethernet header)."""
+    `qdisc` (the qdisc under test's `tc -s -j` fields) and `flows` (per sender, in `Dumbbell.senders`
+    order, `senders` of them: bytes and packets that reached the receiver, IP packets without the
+    Ethernet header)."""
     kept = []
     for line in path.read_text().splitlines():
         try:
@@ -279,8 +349,8 @@ def read_samples(path: Path, start: float, warmup_s: float, duration_s: float) -
         counters = {
             f["pref"]: f["options"]["actions"][0]["stats"] for f in sample["f"] if "actions" in f.get("options", {})
         }
-        if warmup_s <= t <= duration_s and qdisc and len(counters) == len(SENDERS):
-            flows = [(counters[k + 1]["bytes"], counters[k + 1]["packets"]) for k in range(len(SENDERS))]
+        if warmup_s <= t <= duration_s and qdisc and len(counters) == senders:
+            flows = [(counters[k + 1]["bytes"], counters[k + 1]["packets"]) for k in range(senders)]
             kept.append({"t": t, "qdisc": qdisc[0], "flows": flows})
     return kept
 
@@ -297,10 +367,11 @@ def jain(values: list[float]) -> float:
     return sum(values) ** 2 / (len(values) * sum(v * v for v in values)) if any(values) else 0.0
 
 
-def client_reports(folder: Path) -> list[dict[str, Any]]:
-    """iperf3's client reports, in `SENDERS` order (a UDP warning may precede the JSON)."""
+def client_reports(folder: Path, senders: int) -> list[dict[str, Any]]:
+    """iperf3's client reports, `senders` of them in `Dumbbell.senders` order (a UDP warning may
+    precede the JSON)."""
     reports = []
-    for k in range(len(SENDERS)):
+    for k in range(senders):
         text = (folder / f"cli{k}.json").read_text()
         try:
             reports.append(json.loads(text[text.find("{") :]))
@@ -309,18 +380,20 @@ def client_reports(folder: Path) -> list[dict[str, Any]]:
     return reports
 
 
-def client_errors(folder: Path) -> list[str]:
+def client_errors(folder: Path, senders: int) -> list[str]:
     """The errors iperf3's clients reported (a UDP client whose handshake timed out in a busy guest
     sends nothing: the run is not a measurement)."""
-    return [f"client {k}: {r['error']}" for k, r in enumerate(client_reports(folder)) if "error" in r]
+    return [f"client {k}: {r['error']}" for k, r in enumerate(client_reports(folder, senders)) if "error" in r]
 
 
 def measure(folder: Path, warmup_s: int, duration_s: int, load_before: float, load_after: float, wall: float) -> Run:
-    errors = client_errors(folder)
+    dumbbell = Dumbbell.of_run(folder)
+    senders = len(dumbbell.senders)
+    errors = client_errors(folder, senders)
     if errors:
         raise UmlError(f"{folder}: {'; '.join(errors)}")
     start = float((folder / "start.txt").read_text())
-    samples = read_samples(folder / "samples.jsonl", start, warmup_s, duration_s)
+    samples = read_samples(folder / "samples.jsonl", start, warmup_s, duration_s, senders)
     if len(samples) < 2:
         raise UmlError(f"{folder}: fewer than two samples inside the window")
     first, last = samples[0], samples[-1]
@@ -331,10 +404,11 @@ def measure(folder: Path, warmup_s: int, duration_s: int, load_before: float, lo
     # Goodput: the bytes that arrived less each packet's IP and transport headers.
     goodput = [
         ((b1 - b0) - header * (p1 - p0)) * 8 / seconds / 1e6
-        for (b0, p0), (b1, p1), header in zip(first["flows"], last["flows"], HEADERS, strict=True)
+        for (b0, p0), (b1, p1), header in zip(first["flows"], last["flows"], dumbbell.headers, strict=True)
     ]
-    tcp, udp = goodput[:-1], goodput[-1]
-    sent = [report["end"]["sum_sent"] for report in client_reports(folder)[:-1]]
+    n_tcp = len(dumbbell.tcp)
+    tcp, udp = goodput[:n_tcp], sum(goodput[n_tcp:])
+    sent = [report["end"]["sum_sent"] for report in client_reports(folder, senders)[:n_tcp]]
     return Run(
         tcp_retransmits=statistics.fmean(s["retransmits"] for s in sent),
         tcp_sent_packets=statistics.fmean(s["bytes"] / 1448 for s in sent),

@@ -10,7 +10,13 @@ Linux profiles), 30 s with the first 10 s discarded, seeds 1–3. The TCP is aqm
 Rows: UDP goodput, TCP total, Jain's index of the 8 TCP goodputs, the median queueing delay
 (backlog / rate), each aqmlab's mean over the seeds against Linux's mean over its runs; the
 tolerance is Linux's own spread (twice the standard deviation of its runs) or 10 % of its mean,
-whichever is larger. `KNOWN_FAILURES` holds the rows that fail today, each with its measured
+whichever is larger.
+
+The BBR-against-CUBIC pairs (`reference.PAIRS`: one flow of each at 40 ms on a byte FIFO of half and
+four bandwidth-delay products, 60 s with the first 20 discarded) are twinned the same way, without
+the UDP; their rows are each flow's goodput, BBR's share of the two and the median delay.
+
+`KNOWN_FAILURES` holds the rows that fail today, each with its measured
 reason: `make test` asserts exactly these fail, so a change either way shows.
 """
 
@@ -35,6 +41,12 @@ METRICS = {
     "udp_mbps": "UDP goodput (Mb/s)",
     "tcp_mbps": "TCP total (Mb/s)",
     "jain": "Jain (8 TCP)",
+    "delay_median_ms": "median delay (ms)",
+}
+PAIR_METRICS = {
+    "bbr_mbps": "BBR goodput (Mb/s)",
+    "cubic_mbps": "CUBIC goodput (Mb/s)",
+    "bbr_share": "BBR's share of the two",
     "delay_median_ms": "median delay (ms)",
 }
 # The guest's facts a tc line does not carry: User-Mode Linux runs at HZ = 100 (PIE's timer).
@@ -73,12 +85,19 @@ def linux_tcp(cc: str) -> dict[str, Any]:
     return {"profile": "linux", "cc": cc}
 
 
-def _scenario(cell: str, tcp: dict[str, Any], seed: int) -> Scenario:
-    qdisc = tc.qdisc_table(ref.CELLS[cell]) | GUEST.get(cell, {})
+def _scenario(
+    name: str,
+    qdisc: dict[str, Any],
+    dumbbell: uml.Dumbbell,
+    seed: int,
+    duration_s: int = ref.DURATION_S,
+    warmup_s: int = ref.WARMUP_S,
+) -> Scenario:
+    """The twin of `dumbbell`, each TCP flow aqmlab's Linux TCP with its congestion control (`linux_tcp`),
+    with `qdisc` at the bottleneck."""
     udp_rate = UDP_PACKETS_PER_SECOND * FRAME * 8
-    flows: list[dict[str, Any]] = [
-        {"name": "udp", "type": "cbr", "rate": f"{udp_rate:.0f}bps", "packet_size": f"{FRAME}B", "jitter": True}
-    ]
+    udp = {"name": "udp", "type": "cbr", "rate": f"{udp_rate:.0f}bps", "packet_size": f"{FRAME}B", "jitter": True}
+    flows: list[dict[str, Any]] = [udp] if dumbbell.udp else []
     flows += [
         {
             "name": f"tcp{k}",
@@ -87,14 +106,14 @@ def _scenario(cell: str, tcp: dict[str, Any], seed: int) -> Scenario:
             # Linux's base RTT is netem on the ACK path; here half of it on each way of the access link.
             "access_delay": f"{rtt / 2:g}ms",
             "start_jitter": "1s",
-            "tcp": tcp,
+            "tcp": linux_tcp(cc),
         }
-        for k, rtt in enumerate(uml.RTTS_MS)
+        for k, (cc, rtt) in enumerate(dumbbell.tcp)
     ]
     return Scenario.from_dict(
         {
-            "name": f"linux-{cell}",
-            "simulation": {"duration": f"{ref.DURATION_S}s", "warmup": f"{ref.WARMUP_S}s", "seed": seed},
+            "name": name,
+            "simulation": {"duration": f"{duration_s}s", "warmup": f"{warmup_s}s", "seed": seed},
             "topology": {
                 "type": "dumbbell",
                 # veth: no serialisation to speak of, and no queue before the router.
@@ -111,7 +130,15 @@ def _scenario(cell: str, tcp: dict[str, Any], seed: int) -> Scenario:
 
 def twin(cell: str, cc: str, seed: int) -> Scenario:
     """aqmlab's twin of the Linux cell `cell` under TCP `cc`, with `seed`."""
-    return _scenario(cell, linux_tcp(cc), seed)
+    qdisc = tc.qdisc_table(ref.CELLS[cell]) | GUEST.get(cell, {})
+    return _scenario(f"linux-{cell}", qdisc, uml.Dumbbell.cell(cc), seed)
+
+
+def pair_twin(pair: str, seed: int) -> Scenario:
+    """aqmlab's twin of the BBR-against-CUBIC pair `pair` (a key of `reference.PAIRS`), with `seed`."""
+    qdisc = tc.qdisc_table(ref.pair_qdisc(ref.PAIRS[pair]))
+    name = "linux-" + pair.replace("/", "-")
+    return _scenario(name, qdisc, ref.PAIR_DUMBBELL, seed, ref.PAIR_DURATION_S, ref.PAIR_WARMUP_S)
 
 
 def metrics(results: Results) -> dict[str, float]:
@@ -134,6 +161,13 @@ def metrics_of(results: Results, payload: dict[str, float]) -> dict[str, float]:
     }
 
 
+def pair_metrics(results: Results) -> dict[str, float]:
+    """A BBR-against-CUBIC pair's rows of one run (`reference.pair_metrics`, and the median delay)."""
+    goodput = results.flows.set_index("name")["goodput_bps"] * PAYLOAD["tcp"] / MBPS
+    run = {"tcp_flow_mbps": [float(goodput["tcp0"]), float(goodput["tcp1"])]}
+    return ref.pair_metrics(run) | {"delay_median_ms": metrics(results)["delay_median_ms"]}
+
+
 def tcp_effort(results: Results) -> dict[str, float]:
     """What the TCP flows did over the whole run, per flow: timeouts, retransmitted and sent packets."""
     tcp = results.flows[results.flows["name"] != "udp"]
@@ -144,15 +178,23 @@ def tcp_effort(results: Results) -> dict[str, float]:
     }
 
 
-def aqmlab_cell(cell: str, cc: str) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """Each metric of the twin over `SEEDS`, and its TCPs' effort (`tcp_effort`) averaged over them."""
+def aqmlab_runs(
+    scenario: Callable[[int], Scenario], measure: Callable[[Results], dict[str, float]]
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Each metric (`measure`) of `scenario(seed)` over `SEEDS`, and its TCPs' effort (`tcp_effort`)
+    averaged over them."""
     from .. import run
 
-    runs = [run(twin(cell, cc, seed)) for seed in SEEDS]
-    measured = [metrics(r) for r in runs]
+    runs = [run(scenario(seed)) for seed in SEEDS]
+    measured = [measure(r) for r in runs]
     efforts = [tcp_effort(r) for r in runs]
     effort = {key: statistics.fmean(e[key] for e in efforts) for key in efforts[0]}
-    return {metric: [m[metric] for m in measured] for metric in METRICS}, effort
+    return {metric: [m[metric] for m in measured] for metric in measured[0]}, effort
+
+
+def aqmlab_cell(cell: str, cc: str) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """`aqmlab_runs` of the cell's twin."""
+    return aqmlab_runs(lambda seed: twin(cell, cc, seed), metrics)
 
 
 def effort_note(ours: dict[str, float], linux_runs: list[dict[str, Any]]) -> str:
@@ -186,18 +228,24 @@ class Outcome:
 
 
 def row(
-    cell: str, cc: str, metric: str, linux_runs: list[float], ours: list[float], of: str = ""
+    cell: str,
+    cc: str,
+    metric: str,
+    linux_runs: list[float],
+    ours: list[float],
+    of: str = "",
+    labels: dict[str, str] = METRICS,
 ) -> tuple[Row, tuple[float, float]]:
     """`ours` (the mean of its runs) against the mean of `linux_runs` (the reference's runs),
     within their spread or 10 %; `of` names what `ours` measures where it is not aqmlab's twin
-    (its key gains ".<of>")."""
+    (its key gains ".<of>"); `labels` names the metrics."""
     mean = statistics.fmean(linux_runs)
     spread = 2 * statistics.stdev(linux_runs) if len(linux_runs) > 1 else 0.0
     bound = max(spread, RELATIVE * abs(mean))
     value = statistics.fmean(ours)
     tolerance = f"±{bound:.3g} ({'2 sd' if spread > RELATIVE * abs(mean) else '10%'})"
     key = f"{cell}.{cc}.{metric}" + (f".{of}" if of else "")
-    return Row(f"{cell}/{cc}: {METRICS[metric]}", mean, value, tolerance, abs(value - mean) <= bound, key), (
+    return Row(f"{cell}/{cc}: {labels[metric]}", mean, value, tolerance, abs(value - mean) <= bound, key), (
         mean,
         spread,
     )
@@ -212,7 +260,8 @@ def run_suite(
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="aqmlab-linux-") as work:
-            reference = ref.record(Path(work), ref.RUNS, None, out=Path(work) / "reference.json")
+            ref.record(Path(work), ref.RUNS, None, out=Path(work) / "reference.json")
+            reference = ref.record_pair_runs(Path(work), ref.PAIR_RUNS, out=Path(work) / "reference.json")
     reference = load_reference() if reference is None else reference
     outcome = Outcome(reference=reference, tcp={cc: linux_tcp(cc) for cc in ref.CCS})
     for name, cell in reference["cells"].items():
@@ -226,4 +275,17 @@ def run_suite(
             outcome.linux.append(linux)
             outcome.notes.append("" if r.passed else KNOWN_FAILURES.get(r.key, "not expected to fail: no cause known"))
         outcome.efforts[name] = effort_note(effort, cell["runs"])
+    for name, pair in reference.get("pairs", {}).items():
+        if progress is not None:
+            progress(name)
+        ours, effort = aqmlab_runs(lambda seed, name=name: pair_twin(name, seed), pair_metrics)
+        kind, buffer = name.split("/")
+        for metric in PAIR_METRICS:
+            r, linux = row(
+                kind, buffer, metric, [run[metric] for run in pair["runs"]], ours[metric], labels=PAIR_METRICS
+            )
+            outcome.rows.append(r)
+            outcome.linux.append(linux)
+            outcome.notes.append("" if r.passed else KNOWN_FAILURES.get(r.key, "not expected to fail: no cause known"))
+        outcome.efforts[name] = effort_note(effort, pair["runs"])
     return outcome

@@ -1,15 +1,17 @@
 //! The flows' real endpoints: Linux sockets in the sender and receiver namespaces, each
 //! driven by a thread of its own. A TCP flow is a connected stream socket with the flow's
-//! congestion control writing an endless backlog; a CBR flow is a UDP socket sending
-//! datagrams of the flow's packet size at its rate (jittered as the simulator's `Cbr`).
+//! congestion control writing an endless backlog; a UDP flow (CBR, ON-OFF) is a UDP socket
+//! that sends a datagram whenever the simulator's own source agent (`transport::udp`), run
+//! on the run's clock, sends a packet: the same rate, jitter, rate changes and ON-OFF periods.
 //! Receivers count the bytes their application reads; the driver turns them into goodput.
 //!
 //! Every thread checks the run's stop flag at least every [`POLL`] and never blocks longer.
 
 use super::linux;
-use crate::rng::Rng;
-use crate::time::{from_secs, Time};
-use rand::Rng as _;
+use crate::time::Time;
+use crate::transport::{Agent, AgentCtx, Token};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
 use std::net::SocketAddrV4;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -24,7 +26,7 @@ const POLL: Duration = Duration::from_millis(20);
 /// What a flow's threads report while the run goes on.
 #[derive(Default)]
 pub struct FlowShared {
-    /// Bytes the receiving application has read (TCP payload, UDP datagrams).
+    /// Payload bytes the receiving application has read (TCP's stream, UDP's datagrams).
     pub received: AtomicU64,
     /// What the sender's kernel says of its connection, read when it stops (TCP only).
     pub tcp_info: std::sync::Mutex<Option<linux::TcpInfo>>,
@@ -41,13 +43,12 @@ pub enum Sockets {
         listener: OwnedFd,
         to: SocketAddrV4,
     },
-    Cbr {
+    Udp {
         /// Bound and connected: each write is one datagram to the receiver.
         sender: OwnedFd,
         receiver: OwnedFd,
-        rate_bps: f64,
-        jitter: bool,
-        rng: Rng,
+        /// The flow's simulated source (`Cbr`, `OnOff`), its stream after the start was drawn.
+        source: Box<dyn Agent>,
     },
 }
 
@@ -106,7 +107,7 @@ impl Endpoint {
     pub fn payload_per_packet(&self) -> u32 {
         match self.sockets {
             Sockets::Tcp { .. } => self.packet_size - TCP_HEADERS,
-            Sockets::Cbr { .. } => self.packet_size - UDP_HEADERS,
+            Sockets::Udp { .. } => self.packet_size - UDP_HEADERS,
         }
     }
 
@@ -116,7 +117,7 @@ impl Endpoint {
             sockets,
             start,
             stop,
-            packet_size,
+            packet_size: _,
             shared,
         } = self;
         let (send, receive): (Work, Work) = match sockets {
@@ -128,23 +129,14 @@ impl Endpoint {
                     Box::new(move || tcp_receive(&c2, &s2, listener)),
                 )
             }
-            Sockets::Cbr {
+            Sockets::Udp {
                 sender,
                 receiver,
-                rate_bps,
-                jitter,
-                rng,
+                source,
             } => {
                 let (c, c2, s2) = (clock.clone(), clock.clone(), shared.clone());
-                let cbr = CbrSender {
-                    socket: sender,
-                    packet_size,
-                    rate_bps,
-                    jitter,
-                    rng,
-                };
                 (
-                    Box::new(move || cbr.run(&c, start, stop)),
+                    Box::new(move || udp_send(&c, source, sender, start)),
                     Box::new(move || udp_receive(&c2, &s2, receiver)),
                 )
             }
@@ -227,22 +219,23 @@ fn tcp_receive(clock: &Clock, shared: &FlowShared, listener: OwnedFd) -> io::Res
             return Ok(());
         }
     };
-    read_all(clock, shared, &conn, 0)
+    read_all(clock, shared, &conn, true)
 }
 
 fn udp_receive(clock: &Clock, shared: &FlowShared, socket: OwnedFd) -> io::Result<()> {
-    read_all(clock, shared, &socket, UDP_HEADERS as u64)
+    read_all(clock, shared, &socket, false)
 }
 
-/// Adds what `fd` delivers to `shared.received`, each read's bytes plus `per_read` (a
-/// datagram's headers), until the run stops or the peer closes.
-fn read_all(clock: &Clock, shared: &FlowShared, fd: &OwnedFd, per_read: u64) -> io::Result<()> {
+/// Adds the payload bytes `fd` delivers to `shared.received` (the driver scales them to
+/// whole packets: `Endpoint::payload_per_packet`), until the run stops or, on a `stream`,
+/// the peer closes.
+fn read_all(clock: &Clock, shared: &FlowShared, fd: &OwnedFd, stream: bool) -> io::Result<()> {
     let mut buf = vec![0u8; 1 << 16];
     loop {
         match linux::read(fd.as_raw_fd(), &mut buf)? {
-            Some(0) if per_read == 0 => return Ok(()),
+            Some(0) if stream => return Ok(()),
             Some(n) => {
-                shared.received.fetch_add(n as u64 + per_read, Ordering::Relaxed);
+                shared.received.fetch_add(n as u64, Ordering::Relaxed);
             }
             None => {
                 if !ready(clock, fd, libc::POLLIN)? {
@@ -253,29 +246,37 @@ fn read_all(clock: &Clock, shared: &FlowShared, fd: &OwnedFd, per_read: u64) -> 
     }
 }
 
-/// A paced UDP sender: one datagram every `size·8/rate`, jittered uniformly in [0.5, 1.5)
-/// of that with `jitter` (CSFQ §3, as `transport::udp::Cbr`). Each send is scheduled from
-/// the previous one's planned time, so waking late does not lower the rate.
-struct CbrSender {
-    socket: OwnedFd,
-    packet_size: u32,
-    rate_bps: f64,
-    jitter: bool,
-    rng: Rng,
-}
-
-impl CbrSender {
-    fn run(mut self, clock: &Clock, start: Time, stop: Time) -> io::Result<()> {
-        let datagram = vec![0u8; (self.packet_size - UDP_HEADERS) as usize];
-        let interval = self.packet_size as f64 * 8.0 / self.rate_bps;
-        let mut next = start;
-        while next < stop && clock.sleep_until(next) {
+/// Sends a datagram of each packet's size (less its IPv4 and UDP headers) whenever the
+/// flow's simulated source sends a packet. Its timers fire on the run's clock in time order
+/// (at equal times, in the order set, as the engine's queue fires them), each call seeing
+/// the timer's planned time as `now`, so that waking late shifts a datagram but not the
+/// schedule. The source stops itself at the flow's `stop`, as in a simulation.
+fn udp_send(clock: &Clock, mut source: Box<dyn Agent>, socket: OwnedFd, start: Time) -> io::Result<()> {
+    let (mut sent, mut set) = (Vec::new(), Vec::new());
+    let mut pending: BinaryHeap<Reverse<(Time, u64, Token)>> = BinaryHeap::new();
+    let mut order = 0;
+    let datagram = [0u8; 65536];
+    if !clock.sleep_until(start) {
+        return Ok(());
+    }
+    source.start(&mut AgentCtx::new(start, &mut sent, &mut set));
+    loop {
+        for packet in sent.drain(..) {
+            let payload = (packet.size.saturating_sub(UDP_HEADERS) as usize).min(datagram.len());
             // A full socket buffer (ENOBUFS/EAGAIN) loses the datagram at the host, as a
             // source's own queue overflowing would; it is not the emulated router's drop.
-            let _ = linux::write(self.socket.as_raw_fd(), &datagram);
-            let factor = if self.jitter { self.rng.gen_range(0.5..1.5) } else { 1.0 };
-            next += from_secs(interval * factor).max(1);
+            let _ = linux::write(socket.as_raw_fd(), &datagram[..payload]);
         }
-        Ok(())
+        for (at, token) in set.drain(..) {
+            pending.push(Reverse((at, order, token)));
+            order += 1;
+        }
+        let Some(Reverse((at, _, token))) = pending.pop() else {
+            return Ok(());
+        };
+        if !clock.sleep_until(at) {
+            return Ok(());
+        }
+        source.timer(token, &mut AgentCtx::new(at, &mut sent, &mut set));
     }
 }

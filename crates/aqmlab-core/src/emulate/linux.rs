@@ -287,22 +287,31 @@ pub fn set_reuse_addr(fd: &OwnedFd) -> io::Result<()> {
     )
 }
 
+/// Plain C data that a socket option is read into: every bit pattern, all zeros included,
+/// is a valid value.
+///
+/// # Safety
+/// Implement it only for `repr(C)` structs of integers and for integers.
+unsafe trait OptionValue: Copy {}
+// SAFETY: an integer.
+unsafe impl OptionValue for libc::c_int {}
+// SAFETY: a repr(C) struct of integers.
+unsafe impl OptionValue for libc::tcp_info {}
+
+/// Reads socket option `name` at `level` (what the kernel fills of a `T`; the rest stays zero).
+fn getsockopt<T: OptionValue>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, what: &str) -> io::Result<T> {
+    // SAFETY: all zeros is a valid T (OptionValue).
+    let mut value: T = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: value is valid for len bytes, and the kernel writes at most len.
+    let ret = unsafe { libc::getsockopt(fd.as_raw_fd(), level, name, (&mut value as *mut T).cast(), &mut len) };
+    check(ret, what)?;
+    Ok(value)
+}
+
 /// The socket's pending error (`SO_ERROR`): how a non-blocking connect ended.
 pub fn socket_error(fd: &OwnedFd) -> io::Result<()> {
-    let mut err: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: err and len are valid for getsockopt's SO_ERROR.
-    let ret = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            (&mut err as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    check(ret, "SO_ERROR")?;
-    match err {
+    match getsockopt::<libc::c_int>(fd, libc::SOL_SOCKET, libc::SO_ERROR, "SO_ERROR")? {
         0 => Ok(()),
         e => Err(io::Error::from_raw_os_error(e)),
     }
@@ -322,19 +331,7 @@ pub struct TcpInfo {
 
 /// The connection's `TcpInfo` now.
 pub fn tcp_info(fd: &OwnedFd) -> io::Result<TcpInfo> {
-    // SAFETY: tcp_info is plain data; the kernel fills up to len bytes.
-    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-    let ret = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut info as *mut libc::tcp_info).cast(),
-            &mut len,
-        )
-    };
-    check(ret, "TCP_INFO")?;
+    let info: libc::tcp_info = getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, "TCP_INFO")?;
     Ok(TcpInfo {
         retransmits: info.tcpi_total_retrans as u64,
         srtt_us: info.tcpi_rtt,

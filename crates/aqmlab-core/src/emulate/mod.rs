@@ -18,7 +18,7 @@
 //! Flow `i` is `198.18.1.1:(20000+i) -> 198.18.2.1:(30000+i)` (198.18.0.0/15: RFC 2544's
 //! benchmarking range); only these two addresses exist, each in a namespace this run made.
 //!
-//! Limits (docs/emulate.md): dumbbell topologies; TCP (Linux's, `tcp.cc`) and CBR flows;
+//! Limits (docs/emulate.md): dumbbell topologies; TCP (Linux's, `tcp.cc`), CBR and ON-OFF flows;
 //! packets of at most 1500 B; at most [`MAX_DURATION`] s and [`MAX_FLOWS`] flows. Needs
 //! root. What cannot be expressed yet is refused by [`check`], naming the field.
 
@@ -26,9 +26,8 @@ mod endpoints;
 mod linux;
 
 use crate::error::{InternalError, ScenarioError};
-use crate::metrics::Results;
+use crate::metrics::{pcap, Results};
 use crate::packet::{Ecn, FlowId, Packet, PacketId, PacketKind};
-use crate::rng::Rng;
 use crate::scenario::{Scenario, TopologySpec};
 use crate::sim::Simulation;
 use crate::time::{to_secs, Time};
@@ -41,6 +40,7 @@ use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -97,12 +97,6 @@ impl From<io::Error> for EmulateError {
     }
 }
 
-/// What a flow's endpoints are, from its `type`.
-enum Kind {
-    Tcp(CongestionControl),
-    Cbr { rate_bps: f64, jitter: bool },
-}
-
 /// Checks that emulation can run `scenario`: an error names the first field it cannot
 /// express yet. Returns notes on what is taken differently from a simulation (e.g. the
 /// simulated TCP's options, which Linux's TCP replaces), for the user.
@@ -122,9 +116,6 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                 sim.duration
             ),
         );
-    }
-    if !sim.pcap.is_empty() {
-        return not_yet("simulation.pcap", "no packet captures under emulation yet");
     }
     if !matches!(scenario.topology, TopologySpec::Dumbbell(_)) {
         return not_yet("topology.type", "emulation runs dumbbell topologies only, yet");
@@ -168,13 +159,7 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                     ));
                 }
             }
-            FlowKind::Cbr(cbr) => {
-                if !cbr.rate_changes.is_empty() {
-                    return not_yet(
-                        &format!("{path}.rate_changes"),
-                        "no CBR rate changes under emulation yet",
-                    );
-                }
+            FlowKind::Cbr(_) | FlowKind::OnOff(_) => {
                 if !(endpoints::UDP_HEADERS + 1..=MTU).contains(&size) {
                     return not_yet(
                         &format!("{path}.packet_size"),
@@ -185,7 +170,10 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
             other => {
                 return not_yet(
                     &format!("{path}.type"),
-                    &format!("emulation runs tcp and cbr flows, yet, not {:?}", other.type_name()),
+                    &format!(
+                        "emulation runs tcp, cbr and onoff flows, yet, not {:?}",
+                        other.type_name()
+                    ),
                 )
             }
         }
@@ -228,10 +216,9 @@ impl FiveTuple {
     }
 }
 
-/// What the forwarder reads of an IPv4 packet: its 5-tuple, size and ECN field.
+/// What the forwarder reads of an IPv4 packet: its 5-tuple and ECN field.
 struct Ipv4Header {
     tuple: FiveTuple,
-    size: u32,
     ecn: Ecn,
 }
 
@@ -260,23 +247,8 @@ fn parse_ipv4(bytes: &[u8]) -> Option<Ipv4Header> {
             src: SocketAddrV4::new(addr(12), port(ihl)),
             dst: SocketAddrV4::new(addr(16), port(ihl + 2)),
         },
-        size: bytes.len() as u32,
         ecn,
     })
-}
-
-/// Sets an IPv4 packet's ECN field to CE (a qdisc marked it) and its header checksum anew.
-fn mark_ce(bytes: &mut [u8]) {
-    bytes[1] |= 3;
-    let ihl = (bytes[0] & 0x0f) as usize * 4;
-    bytes[10..12].fill(0);
-    let sum: u32 = bytes[..ihl]
-        .chunks(2)
-        .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
-        .sum();
-    let folded = (sum & 0xffff) + (sum >> 16);
-    let checksum = !(((folded & 0xffff) + (folded >> 16)) as u16);
-    bytes[10..12].copy_from_slice(&checksum.to_be_bytes());
 }
 
 /// A packet that reached its destination in the simulation, to be written out.
@@ -489,7 +461,7 @@ impl Driver {
                 self.stats.packets_unmatched += 1;
                 continue;
             }
-            let id = self.sim.inject(flow, kind, header.size, header.ecn) as usize;
+            let id = self.sim.inject(flow, kind, bytes, header.ecn) as usize;
             if self.bodies.len() <= id {
                 self.bodies.resize_with(id + 1, Vec::new);
             }
@@ -505,7 +477,7 @@ impl Driver {
         for d in deliveries {
             let body = &mut self.bodies[d.id as usize];
             if d.ce {
-                mark_ce(body);
+                pcap::set_ipv4_ecn(body, Ecn::Ce);
             }
             let side = if d.kind == PacketKind::Data { 1 } else { 0 };
             match linux::write(self.tuns[side].as_raw_fd(), body)? {
@@ -540,42 +512,34 @@ pub struct Emulation {
     names: Vec<String>,
     shared: Vec<Arc<FlowShared>>,
     notes: Vec<String>,
+    /// The capture files being written (`simulation.pcap`).
+    captures: Vec<PathBuf>,
     /// Kept until the end: the namespaces live as long as these (and their sockets) do.
     _namespaces: [linux::Namespace; 2],
 }
 
 impl Emulation {
     /// Checks the scenario ([`check`]), makes the namespaces, TUN devices and sockets, and
-    /// starts the clock, the forwarder and the endpoints.
-    pub fn start(scenario: &Scenario) -> Result<Emulation, EmulateError> {
+    /// starts the clock, the forwarder and the endpoints. With `capture_dir`, the links
+    /// `simulation.pcap` names are captured into it as in a simulation
+    /// ([`Simulation::capture_into`]), with the real packets' headers.
+    pub fn start(scenario: &Scenario, capture_dir: Option<&Path>) -> Result<Emulation, EmulateError> {
         let notes = check(scenario)?;
-        let sender_ns = linux::Namespace::new()?;
-        let receiver_ns = linux::Namespace::new()?;
-        let tuns = [
-            sender_ns.run(|| side(SENDER_ADDR))?,
-            receiver_ns.run(|| side(RECEIVER_ADDR))?,
-        ];
         let flows = scenario.expanded_flows();
-        let kinds: Vec<Kind> = flows
-            .iter()
-            .map(|f| match &f.spec.kind {
-                FlowKind::Tcp(tcp) => Kind::Tcp(cc_of(&tcp.tcp)),
-                FlowKind::Cbr(cbr) => Kind::Cbr {
-                    rate_bps: cbr.rate.0,
-                    jitter: cbr.jitter,
-                },
-                _ => unreachable!("check() refused every other type"),
-            })
-            .collect();
         let deliveries = Arc::new(Mutex::new(Vec::new()));
         let shared: Vec<Arc<FlowShared>> = flows.iter().map(|_| Arc::default()).collect();
         // The agents are built in flow order, each with its flow's stream after the start was
-        // drawn, as `Simulation::build` does: the endpoints start and jitter as simulated ones.
-        let mut schedule: Vec<(Time, Time, Rng)> = Vec::new();
-        let sim = Simulation::build_with(scenario, |f, stop, rng| {
+        // drawn, as `Simulation::build` does: the endpoints start as simulated ones, and a UDP
+        // flow's sender is driven by its simulated source, which then sends as in a simulation.
+        let mut schedule = Vec::new();
+        let mut sim = Simulation::build_with(scenario, |f, stop, rng| {
             let mut start_rng = crate::rng::stream(scenario.simulation.seed, &format!("flow/{}", f.name));
             let start = f.spec.common.draw_start(&mut start_rng);
-            schedule.push((start, stop, rng));
+            let source = match f.spec.kind {
+                FlowKind::Tcp(_) => None,
+                _ => Some(f.spec.build_agents(stop, rng).0),
+            };
+            schedule.push((start, stop, source));
             let relay = |shared| {
                 Box::new(Relay {
                     out: deliveries.clone(),
@@ -584,17 +548,29 @@ impl Emulation {
             };
             (relay(Some(shared[f.id as usize].clone())), relay(None))
         })?;
+        let captures = match capture_dir {
+            Some(dir) => sim.capture_into(dir)?,
+            None => Vec::new(),
+        };
+        // Made once the scenario is known to build: a refused one leaves nothing to undo.
+        let sender_ns = linux::Namespace::new()?;
+        let receiver_ns = linux::Namespace::new()?;
+        let tuns = [
+            sender_ns.run(|| side(SENDER_ADDR))?,
+            receiver_ns.run(|| side(RECEIVER_ADDR))?,
+        ];
         let mut endpoints = Vec::new();
         let mut table = HashMap::new();
-        for ((f, kind), (start, stop, rng)) in flows.iter().zip(&kinds).zip(schedule) {
-            let tcp = matches!(kind, Kind::Tcp(_));
+        for (f, (start, stop, source)) in flows.iter().zip(schedule) {
+            let tcp = source.is_none();
             let tuple = five_tuple(f.id, tcp);
             table.insert(tuple, (f.id, PacketKind::Data));
             table.insert(tuple.reversed(), (f.id, PacketKind::Ack));
             let size = f.spec.common.packet_size.0 as u32;
-            let sockets = match *kind {
-                Kind::Tcp(cc) => Sockets::Tcp {
+            let sockets = match (&f.spec.kind, source) {
+                (FlowKind::Tcp(options), _) => Sockets::Tcp {
                     sender: sender_ns.run(|| {
+                        let cc = cc_of(&options.tcp);
                         let s = linux::socket(libc::AF_INET, libc::SOCK_STREAM)?;
                         linux::set_reuse_addr(&s)?;
                         linux::set_congestion_control(&s, cc.linux_name())
@@ -612,7 +588,7 @@ impl Emulation {
                     })?,
                     to: tuple.dst,
                 },
-                Kind::Cbr { rate_bps, jitter } => Sockets::Cbr {
+                (_, Some(source)) => Sockets::Udp {
                     sender: sender_ns.run(|| {
                         let s = linux::socket(libc::AF_INET, libc::SOCK_DGRAM)?;
                         linux::bind(&s, tuple.src)?;
@@ -624,10 +600,9 @@ impl Emulation {
                         linux::bind(&s, tuple.dst)?;
                         Ok(s)
                     })?,
-                    rate_bps,
-                    jitter,
-                    rng,
+                    source,
                 },
+                (_, None) => unreachable!("every flow but TCP has its source"),
             };
             endpoints.push(Endpoint {
                 sockets,
@@ -669,6 +644,7 @@ impl Emulation {
             names: flows.iter().map(|f| f.name.clone()).collect(),
             shared,
             notes,
+            captures,
             _namespaces: [sender_ns, receiver_ns],
         })
     }
@@ -676,6 +652,11 @@ impl Emulation {
     /// What is taken differently from a simulation of the same scenario ([`check`]).
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// The capture files being written (`simulation.pcap`; none without a capture folder).
+    pub fn capture_files(&self) -> &[PathBuf] {
+        &self.captures
     }
 
     /// Seconds since the clock started.
@@ -705,7 +686,7 @@ impl Emulation {
         for t in self.endpoints.drain(..) {
             let _ = t.join();
         }
-        let (sim, mut stats) = match outcome {
+        let (mut sim, mut stats) = match outcome {
             Ok(result) => result?,
             Err(_) => {
                 return Err(EmulateError::Internal(InternalError(
@@ -727,6 +708,7 @@ impl Emulation {
                 });
             }
         }
+        sim.flush_captures()?;
         let results = sim.results().map_err(EmulateError::Internal)?;
         Ok((results, stats))
     }
@@ -789,8 +771,7 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
     #[test]
     fn what_emulation_cannot_express_is_refused_naming_the_field() {
         assert!(
-            refused("[[flows]]\ntype = \"onoff\"\nrate = \"1Mbps\"\non_time = \"1s\"\noff_time = \"1s\"")
-                .starts_with("flows[0].type: emulation runs tcp and cbr flows")
+            refused("[[flows]]\ntype = \"tfrc\"").starts_with("flows[0].type: emulation runs tcp, cbr and onoff flows")
         );
         assert!(
             refused("[[flows]]\ntype = \"tcp\"\nworkload = { type = \"transfer\", packets = 10 }")
@@ -798,9 +779,9 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
         );
         assert!(refused("[[flows]]\ntype = \"tcp\"\npacket_size = \"9000B\"").starts_with("flows[0].packet_size:"));
         assert!(refused(
-            "[[flows]]\ntype = \"cbr\"\nrate = \"1Mbps\"\nrate_changes = [{ at = \"1s\", rate = \"2Mbps\" }]"
+            "[[flows]]\ntype = \"onoff\"\nrate = \"1Mbps\"\non_time = \"1s\"\noff_time = \"1s\"\npacket_size = \"9000B\""
         )
-        .starts_with("flows[0].rate_changes:"));
+        .starts_with("flows[0].packet_size: a UDP packet is 29 to 1500 B"));
         let long = Scenario::from_toml_str(
             "[simulation]\nduration = \"601s\"\n[topology]\ntype = \"dumbbell\"\nbottleneck = { rate = \"10Mbps\", delay = \"1ms\" }\n[[flows]]\ntype = \"tcp\"",
         )
@@ -832,25 +813,11 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
         packet[22..24].copy_from_slice(&(RECEIVER_PORT + 7).to_be_bytes());
         let h = parse_ipv4(&packet).unwrap();
         assert_eq!(h.tuple, five_tuple(7, true));
-        assert_eq!((h.size, h.ecn), (40, Ecn::Ect));
+        assert_eq!(h.ecn, Ecn::Ect);
         assert_ne!(h.tuple, five_tuple(7, false), "UDP and TCP flows differ by protocol");
         assert_eq!(five_tuple(7, true).reversed().src, five_tuple(7, true).dst);
         packet[6] = 0x20; // a later fragment carries no ports
         packet[7] = 0x01;
         assert!(parse_ipv4(&packet).is_none());
-    }
-
-    /// The checksum after marking is the one a full computation gives (RFC 1071: the
-    /// one's-complement sum of the header, checksum included, is 0xffff).
-    #[test]
-    fn marking_ce_keeps_the_header_checksum_right() {
-        let mut header = [
-            0x45u8, 0x02, 0x00, 0x3c, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x06, 0, 0, 0xc6, 0x12, 0x01, 0x01, 0xc6, 0x12,
-            0x02, 0x01,
-        ];
-        mark_ce(&mut header);
-        assert_eq!(header[1] & 3, 3);
-        let sum: u32 = header.chunks(2).map(|w| u16::from_be_bytes([w[0], w[1]]) as u32).sum();
-        assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff);
     }
 }

@@ -21,6 +21,10 @@ pub struct Results {
     pub links: Vec<LinkResult>,
     /// Drop counts by flow, link and reason (whole run).
     pub drops: Vec<DropCount>,
+    /// ECN marks (packets set CE by a link's qdisc) by flow and link, for the pairs with a mark;
+    /// left out when no packet was marked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<MarkCount>,
     /// Per-flow goodput in bins of `simulation.throughput_bin`.
     pub throughput: Vec<ThroughputBin>,
     /// Queue samples of monitored links.
@@ -98,7 +102,8 @@ pub struct LinkResult {
     pub utilisation: f64,
     pub packets_sent: u64,
     pub drops: u64,
-    /// Qdisc-specific counters (e.g. `peak_active_flows`, `ecn_marks`).
+    /// Qdisc-specific counters (e.g. `peak_active_flows`); first `ecn_marks`, the link's marks,
+    /// when its discipline can mark.
     pub counters: Vec<(String, f64)>,
 }
 
@@ -117,6 +122,14 @@ pub struct DropCount {
     pub flow: u32,
     pub link: u32,
     pub reason: &'static str,
+    pub count: u64,
+    pub window_count: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MarkCount {
+    pub flow: u32,
+    pub link: u32,
     pub count: u64,
     pub window_count: u64,
 }

@@ -23,6 +23,11 @@
 //!   ECE on ACKs echoing CE; SACK blocks as option 5 (RFC 2018 §3) after two
 //!   NOPs; window 65535. CWR is not set: packets do not carry it.
 //! - checksums (TCP, UDP) are those of the headers with an all-zero payload.
+//!
+//! Under `aqmlab emulate` the packets are real: a record holds the real packet's
+//! IPv4 header and its TCP header with its options (or its UDP header), as the
+//! endpoint's kernel wrote them ([`Frame::captured`]); only the ECN field is the
+//! simulated packet's, since a queue may have marked it on the way.
 
 use crate::error::ScenarioError;
 use crate::net::Network;
@@ -37,14 +42,19 @@ use std::path::{Path, PathBuf};
 const MAGIC_NANOS: u32 = 0xa1b2_3c4d;
 /// libpcap's link type of records that are bare IPv4 or IPv6 packets.
 const LINKTYPE_RAW: u32 = 101;
-/// Most bytes captured of a packet: its headers only (at most [`MAX_HEADERS`]).
-const SNAPLEN: u32 = 128;
+/// Most bytes captured of a packet: its headers only (IPv4 and TCP with options fit:
+/// 20 + 60 bytes, or 60 + 60 with IPv4 options).
+const SNAP: usize = 128;
+const SNAPLEN: u32 = SNAP as u32;
 const IPV4_HEADER: usize = 20;
 const TCP_HEADER: usize = 20;
 const UDP_HEADER: usize = 8;
 /// Two NOPs, kind and length, then 8 bytes per block (RFC 2018 §3).
 const SACK_OPTION_MAX: usize = 4 + 8 * MAX_SACK_BLOCKS;
-const MAX_HEADERS: usize = IPV4_HEADER + TCP_HEADER + SACK_OPTION_MAX;
+const _: () = assert!(
+    IPV4_HEADER + TCP_HEADER + SACK_OPTION_MAX <= SNAP,
+    "synthesised headers fit a record"
+);
 /// Both ports of flow `f` are `PORT_BASE + f` (flows number at most `scenario::MAX_FLOWS`).
 pub const PORT_BASE: u16 = 10_000;
 const TTL: u8 = 64;
@@ -72,9 +82,10 @@ impl FlowWire {
     }
 }
 
-/// A packet's synthesised headers: `bytes[..len]`, and its IPv4 packet's total length.
+/// A packet's headers as captured: `bytes[..len]`, and its IPv4 packet's total length.
+#[derive(Clone)]
 pub struct Frame {
-    bytes: [u8; MAX_HEADERS],
+    bytes: [u8; SNAP],
     len: usize,
     total_len: u16,
 }
@@ -91,7 +102,7 @@ impl Frame {
     /// The headers of `p`, a packet of a flow whose packets look like `wire`.
     pub fn of(p: &Packet, wire: FlowWire) -> Frame {
         let mut f = Frame {
-            bytes: [0; MAX_HEADERS],
+            bytes: [0; SNAP],
             len: IPV4_HEADER,
             total_len: 0,
         };
@@ -110,6 +121,33 @@ impl Frame {
         };
         f.bytes[transport..transport + 2].copy_from_slice(&checksum.to_be_bytes());
         f
+    }
+
+    /// The headers of a real IPv4 packet (`aqmlab emulate`): its IPv4 header, then its
+    /// TCP header with the options or its UDP header, as far as the packet and [`SNAP`]
+    /// allow. `packet` is the whole packet: its length is the original length.
+    pub fn captured(packet: &[u8]) -> Frame {
+        let ihl = packet.first().map_or(0, |b| usize::from(b & 0x0f) * 4);
+        let transport = match packet.get(9) {
+            Some(&PROTO_TCP) => packet.get(ihl + 12).map_or(TCP_HEADER, |b| usize::from(b >> 4) * 4),
+            Some(&PROTO_UDP) => UDP_HEADER,
+            _ => 0,
+        };
+        let len = (ihl + transport).min(packet.len()).min(SNAP);
+        let mut f = Frame {
+            bytes: [0; SNAP],
+            len,
+            total_len: packet.len().min(usize::from(u16::MAX)) as u16,
+        };
+        f.bytes[..len].copy_from_slice(&packet[..len]);
+        f
+    }
+
+    /// Sets the IPv4 header's ECN field to `ecn` (and its checksum anew) if it differs.
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        if self.len >= IPV4_HEADER && self.bytes[1] & 0b11 != ecn_bits(ecn) {
+            set_ipv4_ecn(&mut self.bytes[..self.len], ecn);
+        }
     }
 
     /// Writes the TCP header after the IPv4 one; returns where its checksum goes.
@@ -155,24 +193,36 @@ impl Frame {
 
     /// Writes the IPv4 header (after the transport header, whose length it needs).
     fn ipv4(&mut self, p: &Packet, protocol: u8) {
-        let ecn = match p.ecn {
-            Ecn::NotEct => 0b00,
-            Ecn::Ect => 0b10,
-            Ecn::Ce => 0b11,
-        };
         let routers_crossed = p.hop.saturating_sub(1).min(u16::from(TTL - 1)) as u8;
         let h = &mut self.bytes[..IPV4_HEADER];
         h[0] = 0x45; // version 4, 5 words
-        h[1] = ecn;
         h[2..4].copy_from_slice(&self.total_len.to_be_bytes());
         h[6] = 0x40; // don't fragment
         h[8] = TTL - routers_crossed;
         h[9] = protocol;
         h[12..16].copy_from_slice(&node_address(p.src));
         h[16..20].copy_from_slice(&node_address(p.dst));
-        let checksum = internet_checksum(0, h);
-        h[10..12].copy_from_slice(&checksum.to_be_bytes());
+        set_ipv4_ecn(h, p.ecn);
     }
+}
+
+/// The ECN field's bits for `ecn` (RFC 3168 §5).
+fn ecn_bits(ecn: Ecn) -> u8 {
+    match ecn {
+        Ecn::NotEct => 0b00,
+        Ecn::Ect => 0b10,
+        Ecn::Ce => 0b11,
+    }
+}
+
+/// Sets the ECN field of the IPv4 header that `packet` starts with, and the header's
+/// checksum anew (RFC 1071). `packet` holds at least the whole header.
+pub fn set_ipv4_ecn(packet: &mut [u8], ecn: Ecn) {
+    let ihl = usize::from(packet[0] & 0x0f) * 4;
+    packet[1] = (packet[1] & !0b11) | ecn_bits(ecn);
+    packet[10..12].fill(0);
+    let checksum = internet_checksum(0, &packet[..ihl]);
+    packet[10..12].copy_from_slice(&checksum.to_be_bytes());
 }
 
 /// Node `id`'s IPv4 address, `10.0.0.0 + id`.
@@ -221,14 +271,13 @@ impl<W: Write> PcapWriter<W> {
         Ok(PcapWriter { out, error: None })
     }
 
-    /// Appends `p`, stamped `at`.
-    pub fn write(&mut self, p: &Packet, at: Time, wire: FlowWire) {
+    /// Appends `frame`, stamped `at`.
+    pub fn write(&mut self, frame: &Frame, at: Time) {
         if self.error.is_some() {
             return;
         }
-        let frame = Frame::of(p, wire);
         let headers = frame.headers();
-        let mut record = [0u8; 16 + MAX_HEADERS];
+        let mut record = [0u8; 16 + SNAP];
         // Times are at most 1e18 ns (units::MAX_SECONDS): the seconds fit in 32 bits.
         record[0..4].copy_from_slice(&((at / NANOS_PER_SEC) as u32).to_le_bytes());
         record[4..8].copy_from_slice(&((at % NANOS_PER_SEC) as u32).to_le_bytes());
@@ -296,13 +345,13 @@ impl LinkCapture {
             .map(|f| f.path.as_path())
     }
 
-    pub fn on_tx(&mut self, p: &Packet, at: Time, wire: FlowWire) {
-        self.sent.writer.write(p, at, wire);
+    pub fn on_tx(&mut self, frame: &Frame, at: Time) {
+        self.sent.writer.write(frame, at);
     }
 
-    pub fn on_drop(&mut self, p: &Packet, at: Time, wire: FlowWire) {
+    pub fn on_drop(&mut self, frame: &Frame, at: Time) {
         if let Some(f) = &mut self.dropped {
-            f.writer.write(p, at, wire);
+            f.writer.write(frame, at);
         }
     }
 
@@ -477,7 +526,10 @@ mod tests {
     #[test]
     fn the_file_has_a_nanosecond_header_and_records_of_headers() {
         let mut w = PcapWriter::new(Vec::new()).unwrap();
-        w.write(&data_packet(1, 1000), 3 * NANOS_PER_SEC + 7, FlowWire::new(true, 1000));
+        w.write(
+            &Frame::of(&data_packet(1, 1000), FlowWire::new(true, 1000)),
+            3 * NANOS_PER_SEC + 7,
+        );
         w.flush().unwrap();
         let bytes = w.into_inner();
         assert_eq!(&bytes[..4], &[0x4d, 0x3c, 0xb2, 0xa1]);
@@ -485,6 +537,53 @@ mod tests {
         assert_eq!((le(16), le(20)), (SNAPLEN, 101));
         assert_eq!((le(24), le(28), le(32), le(36)), (3, 7, 40, 1000));
         assert_eq!(bytes.len(), 24 + 16 + 40);
+    }
+
+    /// A real TCP segment: 20 bytes of IPv4, 32 of TCP (the timestamp option), 100 of payload.
+    fn real_segment() -> Vec<u8> {
+        let mut p = vec![0u8; 152];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&152u16.to_be_bytes());
+        p[8] = 64;
+        p[9] = PROTO_TCP;
+        p[12..20].copy_from_slice(&[198, 18, 1, 1, 198, 18, 2, 1]);
+        let checksum = internet_checksum(0, &p[..20]);
+        p[10..12].copy_from_slice(&checksum.to_be_bytes());
+        p[32] = 8 << 4;
+        p[52..].fill(0xaa);
+        p
+    }
+
+    #[test]
+    fn a_real_packet_is_captured_as_its_headers_with_the_options() {
+        let segment = real_segment();
+        let frame = Frame::captured(&segment);
+        assert_eq!(frame.headers(), &segment[..52], "IPv4 and TCP with options, no payload");
+        assert_eq!(frame.total_len(), 152);
+        let mut udp = segment.clone();
+        udp[9] = PROTO_UDP;
+        assert_eq!(Frame::captured(&udp).headers().len(), 28);
+        assert_eq!(
+            Frame::captured(&segment[..30]).headers().len(),
+            30,
+            "a truncated packet as far as it goes"
+        );
+    }
+
+    #[test]
+    fn marking_a_captured_packet_keeps_its_header_checksum_right() {
+        let mut frame = Frame::captured(&real_segment());
+        frame.set_ecn(Ecn::NotEct);
+        assert_eq!(
+            frame.headers(),
+            &real_segment()[..52],
+            "unchanged when the field is already right"
+        );
+        frame.set_ecn(Ecn::Ce);
+        let h = frame.headers();
+        assert_eq!(h[1] & 0b11, 0b11);
+        assert!(sums_to_all_ones(0, &h[..20]));
+        assert_eq!(&h[20..], &real_segment()[20..52], "the TCP header is untouched");
     }
 
     #[test]

@@ -3,21 +3,22 @@
 //! The engine tells the recorder what happens to each packet (`on_sent`,
 //! `on_delivered`, `on_drop`, `on_tx`, `on_goodput`) and when to sample the
 //! monitored queues; the recorder does all the counting, as ns-3's `QueueDisc`
-//! base class does, so neither the engine nor the qdiscs count drops by reason.
+//! base class does, so neither the engine nor the qdiscs count drops by reason, nor marks.
 //! Flow counts are of data packets; ACKs count only in the run's totals, which
 //! [`Recorder::finish`] checks for packet conservation before it assembles the
 //! tables. "In the window" means at or after `simulation.warmup`. The links
 //! `simulation.pcap` names are also captured to files (`pcap`) once
-//! [`Recorder::open_captures`] is given a folder.
+//! [`Recorder::open_captures`] is given a folder; under `aqmlab emulate` their records
+//! are the real packets' headers ([`Recorder::capture_real`]).
 
-use super::pcap::{FlowWire, LinkCapture};
+use super::pcap::{FlowWire, Frame, LinkCapture};
 use super::{
-    jain_index, max_min_shares, DropCount, DropEvent, FlowResult, LinkResult, QdiscFlowResult, QueueSample, Results,
-    Summary, ThroughputBin,
+    jain_index, max_min_shares, DropCount, DropEvent, FlowResult, LinkResult, MarkCount, QdiscFlowResult, QueueSample,
+    Results, Summary, ThroughputBin,
 };
 use crate::error::InternalError;
 use crate::net::Network;
-use crate::packet::{FlowId, Packet, PacketKind};
+use crate::packet::{FlowId, Packet, PacketId, PacketKind};
 use crate::qdisc::DropReason;
 use crate::scenario::{ExpandedFlow, Scenario};
 use crate::time::{to_secs, Time};
@@ -34,6 +35,19 @@ struct FlowLabel {
     demand_bps: f64,
     /// How its packets look in a capture file.
     wire: FlowWire,
+}
+
+/// How packet `id` looks in a capture: the real packet's headers it stands for (with the
+/// ECN field it has now: a queue may have marked it), else headers synthesised from it.
+fn frame(real_frames: &[Option<Frame>], flows: &[FlowLabel], id: PacketId, packet: &Packet) -> Frame {
+    match real_frames.get(id as usize) {
+        Some(Some(real)) => {
+            let mut frame = real.clone();
+            frame.set_ecn(packet.ecn);
+            frame
+        }
+        _ => Frame::of(packet, flows[packet.flow as usize].wire),
+    }
 }
 
 /// One flow's data packets and goodput.
@@ -59,6 +73,8 @@ struct LinkStats {
     busy_in_window: Time,
     packets_sent: u64,
     drops: u64,
+    /// Packets its qdisc marked CE.
+    marks: u64,
 }
 
 /// The drop table's key; its order (flow, link, reason) is the order of the `drops` rows.
@@ -67,6 +83,13 @@ struct DropKey {
     flow: FlowId,
     link: u32,
     reason: DropReason,
+}
+
+/// The mark table's key; its order is the order of the `marks` rows.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct MarkKey {
+    flow: FlowId,
+    link: u32,
 }
 
 #[derive(Default)]
@@ -115,12 +138,15 @@ pub struct Recorder {
     n_bins: usize,
     link_stats: Vec<LinkStats>,
     drops: BTreeMap<DropKey, DropTally>,
+    marks: BTreeMap<MarkKey, DropTally>,
     drop_log: Vec<DropEvent>,
     queue_samples: Vec<QueueSample>,
     traces: Vec<TraceSample>,
     totals: Totals,
     /// By link, its capture files; empty unless captures were opened.
     captures: Vec<Option<LinkCapture>>,
+    /// Under emulation, with captures open: by packet id, the real packet's headers.
+    real_frames: Vec<Option<Frame>>,
 }
 
 impl Recorder {
@@ -155,11 +181,13 @@ impl Recorder {
             n_bins,
             link_stats: (0..links).map(|_| LinkStats::default()).collect(),
             drops: BTreeMap::new(),
+            marks: BTreeMap::new(),
             drop_log: Vec::new(),
             queue_samples: Vec::new(),
             traces: Vec::new(),
             totals: Totals::default(),
             captures: Vec::new(),
+            real_frames: Vec::new(),
         }
     }
 
@@ -179,6 +207,19 @@ impl Recorder {
             self.captures[*link as usize] = Some(capture);
         }
         Ok(paths)
+    }
+
+    /// Packet `id` stands for the real IPv4 packet `bytes` (`aqmlab emulate`): the captures
+    /// record its headers rather than synthesised ones. Nothing is kept unless a link is captured.
+    pub fn capture_real(&mut self, id: PacketId, bytes: &[u8]) {
+        if self.captures.is_empty() {
+            return;
+        }
+        let id = id as usize;
+        if self.real_frames.len() <= id {
+            self.real_frames.resize(id + 1, None);
+        }
+        self.real_frames[id] = Some(Frame::captured(bytes));
     }
 
     /// Writes out what the capture files hold so far; the first write error, naming the file.
@@ -261,8 +302,8 @@ impl Recorder {
         }
     }
 
-    /// `link`'s qdisc dropped `packet` for `reason`.
-    pub fn on_drop(&mut self, packet: &Packet, link: u32, reason: DropReason, now: Time) {
+    /// `link`'s qdisc dropped `packet` (id `id`) for `reason`.
+    pub fn on_drop(&mut self, id: PacketId, packet: &Packet, link: u32, reason: DropReason, now: Time) {
         let in_window = self.in_window(now) as u64;
         self.totals.dropped += 1;
         self.link_stats[link as usize].drops += 1;
@@ -280,7 +321,7 @@ impl Recorder {
             s.window_dropped_packets += in_window;
         }
         if let Some(Some(capture)) = self.captures.get_mut(link as usize) {
-            capture.on_drop(packet, now, self.flows[packet.flow as usize].wire);
+            capture.on_drop(&frame(&self.real_frames, &self.flows, id, packet), now);
         }
         if self.record_drops {
             self.drop_log.push(DropEvent {
@@ -292,10 +333,25 @@ impl Recorder {
         }
     }
 
-    /// `link` transmits `packet` from `now` until `done`.
-    pub fn on_tx(&mut self, link: u32, packet: &Packet, now: Time, done: Time) {
+    /// `link`'s qdisc marked `packet` CE.
+    pub fn on_mark(&mut self, packet: &Packet, link: u32, now: Time) {
+        let in_window = self.in_window(now) as u64;
+        self.link_stats[link as usize].marks += 1;
+        let tally = self
+            .marks
+            .entry(MarkKey {
+                flow: packet.flow,
+                link,
+            })
+            .or_default();
+        tally.total += 1;
+        tally.in_window += in_window;
+    }
+
+    /// `link` transmits `packet` (id `id`) from `now` until `done`.
+    pub fn on_tx(&mut self, link: u32, id: PacketId, packet: &Packet, now: Time, done: Time) {
         if let Some(Some(capture)) = self.captures.get_mut(link as usize) {
-            capture.on_tx(packet, now, self.flows[packet.flow as usize].wire);
+            capture.on_tx(&frame(&self.real_frames, &self.flows, id, packet), now);
         }
         let s = &mut self.link_stats[link as usize];
         s.packets_sent += 1;
@@ -404,13 +460,15 @@ impl Recorder {
                 utilisation: to_secs(s.busy_in_window) / window,
                 packets_sent: s.packets_sent,
                 drops: s.drops,
-                counters: l
-                    .queue
-                    .qdisc()
-                    .counters()
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
+                counters: {
+                    let qdisc = l.queue.qdisc();
+                    let marks = qdisc.can_mark().then_some(("ecn_marks", s.marks as f64));
+                    marks
+                        .into_iter()
+                        .chain(qdisc.counters())
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect()
+                },
             })
             .collect();
         let normalised: Vec<f64> = flows.iter().map(|f| f.normalised_goodput).collect();
@@ -443,6 +501,16 @@ impl Recorder {
                     flow: key.flow,
                     link: key.link,
                     reason: key.reason.as_str(),
+                    count: tally.total,
+                    window_count: tally.in_window,
+                })
+                .collect(),
+            marks: self
+                .marks
+                .iter()
+                .map(|(key, tally)| MarkCount {
+                    flow: key.flow,
+                    link: key.link,
                     count: tally.total,
                     window_count: tally.in_window,
                 })

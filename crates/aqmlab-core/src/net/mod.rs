@@ -4,7 +4,7 @@
 use crate::error::ScenarioError;
 use crate::packet::{NodeId, PacketArena, PacketId, PacketKind};
 use crate::qdisc::droptail::DropTail;
-use crate::qdisc::{Backlog, DropReason, LinkInfo, QdiscSpec, QueueDisc, Verdict};
+use crate::qdisc::{Backlog, LinkInfo, QdiscEvents, QdiscSpec, QueueDisc, Verdict};
 use crate::rng::stream;
 use crate::rng::Rng;
 use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, TopologySpec};
@@ -115,30 +115,19 @@ impl LinkQueue {
 
     /// Offers an arriving packet to the discipline ([`Backlog::offer`]).
     #[inline]
-    pub fn enqueue(
-        &mut self,
-        id: PacketId,
-        now: Time,
-        packets: &mut PacketArena,
-        dropped: &mut Vec<(PacketId, DropReason)>,
-    ) -> Verdict {
+    pub fn enqueue(&mut self, id: PacketId, now: Time, packets: &mut PacketArena, events: &mut QdiscEvents) -> Verdict {
         match &mut self.discipline {
-            Discipline::DropTail(q) => self.backlog.offer(q, id, now, packets, dropped),
-            Discipline::Boxed(q) => self.backlog.offer(q.as_mut(), id, now, packets, dropped),
+            Discipline::DropTail(q) => self.backlog.offer(q, id, now, packets, events),
+            Discipline::Boxed(q) => self.backlog.offer(q.as_mut(), id, now, packets, events),
         }
     }
 
     /// The discipline's next packet ([`Backlog::take`]).
     #[inline]
-    pub fn dequeue(
-        &mut self,
-        now: Time,
-        packets: &mut PacketArena,
-        dropped: &mut Vec<(PacketId, DropReason)>,
-    ) -> Option<PacketId> {
+    pub fn dequeue(&mut self, now: Time, packets: &mut PacketArena, events: &mut QdiscEvents) -> Option<PacketId> {
         match &mut self.discipline {
-            Discipline::DropTail(q) => self.backlog.take(q, now, packets, dropped),
-            Discipline::Boxed(q) => self.backlog.take(q.as_mut(), now, packets, dropped),
+            Discipline::DropTail(q) => self.backlog.take(q, now, packets, events),
+            Discipline::Boxed(q) => self.backlog.take(q.as_mut(), now, packets, events),
         }
     }
 

@@ -259,7 +259,7 @@ impl QueueDisc for Bred {
             return Verdict::Dropped(reason);
         }
         self.flows.add(key, 1);
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 

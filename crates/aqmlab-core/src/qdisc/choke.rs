@@ -155,7 +155,7 @@ impl Choke {
         // From the back, so that the positions still to remove stay where they were.
         matched.sort_unstable_by(|a, b| b.cmp(a));
         for &i in &matched {
-            let victim = queue.remove(i, ctx.packets).expect("drawn within the queue");
+            let victim = queue.remove(i).expect("drawn within the queue");
             ctx.drop_packet(victim, DropReason::ChokeMatch);
         }
         !matched.is_empty()
@@ -185,10 +185,12 @@ impl QueueDisc for Choke {
         self.red.set_link_rate(rate_bps);
     }
 
+    fn can_mark(&self) -> bool {
+        self.red.can_mark()
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        let mut counters = self.red.counters();
-        counters.push(("matches", self.stats.matches as f64));
-        counters
+        vec![("matches", self.stats.matches as f64)]
     }
 }
 

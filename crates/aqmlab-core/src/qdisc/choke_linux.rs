@@ -128,7 +128,6 @@ impl QdiscConfig for ChokeLinuxConfig {
 struct Stats {
     /// Arrivals dropped by a match (`matched`).
     matches: u64,
-    ecn_marks: u64,
 }
 
 pub struct ChokeLinux {
@@ -203,8 +202,7 @@ impl ChokeLinux {
         if !self.ecn || packet.ecn == Ecn::NotEct {
             return false;
         }
-        packet.ecn = Ecn::Ce;
-        self.stats.ecn_marks += 1;
+        ctx.mark(id);
         true
     }
 }
@@ -261,11 +259,12 @@ impl QueueDisc for ChokeLinux {
         }
     }
 
+    fn can_mark(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("ecn_marks", self.stats.ecn_marks as f64),
-            ("matches", self.stats.matches as f64),
-        ]
+        vec![("matches", self.stats.matches as f64)]
     }
 }
 
@@ -273,6 +272,7 @@ impl QueueDisc for ChokeLinux {
 mod tests {
     use super::*;
     use crate::qdisc::testing::QdiscHarness;
+    use crate::qdisc::QdiscEvents;
     use crate::rng::stream;
 
     /// The demo's CHOKe as a Linux user types it (`choke limit 64 min 16 max 32 avpkt 1000 burst 100
@@ -348,8 +348,8 @@ mod tests {
         for flow in [1, 2, 3] {
             fill(&mut h, flow, 1);
         }
-        let mut ctx_dropped = Vec::new();
-        let mut ctx = QdiscCtx::new(0, &mut h.arena, &mut ctx_dropped, &mut h.backlog);
+        let mut events = QdiscEvents::default();
+        let mut ctx = QdiscCtx::new(0, &mut h.arena, &mut events, &mut h.backlog);
         // The middle packet dropped: a hole, counted in the ring's length but not in qlen.
         h.q.drop_by_index(1, &mut ctx);
         assert_eq!((h.q.ring.len(), ctx.backlog().packets), (3, 2));

@@ -13,7 +13,7 @@
 
 use super::{codel_linux, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::{Ecn, PacketId};
+use crate::packet::{Ecn, PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
 use crate::units::{Bytes, Seconds};
@@ -147,20 +147,41 @@ impl CodelState {
         }
     }
 
-    /// The next packet to send from `fifo`, after CoDel's drops (the MTU test reads `fifo`'s bytes
-    /// as RFC 8289 does, or the whole qdisc's backlog as Linux does).
-    pub fn dequeue(
+    /// The next packet to send from `queue`, after CoDel's drops (the MTU test reads the bytes
+    /// behind the head in `queue` as RFC 8289 does, or the whole qdisc's backlog as Linux does).
+    pub fn dequeue<Q: CodelQueue>(
         &mut self,
         p: &CodelParams,
-        fifo: &mut Fifo,
+        queue: &mut Q,
         ctx: &mut QdiscCtx,
         stats: &mut CodelStats,
     ) -> Option<PacketId> {
         match (self, &p.linux) {
-            (CodelState::Rfc(vars), _) => vars.dequeue(p, fifo, ctx, stats),
-            (CodelState::Linux(vars), Some(linux)) => vars.dequeue(linux, fifo, ctx, stats),
+            (CodelState::Rfc(vars), _) => vars.dequeue(p, queue, ctx, stats),
+            (CodelState::Linux(vars), Some(linux)) => vars.dequeue(linux, queue, ctx, stats),
             (CodelState::Linux(_), None) => unreachable!("a Linux state has Linux parameters"),
         }
+    }
+}
+
+/// The queue a CoDel state machine serves: its head, and the bytes queued behind the head, which
+/// RFC 8289's MTU test reads ("more than one MTU is queued").
+pub trait CodelQueue {
+    /// Takes the head packet.
+    fn pop(&mut self, packets: &PacketArena) -> Option<PacketId>;
+    /// Bytes still queued behind `head`, just taken by [`Self::pop`].
+    fn bytes_behind(&self, head: PacketId, ctx: &QdiscCtx) -> u64;
+}
+
+/// `type = "codel"`'s one queue is the whole qdisc: the link counts its bytes, `head` among them
+/// until the dequeue returns ([`QdiscCtx::backlog`]).
+impl CodelQueue for Fifo {
+    fn pop(&mut self, packets: &PacketArena) -> Option<PacketId> {
+        Fifo::pop(self, packets)
+    }
+
+    fn bytes_behind(&self, head: PacketId, ctx: &QdiscCtx) -> u64 {
+        ctx.backlog().without(ctx.packets[head].size).bytes
     }
 }
 
@@ -178,10 +199,9 @@ pub struct CodelVars {
     dropping: bool,
 }
 
-/// What CoDel counts besides the engine's drop table.
+/// What CoDel counts besides the engine's drop and mark tables.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CodelStats {
-    pub ecn_marks: u64,
     /// Times the dropping state was entered.
     pub dropping_entries: u64,
 }
@@ -194,13 +214,13 @@ pub fn control_law(t: Time, interval: Time, count: u32) -> Time {
 impl CodelVars {
     /// RFC 8289 §5.3 dodequeue(): the head packet and whether the sojourn time has been at or
     /// above target for a whole interval.
-    fn head(&mut self, p: &CodelParams, fifo: &mut Fifo, ctx: &QdiscCtx) -> (Option<PacketId>, bool) {
-        let Some(id) = fifo.pop(ctx.packets) else {
+    fn head<Q: CodelQueue>(&mut self, p: &CodelParams, queue: &mut Q, ctx: &QdiscCtx) -> (Option<PacketId>, bool) {
+        let Some(id) = queue.pop(ctx.packets) else {
             self.first_above_time = 0;
             return (None, false);
         };
         let sojourn = ctx.now - ctx.packets[id].enqueued_at;
-        if sojourn < p.target || fifo.bytes() <= p.mtu {
+        if sojourn < p.target || queue.bytes_behind(id, ctx) <= p.mtu {
             self.first_above_time = 0;
             return (Some(id), false);
         }
@@ -211,16 +231,16 @@ impl CodelVars {
         (Some(id), ctx.now >= self.first_above_time)
     }
 
-    /// RFC 8289 §5.4 dequeue(): the next packet to send from `fifo`, after CoDel's drops.
-    pub fn dequeue(
+    /// RFC 8289 §5.4 dequeue(): the next packet to send from `queue`, after CoDel's drops.
+    pub fn dequeue<Q: CodelQueue>(
         &mut self,
         p: &CodelParams,
-        fifo: &mut Fifo,
+        queue: &mut Q,
         ctx: &mut QdiscCtx,
         stats: &mut CodelStats,
     ) -> Option<PacketId> {
         let now = ctx.now;
-        let (mut head, mut ok_to_drop) = self.head(p, fifo, ctx);
+        let (mut head, mut ok_to_drop) = self.head(p, queue, ctx);
         let Some(mut id) = head else {
             self.dropping = false;
             return None;
@@ -232,11 +252,11 @@ impl CodelVars {
             }
             while self.dropping && now >= self.drop_next {
                 self.count += 1;
-                if !drop_or_mark(p.ecn, id, ctx, stats) {
+                if !drop_or_mark(p.ecn, id, ctx) {
                     self.drop_next = control_law(self.drop_next, p.interval, self.count);
                     return Some(id);
                 }
-                (head, ok_to_drop) = self.head(p, fifo, ctx);
+                (head, ok_to_drop) = self.head(p, queue, ctx);
                 let Some(next) = head else {
                     self.dropping = false;
                     return None;
@@ -250,8 +270,8 @@ impl CodelVars {
             }
         } else if ok_to_drop {
             // §5.4-5.5: enter the dropping state with this drop.
-            if drop_or_mark(p.ecn, id, ctx, stats) {
-                let (next, _) = self.head(p, fifo, ctx);
+            if drop_or_mark(p.ecn, id, ctx) {
+                let (next, _) = self.head(p, queue, ctx);
                 head = next;
             }
             self.dropping = true;
@@ -286,7 +306,7 @@ impl QueueDisc for Codel {
         if !self.limit.admits(queued.packets, queued.bytes, ctx.packets[id].size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 
@@ -294,20 +314,20 @@ impl QueueDisc for Codel {
         self.state.dequeue(&self.params, &mut self.fifo, ctx, &mut self.stats)
     }
 
+    fn can_mark(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("ecn_marks", self.stats.ecn_marks as f64),
-            ("dropping_entries", self.stats.dropping_entries as f64),
-        ]
+        vec![("dropping_entries", self.stats.dropping_entries as f64)]
     }
 }
 
 /// Drops `id`, or marks it CE and keeps it when `ecn` is on and the packet is ECN-capable
 /// (Linux codel_dequeue()); whether it was dropped. Shared by both profiles (codel_linux.rs).
-pub(crate) fn drop_or_mark(ecn: bool, id: PacketId, ctx: &mut QdiscCtx, stats: &mut CodelStats) -> bool {
+pub(crate) fn drop_or_mark(ecn: bool, id: PacketId, ctx: &mut QdiscCtx) -> bool {
     if ecn && ctx.packets[id].ecn != Ecn::NotEct {
-        ctx.packets[id].ecn = Ecn::Ce;
-        stats.ecn_marks += 1;
+        ctx.mark(id);
         return false;
     }
     ctx.drop_packet(id, DropReason::Codel);

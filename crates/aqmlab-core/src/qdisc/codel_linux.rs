@@ -13,8 +13,8 @@
 //!   left: in FQ-CoDel all flow queues' (sch_fq_codel.c passes `sch->qstats.backlog`), where RFC
 //!   8290's pseudocode reads the flow queue's own.
 
-use super::codel::{drop_or_mark, CodelStats};
-use super::{Fifo, QdiscCtx};
+use super::codel::{drop_or_mark, CodelQueue, CodelStats};
+use super::QdiscCtx;
 use crate::packet::PacketId;
 use crate::time::Time;
 
@@ -109,15 +109,15 @@ impl Vars {
         after(now, self.first_above_time)
     }
 
-    /// `codel_dequeue`: the next packet from `fifo`, after CoDel's drops.
-    pub fn dequeue(
+    /// `codel_dequeue`: the next packet from `queue`, after CoDel's drops.
+    pub fn dequeue<Q: CodelQueue>(
         &mut self,
         p: &Params,
-        fifo: &mut Fifo,
+        queue: &mut Q,
         ctx: &mut QdiscCtx,
         stats: &mut CodelStats,
     ) -> Option<PacketId> {
-        let mut head = fifo.pop(ctx.packets);
+        let mut head = queue.pop(ctx.packets);
         let Some(mut id) = head else {
             self.dropping = false;
             return None;
@@ -132,11 +132,11 @@ impl Vars {
                 while self.dropping && after_eq(now, self.drop_next) {
                     self.count = self.count.wrapping_add(1);
                     self.newton_step();
-                    if !drop_or_mark(p.ecn, id, ctx, stats) {
+                    if !drop_or_mark(p.ecn, id, ctx) {
                         self.drop_next = control_law(self.drop_next, p.interval, self.rec_inv_sqrt);
                         return Some(id);
                     }
-                    head = fifo.pop(ctx.packets);
+                    head = queue.pop(ctx.packets);
                     if self.should_drop(p, head, now, ctx) {
                         self.drop_next = control_law(self.drop_next, p.interval, self.rec_inv_sqrt);
                     } else {
@@ -151,8 +151,8 @@ impl Vars {
             return head;
         }
         if drop {
-            if drop_or_mark(p.ecn, id, ctx, stats) {
-                head = fifo.pop(ctx.packets);
+            if drop_or_mark(p.ecn, id, ctx) {
+                head = queue.pop(ctx.packets);
                 self.should_drop(p, head, now, ctx);
             }
             self.dropping = true;
@@ -177,7 +177,7 @@ impl Vars {
 mod tests {
     use super::*;
     use crate::packet::{Packet, PacketArena};
-    use crate::qdisc::Backlog;
+    use crate::qdisc::{Backlog, Fifo, QdiscEvents};
 
     #[test]
     fn tcs_times_become_the_kernels_units() {
@@ -251,30 +251,27 @@ mod tests {
     fn the_mtu_test_reads_the_whole_qdiscs_backlog() {
         let p = Params::new(5_000_000, 100_000_000, 1514, false);
         let mut arena = PacketArena::default();
-        let mut dropped = Vec::new();
+        let mut events = QdiscEvents::default();
         let mut fifo = Fifo::default();
         // A flow queue of two old packets: its own backlog after the head is one MTU, so alone it
         // never drops; with 10 kB queued in other flows the sojourn decides.
         let mut vars = Vars::default();
         let mut drops = |other: u64, vars: &mut Vars, fifo: &mut Fifo, arena: &mut PacketArena| {
             for _ in 0..2 {
-                fifo.push(
-                    arena.alloc(Packet {
-                        size: 1514,
-                        ..Default::default()
-                    }),
-                    arena,
-                );
+                fifo.push(arena.alloc(Packet {
+                    size: 1514,
+                    ..Default::default()
+                }));
             }
             let mut stats = CodelStats::default();
             // The qdisc's backlog, as the link counts it: this queue and `other` bytes elsewhere.
             let mut backlog = Backlog {
                 packets: fifo.len(),
-                bytes: fifo.bytes() + other,
+                bytes: fifo.len() as u64 * 1514 + other,
             };
             // 200 ms of sojourn, twice 150 ms apart: above target past first_above_time.
             for now in [200_000_000, 350_000_000] {
-                let mut ctx = QdiscCtx::new(now, arena, &mut dropped, &mut backlog);
+                let mut ctx = QdiscCtx::new(now, arena, &mut events, &mut backlog);
                 if let Some(sent) = vars.dequeue(&p, fifo, &mut ctx, &mut stats) {
                     backlog.remove(arena[sent].size);
                 }

@@ -391,7 +391,7 @@ impl QueueDisc for Csfq {
             // §2.2.3: L_new = min(L_old, alpha); never raises a label (alpha = ∞ leaves it).
             ctx.packets[id].label = label.min(self.core.alpha());
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 

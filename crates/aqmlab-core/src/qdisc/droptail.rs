@@ -72,7 +72,7 @@ impl QueueDisc for DropTail {
         if !self.limit.admits(queued.packets, queued.bytes, ctx.packets[id].size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 

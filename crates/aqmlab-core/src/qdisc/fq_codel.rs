@@ -16,10 +16,10 @@
 //! flow queue's as RFC 8290's pseudocode; and `memory_limit` counts what Linux charges a packet,
 //! its `skb->truesize`: its length and [`TRUESIZE_OVERHEAD`].
 
-use super::codel::{CodelConfig, CodelParams, CodelProfile, CodelState, CodelStats};
+use super::codel::{CodelConfig, CodelParams, CodelProfile, CodelQueue, CodelState, CodelStats};
 use super::{flow_hash, DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::PacketId;
+use crate::packet::{PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::units::{Bytes, Seconds};
 use crate::validate::require_positive;
@@ -118,19 +118,9 @@ impl QdiscConfig for FqCodelConfig {
     }
 
     fn build(&self, _link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {
-        let codel = self.codel().params();
-        let linux = self.profile == FqCodelProfile::Linux;
-        Box::new(FqCodel {
-            queues: (0..self.flows)
-                .map(|_| FlowQueue {
-                    fifo: Fifo::default(),
-                    codel: CodelState::new(&codel),
-                    deficit: 0,
-                    list: List::Inactive,
-                })
-                .collect(),
-            codel,
-            linux,
+        let params = Params {
+            codel: self.codel().params(),
+            linux: self.profile == FqCodelProfile::Linux,
             flows: self.flows,
             limit: self.limit,
             memory_limit: self.memory_limit.0,
@@ -138,6 +128,17 @@ impl QdiscConfig for FqCodelConfig {
             drop_batch: self.drop_batch,
             // Linux draws its hash perturbation at setup; ours comes from the qdisc's own stream.
             perturbation: rng.gen(),
+        };
+        Box::new(FqCodel {
+            queues: (0..self.flows)
+                .map(|_| FlowQueue {
+                    fifo: FlowFifo::default(),
+                    codel: CodelState::new(&params.codel),
+                    deficit: 0,
+                    list: List::Inactive,
+                })
+                .collect(),
+            params,
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
             stats: FqCodelStats::default(),
@@ -154,8 +155,36 @@ enum List {
     Old,
 }
 
-struct FlowQueue {
+/// A flow queue's packets and their bytes, which the link does not count (it counts the whole
+/// qdisc's): RFC 8290's CoDel reads them in its MTU test, the overflow drop to find the fattest
+/// queue.
+#[derive(Default)]
+struct FlowFifo {
     fifo: Fifo,
+    bytes: u64,
+}
+
+impl FlowFifo {
+    fn push(&mut self, id: PacketId, packets: &PacketArena) {
+        self.bytes += u64::from(packets[id].size);
+        self.fifo.push(id);
+    }
+}
+
+impl CodelQueue for FlowFifo {
+    fn pop(&mut self, packets: &PacketArena) -> Option<PacketId> {
+        let id = self.fifo.pop(packets)?;
+        self.bytes -= u64::from(packets[id].size);
+        Some(id)
+    }
+
+    fn bytes_behind(&self, _head: PacketId, _ctx: &QdiscCtx) -> u64 {
+        self.bytes
+    }
+}
+
+struct FlowQueue {
+    fifo: FlowFifo,
     codel: CodelState,
     deficit: i64,
     list: List,
@@ -170,16 +199,27 @@ struct FqCodelStats {
     overlimit: u64,
 }
 
-pub struct FqCodel {
+/// The parameters in effect, resolved once in `build`.
+struct Params {
+    /// Each queue's CoDel.
     codel: CodelParams,
     /// Linux's profile: the MTU test on the whole backlog, memory in truesize.
     linux: bool,
+    /// Number of flow queues.
     flows: u32,
+    /// Packets and bytes ([`FqCodel::charge`]) in all queues together.
     limit: u64,
     memory_limit: u64,
+    /// DRR credit per round, bytes.
     quantum: i64,
     drop_batch: u32,
+    /// The flow hash's key.
     perturbation: u64,
+}
+
+/// The parameters, then the queues and the scheduler's two lists, then the counters.
+pub struct FqCodel {
+    params: Params,
     queues: Vec<FlowQueue>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
@@ -190,19 +230,20 @@ impl FqCodel {
     /// What `packets` packets of `bytes` bytes count toward `memory_limit`: their bytes, or with
     /// `linux` their truesize.
     fn charge(&self, packets: u64, bytes: u64) -> u64 {
-        bytes + if self.linux { packets * TRUESIZE_OVERHEAD } else { 0 }
+        let overhead = if self.params.linux { TRUESIZE_OVERHEAD } else { 0 };
+        bytes + packets * overhead
     }
 
     /// Linux fq_codel_drop(): from the head of the queue holding the most bytes, up to
     /// `drop_batch` packets, until half its bytes are gone.
     fn drop_from_fattest(&mut self, ctx: &mut QdiscCtx) {
         let fattest = (0..self.queues.len())
-            .max_by_key(|&i| self.queues[i].fifo.bytes())
+            .max_by_key(|&i| self.queues[i].fifo.bytes)
             .expect("at least one queue");
         let queue = &mut self.queues[fattest];
-        let threshold = queue.fifo.bytes() / 2;
+        let threshold = queue.fifo.bytes / 2;
         let mut dropped_bytes = 0;
-        for _ in 0..self.drop_batch {
+        for _ in 0..self.params.drop_batch {
             let Some(id) = queue.fifo.pop(ctx.packets) else { break };
             dropped_bytes += ctx.packets[id].size as u64;
             ctx.drop_packet(id, DropReason::Overflow);
@@ -217,20 +258,20 @@ impl QueueDisc for FqCodel {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         let p = ctx.packets[id];
         // §4.1.1: the queue of a flow (one direction of it), by a perturbed hash.
-        let index = flow_hash(p.flow, p.kind, self.perturbation, self.flows);
+        let index = flow_hash(p.flow, p.kind, self.params.perturbation, self.params.flows);
         self.queues[index as usize].fifo.push(id, ctx.packets);
         let queue = &mut self.queues[index as usize];
         if queue.list == List::Inactive {
             // §4.1.2: a queue that becomes active joins the new list with a full quantum.
             queue.list = List::New;
-            queue.deficit = self.quantum;
+            queue.deficit = self.params.quantum;
             self.new_flows.push_back(index);
             self.stats.new_flows += 1;
         }
         // The arrival counted in with what the link holds.
         let queued = ctx.backlog().with(p.size);
         let (packets, bytes) = (queued.packets as u64, queued.bytes);
-        if packets > self.limit || self.charge(packets, bytes) > self.memory_limit {
+        if packets > self.params.limit || self.charge(packets, bytes) > self.params.memory_limit {
             self.stats.overlimit += 1;
             self.drop_from_fattest(ctx);
         }
@@ -255,7 +296,7 @@ impl QueueDisc for FqCodel {
             };
             if queue.deficit <= 0 {
                 // Credit spent: more credit, to the tail of the old list.
-                queue.deficit += self.quantum;
+                queue.deficit += self.params.quantum;
                 list.pop_front();
                 queue.list = List::Old;
                 self.old_flows.push_back(index);
@@ -263,7 +304,7 @@ impl QueueDisc for FqCodel {
             }
             let next = queue
                 .codel
-                .dequeue(&self.codel, &mut queue.fifo, ctx, &mut self.stats.codel);
+                .dequeue(&self.params.codel, &mut queue.fifo, ctx, &mut self.stats.codel);
             let Some(id) = next else {
                 list.pop_front();
                 if from_new && !self.old_flows.is_empty() {
@@ -280,9 +321,12 @@ impl QueueDisc for FqCodel {
         }
     }
 
+    fn can_mark(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
         vec![
-            ("ecn_marks", self.stats.codel.ecn_marks as f64),
             ("dropping_entries", self.stats.codel.dropping_entries as f64),
             ("new_flows", self.stats.new_flows as f64),
             ("overlimit", self.stats.overlimit as f64),

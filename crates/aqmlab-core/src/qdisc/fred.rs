@@ -348,7 +348,7 @@ impl QueueDisc for Fred {
         }
         self.flows.add(key, self.units(size));
         self.refresh_avgcq();
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 

@@ -3,7 +3,8 @@
 //! A qdisc sees what a router sees: packet headers (flow id, size, ECN bits,
 //! CSFQ label), the clock and its own state. Every drop carries a
 //! [`DropReason`]; drops of packets other than the arriving one (e.g. DRR's
-//! longest-queue push-out) go through [`QdiscCtx::drop_packet`].
+//! longest-queue push-out) go through [`QdiscCtx::drop_packet`], ECN marks through
+//! [`QdiscCtx::mark`].
 //!
 //! To add a discipline, write `my_qdisc.rs` in the order every file here follows
 //! (`red.rs` is the model; Linux `red.h`'s `red_parms` / `red_vars` / `red_stats`):
@@ -21,7 +22,7 @@
 //! `docs/scenario.md`.
 
 use crate::error::ScenarioError;
-use crate::packet::{FlowId, PacketArena, PacketId, PacketKind};
+use crate::packet::{Ecn, FlowId, PacketArena, PacketId, PacketKind};
 use crate::rng::Rng;
 use crate::time::Time;
 use crate::validate::{tagged_registry, take_tag};
@@ -109,6 +110,15 @@ pub enum Verdict {
     Dropped(DropReason),
 }
 
+/// What a qdisc did to packets besides its verdict on the arrival, for the engine to record:
+/// drops of packets already queued ([`QdiscCtx::drop_packet`]) and ECN marks ([`QdiscCtx::mark`]).
+/// The engine takes both out after every enqueue and dequeue.
+#[derive(Debug, Default)]
+pub struct QdiscEvents {
+    pub drops: Vec<(PacketId, DropReason)>,
+    pub marks: Vec<PacketId>,
+}
+
 /// The packets and bytes in a link's queue, counted outside the discipline from what it
 /// answers: an arrival it queues (`Verdict::Enqueued`), a packet it drops from the queue
 /// ([`QdiscCtx::drop_packet`]) and a packet it dequeues. Counted once for every discipline,
@@ -152,10 +162,10 @@ impl Backlog {
         id: PacketId,
         now: Time,
         packets: &mut PacketArena,
-        dropped: &mut Vec<(PacketId, DropReason)>,
+        events: &mut QdiscEvents,
     ) -> Verdict {
         let size = packets[id].size;
-        let mut ctx = QdiscCtx::new(now, packets, dropped, self);
+        let mut ctx = QdiscCtx::new(now, packets, events, self);
         ctx.arrival = Some(id);
         let verdict = qdisc.enqueue(id, &mut ctx);
         if verdict == Verdict::Enqueued && ctx.arrival.is_some() {
@@ -170,20 +180,20 @@ impl Backlog {
         qdisc: &mut Q,
         now: Time,
         packets: &mut PacketArena,
-        dropped: &mut Vec<(PacketId, DropReason)>,
+        events: &mut QdiscEvents,
     ) -> Option<PacketId> {
-        let id = qdisc.dequeue(&mut QdiscCtx::new(now, packets, dropped, self))?;
+        let id = qdisc.dequeue(&mut QdiscCtx::new(now, packets, events, self))?;
         self.remove(packets[id].size);
         Some(id)
     }
 }
 
 /// What a qdisc may touch while it works: the clock, packet headers, the queue's length, and
-/// the list of packets it drops besides the arriving one.
+/// the lists of packets it drops besides the arriving one and of those it marks.
 pub struct QdiscCtx<'a> {
     pub now: Time,
     pub packets: &'a mut PacketArena,
-    dropped: &'a mut Vec<(PacketId, DropReason)>,
+    events: &'a mut QdiscEvents,
     backlog: &'a mut Backlog,
     /// The packet being offered, until the qdisc drops it with [`Self::drop_packet`] (FQ-CoDel's
     /// fattest queue may be its own): it is not in the backlog yet.
@@ -191,16 +201,11 @@ pub struct QdiscCtx<'a> {
 }
 
 impl<'a> QdiscCtx<'a> {
-    fn new(
-        now: Time,
-        packets: &'a mut PacketArena,
-        dropped: &'a mut Vec<(PacketId, DropReason)>,
-        backlog: &'a mut Backlog,
-    ) -> Self {
+    fn new(now: Time, packets: &'a mut PacketArena, events: &'a mut QdiscEvents, backlog: &'a mut Backlog) -> Self {
         QdiscCtx {
             now,
             packets,
-            dropped,
+            events,
             backlog,
             arrival: None,
         }
@@ -213,7 +218,14 @@ impl<'a> QdiscCtx<'a> {
         } else {
             self.backlog.remove(self.packets[id].size);
         }
-        self.dropped.push((id, reason));
+        self.events.drops.push((id, reason));
+    }
+
+    /// Marks `id` (the arrival, or a packet being dequeued) Congestion Experienced instead of
+    /// dropping it (RFC 3168 §5); the engine counts the mark by (flow, link), as it counts drops.
+    pub fn mark(&mut self, id: PacketId) {
+        self.packets[id].ecn = Ecn::Ce;
+        self.events.marks.push(id);
     }
 
     /// The queue as it stands: the packets queued before this call, less those dropped in
@@ -227,10 +239,9 @@ impl<'a> QdiscCtx<'a> {
 /// The queue discipline at the sending end of a link. The link counts what it holds
 /// ([`Backlog`]).
 ///
-/// ECN: a qdisc that marks instead of dropping sets the arriving packet's
-/// `ctx.packets[id].ecn` to [`Ecn::Ce`](crate::packet::Ecn::Ce), returns `Enqueued`
-/// and counts the mark in its `ecn_marks` counter (the engine's drop table does not
-/// see marks).
+/// ECN: a qdisc that marks instead of dropping calls [`QdiscCtx::mark`] (and, for the arrival,
+/// returns `Enqueued`); the engine counts marks by (flow, link) and reports a link's total as its
+/// `ecn_marks` counter when the discipline [`can_mark`](QueueDisc::can_mark).
 pub trait QueueDisc: Send {
     /// Offers an arriving packet. On `Dropped` the caller frees it.
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict;
@@ -240,10 +251,15 @@ pub trait QueueDisc: Send {
     fn gauges(&self) -> Gauges {
         Gauges::default()
     }
+    /// Whether the discipline marks ECN-capable packets ([`QdiscCtx::mark`]) under some
+    /// configuration: its link then reports `ecn_marks` first among its counters, 0 included.
+    fn can_mark(&self) -> bool {
+        false
+    }
     /// Algorithm-specific counters reported at the end of a run. The engine already
-    /// counts every drop by (flow, link, [`DropReason`]), so these report only what that
-    /// table cannot: marks (`ecn_marks`), sub-reasons of a reason (`<what>_drops`, e.g.
-    /// BRED's `wm_drops`) and state (`n_hat`, `avgcq`, `alpha_bps`, `peak_active_flows`).
+    /// counts every drop by (flow, link, [`DropReason`]) and every mark, so these report only
+    /// what that cannot: sub-reasons of a reason (`<what>_drops`, e.g. BRED's `wm_drops`) and
+    /// state (`n_hat`, `avgcq`, `alpha_bps`, `peak_active_flows`).
     fn counters(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
@@ -449,9 +465,10 @@ impl Limit {
 /// miss at every enqueue and dequeue (issue 15).
 const FIFO_INLINE: usize = 4;
 
-/// A FIFO of packet handles with its byte count: the storage most disciplines share.
-/// The oldest [`FIFO_INLINE`] packets sit in a ring inside the struct, the rest behind
-/// them on the heap.
+/// A FIFO of packet handles: the storage most disciplines share. It keeps no byte count: the
+/// link counts the qdisc's ([`Backlog`]), and a discipline of several queues that needs one per
+/// queue keeps it beside the queue (FQ-CoDel). The oldest [`FIFO_INLINE`] packets sit in a ring
+/// inside the struct, the rest behind them on the heap.
 #[derive(Default)]
 pub struct Fifo {
     /// The oldest packets, `ring[head]` first; full whenever `spill` holds any.
@@ -460,7 +477,6 @@ pub struct Fifo {
     ring_len: u8,
     /// The packets behind the ring's, oldest first.
     spill: VecDeque<PacketId>,
-    bytes: u64,
 }
 
 impl Fifo {
@@ -481,8 +497,7 @@ impl Fifo {
         }
     }
 
-    pub fn push(&mut self, id: PacketId, packets: &PacketArena) {
-        self.bytes += packets[id].size as u64;
+    pub fn push(&mut self, id: PacketId) {
         if (self.ring_len as usize) < FIFO_INLINE {
             self.ring_push(id);
         } else {
@@ -500,7 +515,6 @@ impl Fifo {
         self.head = ((self.head as usize + 1) % FIFO_INLINE) as u8;
         self.ring_len -= 1;
         self.refill();
-        self.bytes -= packets[id].size as u64;
         if let Some(next) = self.front() {
             packets.prefetch_hop_fields(next);
         }
@@ -508,7 +522,7 @@ impl Fifo {
     }
 
     /// Removes the packet at the tail (a drop from the back of the queue).
-    pub fn pop_back(&mut self, packets: &PacketArena) -> Option<PacketId> {
+    pub fn pop_back(&mut self) -> Option<PacketId> {
         let id = match self.spill.pop_back() {
             Some(id) => id,
             None if self.ring_len > 0 => {
@@ -517,7 +531,6 @@ impl Fifo {
             }
             None => return None,
         };
-        self.bytes -= packets[id].size as u64;
         Some(id)
     }
 
@@ -537,7 +550,7 @@ impl Fifo {
 
     /// Removes the packet `index` places behind the head (a drop from inside the queue); costs
     /// O(length).
-    pub fn remove(&mut self, index: usize, packets: &PacketArena) -> Option<PacketId> {
+    pub fn remove(&mut self, index: usize) -> Option<PacketId> {
         let id = if index < self.ring_len as usize {
             let id = self.ring[self.ring_at(index)];
             for i in index..self.ring_len as usize - 1 {
@@ -549,7 +562,6 @@ impl Fifo {
         } else {
             self.spill.remove(index - self.ring_len as usize)?
         };
-        self.bytes -= packets[id].size as u64;
         Some(id)
     }
 
@@ -559,10 +571,6 @@ impl Fifo {
 
     pub fn is_empty(&self) -> bool {
         self.ring_len == 0
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.bytes
     }
 }
 
@@ -592,14 +600,14 @@ mod tests {
             match rng.gen_range(0..10) {
                 0..=4 => {
                     let id = ids[rng.gen_range(0..ids.len())];
-                    fifo.push(id, &packets);
+                    fifo.push(id);
                     model.push_back(id);
                 }
                 5..=6 => assert_eq!(fifo.pop(&packets), model.pop_front()),
-                7 => assert_eq!(fifo.pop_back(&packets), model.pop_back()),
+                7 => assert_eq!(fifo.pop_back(), model.pop_back()),
                 8 => {
                     let at = rng.gen_range(0..=model.len());
-                    assert_eq!(fifo.remove(at, &packets), model.remove(at));
+                    assert_eq!(fifo.remove(at), model.remove(at));
                 }
                 _ => {
                     let at = rng.gen_range(0..=model.len());
@@ -610,8 +618,6 @@ mod tests {
             assert_eq!(fifo.len(), model.len());
             assert_eq!(fifo.is_empty(), model.is_empty());
             assert_eq!(fifo.front(), model.front().copied());
-            let bytes: u64 = model.iter().map(|&id| packets[id].size as u64).sum();
-            assert_eq!(fifo.bytes(), bytes);
         }
         assert!(deepest > 3 * FIFO_INLINE, "the spill was used: {deepest} deep");
     }

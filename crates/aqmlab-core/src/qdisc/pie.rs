@@ -131,7 +131,6 @@ pub struct Pie {
     /// §5.1: the probability accumulated since the last drop (de-randomisation).
     accu_prob: f64,
     next_update: Time,
-    ecn_marks: u64,
 }
 
 impl Pie {
@@ -158,7 +157,6 @@ impl Pie {
             burst_allowance: max_burst,
             accu_prob: 0.0,
             next_update: 0,
-            ecn_marks: 0,
         }
     }
 
@@ -250,13 +248,12 @@ impl QueueDisc for Pie {
         if self.drop_early(queued.bytes) {
             // §5.1: mark instead while the probability is low enough.
             if self.params.ecn && ctx.packets[id].ecn != Ecn::NotEct && self.drop_prob <= self.params.ecn_threshold {
-                ctx.packets[id].ecn = Ecn::Ce;
-                self.ecn_marks += 1;
+                ctx.mark(id);
             } else {
                 return Verdict::Dropped(DropReason::Early);
             }
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 
@@ -271,8 +268,12 @@ impl QueueDisc for Pie {
         id
     }
 
+    fn can_mark(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("ecn_marks", self.ecn_marks as f64), ("drop_prob", self.drop_prob)]
+        vec![("drop_prob", self.drop_prob)]
     }
 }
 

@@ -173,18 +173,12 @@ fn ns_to_ticks(ns: u64) -> u64 {
     ns >> PSCHED_SHIFT
 }
 
-#[derive(Default)]
-struct Stats {
-    ecn_marks: u64,
-}
-
 pub struct PieLinux {
     params: Params,
     fifo: Fifo,
     vars: Vars,
     next_update: Time,
     rng: Rng,
-    stats: Stats,
 }
 
 impl PieLinux {
@@ -217,7 +211,6 @@ impl PieLinux {
             vars,
             next_update: first_update,
             rng,
-            stats: Stats::default(),
         }
     }
 
@@ -328,13 +321,12 @@ impl QueueDisc for PieLinux {
             let packet = &mut ctx.packets[id];
             let drop = self.drop_early(u64::from(packet.size), queued.bytes);
             if !drop {
-                self.fifo.push(id, ctx.packets);
+                self.fifo.push(id);
                 return Verdict::Enqueued;
             }
             if self.params.ecn && self.vars.prob <= MAX_PROB / 10 && packet.ecn != Ecn::NotEct {
-                packet.ecn = Ecn::Ce;
-                self.stats.ecn_marks += 1;
-                self.fifo.push(id, ctx.packets);
+                ctx.mark(id);
+                self.fifo.push(id);
                 return Verdict::Enqueued;
             }
             DropReason::Early
@@ -361,8 +353,12 @@ impl QueueDisc for PieLinux {
         Some(id)
     }
 
+    fn can_mark(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("ecn_marks", self.stats.ecn_marks as f64), ("drop_prob", self.prob())]
+        vec![("drop_prob", self.prob())]
     }
 }
 

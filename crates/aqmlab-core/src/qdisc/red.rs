@@ -400,13 +400,6 @@ struct Params {
     fixed_p: Option<f64>,
 }
 
-/// What RED counts beyond the engine's drop table (Linux `red_stats`).
-#[derive(Default)]
-struct Stats {
-    /// Arrivals marked CE instead of dropped early.
-    ecn_marks: u64,
-}
-
 /// RED's verdict on an arrival, before the buffer check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Decision {
@@ -422,7 +415,6 @@ pub struct Red {
     average: RedAverage,
     spacing: Spacing,
     rng: Rng,
-    stats: Stats,
 }
 
 /// What spaces RED's early drops: the state behind `p_a`, one per profile.
@@ -471,7 +463,6 @@ impl Red {
             average: RedAverage::new(cfg.w_q, cfg.mean_pktsize.0, link.rate_bps, idle_rule),
             spacing: Spacing::new(cfg.profile()),
             rng,
-            stats: Stats::default(),
         }
     }
 
@@ -611,13 +602,9 @@ impl Red {
             self.spacing.restart();
             return Verdict::Dropped(DropReason::Overflow);
         }
-        let packet = &mut ctx.packets[id];
         match decision {
             Decision::Pass => {}
-            Decision::Early if self.params.ecn && packet.ecn != Ecn::NotEct => {
-                packet.ecn = Ecn::Ce;
-                self.stats.ecn_marks += 1;
-            }
+            Decision::Early if self.params.ecn && ctx.packets[id].ecn != Ecn::NotEct => ctx.mark(id),
             Decision::Early => return Verdict::Dropped(DropReason::Early),
             Decision::Forced => {
                 self.spacing.restart();
@@ -629,7 +616,7 @@ impl Red {
             self.spacing.restart();
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 
@@ -669,8 +656,8 @@ impl QueueDisc for Red {
         self.average.set_link_rate(rate_bps);
     }
 
-    fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("ecn_marks", self.stats.ecn_marks as f64)]
+    fn can_mark(&self) -> bool {
+        true
     }
 }
 
@@ -738,7 +725,7 @@ mod tests {
                 size: 1000,
                 ..Default::default()
             });
-            h.q.fifo.push(id, &h.arena);
+            h.q.fifo.push(id);
             h.backlog.add(1000);
         }
         h.q.average.avg = q0 as f64;
@@ -986,7 +973,7 @@ mod tests {
             (marks as f64 - expected).abs() < 3.0 * drop_count_sigma(n, 0.05),
             "{marks} marks, expected {expected:.0}"
         );
-        assert_eq!(h.q.stats.ecn_marks, marks as u64);
+        assert_eq!(h.marks, marks as u64);
         let mut h = held(ecn.clone(), 10);
         let not_ect = Packet {
             size: 1000,
@@ -1060,7 +1047,7 @@ mod tests {
         assert!(verdicts[..20].iter().all(|&v| v == Verdict::Enqueued));
         assert_eq!(verdicts[20], Verdict::Dropped(DropReason::Overflow));
         assert_eq!((h.drops(DropReason::Early), h.drops(DropReason::Forced)), (0, 0));
-        assert_eq!(h.q.counters(), vec![("ecn_marks", 0.0)]);
+        assert_eq!(h.marks, 0);
     }
 
     fn ns2(cfg: RedConfig) -> RedConfig {

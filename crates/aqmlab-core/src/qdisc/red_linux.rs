@@ -371,12 +371,6 @@ impl QdiscConfig for RedLinuxConfig {
     }
 }
 
-/// What sch_red counts beyond the engine's drop table (`red_stats`' marks).
-#[derive(Default)]
-struct Stats {
-    ecn_marks: u64,
-}
-
 pub struct RedLinux {
     parms: RedParms,
     /// The child bfifo's limit, bytes.
@@ -386,7 +380,6 @@ pub struct RedLinux {
     fifo: Fifo,
     vars: RedVars,
     rng: Rng,
-    stats: Stats,
 }
 
 impl RedLinux {
@@ -400,7 +393,6 @@ impl RedLinux {
             fifo: Fifo::default(),
             vars: RedVars::default(),
             rng,
-            stats: Stats::default(),
         }
     }
 }
@@ -410,26 +402,19 @@ impl QueueDisc for RedLinux {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         let backlog = ctx.backlog().bytes;
         let qavg = self.parms.calc_qavg(&mut self.vars, backlog, ctx.now);
-        let packet = &mut ctx.packets[id];
-        let ect = packet.ecn != Ecn::NotEct;
+        let (size, ect) = (ctx.packets[id].size, ctx.packets[id].ecn != Ecn::NotEct);
         match self.parms.action(&mut self.vars, qavg, &mut self.rng) {
             RedAction::DontMark => {}
-            RedAction::ProbMark if self.ecn && ect => {
-                packet.ecn = Ecn::Ce;
-                self.stats.ecn_marks += 1;
-            }
+            RedAction::ProbMark if self.ecn && ect => ctx.mark(id),
             RedAction::ProbMark => return Verdict::Dropped(DropReason::Early),
-            RedAction::HardMark if self.ecn && !self.harddrop && ect => {
-                packet.ecn = Ecn::Ce;
-                self.stats.ecn_marks += 1;
-            }
+            RedAction::HardMark if self.ecn && !self.harddrop && ect => ctx.mark(id),
             RedAction::HardMark => return Verdict::Dropped(DropReason::Forced),
         }
         // The child bfifo.
-        if backlog + u64::from(packet.size) > self.limit {
+        if backlog + u64::from(size) > self.limit {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 
@@ -449,8 +434,8 @@ impl QueueDisc for RedLinux {
         }
     }
 
-    fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("ecn_marks", self.stats.ecn_marks as f64)]
+    fn can_mark(&self) -> bool {
+        true
     }
 }
 

@@ -240,7 +240,6 @@ impl BinSet {
 /// What SFB counts beyond the engine's drop table, and its per-flow measurement.
 #[derive(Default)]
 struct Stats {
-    ecn_marks: u64,
     /// From `measure_from`: flows found non-responsive (p_min = 1), their arrivals so judged and
     /// when first.
     penalized: BTreeMap<FlowKey, Penalized>,
@@ -375,11 +374,10 @@ impl QueueDisc for Sfb {
                 if congested_drop || packet.ecn == Ecn::NotEct {
                     return Verdict::Dropped(DropReason::Early);
                 }
-                packet.ecn = Ecn::Ce;
-                self.stats.ecn_marks += 1;
+                ctx.mark(id);
             }
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         let mut counted = [None, None];
         for set in [self.active, self.active ^ 1] {
             if set == self.active || warming {
@@ -403,11 +401,12 @@ impl QueueDisc for Sfb {
         Some(id)
     }
 
+    fn can_mark(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("ecn_marks", self.stats.ecn_marks as f64),
-            ("penalized_flows", self.stats.penalized.len() as f64),
-        ]
+        vec![("penalized_flows", self.stats.penalized.len() as f64)]
     }
 
     fn flow_counters(&self) -> Vec<FlowCounters> {
@@ -520,7 +519,7 @@ mod tests {
         assert!(h.drops(DropReason::Penalty) > 2900);
         // A second flow, mapped to other bins at some level, is not penalized.
         assert_eq!(h.arrive(4000 * MS, 2, 1000), Verdict::Enqueued);
-        assert_eq!(h.q.counters()[1], ("penalized_flows", 1.0));
+        assert_eq!(h.q.counters(), vec![("penalized_flows", 1.0)]);
     }
 
     #[test]

@@ -191,7 +191,7 @@ impl Sfq {
             return;
         };
         let slot = self.slots.get_mut(&bucket).expect("found above");
-        let id = slot.fifo.pop_back(ctx.packets).expect("the longest queue has a packet");
+        let id = slot.fifo.pop_back().expect("the longest queue has a packet");
         ctx.drop_packet(id, DropReason::Overflow);
         if slot.fifo.is_empty() {
             self.slots.remove(&bucket);
@@ -219,11 +219,7 @@ impl QueueDisc for Sfq {
             );
             self.active.push_back(bucket);
         }
-        self.slots
-            .get_mut(&bucket)
-            .expect("inserted above")
-            .fifo
-            .push(id, ctx.packets);
+        self.slots.get_mut(&bucket).expect("inserted above").fifo.push(id);
         // The arrival counted in with what the link holds.
         if ctx.backlog().with(p.size).packets as u64 > self.limit {
             self.drop_from_longest(ctx);

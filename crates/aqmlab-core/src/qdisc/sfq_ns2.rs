@@ -81,7 +81,7 @@ impl QueueDisc for SfqNs2 {
             self.ring.push_back(bucket);
             Fifo::default()
         });
-        fifo.push(id, ctx.packets);
+        fifo.push(id);
         Verdict::Enqueued
     }
 

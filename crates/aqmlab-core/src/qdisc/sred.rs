@@ -458,7 +458,7 @@ impl QueueDisc for Sred {
         if !self.params.limit.admits(queued.packets, queued.bytes, size) {
             return Verdict::Dropped(DropReason::Overflow);
         }
-        self.fifo.push(id, ctx.packets);
+        self.fifo.push(id);
         Verdict::Enqueued
     }
 
@@ -628,7 +628,7 @@ mod tests {
                 size: 1000,
                 ..Default::default()
             });
-            h.q.fifo.push(id, &h.arena);
+            h.q.fifo.push(id);
             h.backlog.add(1000);
         }
     }

@@ -1,7 +1,7 @@
 //! A qdisc driven by hand, as the engine drives it: the shared harness of the qdisc unit tests.
 
 use super::droptail::DropTail;
-use super::{Backlog, DropReason, Limit, LinkInfo, QdiscCtx, QueueDisc, Verdict};
+use super::{Backlog, DropReason, Limit, LinkInfo, QdiscCtx, QdiscEvents, QueueDisc, Verdict};
 use crate::packet::{FlowId, Packet, PacketArena, PacketId};
 use crate::time::Time;
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ pub(crate) const fn link(rate_bps: f64) -> LinkInfo {
 
 /// A queue discipline with its own packet arena. Like the engine, it counts the queue's
 /// [`Backlog`], frees a dropped arrival and the packets the qdisc pushes out, and tallies
-/// every drop by reason (the engine's drop table, for one link).
+/// every drop by reason and every mark (the engine's tables, for one link).
 pub(crate) struct QdiscHarness<Q: ?Sized> {
     pub arena: PacketArena,
     /// What the queue holds, as the link counts it.
@@ -28,7 +28,9 @@ pub(crate) struct QdiscHarness<Q: ?Sized> {
     /// Packets the qdisc dropped besides the arriving one (push-outs), in order, with their reasons.
     pub dropped: Vec<(Packet, DropReason)>,
     drops: BTreeMap<DropReason, u64>,
-    pushed_out: Vec<(PacketId, DropReason)>,
+    /// Packets the qdisc marked CE.
+    pub marks: u64,
+    events: QdiscEvents,
     pub q: Box<Q>,
 }
 
@@ -39,7 +41,8 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
             backlog: Backlog::default(),
             dropped: Vec::new(),
             drops: BTreeMap::new(),
-            pushed_out: Vec::new(),
+            marks: 0,
+            events: QdiscEvents::default(),
             q,
         }
     }
@@ -49,13 +52,13 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
         let id = self.arena.alloc(packet);
         let verdict = self
             .backlog
-            .offer(self.q.as_mut(), id, t, &mut self.arena, &mut self.pushed_out);
+            .offer(self.q.as_mut(), id, t, &mut self.arena, &mut self.events);
         let packet = self.arena[id];
         if let Verdict::Dropped(reason) = verdict {
             self.arena.free(id).expect("the harness frees each packet once");
             *self.drops.entry(reason).or_default() += 1;
         }
-        self.flush_pushed_out();
+        self.flush_events();
         (verdict, packet)
     }
 
@@ -71,10 +74,8 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
 
     /// Sends the next packet at `t`, if the qdisc has one (it has none only when empty).
     pub fn depart(&mut self, t: Time) -> Option<Packet> {
-        let id = self
-            .backlog
-            .take(self.q.as_mut(), t, &mut self.arena, &mut self.pushed_out);
-        self.flush_pushed_out();
+        let id = self.backlog.take(self.q.as_mut(), t, &mut self.arena, &mut self.events);
+        self.flush_events();
         if id.is_none() {
             assert_eq!(
                 self.backlog,
@@ -98,8 +99,9 @@ impl<Q: QueueDisc + ?Sized> QdiscHarness<Q> {
         self.drops.get(&reason).copied().unwrap_or(0)
     }
 
-    fn flush_pushed_out(&mut self) {
-        for (id, reason) in self.pushed_out.drain(..) {
+    fn flush_events(&mut self) {
+        self.marks += self.events.marks.drain(..).count() as u64;
+        for (id, reason) in self.events.drops.drain(..) {
             self.dropped.push((self.arena[id], reason));
             self.arena.free(id).expect("the harness frees each packet once");
             *self.drops.entry(reason).or_default() += 1;

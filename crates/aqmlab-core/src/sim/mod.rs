@@ -11,7 +11,7 @@ use crate::error::{InternalError, ScenarioError};
 use crate::metrics::{pcap, InFlight, Recorder, Results};
 use crate::net::{Discipline, Network};
 use crate::packet::{DoubleFree, Ecn, FlowId, Packet, PacketArena, PacketId, PacketKind};
-use crate::qdisc::{DropReason, Verdict};
+use crate::qdisc::{DropReason, QdiscEvents, Verdict};
 use crate::rng;
 use crate::scenario::{ExpandedFlow, Scenario};
 use crate::time::Time;
@@ -45,7 +45,7 @@ pub struct Simulation {
     // Scratch buffers reused across events: no allocation on the packet path.
     outbox: Vec<Packet>,
     timers: Vec<(Time, Token)>,
-    qdisc_drops: Vec<(PacketId, DropReason)>,
+    qdisc_events: QdiscEvents,
     /// The first broken invariant seen while running (a double free, a freed
     /// packet dequeued); [`Simulation::results`] reports it.
     fault: Option<InternalError>,
@@ -120,7 +120,7 @@ impl Simulation {
             flows,
             outbox: Vec::new(),
             timers: Vec::new(),
-            qdisc_drops: Vec::new(),
+            qdisc_events: QdiscEvents::default(),
             fault: None,
             lazy_events: 0,
             capture_links,
@@ -287,10 +287,11 @@ impl Simulation {
     }
 
     /// A packet of `flow` that came from outside the simulation (a real endpoint: `aqmlab
-    /// emulate`) enters the network now, as if its agent had sent it. Its `seq` is set to the
-    /// packet's id, by which the agent that receives it names it (the id is free again after
-    /// delivery or a drop, and reused by the next packet let in).
-    pub fn inject(&mut self, flow: FlowId, kind: PacketKind, size: u32, ecn: Ecn) -> PacketId {
+    /// emulate`) enters the network now, as if its agent had sent it: `bytes`, an IPv4 packet
+    /// whose ECN field is `ecn`; the captures (`simulation.pcap`) record its real headers. Its
+    /// `seq` is set to the packet's id, by which the agent that receives it names it (the id
+    /// is free again after delivery or a drop, and reused by the next packet let in).
+    pub fn inject(&mut self, flow: FlowId, kind: PacketKind, bytes: &[u8], ecn: Ecn) -> PacketId {
         let route = self.net.routes[flow as usize];
         let (src, dst) = match kind {
             PacketKind::Data => (route.src, route.dst),
@@ -301,7 +302,7 @@ impl Simulation {
             flow,
             src,
             dst,
-            size,
+            size: bytes.len() as u32,
             kind,
             ecn,
             weight,
@@ -310,6 +311,8 @@ impl Simulation {
         };
         let id = self.admit(packet);
         self.packets[id].seq = id as u64;
+        // Before it is queued: the queue may drop it at once, and the drop is captured too.
+        self.recorder.capture_real(id, bytes);
         self.enqueue(self.net.path(flow, kind)[0], id);
         id
     }
@@ -363,7 +366,8 @@ impl Simulation {
         let verdict =
             self.net.links[link as usize]
                 .queue
-                .enqueue(id, self.now, &mut self.packets, &mut self.qdisc_drops);
+                .enqueue(id, self.now, &mut self.packets, &mut self.qdisc_events);
+        self.record_qdisc_marks(link);
         if let Verdict::Dropped(reason) = verdict {
             self.discard(link, id, reason);
         }
@@ -392,8 +396,9 @@ impl Simulation {
 
     fn start_transmission(&mut self, link: u32) {
         let queue = &mut self.net.links[link as usize].queue;
-        let next = queue.dequeue(self.now, &mut self.packets, &mut self.qdisc_drops);
+        let next = queue.dequeue(self.now, &mut self.packets, &mut self.qdisc_events);
         let left = queue.backlog;
+        self.record_qdisc_marks(link);
         self.flush_qdisc_drops(link);
         let Some(id) = next else {
             if left.packets > 0 {
@@ -434,12 +439,29 @@ impl Simulation {
         let l = &mut self.net.links[link as usize];
         l.transmitting = true;
         l.lazy_tx_done = tx_done;
-        self.recorder.on_tx(link, &self.packets[id], self.now, done);
+        self.recorder.on_tx(link, id, &self.packets[id], self.now, done);
+    }
+
+    /// Records the packets the qdisc of `link` marked (before any is freed: a marked arrival may
+    /// still overflow the buffer). Checked at every enqueue and dequeue, so only the check is
+    /// inline; few of them mark.
+    #[inline]
+    fn record_qdisc_marks(&mut self, link: u32) {
+        if !self.qdisc_events.marks.is_empty() {
+            self.record_marks(link);
+        }
+    }
+
+    #[cold]
+    fn record_marks(&mut self, link: u32) {
+        while let Some(id) = self.qdisc_events.marks.pop() {
+            self.recorder.on_mark(&self.packets[id], link, self.now);
+        }
     }
 
     /// Frees the packets the qdisc of `link` dropped besides the arriving one.
     fn flush_qdisc_drops(&mut self, link: u32) {
-        while let Some((id, reason)) = self.qdisc_drops.pop() {
+        while let Some((id, reason)) = self.qdisc_events.drops.pop() {
             self.discard(link, id, reason);
         }
     }
@@ -447,7 +469,7 @@ impl Simulation {
     /// Frees a dropped packet and records the drop.
     fn discard(&mut self, link: u32, id: PacketId, reason: DropReason) {
         match self.packets.free(id) {
-            Ok(()) => self.recorder.on_drop(&self.packets[id], link, reason, self.now),
+            Ok(()) => self.recorder.on_drop(id, &self.packets[id], link, reason, self.now),
             Err(DoubleFree(id)) => self.fault(
                 link,
                 format!("packet {id} dropped ({}) after it was freed", reason.as_str()),

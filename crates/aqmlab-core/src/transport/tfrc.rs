@@ -142,11 +142,12 @@ impl FlowConfig for TfrcConfig {
     }
 
     fn build(&self, size: u32, stop: Time, _rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
-        let initial_rate = self.initial_rate.map_or(size as f64, |r| r.0 / 8.0);
-        let mut sender = TfrcSender::new(size, initial_rate, stop);
-        if let Some(tick) = self.rto_tick {
-            sender = sender.with_ns2_rto(tick.nanos());
-        }
+        let sender = TfrcSender::new(SenderParams {
+            size: size as f64,
+            initial_rate: self.initial_rate.map_or(size as f64, |r| r.0 / 8.0),
+            stop,
+            rto_tick: self.rto_tick.map(|tick| tick.nanos()),
+        });
         (Box::new(sender), Box::new(TfrcReceiver::new(self.history_discounting)))
     }
 }
@@ -283,11 +284,23 @@ impl LossHistory {
     }
 }
 
-/// The sender: paces packets at X and sets X from the receiver's feedback (§4).
-pub struct TfrcSender {
+/// What the sender runs with, resolved once in [`TfrcConfig::build`]: never changed by the algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct SenderParams {
     /// s, bytes.
-    size: f64,
-    stop: Time,
+    pub size: f64,
+    /// X before the first feedback, bytes/s (§4.2: one packet per second unless configured).
+    pub initial_rate: f64,
+    /// No packet is sent from this time on.
+    pub stop: Time,
+    /// ns-2's RTO tick (`rto_tick`): t_RTO is then ns-2's SRTT + 4·RTTVAR in ticks; None: 4R.
+    pub rto_tick: Option<Time>,
+}
+
+/// The sender: paces packets at X and sets X from the receiver's feedback (§4). Its parameters,
+/// then the algorithm's variables, then its timers.
+pub struct TfrcSender {
+    params: SenderParams,
     /// X, the allowed sending rate, bytes/s.
     rate: f64,
     /// R, seconds; None before the first feedback.
@@ -296,7 +309,7 @@ pub struct TfrcSender {
     loss_event_rate: f64,
     /// X_Bps, the equation's rate at p and R (0 while p = 0).
     equation_rate: f64,
-    /// ns-2's timeout filters when t_RTO is ns-2's (`rto_tick`); None: 4R.
+    /// ns-2's timeout filters when t_RTO is ns-2's (`rto_tick`).
     ns2_rto: Option<Ns2Rtt>,
     /// X_recv_set (§4.3): reported receive rates of the last two RTTs with
     /// their arrival times; starts with one infinite entry (§4.2).
@@ -310,16 +323,15 @@ pub struct TfrcSender {
 }
 
 impl TfrcSender {
-    /// `size` in bytes, `initial_rate` in bytes/s.
-    pub fn new(size: u32, initial_rate: f64, stop: Time) -> Self {
+    pub fn new(params: SenderParams) -> Self {
         TfrcSender {
-            size: size as f64,
-            stop,
-            rate: initial_rate,
+            params,
+            rate: params.initial_rate,
             rtt: None,
             loss_event_rate: 0.0,
             equation_rate: 0.0,
-            ns2_rto: None,
+            // tfrc.cc start(): no estimate (`srtt_init_ 0`); `rtxcur_init_ 6.0` until the first sample.
+            ns2_rto: params.rto_tick.map(|tick| Ns2Rtt::new(tick, 0, 6.0, 0.0)),
             receive_rates: Vec::new(),
             last_doubled: None,
             next_seq: 0,
@@ -327,13 +339,6 @@ impl TfrcSender {
             send_timer: Restartable::new(|generation| SenderTimer::Send { generation }),
             nofeedback_timer: Restartable::new(|generation| SenderTimer::NoFeedback { generation }),
         }
-    }
-
-    /// t_RTO as ns-2 computed it, with ticks of `tick` ns (`rto_tick`).
-    pub fn with_ns2_rto(mut self, tick: Time) -> Self {
-        // tfrc.cc start(): no estimate (`srtt_init_ 0`); `rtxcur_init_ 6.0` until the first sample.
-        self.ns2_rto = Some(Ns2Rtt::new(tick, 0, 6.0, 0.0));
-        self
     }
 
     /// t_RTO for the equation, after an RTT sample of `sample` seconds: 4R, or
@@ -349,17 +354,17 @@ impl TfrcSender {
     }
 
     fn min_rate(&self) -> f64 {
-        self.size / T_MBI
+        self.params.size / T_MBI
     }
 
     fn gap(&self) -> Time {
-        from_secs(self.size / self.rate).max(1)
+        from_secs(self.params.size / self.rate).max(1)
     }
 
     fn send(&mut self, ctx: &mut AgentCtx) {
         ctx.send(Packet {
             kind: PacketKind::Data,
-            size: self.size as u32,
+            size: self.params.size as u32,
             seq: self.next_seq,
             sent_at: ctx.now,
             ecn: Ecn::NotEct,
@@ -377,11 +382,11 @@ impl TfrcSender {
     /// X changed: the next packet goes s/X after the last one (§4.6), and the
     /// nofeedback timer is max(4R, 2s/X) from now (§4.3 step 6, §4.4 step 2).
     fn rate_changed(&mut self, ctx: &mut AgentCtx) {
-        if ctx.now >= self.stop {
+        if ctx.now >= self.params.stop {
             return;
         }
         self.send_timer.set((self.last_sent + self.gap()).max(ctx.now), ctx);
-        let timeout = (4.0 * self.rtt.unwrap_or(0.0)).max(2.0 * self.size / self.rate);
+        let timeout = (4.0 * self.rtt.unwrap_or(0.0)).max(2.0 * self.params.size / self.rate);
         self.nofeedback_timer.set(ctx.now + from_secs(timeout), ctx);
         if ctx.tracing() {
             ctx.trace("x_bps", self.rate * 8.0);
@@ -404,7 +409,7 @@ impl TfrcSender {
         self.rtt = Some(rtt);
         let t_rto = self.timeout(rtt, sample);
         self.loss_event_rate = feedback.tfrc.loss_event_rate;
-        let initial = initial_window(self.size) / rtt;
+        let initial = initial_window(self.params.size) / rtt;
         // §4.2: the first feedback gives R and starts slow start at W_init/R.
         if self.last_doubled.is_none() {
             self.rate = initial;
@@ -415,7 +420,7 @@ impl TfrcSender {
         self.receive_rates.push((now, feedback.tfrc.receive_rate));
         let limit = self.receive_limit();
         if self.loss_event_rate > 0.0 {
-            self.equation_rate = equation_rate_with_rto(self.size, rtt, t_rto, self.loss_event_rate);
+            self.equation_rate = equation_rate_with_rto(self.params.size, rtt, t_rto, self.loss_event_rate);
             self.rate = self.equation_rate.min(limit).max(self.min_rate());
         } else if now - self.last_doubled.unwrap_or(now) >= from_secs(rtt) {
             // Slow start: double once per RTT, within twice the receive rate.
@@ -462,7 +467,7 @@ impl Agent for TfrcSender {
     fn timer(&mut self, token: Token, ctx: &mut AgentCtx) {
         match SenderTimer::from_token(token) {
             SenderTimer::Send { generation } => {
-                if self.send_timer.expired(generation, ctx) && ctx.now < self.stop {
+                if self.send_timer.expired(generation, ctx) && ctx.now < self.params.stop {
                     self.send(ctx);
                 }
             }
@@ -770,8 +775,26 @@ mod tests {
     const SEND: fn(SenderTimer) -> bool = |timer| matches!(timer, SenderTimer::Send { .. });
     const NOFEEDBACK: fn(SenderTimer) -> bool = |timer| matches!(timer, SenderTimer::NoFeedback { .. });
 
+    /// 1000-byte packets at `initial_rate` bytes/s before feedback, t_RTO = 4R.
+    fn params(initial_rate: f64) -> SenderParams {
+        SenderParams {
+            size: 1000.0,
+            initial_rate,
+            stop: Time::MAX,
+            rto_tick: None,
+        }
+    }
+
     fn sender(initial_rate: f64) -> AgentHarness<TfrcSender> {
-        AgentHarness::sender(TfrcSender::new(1000, initial_rate, Time::MAX))
+        AgentHarness::sender(TfrcSender::new(params(initial_rate)))
+    }
+
+    /// With ns-2's t_RTO in ticks of 100 ms.
+    fn ns2_sender() -> AgentHarness<TfrcSender> {
+        AgentHarness::sender(TfrcSender::new(SenderParams {
+            rto_tick: Some(NANOS_PER_SEC / 10),
+            ..params(1000.0)
+        }))
     }
 
     #[test]
@@ -807,8 +830,7 @@ mod tests {
         // at least 1; the first sets SRTT = t, RTTVAR = t/2, so t_RTO = 3t ticks:
         // 0.3 s at R = 30 ms (10R) and 120 ms (2.5R), 0.9 s at 250 ms (3 ticks).
         for (rtt, t_rto) in [(0.03, 0.3), (0.12, 0.3), (0.25, 0.9)] {
-            let mut h = sender(1000.0);
-            h.agent = h.agent.with_ns2_rto(NANOS_PER_SEC / 10);
+            let mut h = ns2_sender();
             h.start(0);
             let at = from_secs(rtt);
             h.receive(at, &feedback(0));
@@ -820,8 +842,7 @@ mod tests {
             );
         }
         // RTTVAR of 1/2 tick never decays in the integer filter (0.5/4 rounds to 0): still 0.3 s.
-        let mut h = sender(1000.0);
-        h.agent = h.agent.with_ns2_rto(NANOS_PER_SEC / 10);
+        let mut h = ns2_sender();
         h.start(0);
         for k in 1..=10 {
             h.receive(k * from_secs(0.03), &feedback((k - 1) * from_secs(0.03)));

@@ -721,9 +721,12 @@ impl QueueDisc for RedPd {
         self.red.set_link_rate(rate_bps);
     }
 
+    fn can_mark(&self) -> bool {
+        self.red.can_mark()
+    }
+
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        let mut counters = self.red.counters();
-        counters.extend([
+        vec![
             ("monitored_flows", self.monitored.len() as f64),
             ("peak_monitored_flows", self.stats.peak_monitored_flows as f64),
             ("monitor_starts", self.stats.monitor_starts as f64),
@@ -735,8 +738,7 @@ impl QueueDisc for RedPd {
             ("ambient_drop_rate", self.ambient.unwrap_or(0.0)),
             ("drop_list_interval", to_secs(self.interval_end - self.interval_start)),
             ("identification_rounds", self.stats.identification_rounds as f64),
-        ]);
-        counters
+        ]
     }
 
     /// Every flow ever identified or monitored; times in seconds from the start of the run, `NaN` when

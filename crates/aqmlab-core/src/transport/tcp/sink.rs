@@ -125,12 +125,23 @@ impl LinuxAcks {
 /// Size of a pure ACK on the wire (IP + TCP headers), bytes.
 pub const ACK_SIZE: u32 = 40;
 
-pub struct TcpSink {
+/// What the sink runs with, resolved once in [`TcpSink::new`] from the flow's [`TcpParams`]: never
+/// changed by the algorithm.
+#[derive(Clone, Copy, Debug)]
+struct SinkParams {
+    /// SACK blocks in every ACK (the SACK variant).
     sack: bool,
+    /// RFC 5681 §4.2's delayed ACK; under the linux profile, Linux's ACK rules.
     delayed_ack: bool,
-    /// Linux's ACK rules (linux profile), else RFC 5681's.
-    linux: Option<LinuxAcks>,
+    /// RFC 5681's delayed-ACK timeout.
     delack_timeout: Time,
+}
+
+/// The sink: its parameters, then what it has received and owes an ACK for, then its timers.
+pub struct TcpSink {
+    params: SinkParams,
+    /// Linux's ACK state (linux profile with delayed ACKs), else RFC 5681's rules.
+    linux: Option<LinuxAcks>,
     /// Next expected packet: the cumulative ACK.
     rcv_nxt: u64,
     /// Out-of-order packets above `rcv_nxt`: sorted, disjoint `[start, end)` ranges.
@@ -149,10 +160,12 @@ pub struct TcpSink {
 impl TcpSink {
     pub fn new(opts: &TcpParams) -> Self {
         TcpSink {
-            sack: opts.variant == Variant::Sack,
-            delayed_ack: opts.delayed_ack,
+            params: SinkParams {
+                sack: opts.variant == Variant::Sack,
+                delayed_ack: opts.delayed_ack,
+                delack_timeout: opts.delack_timeout.nanos(),
+            },
             linux: (opts.profile == Profile::Linux && opts.delayed_ack).then(LinuxAcks::new),
-            delack_timeout: opts.delack_timeout.nanos(),
             rcv_nxt: 0,
             ranges: Vec::new(),
             recent: Vec::new(),
@@ -228,7 +241,7 @@ impl TcpSink {
             ece: self.ce,
             ..Default::default()
         };
-        if self.sack {
+        if self.params.sack {
             self.sack_blocks(&mut ack);
         }
         ctx.send(ack);
@@ -300,7 +313,7 @@ impl Agent for TcpSink {
             // compresses duplicate ACKs after the third.
             if p.seq > self.rcv_nxt {
                 self.insert(p.seq);
-                if self.sack {
+                if self.params.sack {
                     self.recent.insert(0, p.seq);
                 }
                 if self.linux.is_some() {
@@ -329,10 +342,10 @@ impl Agent for TcpSink {
         }
         // RFC 5681 §4.2: ACK at once a packet that fills a gap; otherwise at
         // least every second packet, or when the delayed-ACK timer expires.
-        if filled_gap || !self.delayed_ack || self.unacked >= 2 {
+        if filled_gap || !self.params.delayed_ack || self.unacked >= 2 {
             self.send_ack(ctx);
         } else if !self.delack.is_set() {
-            self.delack.set(ctx.now + self.delack_timeout, ctx);
+            self.delack.set(ctx.now + self.params.delack_timeout, ctx);
         }
     }
 

@@ -72,9 +72,11 @@ def test_run_refuses_a_linux_only_congestion_control():
     scenario = dumbbell({"type": "tcp", "tcp": {"cc": "cubic"}}, duration="1s", warmup="0s")
     with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.tcp\.cc: \"cubic\" is Linux's: write profile"):
         aqmlab.run(scenario)
-    bbr = dumbbell({"type": "tcp", "tcp": {"profile": "linux", "cc": "bbr"}}, duration="1s", warmup="0s")
-    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.tcp\.cc: \"bbr\" runs only under `aqmlab emulate`"):
+    bbr = dumbbell({"type": "tcp", "tcp": {"cc": "bbr"}}, duration="1s", warmup="0s")
+    with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.tcp\.cc: \"bbr\" is Linux's: write profile"):
         aqmlab.run(bbr)
+    bbr = dumbbell({"type": "tcp", "tcp": {"profile": "linux", "cc": "bbr"}}, duration="1s", warmup="0s")
+    assert aqmlab.run(bbr).flows.goodput_bps[0] > 0
     reno = dumbbell({"type": "tcp", "tcp": {"cc": "reno"}}, duration="1s", warmup="0s")
     assert aqmlab.run(reno).flows.goodput_bps[0] > 0
 
@@ -271,15 +273,16 @@ def test_compare_emulate_runs_each_mechanism_in_real_time(tmp_path):
     assert all(0 < row["added_mean_us"] < 5000 for row in rows.values())
 
 
-def test_the_cubic_bbr_example_runs_only_emulated():
-    """docs/examples/cubic-bbr-flood.toml (issue 25 goal 5) is a valid scenario that `run` refuses
-    for its BBR flows, naming the first of them and what to write instead."""
+def test_the_cubic_bbr_example_runs_simulated_too():
+    """docs/examples/cubic-bbr-flood.toml (issue 25 goal 5): 4 CUBIC and 4 BBR flows beside a
+    flood; the simulator runs its BBR flows too (the linux profile's BBR), each getting some goodput
+    (seed 1, 4 s measured: 0.09-3.1 Mbit/s; a CUBIC flow may get none in so short a window)."""
     example = ROOT / "docs" / "examples" / "cubic-bbr-flood.toml"
-    data = aqmlab.load(example).to_dict()
-    assert [f["tcp"]["cc"] for f in data["flows"][1:]] == ["cubic"] * 4 + ["bbr"] * 4
-    done = aqmlab_cli("run", example)
-    assert done.returncode == 2
-    assert done.stderr.startswith('error: flows[5].tcp.cc: "bbr" runs only under `aqmlab emulate`'), done.stderr
+    scenario = aqmlab.load(example)
+    assert [f["tcp"]["cc"] for f in scenario.to_dict()["flows"][1:]] == ["cubic"] * 4 + ["bbr"] * 4
+    goodput = aqmlab.run(scenario.with_duration("6s", "2s")).flows.set_index("name").goodput_bps
+    bbr = goodput[[f"bbr{rtt}" for rtt in (20, 40, 60, 80)]]
+    assert (bbr > 0).all(), goodput
 
 
 def test_the_cubic_reno_example_simulated_holds_the_flood_under_csfq_not_drop_tail():

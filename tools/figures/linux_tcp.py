@@ -5,7 +5,12 @@
 C = 0.4, beta = 0.7, from the end of recovery: the scenario of the Rust test
 `cubic_window_follows_the_closed_form_after_one_loss` (crates/aqmlab-core/tests/tcp_linux.rs).
 
-    PYTHONPATH=python python tools/figures/linux_tcp.py
+`bbr-trace.png`: one BBR flow alone on 10 Mbit/s, 40 ms RTT (BDP 50 packets of 1000 bytes),
+drop-tail buffer 100 packets: its cwnd and pacing rate over 30 s (STARTUP, DRAIN, the PROBE_BW
+gain cycle, PROBE_RTT every 10 s), the bottleneck queue beneath; the scenario of the Rust test
+`one_bbr_flow_fills_a_10_mbit_link_with_a_queue_near_zero`.
+
+    PYTHONPATH=python python tools/figures/linux_tcp.py [cubic|bbr]
 """
 
 from __future__ import annotations
@@ -70,5 +75,61 @@ def cubic_figure() -> Path:
     return path
 
 
+def bbr_scenario() -> Scenario:
+    return Scenario.from_dict(
+        {
+            "name": "linux-bbr-alone",
+            "simulation": {"duration": "30s", "sample_interval": "10ms"},
+            "topology": {
+                "type": "dumbbell",
+                "access_rate": "1Gbps",
+                "access_delay": 0,
+                "sink_delay": 0,
+                "bottleneck": {"rate": "10Mbps", "delay": "20ms", "qdisc": {"type": "droptail", "limit": 100}},
+            },
+            "flows": [{"type": "tcp", "tcp": {"profile": "linux", "cc": "bbr", "trace": True}}],
+        }
+    )
+
+
+def bbr_figure() -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = run(bbr_scenario())
+    traces = results.traces
+    cwnd = traces[traces["var"] == "cwnd"]
+    pacing = traces[traces["var"] == "pacing_rate"]
+    queue = results.queue[results.queue["link"] == 0]
+    bdp = 10e6 * 0.040 / (1000 * 8)
+    fig, (ax_cwnd, ax_rate, ax_queue) = plt.subplots(3, 1, figsize=(10, 8), sharex=True)
+    ax_cwnd.step(cwnd["time"], cwnd["value"], where="post", lw=0.9, label="cwnd")
+    ax_cwnd.axhline(bdp, color="grey", ls="--", lw=0.8, label=f"BDP {bdp:.0f} packets")
+    ax_cwnd.axhline(2 * bdp, color="grey", ls=":", lw=0.8, label="2 BDP")
+    ax_cwnd.set_ylabel("cwnd (packets)")
+    ax_cwnd.legend(loc="upper right")
+    ax_rate.step(pacing["time"], pacing["value"] * 8 / 1e6, where="post", lw=0.9, color="C1", label="pacing rate")
+    ax_rate.axhline(10, color="grey", ls="--", lw=0.8, label="link 10 Mbit/s")
+    ax_rate.set_ylabel("pacing rate (Mbit/s)")
+    ax_rate.set_ylim(0, 32)
+    ax_rate.legend(loc="upper right")
+    ax_queue.plot(queue["time"], queue["packets"], lw=0.8, color="C2")
+    ax_queue.set_ylabel("bottleneck queue (packets)")
+    ax_queue.set_xlabel("time (s)")
+    fig.suptitle("BBR (linux profile) alone on 10 Mbit/s, 40 ms RTT, drop-tail 100 packets")
+    fig.tight_layout()
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / "bbr-trace.png"
+    fig.savefig(path, dpi=110)
+    flow = results.flows.iloc[0]
+    goodput, median_queue = flow["goodput_bps"] / 1e6, queue["packets"].median()
+    print(f"{path.relative_to(REPO)}: goodput {goodput:.2f} Mbit/s, median queue {median_queue:.0f} packets")
+    return path
+
+
 if __name__ == "__main__":
-    cubic_figure()
+    which = sys.argv[1:] or ["cubic", "bbr"]
+    for name in which:
+        {"cubic": cubic_figure, "bbr": bbr_figure}[name]()

@@ -23,9 +23,13 @@
 //!   of 4 GSO packets at the pacing rate, at most 1 ms) or a delay increase (the least of
 //!   the round's first 8 RTT samples above delay_min + clamp(delay_min/8, 4 ms, 16 ms))
 //!   ends slow start: ssthresh = cwnd.
+//! - BBR (tcp_bbr.c, [`Bbr`]): the module sets cwnd and the pacing rate itself on every ACK
+//!   (`cong_control`), so neither `cong_avoid` nor PRR runs; `ssthresh` only saves cwnd for
+//!   the end of recovery (bbr_ssthresh()); it asks for pacing (`SK_PACING_NEEDED`).
 //!
 //! Times are exact seconds where Linux counts jiffies and microseconds.
 
+use super::bbr::Bbr;
 use super::CongestionControl;
 
 /// tcp_cubic.c `beta` 717 of BICTCP_BETA_SCALE 1024.
@@ -103,6 +107,7 @@ pub struct LinuxCc {
 enum Module {
     Reno,
     Cubic(Box<Cubic>),
+    Bbr(Box<Bbr>),
 }
 
 impl LinuxCc {
@@ -111,7 +116,7 @@ impl LinuxCc {
         let module = match cc {
             CongestionControl::Reno => Module::Reno,
             CongestionControl::Cubic => Module::Cubic(Box::new(Cubic::new(now, 0))),
-            CongestionControl::Bbr => unreachable!("the simulator has no BBR: refused by require_simulated_cc"),
+            CongestionControl::Bbr => Module::Bbr(Box::new(Bbr::new(now))),
         };
         LinuxCc { module, cwnd_cnt: 0 }
     }
@@ -130,6 +135,8 @@ impl LinuxCc {
             // tcp_reno_cong_avoid(): one packet per window acked.
             Module::Reno => w.cwnd,
             Module::Cubic(c) => c.update(w.cwnd, acked, now),
+            // bbr_main() sets cwnd (`cong_control`): tcp_cong_avoid() never runs.
+            Module::Bbr(_) => return,
         };
         self.cong_avoid_ai(w, per, acked);
     }
@@ -157,6 +164,7 @@ impl LinuxCc {
             // tcp_reno_ssthresh().
             Module::Reno => (cwnd / 2).max(2),
             Module::Cubic(c) => c.recalc_ssthresh(cwnd),
+            Module::Bbr(b) => b.on_ssthresh(cwnd),
         }
     }
 
@@ -173,8 +181,25 @@ impl LinuxCc {
     /// a round ending at `snd_nxt`.
     pub fn restart(&mut self, now: f64, snd_nxt: u64) {
         self.cwnd_cnt = 0;
-        if let Module::Cubic(c) = &mut self.module {
-            **c = Cubic::new(now, snd_nxt);
+        match &mut self.module {
+            Module::Cubic(c) => **c = Cubic::new(now, snd_nxt),
+            Module::Bbr(b) => **b = Bbr::new(now),
+            Module::Reno => {}
+        }
+    }
+
+    /// The module sets cwnd and the pacing rate itself on every ACK (`cong_control`, BBR) and
+    /// asks for pacing (bbr_init(): `SK_PACING_NEEDED`): no `cong_avoid`, no PRR, and the
+    /// window is not set to ssthresh when a reduction ends (tcp_end_cwnd_reduction()).
+    pub fn cong_control(&self) -> bool {
+        matches!(self.module, Module::Bbr(_))
+    }
+
+    /// BBR's state, for the sender's `cong_control` calls, tests and traces.
+    pub fn bbr(&mut self) -> Option<&mut Bbr> {
+        match &mut self.module {
+            Module::Bbr(b) => Some(b),
+            Module::Reno | Module::Cubic(_) => None,
         }
     }
 
@@ -182,7 +207,7 @@ impl LinuxCc {
     pub fn cubic(&self) -> Option<&Cubic> {
         match &self.module {
             Module::Cubic(c) => Some(c),
-            Module::Reno => None,
+            Module::Reno | Module::Bbr(_) => None,
         }
     }
 }

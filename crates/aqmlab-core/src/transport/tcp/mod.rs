@@ -16,13 +16,15 @@
 //! `profile` picks the TCP being reproduced: `"rfc"` (default) follows today's
 //! RFCs (5681, 6298, 6582, 6675); `"ns2"` reproduces ns-2's one-way agents of
 //! 1997–2001, which every paper here ran; `"linux"` is Linux 6.1's TCP with the
-//! congestion control `cc` (`"cubic"`, its default, or `"reno"`; see [`Profile`]).
+//! congestion control `cc` (`"cubic"`, its default, `"reno"` or `"bbr"`; see [`Profile`]).
 //! The options a profile sets have no fixed default: left out, they take the
 //! profile's value ([`TcpOptions::resolve`]); written out, they override it.
 
+pub mod bbr;
 pub mod cc;
 pub mod prr;
 pub mod rack;
+pub mod rate;
 pub mod rto;
 pub mod sack;
 pub mod sender;
@@ -152,9 +154,10 @@ pub enum Profile {
 }
 
 /// Linux's congestion control module (`net.ipv4.tcp_congestion_control`), `cc`. Under the
-/// linux profile the simulator runs `cubic` (its default) and `reno` ([`cc`]); `aqmlab emulate`
-/// sets any of the three on the flow's real socket (`TCP_CONGESTION`). Elsewhere the
-/// simulator's TCP is the Reno family (`variant`), which `reno` names.
+/// linux profile the simulator runs `cubic` (its default), `reno` ([`cc`]) and `bbr`
+/// ([`bbr`]); `aqmlab emulate` sets any of the three on the flow's real socket
+/// (`TCP_CONGESTION`). Elsewhere the simulator's TCP is the Reno family (`variant`), which
+/// `reno` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CongestionControl {
@@ -162,7 +165,8 @@ pub enum CongestionControl {
     Reno,
     /// tcp_cubic.c with HyStart (RFC 9438), Linux's default since 2.6.19.
     Cubic,
-    /// tcp_bbr.c: only under `aqmlab emulate`; the simulator has no BBR yet.
+    /// tcp_bbr.c, BBR v1 as Linux 6.1 runs it ([`bbr`]), paced by the sender (Linux's
+    /// internal pacing, as without the fq qdisc).
     Bbr,
 }
 
@@ -214,7 +218,8 @@ pub struct TcpOptions {
     /// duplicate ACKs. RFC 3042 "limited transmit" is the standardised form.
     pub tiny_window: bool,
     /// Record cwnd, ssthresh, RTO, SRTT and RTTVAR (packets, packets, seconds) when they
-    /// change, and every RTT sample (`rtt`, seconds).
+    /// change, and every RTT sample (`rtt`, seconds); under `cc = "bbr"` also the pacing
+    /// rate (`pacing_rate`, bytes/s).
     pub trace: bool,
 }
 
@@ -344,19 +349,19 @@ impl TcpOptions {
         })
     }
 
-    /// What the simulator runs: CUBIC only under the linux profile, BBR not yet (only `aqmlab
-    /// emulate` runs it, on Linux's own TCP); `run` says so, naming `path.cc`.
+    /// What the simulator runs: CUBIC and BBR only under the linux profile; `run` says so,
+    /// naming `path.cc`.
     pub fn require_simulated_cc(&self, path: &str) -> Result<(), ScenarioError> {
-        let refuse = |why: String| Err(ScenarioError::new(format!("{path}.cc"), why));
         match (self.profile, self.congestion_control()) {
-            (_, CongestionControl::Bbr) => refuse(
-                r#""bbr" runs only under `aqmlab emulate` (Linux's own TCP): the simulator has no BBR yet; write cc = "cubic" or "reno""#
-                    .to_string(),
-            ),
-            (Profile::Rfc | Profile::Ns2, CongestionControl::Cubic) => refuse(
-                r#""cubic" is Linux's: write profile = "linux" (the simulator's Linux TCP) or run it with `aqmlab emulate`; the rfc and ns2 profiles' TCP is the Reno family (`variant`)"#
-                    .to_string(),
-            ),
+            (Profile::Rfc | Profile::Ns2, cc @ (CongestionControl::Cubic | CongestionControl::Bbr)) => {
+                Err(ScenarioError::new(
+                    format!("{path}.cc"),
+                    format!(
+                        r#""{}" is Linux's: write profile = "linux" (the simulator's Linux TCP) or run it with `aqmlab emulate`; the rfc and ns2 profiles' TCP is the Reno family (`variant`)"#,
+                        cc.linux_name()
+                    ),
+                ))
+            }
             _ => Ok(()),
         }
     }
@@ -771,7 +776,7 @@ mod tests {
             let err = parse(text).unwrap_err();
             assert!(err.contains(expected), "{text:?}: {err}");
         }
-        // What the simulator runs of `cc`: CUBIC under the linux profile, BBR nowhere yet.
+        // What the simulator runs of `cc`: CUBIC and BBR under the linux profile only.
         let simulated = |text: &str| {
             let opts = parse(text).unwrap();
             opts.require_simulated_cc("flows[0].tcp").map_err(|e| e.to_string())
@@ -783,9 +788,10 @@ mod tests {
             err.starts_with(r#"flows[0].tcp.cc: "cubic" is Linux's: write profile = "linux""#),
             "{err}"
         );
-        let err = simulated("profile = \"linux\"\ncc = \"bbr\"").unwrap_err();
+        assert!(simulated("profile = \"linux\"\ncc = \"bbr\"").is_ok());
+        let err = simulated(r#"cc = "bbr""#).unwrap_err();
         assert!(
-            err.starts_with(r#"flows[0].tcp.cc: "bbr" runs only under `aqmlab emulate`"#),
+            err.starts_with(r#"flows[0].tcp.cc: "bbr" is Linux's: write profile = "linux""#),
             "{err}"
         );
         // A misspelt field is suggested, as for the other fields.

@@ -232,6 +232,15 @@ impl RackBoard {
         self.lost_out
     }
 
+    pub fn retrans_out(&self) -> u64 {
+        self.retrans_out
+    }
+
+    /// tcp_min_rtt(): the least RTT of a packet sent once.
+    pub fn min_rtt(&self) -> Option<Time> {
+        self.min_rtt
+    }
+
     /// tcp_packets_in_flight(): packets_out − sacked_out − lost_out + retrans_out.
     pub fn in_flight(&self) -> u64 {
         self.slots.len() as u64 - self.sacked_out - self.lost_out + self.retrans_out

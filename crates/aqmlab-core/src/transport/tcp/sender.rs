@@ -67,11 +67,17 @@
 //! - one timer runs one of three events ([`XmitTimer`], Linux's `icsk_pending`): the RTO,
 //!   RACK's reordering timer (RFC 8985 §6.2 step 5, tcp_rack_reo_timeout()) or a Tail Loss
 //!   Probe (RFC 8985 §7, tcp_schedule_loss_probe(), tcp_send_loss_probe(),
-//!   tcp_process_tlp_ack()).
+//!   tcp_process_tlp_ack());
+//! - a module that sets cwnd itself (BBR, `cong_control`) gets a delivery-rate sample on every
+//!   ACK ([`DeliveryRate`], tcp_rate.c) in place of growth and PRR, keeps its cwnd when a
+//!   reduction ends, and is paced ([`Pacing`], Linux's internal pacing): the only flows that set
+//!   the pacing timer.
 
+use super::bbr::{CaState, Connection};
 use super::cc::{AckSample, LinuxCc, Window};
 use super::prr::Prr;
 use super::rack::{Detection, RackBoard};
+use super::rate::DeliveryRate;
 use super::rto::{LinuxRto, RtoEstimator, LINUX_TIMEOUT_MIN};
 use super::sack::{Scoreboard, DUP_THRESH};
 use super::web::{FileSize, ThinkTime};
@@ -94,9 +100,12 @@ const NS2_NEWRENO_RECOVERY_BURST: u64 = 2;
 /// slow start (`tcp_pacing_ss_ratio` 200) and in congestion avoidance (`tcp_pacing_ca_ratio` 120).
 const LINUX_PACING_SS_RATIO: f64 = 2.0;
 const LINUX_PACING_CA_RATIO: f64 = 1.2;
-/// The variables a traced sender records whenever they change; besides, `rtt` at every
-/// RTT sample (see `on_new_ack`).
-const TRACED: [&str; 5] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar"];
+/// The variables a traced sender records whenever they change (`pacing_rate`, bytes/s, only
+/// when it paces); besides, `rtt` at every RTT sample (see `on_new_ack`).
+const TRACED: [&str; 6] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar", "pacing_rate"];
+/// tcp_update_skb_after_send(): the first 10 packets go unpaced ("Original sch_fq does not
+/// pace first 10 MSS").
+const UNPACED_SEGS: u64 = 10;
 
 crate::timer_kinds! {
     /// The sender's timers.
@@ -106,6 +115,45 @@ crate::timer_kinds! {
         Retransmit { generation: Generation },
         /// The web workload's next transfer after a think time (`transfer_timer`).
         NextTransfer { generation: Generation },
+        /// Internal pacing's hrtimer (tcp_output.c `pacing_timer`, tcp_pace_kick()): the next
+        /// packet's departure time has come.
+        Pace { generation: Generation },
+    }
+}
+
+/// Linux's internal pacing (tcp_output.c; `tcp_internal_pacing`, used without the fq qdisc)
+/// for a module that asks for it: each packet moves the earliest departure of the next one
+/// by its length at the pacing rate (tcp_update_skb_after_send()), and sending waits for it
+/// on a timer (tcp_pacing_check()).
+struct Pacing {
+    /// `tcp_wstamp_ns`: when the next packet may leave.
+    next_departure: Time,
+    /// `data_segs_out`: packets sent so far on this connection.
+    segs_out: u64,
+    timer: Restartable<SenderTimer>,
+}
+
+impl Pacing {
+    fn new(now: Time) -> Self {
+        Pacing {
+            next_departure: now,
+            segs_out: 0,
+            timer: Restartable::new(|generation| SenderTimer::Pace { generation }),
+        }
+    }
+
+    /// tcp_update_skb_after_send(): a packet of `size` bytes left at `now` under `rate` bytes/s.
+    /// Time the departure clock fell behind `now` (idle, timer slack) is credit that may
+    /// halve the gap ("take into account OS jitter").
+    fn sent(&mut self, size: u32, rate: f64, now: Time) {
+        let prior = self.next_departure;
+        self.next_departure = self.next_departure.max(now);
+        self.segs_out += 1;
+        if rate > 0.0 && self.segs_out >= UNPACED_SEGS {
+            let gap = from_secs(f64::from(size) / rate);
+            let credit = self.next_departure - prior;
+            self.next_departure += gap - credit.min(gap / 2);
+        }
     }
 }
 
@@ -268,6 +316,10 @@ pub struct TcpSender {
     scoreboard: Scoreboard,
     /// The linux profile's congestion control module.
     cc: Option<LinuxCc>,
+    /// Delivery rate samples, for a module that sets cwnd itself (BBR).
+    rate: Option<DeliveryRate>,
+    /// Internal pacing, for a module that asks for it (BBR).
+    pacing: Option<Pacing>,
     /// Linux's tcp_cwnd_validate() state: whether the last window of data was cwnd-limited.
     cwnd_usage: CwndUsage,
     /// Packets sent (new or again): whether a send attempt sent anything.
@@ -319,6 +371,8 @@ impl TcpSender {
                 RttTimer::Ns2(Ns2Rtt::new(tick, phase, opts.initial_rto.0, opts.min_rto.0))
             }
         };
+        let cc = (opts.profile == Profile::Linux).then(|| LinuxCc::new(opts.cc, 0.0));
+        let cong_control = cc.as_ref().is_some_and(LinuxCc::cong_control);
         TcpSender {
             params: SenderParams {
                 profile: opts.profile,
@@ -350,7 +404,9 @@ impl TcpSender {
             high_rxt: 0,
             ns2_pipe: 0,
             scoreboard: Scoreboard::default(),
-            cc: (opts.profile == Profile::Linux).then(|| LinuxCc::new(opts.cc, 0.0)),
+            cc,
+            rate: cong_control.then(DeliveryRate::default),
+            pacing: cong_control.then(|| Pacing::new(0)),
             cwnd_usage: CwndUsage::default(),
             sent: 0,
             prr: Prr::default(),
@@ -377,8 +433,18 @@ impl TcpSender {
             self.prr.sent(1);
         }
         let retransmit = seq < self.snd_max;
+        if let Some(rate) = &mut self.rate {
+            rate.sent(seq, ctx.now, self.board.packets_out());
+        }
         if self.params.profile == Profile::Linux {
             self.board.sent(seq, ctx.now);
+        }
+        if let Some(p) = &mut self.pacing {
+            p.sent(
+                self.params.size,
+                self.cc.as_mut().and_then(LinuxCc::bbr).map_or(0.0, |b| b.pacing_rate),
+                ctx.now,
+            );
         }
         if retransmit {
             self.stats.retransmitted_packets += 1;
@@ -499,7 +565,7 @@ impl TcpSender {
         } else if ack > probe.high_seq {
             self.probe = None;
             self.reduce_ssthresh();
-            self.cwnd = self.ssthresh;
+            self.end_cwnd_reduction();
         }
     }
 
@@ -513,7 +579,11 @@ impl TcpSender {
             if !self.in_recovery && !self.in_loss {
                 self.linux_enter_recovery(ctx);
                 let in_flight = self.board.in_flight();
-                if let Some(cwnd) = self.prr.cwnd(self.ssthresh as u64, in_flight, 1, found.marked == 0) {
+                if let Some(cwnd) = self
+                    .prr
+                    .cwnd(self.ssthresh as u64, in_flight, 1, found.marked == 0)
+                    .filter(|_| !self.cong_control())
+                {
                     self.cwnd = cwnd as f64;
                 }
             }
@@ -617,6 +687,12 @@ impl TcpSender {
                 }
                 None => break,
             };
+            if let Some(p) = self.pacing.as_mut().filter(|p| p.next_departure > ctx.now) {
+                // tcp_pacing_check(): wait for the departure time (Linux checks before cwnd;
+                // a wake-up that finds cwnd full sends nothing, so the order changes nothing).
+                p.timer.set(p.next_departure, ctx);
+                break;
+            }
             self.send_packet(seq, ctx);
             self.snd_nxt = self.snd_max;
             in_flight += 1;
@@ -624,6 +700,14 @@ impl TcpSender {
         if self.snd_max > snd_max {
             // tcp_write_xmit(): new data sent schedules a probe.
             self.schedule_loss_probe(false, ctx);
+        }
+        // Less than a packet left to send (the receiver window does not count), room in cwnd,
+        // every lost packet resent.
+        let app_limited = !self.has_data(self.snd_max, ctx.now)
+            && (in_flight as f64) < self.cwnd
+            && self.board.lost_out() <= self.board.retrans_out();
+        if let Some(rate) = self.rate.as_mut().filter(|_| app_limited) {
+            rate.set_app_limited(in_flight);
         }
         let limited = in_flight as f64 >= self.cwnd;
         if self.sent > sent || limited {
@@ -750,6 +834,9 @@ impl TcpSender {
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         // Linux's `delivered`: packets newly acknowledged, cumulatively or by SACK.
+        if let Some(rate) = &mut self.rate {
+            rate.ack(ack);
+        }
         let delivered = if self.params.profile == Profile::Linux {
             self.board.ack(ack, ctx.now) + newly_sacked
         } else {
@@ -824,7 +911,8 @@ impl TcpSender {
     fn exit_recovery(&mut self) {
         self.in_recovery = false;
         self.cwnd = match (self.params.variant, self.params.profile) {
-            // tcp_end_cwnd_reduction().
+            // tcp_end_cwnd_reduction(); a module that sets cwnd itself keeps it.
+            (_, Profile::Linux) if self.cong_control() => self.cwnd,
             (_, Profile::Linux) => self.ssthresh,
             // FRED §11.2 and RFC 6582 §3.2 step 3 (1): no burst when recovery ends.
             (Variant::NewReno, Profile::Rfc) => self.ssthresh.min(self.flight().max(1.0) + 1.0),
@@ -989,7 +1077,13 @@ impl TcpSender {
         self.dupacks = 0;
         if self.params.profile == Profile::Linux {
             // tcp_enter_loss(): SACKed packets stay, the rest are lost and go again in order;
-            // a probe's episode ends.
+            // a probe's episode ends. `tp->lost` counts those not lost yet and the
+            // retransmissions in flight (tcp_mark_skb_lost()).
+            let newly_lost =
+                self.board.packets_out() - self.board.sacked_out() - self.board.lost_out() + self.board.retrans_out();
+            if let Some(rate) = &mut self.rate {
+                rate.lost += newly_lost;
+            }
             self.board.all_lost();
             self.in_loss = true;
             self.probe = None;
@@ -999,7 +1093,13 @@ impl TcpSender {
         }
         self.rtt.stop_timing();
         self.rtt.back_off();
-        if let Some(cc) = &mut self.cc {
+        if self.cong_control() {
+            // bbr_set_state(TCP_CA_Loss).
+            let c = self.connection(ctx.now);
+            if let Some(bbr) = self.cc.as_mut().and_then(LinuxCc::bbr) {
+                bbr.enter_loss(&c, &mut self.rng);
+            }
+        } else if let Some(cc) = &mut self.cc {
             cc.restart(to_secs(ctx.now), self.snd_max);
         }
         self.send_more(ctx);
@@ -1010,10 +1110,76 @@ impl TcpSender {
     /// does not halve again (ns-2 ecn(): `recover_ = maxseq_`).
     fn ecn_reduce(&mut self) {
         self.reduce_ssthresh();
-        self.cwnd = self.ssthresh;
+        self.end_cwnd_reduction();
         self.ecn_recover = self.snd_max;
         self.recover = Some(self.snd_max);
         self.ecn_reduced = true;
+    }
+
+    /// tcp_end_cwnd_reduction(): cwnd = ssthresh, unless the module sets cwnd itself.
+    fn end_cwnd_reduction(&mut self) {
+        if !self.cong_control() {
+            self.cwnd = self.ssthresh;
+        }
+    }
+
+    /// The linux profile's module sets cwnd itself on every ACK (BBR's `cong_control`).
+    fn cong_control(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    /// bbr_main() on an ACK (tcp_ack(): tcp_rate_gen(), then tcp_cong_control()): the ACK
+    /// delivered `delivered` packets and marked `lost` lost; `prior_in_flight` were in flight
+    /// before it.
+    fn cong_control_on_ack(&mut self, delivered: u64, lost: u64, prior_in_flight: u64, ctx: &mut AgentCtx) {
+        let min_rtt = self.board.min_rtt();
+        let Some(rate) = &mut self.rate else { return };
+        let rs = rate.sample(ctx.now, delivered, lost, min_rtt, prior_in_flight);
+        let c = self.connection(ctx.now);
+        let Some(bbr) = self.cc.as_mut().and_then(LinuxCc::bbr) else {
+            return;
+        };
+        let (cwnd, app_limited) = bbr.on_ack(&rs, &c, &mut self.rng);
+        self.cwnd = cwnd as f64;
+        self.ssthresh = bbr.ssthresh as f64;
+        if let Some(rate) = self.rate.as_mut().filter(|_| app_limited) {
+            rate.set_app_limited(c.in_flight);
+        }
+    }
+
+    /// What BBR reads of the connection (`struct tcp_sock`) at `now`.
+    fn connection(&self, now: Time) -> Connection {
+        let rate = self.rate.as_ref().expect("a module that sets cwnd itself");
+        Connection {
+            now: to_secs(now),
+            cwnd: self.cwnd as u64,
+            clamp: self.params.window,
+            in_flight: self.board.in_flight(),
+            delivered: rate.delivered,
+            delivered_at: to_secs(rate.delivered_at),
+            lost: rate.lost,
+            state: if self.in_loss {
+                CaState::Loss
+            } else if self.in_recovery {
+                CaState::Recovery
+            } else {
+                CaState::Open
+            },
+            srtt: self.rtt.srtt_and_rttvar().map(|(srtt, _)| srtt),
+            next_departure: self.pacing.as_ref().map_or(0.0, |p| to_secs(p.next_departure)),
+            mss: f64::from(self.params.size),
+        }
+    }
+
+    /// The module at a connection's start (`init`); BBR's delivery counters and pacing start afresh.
+    fn restart_cc(&mut self, ctx: &mut AgentCtx) {
+        let Some(cc) = &mut self.cc else { return };
+        cc.restart(to_secs(ctx.now), self.snd_max);
+        if let Some(bbr) = cc.bbr() {
+            self.ssthresh = bbr.ssthresh as f64;
+            self.rate = Some(DeliveryRate::default());
+            self.pacing = Some(Pacing::new(ctx.now));
+        }
     }
 
     /// A new transfer opens a new connection: initial cwnd, ssthresh and RTO (SRED §7).
@@ -1023,9 +1189,7 @@ impl TcpSender {
         self.ssthresh = self.params.initial_ssthresh;
         self.ca_acks = 0;
         self.rtt.reset();
-        if let Some(cc) = &mut self.cc {
-            cc.restart(to_secs(ctx.now), self.snd_max);
-        }
+        self.restart_cc(ctx);
         self.dupacks = 0;
         self.in_recovery = false;
         self.in_loss = false;
@@ -1066,7 +1230,15 @@ impl TcpSender {
             return;
         }
         let (srtt, rttvar) = self.rtt.srtt_and_rttvar().unzip();
-        let values = [Some(self.cwnd), Some(self.ssthresh), Some(self.rtt.rto()), srtt, rttvar];
+        let pacing_rate = self.cc.as_mut().and_then(LinuxCc::bbr).map(|b| b.pacing_rate);
+        let values = [
+            Some(self.cwnd),
+            Some(self.ssthresh),
+            Some(self.rtt.rto()),
+            srtt,
+            rttvar,
+            pacing_rate,
+        ];
         for ((name, value), last) in TRACED.into_iter().zip(values).zip(&mut self.traced) {
             if let Some(value) = value.filter(|v| *v != *last) {
                 ctx.trace(name, value);
@@ -1081,9 +1253,7 @@ impl Agent for TcpSender {
         match self.application {
             Application::Infinite => {
                 self.data_end = u64::MAX;
-                if let Some(cc) = &mut self.cc {
-                    cc.restart(to_secs(ctx.now), 0);
-                }
+                self.restart_cc(ctx);
                 self.send_more(ctx);
             }
             Application::Transfer(n) => self.start_transfer(n, ctx),
@@ -1097,6 +1267,7 @@ impl Agent for TcpSender {
             return;
         }
         let mut newly_sacked = 0;
+        let prior_in_flight = self.board.in_flight();
         let mut blocks = p.sack;
         let blocks = &mut blocks[..p.sack_len as usize];
         if self.params.profile == Profile::Linux {
@@ -1105,6 +1276,9 @@ impl Agent for TcpSender {
             blocks.sort_unstable();
         }
         for &(start, end) in blocks.iter() {
+            if let Some(rate) = &mut self.rate {
+                rate.sack(start, end);
+            }
             newly_sacked += match (self.params.profile, self.params.variant) {
                 (Profile::Linux, _) => self.board.sack(start, end, ctx.now),
                 (_, Variant::Sack) => self.scoreboard.mark(start, end, self.snd_max),
@@ -1132,7 +1306,9 @@ impl Agent for TcpSender {
             // tcp_ack(): the probe's outcome, then loss detection, then the timer.
             self.linux_process_probe_ack(p.seq, new_ack, newly_sacked);
             let found = self.linux_detect_loss(ctx);
-            if self.in_recovery {
+            if self.cong_control() {
+                self.cong_control_on_ack(delivered, found.marked, prior_in_flight, ctx);
+            } else if self.in_recovery {
                 let in_flight = self.board.in_flight();
                 if let Some(cwnd) =
                     self.prr
@@ -1178,6 +1354,11 @@ impl Agent for TcpSender {
             SenderTimer::NextTransfer { generation } => {
                 if self.transfer_timer.expired(generation, ctx) && ctx.now < self.params.stop {
                     self.start_web_transfer(ctx);
+                }
+            }
+            SenderTimer::Pace { generation } => {
+                if self.pacing.as_mut().is_some_and(|p| p.timer.expired(generation, ctx)) {
+                    self.send_more(ctx);
                 }
             }
         }

@@ -33,7 +33,7 @@ from . import uml
 HERE = Path(__file__).parent
 REFERENCE = HERE / "reference.json"
 RECORD_COMMAND = "make linux-reference"
-CCS = ("reno", "cubic")
+CCS = ("reno", "cubic", "bbr")
 # Each qdisc as `tc qdisc add` takes it (iproute2's words and units).
 CELLS: dict[str, str] = {
     "bfifo": "bfifo limit 64000",

@@ -39,10 +39,10 @@ def test_all_is_every_preset_and_a_type_name_runs_with_its_defaults():
     scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml").with_duration("3s", warmup="1s")
     table, _ = compare(scenario, ["all"])
     assert table["mechanism"].tolist() == ["scenario", *presets()]
-    # BRED has no preset: it runs with its own defaults.
-    assert mechanisms(["bred", "csfq"]) == {"bred": {"type": "bred"}, "csfq": presets()["csfq"]}
-    table, _ = compare(scenario, ["bred"])
-    assert table["mechanism"].tolist() == ["bred"] and table.loc[0, "utilisation"] > 0.9
+    # `fred` (the type; the presets are fred-1 and fred-2) has no preset: it runs with its own defaults.
+    assert mechanisms(["fred", "csfq"]) == {"fred": {"type": "fred"}, "csfq": presets()["csfq"]}
+    table, _ = compare(scenario, ["fred"])
+    assert table["mechanism"].tolist() == ["fred"] and table.loc[0, "utilisation"] > 0.9
 
 
 def test_the_scenario_row_keeps_the_scenarios_own_qdisc():

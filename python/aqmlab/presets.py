@@ -63,15 +63,16 @@ CSFQ_MECHANISMS = csfq_mechanisms()
 # aqmlab's other mechanisms on the same 64 KB buffer, shown beside the paper's (which reports no
 # number for them): SRED with B = 64 KB and the SRED paper's other settings, RED-PD around the
 # CSFQ paper's RED, LQD (BRED §2's: the flow with most packets loses its oldest) on 64 KB as DRR,
-# CoDel, FQ-CoDel and PIE with their RFCs' settings, SFQ and SFB with Linux's, and CHOKe with the
-# paper's RED counted in packets (thresholds 16 and 32 packets = 16 KB and 32 KB, its w_q and
-# max_p), each with a limit of 64 packets (64 KB of 1000-byte packets; FQ-CoDel's memory limit
-# 64 KB too).
+# BRED with its paper's §5.1 parameters (its defaults), CoDel, FQ-CoDel and PIE with their RFCs'
+# settings, SFQ and SFB with Linux's, and CHOKe with the paper's RED counted in packets
+# (thresholds 16 and 32 packets = 16 KB and 32 KB, its w_q and max_p), each with a limit of 64
+# packets (64 KB of 1000-byte packets; FQ-CoDel's memory limit 64 KB too).
 RED_IN_PACKETS = {"limit": 64, "min_th": 16, "max_th": 32} | {k: CSFQ_MECHANISMS["red"][k] for k in ("w_q", "max_p")}
 OTHERS: dict[str, dict] = {
     "sred": {"type": "sred", "limit_bytes": BUFFER},
     "red_pd": {"type": "red_pd", "red": {k: v for k, v in CSFQ_MECHANISMS["red"].items() if k != "type"}},
     "lqd": {"type": "lqd", "limit_bytes": BUFFER},
+    "bred": {"type": "bred", "limit": 64},
     "codel": {"type": "codel", "limit": 64},
     "fq_codel": {"type": "fq_codel", "limit": 64, "memory_limit": BUFFER},
     "pie": {"type": "pie", "limit": 64},

@@ -29,7 +29,7 @@ app = command_app()
         "every preset. The presets put the CSFQ paper's configurations on its 64 KB buffer: droptail, red, "
         "fred-1 (FRED), fred-2 (FRED with its §6 two-packet buffer: above max_th each flow may still queue two "
         "packets, where fred-1 drops; the two differ only when the average queue passes max_th), drr, csfq; "
-        "then aqmlab's others on the same buffer (64 packets where counted in packets): sred, red_pd, lqd, "
+        "then aqmlab's others on the same buffer (64 packets where counted in packets): sred, red_pd, lqd, bred, "
         "codel, fq_codel, pie, sfq, sfb, choke.\n\n"
         "With --emulate, each mechanism runs in real time between real Linux TCP/UDP endpoints, as "
         "`aqmlab emulate` runs a scenario (root; dumbbells), one after the other, and the table gains the "

@@ -17,6 +17,7 @@ import dpkt
 import pandas as pd
 import pytest
 from aqmlab.emulate import emulate
+from aqmlab.terminal import fmt
 from conftest import ROOT, aqmlab_cli, dumbbell, write_scenario
 
 CAN_EMULATE = os.geteuid() == 0 and Path("/dev/net/tun").exists()
@@ -187,7 +188,17 @@ def test_emulate_out_writes_runs_files_and_captures_the_real_packets(tmp_path):
     repeats = len(segments) - len({ip.data.seq for ip in segments})
     retransmitted = pd.read_csv(out / "flows.csv").set_index("name").loc["tcp", "retransmitted_packets"]
     assert retransmitted - 2 <= repeats <= retransmitted
-    assert json.loads((out / "emulation.json").read_text())["packets_written"] > 2000
+    emulation = json.loads((out / "emulation.json").read_text())
+    assert emulation["packets_written"] > 2000
+    # `aqmlab report` makes the folder a page that says it was emulated, with the forwarder's
+    # figures and what the TCP sender's kernel saw.
+    assert aqmlab_cli("report", out).returncode == 0
+    page = (out / "report.html").read_text()
+    assert "Emulated run: " in page and "emulated in real time" in page and ">simulated<" not in page
+    assert f"{emulation['packets_written']:,}" in page
+    kernel = emulation["kernel_tcp"][0]
+    row = f'<td>{kernel["flow"]}</td><td class="num">{fmt(round(kernel["srtt_ms"], 1))}</td>'
+    assert "TCP_INFO" in page and row in page
 
 
 @needs_root

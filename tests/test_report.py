@@ -175,6 +175,19 @@ def test_a_run_page_shows_the_flows_its_qdisc_measured(tmp_path):
     assert "monitored" in page.rows[header]
 
 
+def test_a_damaged_emulation_file_is_named_and_nothing_is_written(tmp_path):
+    """An `emulate --out` folder's emulation.json that lost a key: `report` names the file and the
+    key, exits 2, and writes no page."""
+    scenario = dumbbell({"type": "cbr", "rate": "5Mbps"}, duration="1s", warmup="0.5s")
+    out = tmp_path / "run"
+    assert aqmlab_cli("run", write_scenario(tmp_path / "s.toml", scenario), "--out", out).returncode == 0
+    (out / "emulation.json").write_text(json.dumps({"packets_written": 10, "wall_time_s": 1.0}))
+    done = aqmlab_cli("report", out)
+    assert done.returncode == 2
+    assert f"{out / 'emulation.json'}: no added_mean_us, added_p99_us" in done.stderr
+    assert not (out / "report.html").exists()
+
+
 def test_a_compare_folder_becomes_one_page_with_what_ran_and_its_figure(tmp_path):
     out = tmp_path / "compare"
     done = aqmlab_cli("compare", "cbr-overload", "-m", "scenario,red", "--out", out)

@@ -190,6 +190,15 @@ REQUIRED_KEYS = {
     "rows.json": ("id", "title", "passed", "rows"),
     "sweep.json": ("grid", "jobs"),
     "compare.json": ("name", "mechanisms", "fair_share_mbps"),
+    "emulation.json": (
+        "packets_written",
+        "wall_time_s",
+        "added_mean_us",
+        "added_p99_us",
+        "driver_cpu",
+        "cpu_us_per_packet",
+        "process_cpu",
+    ),
 }
 
 
@@ -211,14 +220,20 @@ def _is_experiment(folder: Path) -> bool:
 
 
 def run_page(folder: Path) -> str:
+    """The page of a run's folder: `aqmlab run --out`'s, or `aqmlab emulate --out`'s (its
+    `emulation.json` adds what the forwarder cost and what the kernel's TCPs saw)."""
     summary = _read_json(folder / "summary.json")
     name = summary.get("name") or folder.name
+    emulation = _read_json(folder / "emulation.json") if (folder / "emulation.json").is_file() else None
     conserved = summary["packets_sent"] == (
         summary["packets_delivered"] + summary["packets_dropped"] + summary["packets_in_flight"]
     )
     facts = [
         ("seed", _e(summary["seed"])),
-        ("simulated", _e(f"{summary['duration']:g} s, measured from {summary['warmup']:g} s")),
+        (
+            "emulated in real time" if emulation else "simulated",
+            _e(f"{summary['duration']:g} s, measured from {summary['warmup']:g} s"),
+        ),
         ("events", _e(f"{summary['events']:,}")),
         ("packets sent", _e(f"{summary['packets_sent']:,}")),
         ("delivered / dropped / in flight at the end", _e(_delivery(summary))),
@@ -228,6 +243,8 @@ def run_page(folder: Path) -> str:
         ("drops by reason", _e(", ".join(f"{r} {n}" for r, n in summary["drops_by_reason"].items()) or "none")),
     ]
     body = ["<h2>Summary</h2>", _table(["", "value"], facts, raw=("value",))]
+    if emulation is not None:
+        body += _emulation_sections(emulation)
     figures = sorted(folder.glob("*.png"))
     if figures:
         body.append("<h2>Figures</h2>")
@@ -257,7 +274,39 @@ def run_page(folder: Path) -> str:
         body.append(f'<p class="muted">Open with Wireshark, or e.g. <code>tshark -r {_e(captures[0].name)}</code>.</p>')
     if (folder / "scenario.json").is_file():
         body += ["<h2>Scenario</h2>", _json_block(_read_json(folder / "scenario.json"))]
-    return _page(f"Run: {name}", body, f"aqmlab {__version__} · {folder.name}")
+    kind = "Emulated run" if emulation else "Run"
+    return _page(f"{kind}: {name}", body, f"aqmlab {__version__} · {folder.name}")
+
+
+def _emulation_sections(emulation: dict[str, Any]) -> list[str]:
+    """An emulated run's `emulation.json`: the forwarder's cost, and each TCP flow as its sender's
+    kernel saw it when it stopped (`TCP_INFO`)."""
+    forwarder = [
+        ("packets forwarded", f"{emulation['packets_written']:,}"),
+        ("wall time", f"{emulation['wall_time_s']:.2f} s"),
+        (
+            "time added per pass",
+            f"{emulation['added_mean_us']:.0f} µs mean, {emulation['added_p99_us']:.0f} µs p99",
+        ),
+        (
+            "forwarder CPU",
+            f"{emulation['driver_cpu']:.1%} of a core ({emulation['cpu_us_per_packet']:.1f} µs/packet), "
+            f"process {emulation['process_cpu']:.1%}",
+        ),
+    ]
+    body = ["<h2>Emulation: the forwarder</h2>", _table(["", "value"], forwarder)]
+    if emulation.get("kernel_tcp"):
+        rows = [
+            [k["flow"], round(k["srtt_ms"], 1), round(k["rttvar_ms"], 1), k["cwnd_segments"], k["retransmits"]]
+            for k in emulation["kernel_tcp"]
+        ]
+        body += [
+            "<h2>Linux's TCP when each flow stopped (TCP_INFO)</h2>",
+            _table(["flow", "srtt ms", "rttvar ms", "cwnd", "retransmits"], rows),
+        ]
+    for flow, error in emulation.get("endpoint_errors", []):
+        body.append(f'<p class="muted">flow {_e(flow)}: {_e(error)}</p>')
+    return body
 
 
 def _named(frame: Any, flows: Any, links: Any) -> Any:

@@ -268,7 +268,8 @@ def run_suite(
     live: bool = False, reference: dict | None = None, progress: Callable[[str], None] | None = None
 ) -> Outcome:
     """Every recorded cell's twin against Linux's numbers; with `live`, Linux's numbers measured now
-    (`reference.record` into a scratch folder: about an hour)."""
+    (`reference.record` and `reference.record_pair_runs` into a scratch folder: about 80
+    minutes)."""
     if live:
         import tempfile
 

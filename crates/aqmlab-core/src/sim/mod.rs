@@ -397,10 +397,12 @@ impl Simulation {
     fn start_transmission(&mut self, link: u32) {
         let queue = &mut self.net.links[link as usize].queue;
         let next = queue.dequeue(self.now, &mut self.packets, &mut self.qdisc_events);
-        let left = queue.backlog;
         self.record_qdisc_marks(link);
         self.flush_qdisc_drops(link);
         let Some(id) = next else {
+            // Read here, not kept from the dequeue (neither marks nor the drops' flush change
+            // it): a value live across those calls cost a larger prologue on every dequeue.
+            let left = self.net.links[link as usize].queue.backlog;
             if left.packets > 0 {
                 let what = format!(
                     "the qdisc sent nothing with {} packet(s) ({} bytes) queued",

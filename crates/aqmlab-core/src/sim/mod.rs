@@ -267,15 +267,19 @@ impl Simulation {
         }
         let delivered = ctx.delivered();
         self.recorder.on_goodput(flow, delivered, self.now);
-        for (at, token) in self.timers.drain(..) {
+        // Both buffers are read in place, then cleared, not drained: with `drain` (the outbox
+        // taken out of `self` around `admit` and `enqueue`, which need all of it) the engine's
+        // loop ran 7.7 M more instructions on bench-ns3-a (cachegrind).
+        for &(at, token) in &self.timers {
             self.events.schedule(at.max(self.now), Event::Timer { agent, token });
         }
-        let mut outbox = std::mem::take(&mut self.outbox);
-        for p in outbox.drain(..) {
+        self.timers.clear();
+        for i in 0..self.outbox.len() {
+            let p = self.outbox[i];
             let id = self.admit(p);
             self.enqueue(self.net.path(flow, p.kind)[0], id);
         }
-        self.outbox = outbox;
+        self.outbox.clear();
     }
 
     /// A packet an agent sent enters the network at its first link (the caller enqueues it there).

@@ -16,8 +16,7 @@ import aqmlab
 import dpkt
 import pandas as pd
 import pytest
-from aqmlab.emulate import emulate
-from aqmlab.terminal import fmt
+from aqmlab.emulate import emulate, figures
 from conftest import ROOT, aqmlab_cli, dumbbell, write_scenario
 
 CAN_EMULATE = os.geteuid() == 0 and Path("/dev/net/tun").exists()
@@ -96,6 +95,64 @@ def test_emulate_refuses_what_it_cannot_express_before_touching_the_machine(tmp_
     done = aqmlab_cli("emulate", "parking-lot")
     assert done.returncode == 2
     assert "topology.type: emulation runs dumbbell topologies only" in done.stderr
+
+
+# An emulation.json that `aqmlab emulate --out` wrote (the 3-s CBR-and-Reno run of
+# test_emulate_out_writes_runs_files_and_captures_the_real_packets, 2026-11-27), with an
+# endpoint's error added.
+RECORDED_STATS = {
+    "wall_time_s": 3.000011057,
+    "packets_read": 5272,
+    "packets_written": 5182,
+    "packets_unmatched": 0,
+    "write_failures": 0,
+    "added_mean_us": 55.51549942107294,
+    "added_p99_us": 614.0,
+    "added_max_us": 3403.906,
+    "driver_cpu": 0.14137084895417437,
+    "process_cpu": 0.19897857163131116,
+    "cpu_us_per_packet": 81.84371092242377,
+    "endpoint_errors": [["cbr", "connection refused"]],
+    "kernel_tcp": [{"flow": "tcp", "srtt_ms": 29.105, "rttvar_ms": 1.477, "cwnd_segments": 28, "retransmits": 51}],
+}
+
+
+def test_the_emulation_figures_are_shown_as_recorded():
+    """The one presenter of an emulation's figures, which `emulate` prints and `report` shows."""
+    shown = figures(RECORDED_STATS)
+    assert shown.forwarder == [
+        ("packets forwarded", "5,182"),
+        ("wall time", "3.00 s"),
+        ("time added per pass", "56 µs mean, 614 µs p99"),
+        ("forwarder CPU", "14.1% of a core (81.8 µs/packet), process 19.9%"),
+    ]
+    assert shown.line == (
+        "forwarded 5,182 packets in 3.00 s; added per pass 56 µs mean, 614 µs p99; "
+        "forwarder CPU 14.1% of a core (81.8 µs/packet), process 19.9%"
+    )
+    assert shown.kernel_tcp == [["tcp", "29.1", "1.5", "28", "51"]]
+    assert shown.errors == ["flow cbr: connection refused"]
+    lines = shown.lines(width=80)
+    assert lines == [
+        "Linux's TCP when each flow stopped (TCP_INFO)",
+        "flow  srtt ms  rttvar ms  cwnd  retransmits",
+        "────  ───────  ─────────  ────  ───────────",
+        "tcp      29.1        1.5    28           51",
+        "",
+        shown.line,
+    ]
+    # Without TCP flows (or errors), no table.
+    udp_only = figures({**RECORDED_STATS, "kernel_tcp": [], "endpoint_errors": []})
+    assert udp_only.lines(width=80) == [shown.line] and udp_only.errors == []
+
+
+def test_damaged_emulation_figures_name_every_missing_key():
+    damaged = {k: v for k, v in RECORDED_STATS.items() if k not in ("added_p99_us", "driver_cpu")}
+    damaged["kernel_tcp"] = [{"flow": "tcp", "srtt_ms": 29.1, "cwnd_segments": 28}]
+    with pytest.raises(
+        ValueError, match=r"^no added_p99_us, driver_cpu, kernel_tcp\[0\]\.rttvar_ms, kernel_tcp\[0\]\.retransmits$"
+    ):
+        figures(damaged)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="drops root's capabilities with setpriv")
@@ -222,7 +279,7 @@ def test_emulate_out_writes_runs_files_and_captures_the_real_packets(tmp_path):
     assert "Emulated run: " in page and "emulated in real time" in page and ">simulated<" not in page
     assert f"{emulation['packets_written']:,}" in page
     kernel = emulation["kernel_tcp"][0]
-    row = f'<td>{kernel["flow"]}</td><td class="num">{fmt(round(kernel["srtt_ms"], 1))}</td>'
+    row = f'<td>{kernel["flow"]}</td><td class="num">{kernel["srtt_ms"]:.1f}</td>'
     assert "TCP_INFO" in page and row in page
 
 

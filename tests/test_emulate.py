@@ -16,8 +16,7 @@ import aqmlab
 import dpkt
 import pandas as pd
 import pytest
-from aqmlab.emulate import emulate
-from aqmlab.terminal import fmt
+from aqmlab.emulate import emulate, figures
 from conftest import ROOT, aqmlab_cli, dumbbell, write_scenario
 
 CAN_EMULATE = os.geteuid() == 0 and Path("/dev/net/tun").exists()
@@ -98,6 +97,64 @@ def test_emulate_refuses_what_it_cannot_express_before_touching_the_machine(tmp_
     assert "topology.type: emulation runs dumbbell topologies only" in done.stderr
 
 
+# An emulation.json that `aqmlab emulate --out` wrote (the 3-s CBR-and-Reno run of
+# test_emulate_out_writes_runs_files_and_captures_the_real_packets, 2026-11-27), with an
+# endpoint's error added.
+RECORDED_STATS = {
+    "wall_time_s": 3.000011057,
+    "packets_read": 5272,
+    "packets_written": 5182,
+    "packets_unmatched": 0,
+    "write_failures": 0,
+    "added_mean_us": 55.51549942107294,
+    "added_p99_us": 614.0,
+    "added_max_us": 3403.906,
+    "driver_cpu": 0.14137084895417437,
+    "process_cpu": 0.19897857163131116,
+    "cpu_us_per_packet": 81.84371092242377,
+    "endpoint_errors": [["cbr", "connection refused"]],
+    "kernel_tcp": [{"flow": "tcp", "srtt_ms": 29.105, "rttvar_ms": 1.477, "cwnd_segments": 28, "retransmits": 51}],
+}
+
+
+def test_the_emulation_figures_are_shown_as_recorded():
+    """The one presenter of an emulation's figures, which `emulate` prints and `report` shows."""
+    shown = figures(RECORDED_STATS)
+    assert shown.forwarder == [
+        ("packets forwarded", "5,182"),
+        ("wall time", "3.00 s"),
+        ("time added per pass", "56 µs mean, 614 µs p99"),
+        ("forwarder CPU", "14.1% of a core (81.8 µs/packet), process 19.9%"),
+    ]
+    assert shown.line == (
+        "forwarded 5,182 packets in 3.00 s; added per pass 56 µs mean, 614 µs p99; "
+        "forwarder CPU 14.1% of a core (81.8 µs/packet), process 19.9%"
+    )
+    assert shown.kernel_tcp == [["tcp", "29.1", "1.5", "28", "51"]]
+    assert shown.errors == ["flow cbr: connection refused"]
+    lines = shown.lines(width=80)
+    assert lines == [
+        "Linux's TCP when each flow stopped (TCP_INFO)",
+        "flow  srtt ms  rttvar ms  cwnd  retransmits",
+        "────  ───────  ─────────  ────  ───────────",
+        "tcp      29.1        1.5    28           51",
+        "",
+        shown.line,
+    ]
+    # Without TCP flows (or errors), no table.
+    udp_only = figures({**RECORDED_STATS, "kernel_tcp": [], "endpoint_errors": []})
+    assert udp_only.lines(width=80) == [shown.line] and udp_only.errors == []
+
+
+def test_damaged_emulation_figures_name_every_missing_key():
+    damaged = {k: v for k, v in RECORDED_STATS.items() if k not in ("added_p99_us", "driver_cpu")}
+    damaged["kernel_tcp"] = [{"flow": "tcp", "srtt_ms": 29.1, "cwnd_segments": 28}]
+    with pytest.raises(
+        ValueError, match=r"^no added_p99_us, driver_cpu, kernel_tcp\[0\]\.rttvar_ms, kernel_tcp\[0\]\.retransmits$"
+    ):
+        figures(damaged)
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="drops root's capabilities with setpriv")
 def test_without_root_emulate_says_it_needs_root(tmp_path):
     """As root without any capability (setpriv), as an ordinary user would be."""
@@ -113,6 +170,30 @@ def test_without_root_emulate_says_it_needs_root(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "aqmlab emulate needs root" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@needs_root
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="drops CAP_SYS_NICE with setpriv")
+def test_without_real_time_priority_emulate_runs_and_says_so(tmp_path):
+    """Root without CAP_SYS_NICE (a container may withhold it) cannot put the forwarder in the
+    real-time class: the run goes on at ordinary priority, with a note saying why."""
+    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "1Mbps"}, duration="2s", warmup="0.5s"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    done = subprocess.run(
+        ["setpriv", "--bounding-set=-sys_nice", "--inh-caps=-sys_nice"]
+        + [sys.executable, "-m", "aqmlab", "emulate", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "note: the forwarder runs at ordinary priority: real-time priority (SCHED_FIFO 10) was refused" in (
+        done.stderr
+    )
+    stats = json.loads(done.stdout)["emulation"]
+    assert stats["driver_real_time"] is False and stats["packets_written"] > 50
 
 
 @needs_root
@@ -132,6 +213,7 @@ def test_tcp_and_cbr_through_a_real_time_drop_tail():
     assert summary["drops_by_reason"].get("overflow", 0) > 0
     assert emulated.stats["packets_written"] > 2000
     assert emulated.stats["endpoint_errors"] == []
+    assert emulated.stats["driver_real_time"] is True  # root may use SCHED_FIFO
     # The kernel's own view (TCP_INFO): its smoothed RTT lies between the base RTT, 2·(1 + 5 + 1)
     # ms, and that plus a full queue, 30 packets of 1.2 ms; its retransmissions are the table's.
     (kernel,) = emulated.stats["kernel_tcp"]
@@ -197,7 +279,7 @@ def test_emulate_out_writes_runs_files_and_captures_the_real_packets(tmp_path):
     assert "Emulated run: " in page and "emulated in real time" in page and ">simulated<" not in page
     assert f"{emulation['packets_written']:,}" in page
     kernel = emulation["kernel_tcp"][0]
-    row = f'<td>{kernel["flow"]}</td><td class="num">{fmt(round(kernel["srtt_ms"], 1))}</td>'
+    row = f'<td>{kernel["flow"]}</td><td class="num">{kernel["srtt_ms"]:.1f}</td>'
     assert "TCP_INFO" in page and row in page
 
 
@@ -307,3 +389,14 @@ def test_the_cubic_reno_example_simulated_holds_the_flood_under_csfq_not_drop_ta
     assert rows["droptail"]["flood_mbps"] > 4.5 and rows["csfq"]["flood_mbps"] < 1.6
     cubic, reno = (sum(rows["csfq"][f"{cc}{rtt}_mbps"] for rtt in (20, 40, 60, 80)) for cc in ("cubic", "reno"))
     assert 0.9 < cubic / reno < 1.1 and rows["csfq"]["jain_index"] > 0.95
+
+
+def test_the_100_mbit_demo_keeps_the_demos_drop_tail_verdict():
+    """docs/examples/demo-100mbit.toml, issue 25's 100 Mbit/s test of the emulator, is the demo
+    with every rate ×10: simulated, drop-tail still lets the UDP flow take nearly the whole link
+    (seeds 1-3: 96.0-96.1 of 100 Mbit/s, the 31 TCPs 3.9-4.0; emulated, 94-97 and 2.6-5.6)."""
+    results = aqmlab.run(aqmlab.load(ROOT / "docs" / "examples" / "demo-100mbit.toml"))
+    goodput = results.flows.set_index("name").goodput_bps
+    udp, tcp = goodput["udp"], goodput.drop("udp").sum()
+    assert results.summary()["utilisation"]["L->R"] > 0.99
+    assert udp > 90e6 and 2e6 < tcp < 10e6, goodput

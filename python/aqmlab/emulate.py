@@ -12,17 +12,33 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import _core
+from . import _core, terminal
 from .api import Progress, _as_scenario
 from .results import Results
 from .scenario import Scenario
 
 # How often the progress callback is called, seconds of wall time (= emulated time).
 PROGRESS_EVERY = 0.25
+
+# The keys of the forwarder's figures (`EmulationStats`) that `Figures` shows; a saved
+# `emulation.json` without one of them is named with it (`aqmlab report`).
+FORWARDER_KEYS = (
+    "packets_written",
+    "wall_time_s",
+    "added_mean_us",
+    "added_p99_us",
+    "driver_cpu",
+    "cpu_us_per_packet",
+    "process_cpu",
+)
+# What each of its `kernel_tcp` rows holds (the core's `KernelTcp`), and how it is shown.
+KERNEL_TCP_KEYS = ("flow", "srtt_ms", "rttvar_ms", "cwnd_segments", "retransmits")
+KERNEL_TCP_COLUMNS = ("flow", "srtt ms", "rttvar ms", "cwnd", "retransmits")
+KERNEL_TCP_TITLE = "Linux's TCP when each flow stopped (TCP_INFO)"
 
 
 @dataclass
@@ -74,3 +90,68 @@ def emulate(
     wall = time.perf_counter() - start
     captures = [Path(p) for p in emulation.capture_files]
     return Emulated(Results(json.loads(raw), scenario, wall, captures), json.loads(stats))
+
+
+@dataclass(frozen=True)
+class Figures:
+    """An emulation's own figures as text, formatted here only: `aqmlab emulate` prints them
+    (`line`, the `kernel_tcp` table, `errors` as warnings) and `aqmlab report` shows them
+    (`forwarder` as a table of label and value)."""
+
+    packets: str
+    wall_time: str
+    added: str
+    cpu: str
+    # Rows under KERNEL_TCP_COLUMNS: each TCP flow's sender as its kernel saw it when the flow
+    # stopped (`TCP_INFO`, what `ss -ti` shows).
+    kernel_tcp: list[list[str]] = field(default_factory=list)
+    # "flow NAME: what failed" for each endpoint that failed.
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def forwarder(self) -> list[tuple[str, str]]:
+        """What the forwarder cost and added, (label, value) each."""
+        return [
+            ("packets forwarded", self.packets),
+            ("wall time", self.wall_time),
+            ("time added per pass", self.added),
+            ("forwarder CPU", self.cpu),
+        ]
+
+    @property
+    def line(self) -> str:
+        """The forwarder's figures in one line."""
+        return (
+            f"forwarded {self.packets} packets in {self.wall_time}; added per pass {self.added}; "
+            f"forwarder CPU {self.cpu}"
+        )
+
+    def lines(self, width: int | None = None) -> list[str]:
+        """As `aqmlab emulate` prints them: the `TCP_INFO` table (when a flow is TCP), then `line`."""
+        table = terminal.table(KERNEL_TCP_COLUMNS, self.kernel_tcp, KERNEL_TCP_TITLE, width) if self.kernel_tcp else []
+        return [*table, self.line]
+
+
+def figures(stats: Mapping[str, Any]) -> Figures:
+    """`Emulated.stats` (or a saved `emulation.json`) as text. `ValueError` naming every key it
+    lacks (of FORWARDER_KEYS, and of KERNEL_TCP_KEYS in each `kernel_tcp` row); `kernel_tcp`
+    and `endpoint_errors` may be absent."""
+    rows = stats.get("kernel_tcp", [])
+    missing = [key for key in FORWARDER_KEYS if key not in stats]
+    missing += [f"kernel_tcp[{i}].{key}" for i, row in enumerate(rows) for key in KERNEL_TCP_KEYS if key not in row]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)}")
+    return Figures(
+        packets=f"{stats['packets_written']:,}",
+        wall_time=f"{stats['wall_time_s']:.2f} s",
+        added=f"{stats['added_mean_us']:.0f} µs mean, {stats['added_p99_us']:.0f} µs p99",
+        cpu=(
+            f"{stats['driver_cpu']:.1%} of a core ({stats['cpu_us_per_packet']:.1f} µs/packet), "
+            f"process {stats['process_cpu']:.1%}"
+        ),
+        kernel_tcp=[
+            [k["flow"], f"{k['srtt_ms']:.1f}", f"{k['rttvar_ms']:.1f}", str(k["cwnd_segments"]), str(k["retransmits"])]
+            for k in rows
+        ],
+        errors=[f"flow {name}: {error}" for name, error in stats.get("endpoint_errors", [])],
+    )

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, outdir
+from .emulate import KERNEL_TCP_COLUMNS, KERNEL_TCP_TITLE, Figures, figures
 from .results import CORE_SUMMARY_KEYS
 from .terminal import fmt
 
@@ -121,21 +122,26 @@ def _pass_mark(passed: bool, graded: bool = True) -> str:
     return _mark("pass") if passed else _mark("fail", "FAIL")
 
 
-def _cell(value: Any, raw: bool = False) -> str:
-    """A table cell: `raw` HTML as it is, numbers right-aligned and formatted as the CLI does."""
+def _cell(value: Any, raw: bool = False, number: bool = False) -> str:
+    """A table cell: `raw` HTML as it is, numbers right-aligned and formatted as the CLI does
+    (`number`: a number formatted already)."""
     if raw:
         return f"<td>{value}</td>"
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return '<td class="num">-</td>'
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    number = number or (isinstance(value, (int, float)) and not isinstance(value, bool))
     return f'<td class="num">{_e(fmt(value))}</td>' if number else f"<td>{_e(fmt(value))}</td>"
 
 
-def _table(columns: Sequence[str], rows: Iterable[Sequence[Any]], raw: Sequence[str] = ()) -> str:
-    """A table; cells of the columns named in `raw` are HTML already."""
+def _table(
+    columns: Sequence[str], rows: Iterable[Sequence[Any]], raw: Sequence[str] = (), numbers: Sequence[str] = ()
+) -> str:
+    """A table; cells of the columns named in `raw` are HTML already, of those in `numbers`
+    numbers as text (right-aligned as numbers are)."""
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = "\n".join(
-        "<tr>" + "".join(_cell(v, c in raw) for c, v in zip(columns, row, strict=True)) + "</tr>" for row in rows
+        "<tr>" + "".join(_cell(v, c in raw, c in numbers) for c, v in zip(columns, row, strict=True)) + "</tr>"
+        for row in rows
     )
     return f"<table>\n<tr>{head}</tr>\n{body}\n</table>"
 
@@ -190,15 +196,6 @@ REQUIRED_KEYS = {
     "rows.json": ("id", "title", "passed", "rows"),
     "sweep.json": ("grid", "jobs"),
     "compare.json": ("name", "mechanisms", "fair_share_mbps"),
-    "emulation.json": (
-        "packets_written",
-        "wall_time_s",
-        "added_mean_us",
-        "added_p99_us",
-        "driver_cpu",
-        "cpu_us_per_packet",
-        "process_cpu",
-    ),
 }
 
 
@@ -224,7 +221,7 @@ def run_page(folder: Path) -> str:
     `emulation.json` adds what the forwarder cost and what the kernel's TCPs saw)."""
     summary = _read_json(folder / "summary.json")
     name = summary.get("name") or folder.name
-    emulation = _read_json(folder / "emulation.json") if (folder / "emulation.json").is_file() else None
+    emulation = _emulation(folder / "emulation.json") if (folder / "emulation.json").is_file() else None
     conserved = summary["packets_sent"] == (
         summary["packets_delivered"] + summary["packets_dropped"] + summary["packets_in_flight"]
     )
@@ -278,34 +275,25 @@ def run_page(folder: Path) -> str:
     return _page(f"{kind}: {name}", body, f"aqmlab {__version__} · {folder.name}")
 
 
-def _emulation_sections(emulation: dict[str, Any]) -> list[str]:
-    """An emulated run's `emulation.json`: the forwarder's cost, and each TCP flow as its sender's
-    kernel saw it when it stopped (`TCP_INFO`)."""
-    forwarder = [
-        ("packets forwarded", f"{emulation['packets_written']:,}"),
-        ("wall time", f"{emulation['wall_time_s']:.2f} s"),
-        (
-            "time added per pass",
-            f"{emulation['added_mean_us']:.0f} µs mean, {emulation['added_p99_us']:.0f} µs p99",
-        ),
-        (
-            "forwarder CPU",
-            f"{emulation['driver_cpu']:.1%} of a core ({emulation['cpu_us_per_packet']:.1f} µs/packet), "
-            f"process {emulation['process_cpu']:.1%}",
-        ),
-    ]
-    body = ["<h2>Emulation: the forwarder</h2>", _table(["", "value"], forwarder)]
-    if emulation.get("kernel_tcp"):
-        rows = [
-            [k["flow"], round(k["srtt_ms"], 1), round(k["rttvar_ms"], 1), k["cwnd_segments"], k["retransmits"]]
-            for k in emulation["kernel_tcp"]
-        ]
+def _emulation(path: Path) -> Figures:
+    """An emulated run's `emulation.json` as `aqmlab emulate` shows it (OutputError naming the file
+    and every key it lacks)."""
+    stats = _read_json(path)
+    try:
+        return figures(stats)
+    except ValueError as e:
+        raise outdir.OutputError(f"{path}: {e} (not written by this aqmlab, or edited)") from None
+
+
+def _emulation_sections(emulation: Figures) -> list[str]:
+    """The forwarder's cost, and each TCP flow as its sender's kernel saw it when it stopped."""
+    body = ["<h2>Emulation: the forwarder</h2>", _table(["", "value"], emulation.forwarder)]
+    if emulation.kernel_tcp:
         body += [
-            "<h2>Linux's TCP when each flow stopped (TCP_INFO)</h2>",
-            _table(["flow", "srtt ms", "rttvar ms", "cwnd", "retransmits"], rows),
+            f"<h2>{_e(KERNEL_TCP_TITLE)}</h2>",
+            _table(KERNEL_TCP_COLUMNS, emulation.kernel_tcp, numbers=KERNEL_TCP_COLUMNS[1:]),
         ]
-    for flow, error in emulation.get("endpoint_errors", []):
-        body.append(f'<p class="muted">flow {_e(flow)}: {_e(error)}</p>')
+    body += [f'<p class="muted">{_e(error)}</p>' for error in emulation.errors]
     return body
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from .. import terminal
 from .._core import ScenarioError
 from ..emulate import emulate as emulate_scenario
+from ..emulate import figures
 from ..outdir import OutputError, result_folder
 from ..progress import RunProgress
 from ..results import to_json_value
@@ -106,34 +107,12 @@ def emulate(
     except KeyboardInterrupt as e:
         raise interrupted(e) from None
     summary = emulated.results.summary()
-    stats = emulated.stats
-    for name, error in stats["endpoint_errors"]:
-        say(f"warning: flow {name}: {error}")
+    shown = figures(emulated.stats)
+    for error in shown.errors:
+        say(f"warning: {error}")
     if json_output:
-        print_json({**summary, "emulation": stats})
+        print_json({**summary, "emulation": emulated.stats})
     else:
-        terminal.show([*summary_lines(summary, wide), *_kernel_tcp_lines(stats), _forwarder_line(stats)])
+        terminal.show([*summary_lines(summary, wide), *shown.lines()])
     if out is not None:  # the tables, summary, plots, captures, emulation.json and manifest
         say(f"wrote {sum(1 for _ in out.iterdir())} files to {out}")
-
-
-def _kernel_tcp_lines(stats: dict[str, Any]) -> list[str]:
-    """Each TCP flow as its sender's kernel saw it when the flow stopped (`TCP_INFO`, as `ss -ti`)."""
-    if not stats["kernel_tcp"]:
-        return []
-    rows = [
-        [k["flow"], f"{k['srtt_ms']:.1f}", f"{k['rttvar_ms']:.1f}", str(k["cwnd_segments"]), str(k["retransmits"])]
-        for k in stats["kernel_tcp"]
-    ]
-    columns = ["flow", "srtt ms", "rttvar ms", "cwnd", "retransmits"]
-    return terminal.table(columns, rows, "Linux's TCP when each flow stopped (TCP_INFO)")
-
-
-def _forwarder_line(stats: dict[str, Any]) -> str:
-    """What the forwarder cost and added: packets, time added per pass, CPU."""
-    return (
-        f"forwarded {stats['packets_written']:,} packets in {stats['wall_time_s']:.2f} s; added per pass "
-        f"{stats['added_mean_us']:.0f} µs mean, {stats['added_p99_us']:.0f} µs p99; forwarder CPU "
-        f"{stats['driver_cpu']:.1%} of a core ({stats['cpu_us_per_packet']:.1f} µs/packet), "
-        f"process {stats['process_cpu']:.1%}"
-    )

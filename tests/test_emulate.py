@@ -144,6 +144,13 @@ def test_the_emulation_figures_are_shown_as_recorded():
     # Without TCP flows (or errors), no table.
     udp_only = figures({**RECORDED_STATS, "kernel_tcp": [], "endpoint_errors": []})
     assert udp_only.lines(width=80) == [shown.line] and udp_only.errors == []
+    # Since the forwarder runs at real-time priority, emulation.json says whether it did.
+    real_time = figures({**RECORDED_STATS, "driver_real_time": True})
+    assert real_time.forwarder[-1] == ("forwarder priority", "real-time (SCHED_FIFO)")
+    assert real_time.line == shown.line + "; priority real-time (SCHED_FIFO)"
+    assert figures({**RECORDED_STATS, "driver_real_time": False}).line.endswith(
+        "; priority ordinary (real-time refused)"
+    )
 
 
 def test_damaged_emulation_figures_name_every_missing_key():

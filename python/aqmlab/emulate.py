@@ -102,6 +102,8 @@ class Figures:
     wall_time: str
     added: str
     cpu: str
+    # The forwarder thread's scheduling class; None for an emulation.json older than it.
+    priority: str | None = None
     # Rows under KERNEL_TCP_COLUMNS: each TCP flow's sender as its kernel saw it when the flow
     # stopped (`TCP_INFO`, what `ss -ti` shows).
     kernel_tcp: list[list[str]] = field(default_factory=list)
@@ -111,25 +113,31 @@ class Figures:
     @property
     def forwarder(self) -> list[tuple[str, str]]:
         """What the forwarder cost and added, (label, value) each."""
-        return [
+        rows = [
             ("packets forwarded", self.packets),
             ("wall time", self.wall_time),
             ("time added per pass", self.added),
             ("forwarder CPU", self.cpu),
         ]
+        return rows + [("forwarder priority", self.priority)] if self.priority else rows
 
     @property
     def line(self) -> str:
         """The forwarder's figures in one line."""
+        priority = f"; priority {self.priority}" if self.priority else ""
         return (
             f"forwarded {self.packets} packets in {self.wall_time}; added per pass {self.added}; "
-            f"forwarder CPU {self.cpu}"
+            f"forwarder CPU {self.cpu}{priority}"
         )
 
     def lines(self, width: int | None = None) -> list[str]:
         """As `aqmlab emulate` prints them: the `TCP_INFO` table (when a flow is TCP), then `line`."""
         table = terminal.table(KERNEL_TCP_COLUMNS, self.kernel_tcp, KERNEL_TCP_TITLE, width) if self.kernel_tcp else []
         return [*table, self.line]
+
+
+# `driver_real_time`: whether the forwarder ran under SCHED_FIFO (docs/emulate.md, limits).
+PRIORITY = {True: "real-time (SCHED_FIFO)", False: "ordinary (real-time refused)"}
 
 
 def figures(stats: Mapping[str, Any]) -> Figures:
@@ -149,6 +157,7 @@ def figures(stats: Mapping[str, Any]) -> Figures:
             f"{stats['driver_cpu']:.1%} of a core ({stats['cpu_us_per_packet']:.1f} µs/packet), "
             f"process {stats['process_cpu']:.1%}"
         ),
+        priority=PRIORITY.get(stats.get("driver_real_time")),
         kernel_tcp=[
             [k["flow"], f"{k['srtt_ms']:.1f}", f"{k['rttvar_ms']:.1f}", str(k["cwnd_segments"]), str(k["retransmits"])]
             for k in rows

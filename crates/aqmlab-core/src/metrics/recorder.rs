@@ -320,8 +320,8 @@ impl Recorder {
             s.dropped_packets += 1;
             s.window_dropped_packets += in_window;
         }
-        if let Some(Some(capture)) = self.captures.get_mut(link as usize) {
-            capture.on_drop(&frame(&self.real_frames, &self.flows, id, packet), now);
+        if !self.captures.is_empty() {
+            self.capture(link, id, packet, now, LinkCapture::on_drop);
         }
         if self.record_drops {
             self.drop_log.push(DropEvent {
@@ -348,10 +348,29 @@ impl Recorder {
         tally.in_window += in_window;
     }
 
+    /// Writes packet `id` into `link`'s capture with `write` (`LinkCapture::on_tx` or
+    /// `on_drop`), if the link is captured. Out of line and cold: most runs capture nothing,
+    /// and the frame it builds inline cost every `on_tx` a larger prologue and epilogue
+    /// (cachegrind, bench-ns3-a: 2 M instructions a run).
+    #[cold]
+    #[inline(never)]
+    fn capture(
+        &mut self,
+        link: u32,
+        id: PacketId,
+        packet: &Packet,
+        now: Time,
+        write: fn(&mut LinkCapture, &Frame, Time),
+    ) {
+        if let Some(Some(capture)) = self.captures.get_mut(link as usize) {
+            write(capture, &frame(&self.real_frames, &self.flows, id, packet), now);
+        }
+    }
+
     /// `link` transmits `packet` (id `id`) from `now` until `done`.
     pub fn on_tx(&mut self, link: u32, id: PacketId, packet: &Packet, now: Time, done: Time) {
-        if let Some(Some(capture)) = self.captures.get_mut(link as usize) {
-            capture.on_tx(&frame(&self.real_frames, &self.flows, id, packet), now);
+        if !self.captures.is_empty() {
+            self.capture(link, id, packet, now, LinkCapture::on_tx);
         }
         let s = &mut self.link_stats[link as usize];
         s.packets_sent += 1;

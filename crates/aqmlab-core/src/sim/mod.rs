@@ -267,15 +267,19 @@ impl Simulation {
         }
         let delivered = ctx.delivered();
         self.recorder.on_goodput(flow, delivered, self.now);
-        for (at, token) in self.timers.drain(..) {
+        // Both buffers are read in place, then cleared, not drained: with `drain` (the outbox
+        // taken out of `self` around `admit` and `enqueue`, which need all of it) the engine's
+        // loop ran 7.7 M more instructions on bench-ns3-a (cachegrind).
+        for &(at, token) in &self.timers {
             self.events.schedule(at.max(self.now), Event::Timer { agent, token });
         }
-        let mut outbox = std::mem::take(&mut self.outbox);
-        for p in outbox.drain(..) {
+        self.timers.clear();
+        for i in 0..self.outbox.len() {
+            let p = self.outbox[i];
             let id = self.admit(p);
             self.enqueue(self.net.path(flow, p.kind)[0], id);
         }
-        self.outbox = outbox;
+        self.outbox.clear();
     }
 
     /// A packet an agent sent enters the network at its first link (the caller enqueues it there).
@@ -397,10 +401,12 @@ impl Simulation {
     fn start_transmission(&mut self, link: u32) {
         let queue = &mut self.net.links[link as usize].queue;
         let next = queue.dequeue(self.now, &mut self.packets, &mut self.qdisc_events);
-        let left = queue.backlog;
         self.record_qdisc_marks(link);
         self.flush_qdisc_drops(link);
         let Some(id) = next else {
+            // Read here, not kept from the dequeue (neither marks nor the drops' flush change
+            // it): a value live across those calls cost a larger prologue on every dequeue.
+            let left = self.net.links[link as usize].queue.backlog;
             if left.packets > 0 {
                 let what = format!(
                     "the qdisc sent nothing with {} packet(s) ({} bytes) queued",

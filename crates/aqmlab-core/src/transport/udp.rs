@@ -141,7 +141,10 @@ impl Cbr {
         from_secs(self.interval * factor).max(1)
     }
 
-    /// Sends the next packet and sets the timer for the one after.
+    /// Sends the next packet and sets the timer for the one after. Always inline (a hint was
+    /// not followed in every build): `timer` calls it for every packet, and the call cost
+    /// 0.6 M instructions on bench-ns3-a (cachegrind).
+    #[inline(always)]
     fn send(&mut self, ctx: &mut AgentCtx) {
         if ctx.now >= self.stop {
             return;

@@ -1125,7 +1125,7 @@ impl TcpSender {
 
     /// The linux profile's module sets cwnd itself on every ACK (BBR's `cong_control`).
     fn cong_control(&self) -> bool {
-        self.rate.is_some()
+        self.cc.as_ref().is_some_and(LinuxCc::cong_control)
     }
 
     /// bbr_main() on an ACK (tcp_ack(): tcp_rate_gen(), then tcp_cong_control()): the ACK

@@ -136,19 +136,34 @@ class Figures:
         return [*table, self.line]
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 # `driver_real_time`: whether the forwarder ran under SCHED_FIFO (docs/emulate.md, limits).
 PRIORITY = {True: "real-time (SCHED_FIFO)", False: "ordinary (real-time refused)"}
 
 
 def figures(stats: Mapping[str, Any]) -> Figures:
     """`Emulated.stats` (or a saved `emulation.json`) as text. `ValueError` naming every key it
-    lacks (of FORWARDER_KEYS, and of KERNEL_TCP_KEYS in each `kernel_tcp` row); `kernel_tcp`
-    and `endpoint_errors` may be absent."""
+    lacks (of FORWARDER_KEYS, and of KERNEL_TCP_KEYS in each `kernel_tcp` row), then every one
+    that is not a number; `kernel_tcp` and `endpoint_errors` may be absent."""
+    if not isinstance(stats, Mapping):
+        raise ValueError("not a JSON object")
     rows = stats.get("kernel_tcp", [])
-    missing = [key for key in FORWARDER_KEYS if key not in stats]
-    missing += [f"kernel_tcp[{i}].{key}" for i, row in enumerate(rows) for key in KERNEL_TCP_KEYS if key not in row]
+    if not isinstance(rows, list) or not all(isinstance(row, Mapping) for row in rows):
+        raise ValueError("kernel_tcp is not a list of objects")
+    errors = stats.get("endpoint_errors", [])
+    if not isinstance(errors, list) or not all(isinstance(e, list) and len(e) == 2 for e in errors):
+        raise ValueError("endpoint_errors is not a list of [flow, error] pairs")
+    keys = [(stats, key, key) for key in FORWARDER_KEYS]
+    keys += [(row, key, f"kernel_tcp[{i}].{key}") for i, row in enumerate(rows) for key in KERNEL_TCP_KEYS]
+    missing = [name for where, key, name in keys if key not in where]
     if missing:
         raise ValueError(f"no {', '.join(missing)}")
+    not_numbers = [name for where, key, name in keys if key != "flow" and not _is_number(where[key])]
+    if not_numbers:
+        raise ValueError(f"not a number: {', '.join(not_numbers)}")
     return Figures(
         packets=f"{stats['packets_written']:,}",
         wall_time=f"{stats['wall_time_s']:.2f} s",
@@ -162,5 +177,5 @@ def figures(stats: Mapping[str, Any]) -> Figures:
             [k["flow"], f"{k['srtt_ms']:.1f}", f"{k['rttvar_ms']:.1f}", str(k["cwnd_segments"]), str(k["retransmits"])]
             for k in rows
         ],
-        errors=[f"flow {name}: {error}" for name, error in stats.get("endpoint_errors", [])],
+        errors=[f"flow {name}: {error}" for name, error in errors],
     )

@@ -367,19 +367,17 @@ pub fn tight_timer_slack() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
 }
 
-/// Puts `thread` in the real-time class (`SCHED_FIFO` at `priority`): it then runs as soon as
-/// it wakes, ahead of every ordinary thread on the machine, instead of waiting for the
+/// Puts the calling thread in the real-time class (`SCHED_FIFO` at `priority`): it then runs as
+/// soon as it wakes, ahead of every ordinary thread on the machine, instead of waiting for the
 /// scheduler's next turn (up to milliseconds on a busy machine). Refused without
-/// `CAP_SYS_NICE` (or an `RLIMIT_RTPRIO` of at least `priority`).
-pub fn set_real_time(thread: libc::pthread_t, priority: libc::c_int) -> io::Result<()> {
+/// `CAP_SYS_NICE` unless `RLIMIT_RTPRIO` allows `priority`.
+pub fn set_real_time(priority: libc::c_int) -> io::Result<()> {
     let param = libc::sched_param {
         sched_priority: priority,
     };
-    // SAFETY: `thread` is alive (the caller holds its JoinHandle) and param is valid.
-    match unsafe { libc::pthread_setschedparam(thread, libc::SCHED_FIFO, &param) } {
-        0 => Ok(()),
-        e => Err(io::Error::from_raw_os_error(e)),
-    }
+    // SAFETY: param is valid; pid 0 is the calling thread (Linux schedules threads).
+    let ret = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    check(ret, "sched_setscheduler").map(drop)
 }
 
 /// The CPU time the calling thread has used.

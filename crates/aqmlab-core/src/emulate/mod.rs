@@ -40,9 +40,9 @@ use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::thread::JoinHandleExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -405,7 +405,12 @@ struct Driver {
 }
 
 impl Driver {
-    fn run(mut self) -> io::Result<(Simulation, EmulationStats)> {
+    /// Runs the emulation to its end; `started` gets whether the thread got its real-time
+    /// priority, before the first packet.
+    fn run(mut self, started: SyncSender<io::Result<()>>) -> io::Result<(Simulation, EmulationStats)> {
+        let real_time = linux::set_real_time(DRIVER_PRIORITY);
+        self.stats.driver_real_time = real_time.is_ok();
+        let _ = started.send(real_time);
         linux::tight_timer_slack();
         let cpu_start = (linux::thread_cpu_time(), linux::process_cpu_time());
         let fds = [self.tuns[0].as_raw_fd(), self.tuns[1].as_raw_fd()];
@@ -525,8 +530,6 @@ pub struct Emulation {
     names: Vec<String>,
     shared: Vec<Arc<FlowShared>>,
     notes: Vec<String>,
-    /// Whether the driver thread got its real-time priority.
-    real_time: bool,
     /// The capture files being written (`simulation.pcap`).
     captures: Vec<PathBuf>,
     /// Kept until the end: the namespaces live as long as these (and their sockets) do.
@@ -647,11 +650,12 @@ impl Emulation {
             stats: EmulationStats::default(),
             lateness: Lateness::new(),
         };
+        let (started, real_time) = std::sync::mpsc::sync_channel(1);
         let driver = std::thread::Builder::new()
             .name("aqmlab-emulate".into())
-            .spawn(move || driver.run())?;
-        let real_time = linux::set_real_time(driver.as_pthread_t(), DRIVER_PRIORITY);
-        if let Err(e) = &real_time {
+            .spawn(move || driver.run(started))?;
+        // A driver that failed before it could say is reported when the emulation finishes.
+        if let Ok(Err(e)) = real_time.recv() {
             notes.push(format!(
                 "the forwarder runs at ordinary priority: real-time priority (SCHED_FIFO {DRIVER_PRIORITY}) \
                  was refused ({e}); it adds more time per pass on a loaded machine (docs/emulate.md)"
@@ -666,7 +670,6 @@ impl Emulation {
             names: flows.iter().map(|f| f.name.clone()).collect(),
             shared,
             notes,
-            real_time: real_time.is_ok(),
             captures,
             _namespaces: [sender_ns, receiver_ns],
         })
@@ -717,7 +720,6 @@ impl Emulation {
                 )))
             }
         };
-        stats.driver_real_time = self.real_time;
         for (name, shared) in self.names.iter().zip(&self.shared) {
             if let Some(e) = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
                 stats.endpoint_errors.push((name.clone(), e));

@@ -350,8 +350,8 @@ impl Recorder {
 
     /// Writes packet `id` into `link`'s capture with `write` (`LinkCapture::on_tx` or
     /// `on_drop`), if the link is captured. Out of line and cold: most runs capture nothing,
-    /// and the frame it builds inline cost every `on_tx` a larger prologue and epilogue
-    /// (cachegrind, bench-ns3-a: 2 M instructions a run).
+    /// and the frame it builds inline cost every `on_tx` a larger prologue and epilogue and kept
+    /// it out of `transmit` (cachegrind, bench-ns3-a: 12 M instructions a run; BENCHMARKS.md).
     #[cold]
     #[inline(never)]
     fn capture(

@@ -701,9 +701,10 @@ impl TcpSender {
             // tcp_write_xmit(): new data sent schedules a probe.
             self.schedule_loss_probe(false, ctx);
         }
-        // Less than a packet left to send (the receiver window does not count), room in cwnd,
-        // every lost packet resent.
-        let app_limited = !self.has_data(self.snd_max, ctx.now)
+        // For the delivery-rate samples (BBR's only): less than a packet left to send (the
+        // receiver window does not count), room in cwnd, every lost packet resent.
+        let app_limited = self.rate.is_some()
+            && !self.has_data(self.snd_max, ctx.now)
             && (in_flight as f64) < self.cwnd
             && self.board.lost_out() <= self.board.retrans_out();
         if let Some(rate) = self.rate.as_mut().filter(|_| app_limited) {

@@ -175,6 +175,8 @@ def test_damaged_emulation_figures_name_every_missing_key():
     }
     with pytest.raises(ValueError, match=r"^not a number: added_mean_us, kernel_tcp\[0\]\.cwnd_segments$"):
         figures(nulls)
+    with pytest.raises(ValueError, match=r"^driver_real_time is not true or false$"):
+        figures({**RECORDED_STATS, "driver_real_time": [1]})
     with pytest.raises(ValueError, match=r"^kernel_tcp is not a list of objects$"):
         figures({**RECORDED_STATS, "kernel_tcp": None})
 

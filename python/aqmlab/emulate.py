@@ -164,6 +164,8 @@ def figures(stats: Mapping[str, Any]) -> Figures:
     not_numbers = [name for where, key, name in keys if key != "flow" and not _is_number(where[key])]
     if not_numbers:
         raise ValueError(f"not a number: {', '.join(not_numbers)}")
+    if not isinstance(stats.get("driver_real_time", False), bool):
+        raise ValueError("driver_real_time is not true or false")
     return Figures(
         packets=f"{stats['packets_written']:,}",
         wall_time=f"{stats['wall_time_s']:.2f} s",

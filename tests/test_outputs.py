@@ -296,7 +296,7 @@ def test_a_grid_varying_the_scenario_name_combines_its_tables(tmp_path):
     assert jobs[0].startswith("job,hash,grid.name,simulation.seed,jain_index,")
     assert [row.split(",")[2] for row in jobs[1:]] == ["a", "b"]
     flows = (out / "flows.csv").read_text().splitlines()
-    assert flows[0].startswith("job,hash,grid.name,simulation.seed,id,name,type,")
+    assert flows[0].startswith("job,hash,grid.name,simulation.seed,id,name,group,type,")
     assert [row.split(",")[2] + "/" + row.split(",")[5] for row in flows[1:]] == [
         "a/flow0",
         "a/flow1",

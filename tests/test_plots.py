@@ -45,16 +45,25 @@ def test_many_runs_are_small_multiples_in_their_mechanisms_colours(runs):
     pyplot().close(fig)
 
 
-def test_the_compare_figure_draws_each_groups_fair_share(runs):
+def test_the_compare_figure_draws_each_groups_fair_share_and_delay(runs):
     table, results = runs
     fair = fair_shares(next(iter(results.values())))
     fig = compare_figure(table, fair)
     panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title().split(":")[0] for ax in panels] == ["big", "small", "queueing delay (bar"]
-    for ax, group in zip(panels, ["big", "small"], strict=False):
-        (line,) = ax.get_lines()
+    # A row per group: its goodput, then its packets' queueing delay.
+    assert [ax.get_title().split(":")[0] for ax in panels] == ["big", "big", "small", "small"]
+    for (goodput, delay), group in zip(zip(panels[::2], panels[1::2], strict=True), ["big", "small"], strict=True):
+        (line,) = goodput.get_lines()
         assert line.get_ydata()[0] == pytest.approx(fair[group])
-        assert [bar.get_facecolor() for bar in ax.patches] == [_rgba(mechanism_colour(m)) for m in MECHANISMS]
+        assert [bar.get_facecolor()[:3] for bar in delay.patches] == [
+            _rgba(mechanism_colour(m))[:3] for m in MECHANISMS
+        ]
+        assert [bar.get_height() for bar in delay.patches] == pytest.approx(
+            table[f"{group}_delay_p99_ms"].tolist(), nan_ok=True
+        )
+        assert "queueing delay" in delay.get_title()
+    # One scale for both groups' delays.
+    assert panels[1].get_ylim() == panels[3].get_ylim()
     pyplot().close(fig)
 
 

@@ -67,6 +67,15 @@ def test_the_numbers_the_text_gives_are_what_ran(folder):
         assert compared.loc[fair, "video_mbps"] < 2.6 and 7.4 < compared.loc[fair, "tcp_mbps"] <= 8.0, fair
     for unfair in ("scenario", "droptail"):
         assert compared.loc[unfair, "video_mbps"] > 5.5, unfair
+    # "Drop-tail's full 64 KB buffer makes every packet wait about 40 ms; FQ-CoDel ... the TCPs' packets
+    # wait about 6 ms and the video's about 49 ms ... FQ-CoDel's backlog says 35 ms"
+    for group in ("tcp", "video"):
+        assert compared.loc["droptail", f"{group}_delay_median_ms"] == pytest.approx(40, abs=1.5), group
+    fq = compared.loc["fq_codel"]
+    assert fq["tcp_delay_median_ms"] == pytest.approx(6, abs=1) and fq["video_delay_median_ms"] == pytest.approx(
+        49, abs=2
+    )
+    assert fq["backlog_delay_median_ms"] == pytest.approx(35, abs=1.5)
 
 
 def test_its_pictures_are_what_its_commands_draw(folder):

@@ -2,9 +2,12 @@
 
 `compare(scenario, ["red", "csfq", "fq_codel"])` runs the scenario once per mechanism and
 returns one row per mechanism: what ran (the qdisc type and its buffer), goodput of each
-flow group (flows `name[i]` of one `count` summed), Jain's index of goodput / fair share,
-the bottleneck's utilisation, the drop rate over the measurement window, and the median
-and 99th-percentile queueing delay of the bottleneck (queue samples, bytes / rate). A
+flow group (the flows of one `[[flows]]` entry summed), Jain's index of goodput / fair
+share, the bottleneck's utilisation, the drop rate over the measurement window, each
+group's median and 99th-percentile queueing delay at the bottleneck (per packet: from its
+arrival at the queue to the start of its transmission; `Results.queue_delay_groups`), and
+the backlog's (the queue's bytes over the link's rate, sampled: what a packet arriving then
+would wait behind a FIFO, not what any packet waits under a scheduler). A
 mechanism is `scenario` (the bottleneck's qdisc as the scenario sets it, unchanged), a
 preset name (`presets()`: the CSFQ paper's configurations on its 64 KB buffer, then
 aqmlab's other mechanisms on the same buffer) or any qdisc `type` with its own defaults.
@@ -13,7 +16,6 @@ aqmlab's other mechanisms on the same buffer) or any qdisc `type` with its own d
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +29,7 @@ from .scenario import Scenario
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-_INDEX = re.compile(r"\[\d+\]$")
+NAN = float("nan")
 # The mechanism that keeps the scenario's own bottleneck qdisc.
 AS_WRITTEN = "scenario"
 
@@ -119,8 +121,9 @@ def _labelled(progress: Callable[[float, float, str], None], label: str) -> Call
 
 
 def flow_groups(results: Results) -> pd.Series:
-    """Each flow's group: its name without the `[i]` of a `count`."""
-    return results.flows["name"].str.replace(_INDEX, "", regex=True)
+    """Each flow's group, as the core names it: its `[[flows]]` entry's name (the flows of a
+    `count` share it), or its own."""
+    return results.flows["group"]
 
 
 def fair_shares(results: Results) -> dict[str, float]:
@@ -135,16 +138,26 @@ def _row(name: str, qdisc: Mapping[str, Any], results: Results) -> dict[str, Any
     groups = flows.groupby(flow_groups(results), sort=False)["goodput_bps"].sum()
     row.update({f"{group}_mbps": bps / MBPS for group, bps in groups.items()})
     bottleneck = results.links.loc[results.links["utilisation"].idxmax()]
-    queue = results.queue[(results.queue["link"] == bottleneck["id"]) & (results.queue["time"] >= results.warmup)]
-    delay_ms = queue["bytes"] * 8 / bottleneck["rate_bps"] * 1000
     sent = flows["window_sent_packets"].sum()
     row.update(
         {
             "jain_index": results.summary(wall_time=False)["jain_index"],
             "utilisation": bottleneck["utilisation"],
             "drop_rate": flows["window_dropped_packets"].sum() / sent if sent else 0.0,
-            "delay_median_ms": delay_ms.median() if len(delay_ms) else 0.0,
-            "delay_p99_ms": delay_ms.quantile(0.99) if len(delay_ms) else 0.0,
+        }
+    )
+    delays = results.queue_delay_groups
+    delays = delays[delays["link"] == bottleneck["id"]].set_index("group")
+    for group in groups.index:
+        # A group none of whose packets crossed the bottleneck in the window has no delay there.
+        median, p99 = (delays.loc[group, ["median", "p99"]] * 1000) if group in delays.index else (NAN, NAN)
+        row.update({f"{group}_delay_median_ms": median, f"{group}_delay_p99_ms": p99})
+    queue = results.queue[(results.queue["link"] == bottleneck["id"]) & (results.queue["time"] >= results.warmup)]
+    backlog_ms = queue["bytes"] * 8 / bottleneck["rate_bps"] * 1000
+    row.update(
+        {
+            "backlog_delay_median_ms": backlog_ms.median() if len(backlog_ms) else 0.0,
+            "backlog_delay_p99_ms": backlog_ms.quantile(0.99) if len(backlog_ms) else 0.0,
         }
     )
     return row
@@ -178,9 +191,9 @@ def save(
 
 
 def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: str = "") -> Figure:
-    """Small multiples, two to a row: one panel per flow group, its goodput under each
-    mechanism with the group's max-min fair share dashed across; then the queueing delay
-    (99th percentile, the median marked). Each mechanism has its colour in every figure
+    """A row per flow group: its goodput under each mechanism, with the group's max-min fair
+    share dashed across, and its packets' queueing delay at the bottleneck (bar: 99th
+    percentile, black: median; one scale for all groups). Each mechanism has its colour in every figure
     (`plots.mechanism_colour`)."""
     from .plots import mechanism_colour, pyplot
 
@@ -188,28 +201,27 @@ def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: s
     names = table["mechanism"].tolist()
     colours = [mechanism_colour(name) for name in names]
     x = list(range(len(names)))
-    panels = len(groups) + 1
-    columns = min(panels, 2)
-    rows = -(-panels // columns)
     width = max(4.5, 0.36 * len(names) + 1.2)
-    fig, axes = pyplot().subplots(rows, columns, figsize=(width * columns, 3.3 * rows), squeeze=False)
-    for ax, group in zip(axes.flat, groups, strict=False):
-        ax.bar(x, table[f"{group}_mbps"], color=colours)
+    fig, axes = pyplot().subplots(len(groups), 2, figsize=(width * 2, 3.3 * len(groups)), squeeze=False)
+    for (goodput, delay), group in zip(axes, groups, strict=True):
+        goodput.bar(x, table[f"{group}_mbps"], color=colours)
         heading = f"{group}: goodput"
         if group in fair_mbps:
-            ax.axhline(fair_mbps[group], color="black", linestyle="--", linewidth=1)
+            goodput.axhline(fair_mbps[group], color="black", linestyle="--", linewidth=1)
             heading += f" (dashed: fair share {fair_mbps[group]:.3g} Mbps)"
-        ax.set_title(heading, fontsize=10)
-        ax.set_ylabel("Mbps")
-    delay = axes.flat[len(groups)]
-    delay.bar(x, table["delay_p99_ms"], color=colours, alpha=0.5)
-    delay.scatter(x, table["delay_median_ms"], color="black", marker="_", s=150, zorder=3)
-    delay.set_title("queueing delay (bar: 99th percentile, black: median)", fontsize=10)
-    delay.set_ylabel("ms")
-    for ax in axes.flat[:panels]:
-        ax.set_xticks(x, names, rotation=60, ha="right", fontsize=8)
-    for ax in axes.flat[panels:]:
-        ax.set_visible(False)
+        goodput.set_title(heading, fontsize=10)
+        goodput.set_ylabel("Mbps")
+        delay.bar(x, table[f"{group}_delay_p99_ms"], color=colours, alpha=0.5)
+        delay.scatter(x, table[f"{group}_delay_median_ms"], color="black", marker="_", s=150, zorder=3)
+        delay.set_title(f"{group}: queueing delay per packet (bar: p99, black: median)", fontsize=10)
+        delay.set_ylabel("ms")
+        for ax in (goodput, delay):
+            ax.set_xticks(x, names, rotation=60, ha="right", fontsize=8)
+    # One delay scale for every group, so that the groups' waits compare across rows.
+    top = table[[f"{group}_delay_p99_ms" for group in groups]].max().max()
+    if top > 0:
+        for delay in axes[:, 1]:
+            delay.set_ylim(0, top * 1.05)
     fig.suptitle(title or "mechanisms compared")
     fig.tight_layout()
     return fig

@@ -21,12 +21,23 @@ if TYPE_CHECKING:
 
     from .scenario import Scenario
 
+_DELAY_STATS = {
+    "packets": "int64",
+    "mean": "float64",
+    "median": "float64",
+    "p90": "float64",
+    "p99": "float64",
+    "max": "float64",
+}
+
 # Column types of each table, in the core's field order. Fields the core adds
 # later still come through (after these, with inferred types).
 SCHEMA: dict[str, dict[str, str]] = {
     "flows": {
         "id": "int64",
         "name": "string",
+        # Its `[[flows]]` entry's name (the flows of one `count` share it), or its own name.
+        "group": "string",
         "type": "string",
         "src": "string",
         "dst": "string",
@@ -66,6 +77,11 @@ SCHEMA: dict[str, dict[str, str]] = {
     # `average` is the qdisc's averaged queue (RED's avg) in its own unit; NaN when it has none.
     # SRED adds `hit_frequency` (its P(t)) when a sampled link runs it.
     "queue": {"time": "float64", "link": "int64", "packets": "int64", "bytes": "int64", "average": "float64"},
+    # Per-packet queueing delay (sojourn: arrival at the link's queue to the start of its
+    # transmission) on monitored links over the window, per (flow, link) and per (group, link),
+    # seconds (metrics/queue_delay.rs; `simulation.queue_delay` says which are kept).
+    "queue_delay": {"flow": "int64", "link": "int64", **_DELAY_STATS},
+    "queue_delay_groups": {"group": "string", "link": "int64", "flows": "int64", **_DELAY_STATS},
     "drop_log": {"time": "float64", "flow": "int64", "link": "int64", "reason": "string"},
     "traces": {"time": "float64", "flow": "int64", "var": "string", "value": "float64"},
     # `end` is NaN for a transfer that did not complete.
@@ -139,7 +155,8 @@ SAVED_IF_FILLED = ("marks", "qdisc_flows")
 
 class Results:
     """What one run produced: DataFrames (`flows`, `links`, `drops`, `marks`, `throughput`,
-    `queue`, `drop_log`, `traces`, `transfers`, `qdisc_flows`), `summary()`, `save()`, and
+    `queue`, `queue_delay`, `queue_delay_groups`, `drop_log`, `traces`, `transfers`,
+    `qdisc_flows`), `summary()`, `save()`, and
     `pcap_files`: the packet captures written while it ran (`aqmlab.run(..., pcap_dir=)`)."""
 
     flows: pd.DataFrame
@@ -148,6 +165,8 @@ class Results:
     marks: pd.DataFrame
     throughput: pd.DataFrame
     queue: pd.DataFrame
+    queue_delay: pd.DataFrame
+    queue_delay_groups: pd.DataFrame
     drop_log: pd.DataFrame
     traces: pd.DataFrame
     transfers: pd.DataFrame

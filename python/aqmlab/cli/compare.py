@@ -23,7 +23,10 @@ app = command_app()
         "compare",
         "Prints one row per mechanism: what ran (qdisc type and buffer), goodput of each flow group (Mbps), "
         "Jain's index of goodput / fair share, the bottleneck's utilisation, the drop rate over the "
-        "measurement window, and the median and 99th-percentile queueing delay (ms).\n\n"
+        "measurement window, each flow group's median and 99th-percentile queueing delay per packet at the "
+        "bottleneck (ms: from its arrival at the queue to the start of its transmission), and the backlog's "
+        "(`backlog_delay_*`: the queue's bytes over the link's rate, sampled; what a FIFO makes every packet "
+        "wait, not what a scheduler does).\n\n"
         "A mechanism is `scenario` (the bottleneck's qdisc as the file sets it, unchanged), a preset, or any "
         "qdisc type with its own defaults (buffer `default`: see docs/scenario.md). `all` is `scenario` then "
         "every preset. The presets put the CSFQ paper's configurations on its 64 KB buffer: droptail, red, "

@@ -5,6 +5,7 @@ pub mod bounds;
 pub mod fairness;
 pub mod models;
 pub mod pcap;
+pub mod queue_delay;
 pub mod recorder;
 
 use crate::transport::{TraceSample, Transfer};
@@ -12,6 +13,7 @@ use serde::Serialize;
 
 pub use bounds::bred_cbr_bound;
 pub use fairness::{jain_index, max_min_shares};
+pub use queue_delay::{DelayStats, FlowDelay, GroupDelay};
 pub use recorder::{InFlight, Recorder};
 
 #[derive(Clone, Debug, Serialize)]
@@ -29,6 +31,10 @@ pub struct Results {
     pub throughput: Vec<ThroughputBin>,
     /// Queue samples of monitored links.
     pub queue: Vec<QueueSample>,
+    /// Per-packet queueing delay (sojourn) on monitored links, by (flow, link) and by
+    /// (flow group, link), over the window (`simulation.queue_delay` says which are kept).
+    pub queue_delay: Vec<FlowDelay>,
+    pub queue_delay_groups: Vec<GroupDelay>,
     /// Every drop, when `simulation.record_drops` is set.
     pub drop_log: Vec<DropEvent>,
     /// Traced transport variables (cwnd, ssthresh, rto, rtt, srtt, rttvar, ...) of flows with tracing on.
@@ -60,6 +66,8 @@ pub struct Summary {
 pub struct FlowResult {
     pub id: u32,
     pub name: String,
+    /// Its `[[flows]]` entry's name (the flows of one `count` share it), or its own name.
+    pub group: String,
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub src: String,

@@ -12,6 +12,7 @@
 //! are the real packets' headers ([`Recorder::capture_real`]).
 
 use super::pcap::{FlowWire, Frame, LinkCapture};
+use super::queue_delay::{QueueDelays, NOT_KEPT};
 use super::{
     jain_index, max_min_shares, DropCount, DropEvent, FlowResult, LinkResult, MarkCount, QdiscFlowResult, QueueSample,
     Results, Summary, ThroughputBin,
@@ -30,6 +31,7 @@ use std::path::{Path, PathBuf};
 /// What the results call a flow, fixed when the run is built.
 struct FlowLabel {
     name: String,
+    group: String,
     kind: &'static str,
     /// Offered load for the max-min fair share (infinite: elastic, e.g. TCP).
     demand_bps: f64,
@@ -67,8 +69,10 @@ struct FlowStats {
 }
 
 /// One simplex link's transmissions and drops.
-#[derive(Default)]
 struct LinkStats {
+    /// Its slot in `queue_delays` (`NOT_KEPT` unless monitored): read by every transmission,
+    /// as the counters beside it are.
+    delay_slot: u32,
     /// Time spent transmitting within the window.
     busy_in_window: Time,
     packets_sent: u64,
@@ -143,6 +147,7 @@ pub struct Recorder {
     queue_samples: Vec<QueueSample>,
     traces: Vec<TraceSample>,
     totals: Totals,
+    queue_delays: QueueDelays,
     /// By link, its capture files; empty unless captures were opened.
     captures: Vec<Option<LinkCapture>>,
     /// Under emulation, with captures open: by packet id, the real packet's headers.
@@ -150,9 +155,11 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder for `flows` (the scenario's, expanded) over `links` simplex links.
-    pub fn new(scenario: &Scenario, flows: &[ExpandedFlow], links: usize) -> Self {
+    /// A recorder for `flows` (the scenario's, expanded) over `links` simplex links, of which
+    /// `monitored` are sampled and have their queueing delays kept.
+    pub fn new(scenario: &Scenario, flows: &[ExpandedFlow], links: usize, monitored: &[u32]) -> Self {
         let sim = &scenario.simulation;
+        let queue_delays = QueueDelays::new(sim.queue_delay, flows, monitored);
         let end = sim.duration.nanos();
         let bin = sim.bin_width();
         // Bounded by the scenario's validation (`MAX_SERIES_ROWS`).
@@ -168,6 +175,7 @@ impl Recorder {
                 .iter()
                 .map(|f| FlowLabel {
                     name: f.name.clone(),
+                    group: f.group.clone(),
                     kind: f.spec.kind.type_name(),
                     demand_bps: f.spec.kind.config().demand_bps().unwrap_or(f64::INFINITY),
                     wire: FlowWire::new(
@@ -179,13 +187,22 @@ impl Recorder {
             flow_stats: flows.iter().map(|_| FlowStats::default()).collect(),
             goodput_bins: vec![0; flows.len() * n_bins],
             n_bins,
-            link_stats: (0..links).map(|_| LinkStats::default()).collect(),
+            link_stats: (0..links as u32)
+                .map(|link| LinkStats {
+                    delay_slot: queue_delays.slot_of(link),
+                    busy_in_window: 0,
+                    packets_sent: 0,
+                    drops: 0,
+                    marks: 0,
+                })
+                .collect(),
             drops: BTreeMap::new(),
             marks: BTreeMap::new(),
             drop_log: Vec::new(),
             queue_samples: Vec::new(),
             traces: Vec::new(),
             totals: Totals::default(),
+            queue_delays,
             captures: Vec::new(),
             real_frames: Vec::new(),
         }
@@ -367,7 +384,8 @@ impl Recorder {
         }
     }
 
-    /// `link` transmits `packet` (id `id`) from `now` until `done`.
+    /// `link` transmits `packet` (id `id`) from `now` until `done`; it waited in the link's
+    /// queue since `packet.enqueued_at`.
     pub fn on_tx(&mut self, link: u32, id: PacketId, packet: &Packet, now: Time, done: Time) {
         if !self.captures.is_empty() {
             self.capture(link, id, packet, now, LinkCapture::on_tx);
@@ -376,6 +394,19 @@ impl Recorder {
         s.packets_sent += 1;
         let (from, to) = (now.max(self.warmup), done.min(self.end));
         s.busy_in_window += to.saturating_sub(from);
+        let slot = s.delay_slot;
+        if slot != NOT_KEPT {
+            self.record_delay(slot, packet, now);
+        }
+    }
+
+    /// A monitored link's `packet` starts its transmission `now`. Out of line, so that `on_tx`
+    /// stays small enough to inline into every transmission (most are on links not monitored).
+    #[inline(never)]
+    fn record_delay(&mut self, slot: u32, packet: &Packet, now: Time) {
+        if self.in_window(now) {
+            self.queue_delays.record(slot, packet.flow, now - packet.enqueued_at);
+        }
     }
 
     /// Samples the queue of every monitored link.
@@ -435,6 +466,7 @@ impl Recorder {
             flows.push(FlowResult {
                 id: id as u32,
                 name: label.name.clone(),
+                group: label.group.clone(),
                 kind: label.kind,
                 src: net.nodes[route.src as usize].clone(),
                 dst: net.nodes[route.dst as usize].clone(),
@@ -536,6 +568,8 @@ impl Recorder {
                 .collect(),
             throughput: self.throughput(),
             queue: self.queue_samples.clone(),
+            queue_delay: self.queue_delays.flows(),
+            queue_delay_groups: self.queue_delays.groups(),
             drop_log: self.drop_log.clone(),
             traces: self.traces.clone(),
             transfers,
@@ -600,7 +634,7 @@ rate = "100kbps"
     fn a_lost_packet_is_an_internal_error() {
         let scenario = Scenario::from_toml_str(ONE_FLOW).unwrap();
         let net = Network::build(&scenario).unwrap();
-        let mut recorder = Recorder::new(&scenario, &scenario.expanded_flows(), net.links.len());
+        let mut recorder = Recorder::new(&scenario, &scenario.expanded_flows(), net.links.len(), &net.monitored);
         recorder.on_sent(&Packet::default(), 0);
         let on_link = InFlight { queued: 0, on_links: 1 };
         assert!(recorder.finish(&net, vec![AgentStats::default()], on_link, 0).is_ok());

@@ -58,6 +58,23 @@ pub struct SimulationSpec {
     /// With `pcap`, also write the packets those links' queues drop, to `<link>.drops.pcap`.
     #[serde(default)]
     pub pcap_drops: bool,
+    /// What the per-packet queueing delay of monitored links is kept for (`metrics::queue_delay`).
+    #[serde(default)]
+    pub queue_delay: QueueDelayDetail,
+}
+
+/// Whose distribution of per-packet queueing delay a monitored link keeps: one histogram of
+/// a few kilobytes each ([`crate::metrics::queue_delay`]), so a run of 10⁵ flows keeps
+/// its groups' only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueDelayDetail {
+    /// Each flow's, and each flow group's (its flows' merged).
+    #[default]
+    Flows,
+    /// Each flow group's only (a `[[flows]]` entry with a `count` is one group).
+    Groups,
+    Off,
 }
 
 /// Most flows a scenario may expand to (`count` summed): each has its agents, its
@@ -286,6 +303,9 @@ pub struct GraphSpec {
 pub struct ExpandedFlow<'a> {
     pub id: u32,
     pub name: String,
+    /// The flows of one named `[[flows]]` entry share its name as their group; an unnamed
+    /// flow is a group of its own.
+    pub group: String,
     pub spec: &'a FlowSpec,
     /// Where the flow was declared, for error messages (`flows[2]`).
     pub path: String,
@@ -308,6 +328,7 @@ impl Scenario {
                 };
                 out.push(ExpandedFlow {
                     id,
+                    group: common.name.clone().unwrap_or_else(|| name.clone()),
                     name,
                     spec,
                     path: format!("flows[{i}]"),

@@ -115,7 +115,7 @@ impl Simulation {
             sample_interval,
             events,
             packets: PacketArena::default(),
-            recorder: Recorder::new(scenario, &expanded, net.links.len()),
+            recorder: Recorder::new(scenario, &expanded, net.links.len(), &net.monitored),
             net,
             flows,
             outbox: Vec::new(),

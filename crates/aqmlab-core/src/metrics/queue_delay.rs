@@ -1,0 +1,333 @@
+//! Per-packet queueing delay on monitored links: each transmitted packet's sojourn, from
+//! its arrival at the link's queue to the start of its transmission (the time CoDel's
+//! sojourn and ns-3's `QueueDisc` sojourn measure), kept as a distribution per (flow, link)
+//! and per (flow group, link).
+//!
+//! The backlog of a queue divided by its rate is not what any packet waits under a
+//! scheduler: FQ-CoDel serves a thin flow's packets ahead of a bulk flow's queue, so the
+//! link's bytes over rate overstates the thin flow's wait and says nothing per flow
+//! (issue 34). A distribution per (flow, link) is an HDR histogram (Gil Tene's
+//! HdrHistogram, the `hdrhistogram` crate): two significant digits (a quantile within 1 %
+//! of its value) above [`RESOLUTION_NS`], growing with the largest delay recorded, a few
+//! kilobytes each; the mean and the maximum are kept exactly beside it.
+//!
+//! Packets a queue drops have no sojourn here (a drop at dequeue, CoDel's, is a drop); only
+//! transmissions that start in the measurement window (at or after `warmup`) count.
+
+use crate::packet::FlowId;
+use crate::scenario::{ExpandedFlow, QueueDelayDetail};
+use crate::time::{to_secs, Time};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Two significant digits: quantiles within 1 % (HdrHistogram's precision parameter).
+const SIGNIFICANT_DIGITS: u8 = 2;
+/// Delays below a microsecond are told apart to 512 ns: far under a packet's serialization
+/// at any link rate aqmlab models, and it halves a histogram's buckets against 1 ns.
+const RESOLUTION_NS: u64 = 1_000;
+
+/// The distribution of one (flow or group, link)'s delays.
+#[derive(Clone)]
+struct Sojourns {
+    histogram: Histogram<u32>,
+    sum: Time,
+    max: Time,
+}
+
+impl Sojourns {
+    fn new() -> Self {
+        let mut histogram = Histogram::new_with_bounds(RESOLUTION_NS, 2 * RESOLUTION_NS, SIGNIFICANT_DIGITS)
+            .expect("the bounds and precision are valid");
+        histogram.auto(true);
+        Sojourns {
+            histogram,
+            sum: 0,
+            max: 0,
+        }
+    }
+
+    fn record(&mut self, delay: Time) {
+        // Resizes to take any delay (`auto`; `saturating_record` would clamp it instead); a
+        // bucket's count saturates rather than wrap.
+        self.histogram
+            .record(delay)
+            .expect("an auto-resizing histogram of u64 values on a 64-bit target takes any value");
+        self.sum += delay;
+        self.max = self.max.max(delay);
+    }
+
+    fn add(&mut self, other: &Sojourns) {
+        self.histogram
+            .add(&other.histogram)
+            .expect("an auto-resizing histogram takes any value");
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
+
+    fn stats(&self) -> DelayStats {
+        let packets = self.histogram.len();
+        let quantile = |q: f64| to_secs(self.histogram.value_at_quantile(q).min(self.max));
+        DelayStats {
+            packets,
+            mean: to_secs(self.sum) / packets as f64,
+            median: quantile(0.5),
+            p90: quantile(0.9),
+            p99: quantile(0.99),
+            max: to_secs(self.max),
+        }
+    }
+}
+
+/// A distribution's summary, seconds. A quantile is the upper end of its histogram bucket
+/// (within 1 %), at most the exact maximum.
+#[derive(Clone, Debug, Serialize)]
+pub struct DelayStats {
+    pub packets: u64,
+    pub mean: f64,
+    pub median: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// One (flow, monitored link)'s queueing delay.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowDelay {
+    pub flow: u32,
+    pub link: u32,
+    #[serde(flatten)]
+    pub stats: DelayStats,
+}
+
+/// One (flow group, monitored link)'s queueing delay: its flows' packets together.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupDelay {
+    pub group: String,
+    pub link: u32,
+    /// The group's flows (those of its `[[flows]]` entry).
+    pub flows: u32,
+    #[serde(flatten)]
+    pub stats: DelayStats,
+}
+
+/// The distributions a run keeps: a slot per (key, monitored link), where a key is a flow
+/// (`QueueDelayDetail::Flows`) or a flow group (`Groups`).
+pub struct QueueDelays {
+    detail: QueueDelayDetail,
+    /// Each flow's group, numbered in order of first appearance.
+    group_of: Vec<u32>,
+    group_names: Vec<String>,
+    keys: usize,
+    /// By monitored link (its place in `monitored`) and key, created at its first packet.
+    slots: Vec<Option<Box<Sojourns>>>,
+    monitored: Vec<u32>,
+}
+
+/// A link whose delays are not kept (see [`QueueDelays::slot_of`]).
+pub const NOT_KEPT: u32 = u32::MAX;
+
+impl QueueDelays {
+    pub fn new(detail: QueueDelayDetail, flows: &[ExpandedFlow], monitored: &[u32]) -> Self {
+        let mut numbers: HashMap<&str, u32> = HashMap::new();
+        let mut group_names = Vec::new();
+        let group_of = flows
+            .iter()
+            .map(|f| {
+                *numbers.entry(&f.group).or_insert_with(|| {
+                    group_names.push(f.group.clone());
+                    group_names.len() as u32 - 1
+                })
+            })
+            .collect();
+        let keys = match detail {
+            QueueDelayDetail::Flows => flows.len(),
+            QueueDelayDetail::Groups => group_names.len(),
+            QueueDelayDetail::Off => 0,
+        };
+        let monitored = if keys == 0 { Vec::new() } else { monitored.to_vec() };
+        QueueDelays {
+            detail,
+            group_of,
+            group_names,
+            keys,
+            slots: vec![None; keys * monitored.len()],
+            monitored,
+        }
+    }
+
+    /// What [`record`](Self::record) is given for `link`: its place among the monitored
+    /// links, or [`NOT_KEPT`]. The recorder keeps it with the link's counters, which every
+    /// transmission reads anyway.
+    pub fn slot_of(&self, link: u32) -> u32 {
+        self.monitored
+            .iter()
+            .position(|&m| m == link)
+            .map_or(NOT_KEPT, |i| i as u32)
+    }
+
+    /// A packet of `flow` waited `delay` in the queue of the monitored link at `slot`.
+    #[inline]
+    pub fn record(&mut self, slot: u32, flow: FlowId, delay: Time) {
+        let key = match self.detail {
+            QueueDelayDetail::Groups => self.group_of[flow as usize] as usize,
+            _ => flow as usize,
+        };
+        self.slots[slot as usize * self.keys + key]
+            .get_or_insert_with(|| Box::new(Sojourns::new()))
+            .record(delay);
+    }
+
+    /// The rows of the `queue_delay` table (by link, then flow; empty unless kept per flow).
+    pub fn flows(&self) -> Vec<FlowDelay> {
+        if self.detail != QueueDelayDetail::Flows {
+            return Vec::new();
+        }
+        self.kept()
+            .map(|(link, key, sojourns)| FlowDelay {
+                flow: key as u32,
+                link,
+                stats: sojourns.stats(),
+            })
+            .collect()
+    }
+
+    /// The rows of the `queue_delay_groups` table (by link, then group in flow order): kept
+    /// per group, or merged from the group's flows (exact: the histograms are alike).
+    pub fn groups(&self) -> Vec<GroupDelay> {
+        let mut members = vec![0u32; self.group_names.len()];
+        self.group_of.iter().for_each(|&g| members[g as usize] += 1);
+        let mut rows = Vec::new();
+        for &link in &self.monitored {
+            let mut merged: Vec<Option<Sojourns>> = vec![None; self.group_names.len()];
+            for (_, key, sojourns) in self.kept().filter(|&(l, _, _)| l == link) {
+                let group = match self.detail {
+                    QueueDelayDetail::Groups => key,
+                    _ => self.group_of[key] as usize,
+                };
+                match &mut merged[group] {
+                    Some(total) => total.add(sojourns),
+                    empty => *empty = Some(sojourns.clone()),
+                }
+            }
+            rows.extend(merged.iter().enumerate().filter_map(|(group, sojourns)| {
+                Some(GroupDelay {
+                    group: self.group_names[group].clone(),
+                    link,
+                    flows: members[group],
+                    stats: sojourns.as_ref()?.stats(),
+                })
+            }));
+        }
+        rows
+    }
+
+    fn kept(&self) -> impl Iterator<Item = (u32, usize, &Sojourns)> + '_ {
+        self.monitored.iter().enumerate().flat_map(move |(i, &link)| {
+            self.slots[i * self.keys..(i + 1) * self.keys]
+                .iter()
+                .enumerate()
+                .filter_map(move |(key, s)| s.as_deref().map(|s| (link, key, s)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    const MS: Time = 1_000_000;
+
+    /// Three flows, the first two of the group `tcp`, the third `video`.
+    fn scenario(detail: &str) -> Scenario {
+        Scenario::from_toml_str(&format!(
+            r#"
+[simulation]
+duration = "1s"
+queue_delay = "{detail}"
+[topology]
+type = "dumbbell"
+bottleneck = {{ rate = "1Mbps", delay = "1ms" }}
+[[flows]]
+name = "tcp"
+type = "tcp"
+count = 2
+[[flows]]
+name = "video"
+type = "cbr"
+rate = "100kbps"
+"#
+        ))
+        .unwrap()
+    }
+
+    /// Flow 0 waits 1..=100 ms (one packet each), flow 1 waits 200 ms twice, flow 2 once 5 ms.
+    fn recorded(detail: &str) -> QueueDelays {
+        let scenario = scenario(detail);
+        let mut delays = QueueDelays::new(scenario.simulation.queue_delay, &scenario.expanded_flows(), &[7]);
+        let slot = delays.slot_of(7);
+        assert_eq!(delays.slot_of(3), NOT_KEPT);
+        if slot == NOT_KEPT {
+            return delays;
+        }
+        (1..=100).for_each(|ms| delays.record(slot, 0, ms * MS));
+        delays.record(slot, 1, 200 * MS);
+        delays.record(slot, 1, 200 * MS);
+        delays.record(slot, 2, 5 * MS);
+        delays
+    }
+
+    #[test]
+    fn a_flows_quantiles_are_within_one_percent_and_its_mean_and_max_exact() {
+        let rows = recorded("flows").flows();
+        assert_eq!(
+            rows.iter().map(|r| (r.flow, r.link)).collect::<Vec<_>>(),
+            [(0, 7), (1, 7), (2, 7)]
+        );
+        let first = &rows[0].stats;
+        assert_eq!(first.packets, 100);
+        assert!((first.mean - 0.0505).abs() < 1e-12, "{}", first.mean);
+        assert_eq!(first.max, 0.1);
+        for (got, want) in [(first.median, 0.050), (first.p90, 0.090), (first.p99, 0.099)] {
+            assert!(got >= want && got <= want * 1.01, "{got} against {want}");
+        }
+        // A quantile never exceeds the largest delay (a bucket's upper end may).
+        assert_eq!(rows[1].stats.p99, 0.2);
+    }
+
+    #[test]
+    fn a_groups_distribution_merges_its_flows_and_is_the_same_kept_per_group() {
+        let merged = recorded("flows").groups();
+        let kept = recorded("groups").groups();
+        let summary = |rows: &[GroupDelay]| {
+            rows.iter()
+                .map(|r| {
+                    (
+                        r.group.clone(),
+                        r.flows,
+                        r.stats.packets,
+                        r.stats.median,
+                        r.stats.p99,
+                        r.stats.max,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(summary(&merged), summary(&kept));
+        assert_eq!(merged[0].group, "tcp");
+        assert_eq!((merged[0].flows, merged[0].stats.packets), (2, 102));
+        assert_eq!(merged[0].stats.max, 0.2);
+        // 102 packets: 100 of 1..=100 ms and two of 200 ms; the 99th percentile is a 200-ms one.
+        assert_eq!(merged[0].stats.p99, 0.2);
+        assert_eq!((merged[1].group.as_str(), merged[1].stats.packets), ("video", 1));
+        assert!(recorded("groups").flows().is_empty());
+    }
+
+    #[test]
+    fn nothing_is_kept_when_off() {
+        let delays = recorded("off");
+        assert_eq!(delays.slot_of(7), NOT_KEPT);
+        assert!(delays.flows().is_empty() && delays.groups().is_empty());
+    }
+}

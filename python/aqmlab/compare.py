@@ -13,7 +13,6 @@ aqmlab's other mechanisms on the same buffer) or any qdisc `type` with its own d
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,13 +20,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ._core import ScenarioError, __version__
-from .results import MBPS, Results
+from .results import MBPS, Results, flow_group_names
 from .scenario import Scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-_INDEX = re.compile(r"\[\d+\]$")
 # The mechanism that keeps the scenario's own bottleneck qdisc.
 AS_WRITTEN = "scenario"
 
@@ -120,7 +118,7 @@ def _labelled(progress: Callable[[float, float, str], None], label: str) -> Call
 
 def flow_groups(results: Results) -> pd.Series:
     """Each flow's group: its name without the `[i]` of a `count`."""
-    return results.flows["name"].str.replace(_INDEX, "", regex=True)
+    return flow_group_names(results.flows["name"])
 
 
 def fair_shares(results: Results) -> dict[str, float]:

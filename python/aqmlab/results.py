@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -262,6 +263,16 @@ class Results:
         return (
             f"<Results {name}: {len(self.flows)} flows, {summary['events']} events, Jain {summary['jain_index']:.4f}>"
         )
+
+
+# The `[i]` a flow of a `count` has after its name.
+_COUNT_INDEX = re.compile(r"\[\d+\]$")
+
+
+def flow_group_names(names: pd.Series) -> pd.Series:
+    """Each flow's group, from the flows' names: the name without the `[i]` of a `count`
+    (`tcp[3]` -> `tcp`)."""
+    return names.str.replace(_COUNT_INDEX, "", regex=True)
 
 
 def to_json_value(data: Any) -> Any:

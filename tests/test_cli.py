@@ -29,8 +29,12 @@ def test_run_out_writes_tables_summary_and_plots(tmp_path):
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     tables = ["drop_log", "drops", "flows", "links", "queue", "throughput", "traces", "transfers"]
     assert names == sorted(
-        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png", "manifest.json"]
+        [f"{t}.csv" for t in tables]
+        + ["summary.json", "scenario.json", "scenario.toml", "throughput.png", "goodput.png", "queue.png"]
+        + ["manifest.json"]
     )
+    # The scenario as the user wrote it, beside the one that ran.
+    assert (tmp_path / "out" / "scenario.toml").read_text() == path.read_text()
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert sorted(manifest["files"]) == [name for name in names if name != "manifest.json"]
     assert manifest["scenario_sha256"] == aqmlab.load(path).digest()
@@ -148,7 +152,8 @@ def test_results_go_to_stdout_and_diagnostics_to_stderr(tmp_path):
     compared = aqmlab_cli("compare", "scenarios/cbr-overload.toml", "-m", "red", "--out", tmp_path)
     assert compared.returncode == 0 and "red" in compared.stdout.splitlines()[3]
     written = ", ".join(
-        str(tmp_path / name) for name in ("compare.csv", "compare.png", "compare.json", "scenario.json")
+        str(tmp_path / name)
+        for name in ("compare.csv", "compare.png", "compare.json", "scenario.json", "scenario.toml")
     )
     assert compared.stderr == f"wrote {written}\n"
     listed = aqmlab_cli("reproduce", "--list")

@@ -323,8 +323,11 @@ def _folded_lines(headers: list[str], cells: list[list[str]], numeric: list[bool
             packs[-1].append(i)
         else:
             packs.append([i])
-    widths = [_line_widths(pack, headers, cells, numeric, room, FOLD_WRAP_MIN) for pack in packs]
-    sized = [w if w is not None else [min(_cell_width(cells, i), room) for i in p] for p, w in zip(packs, widths)]
+    # A line of one column may still not fit (a number wider than the terminal): it overflows.
+    sized = [
+        _line_widths(pack, headers, cells, numeric, room, FOLD_WRAP_MIN) or [_cell_width(cells, i) for i in pack]
+        for pack in packs
+    ]
     lines = [headers[0]]
     for pack, w in zip(packs, sized, strict=True):
         lines += _header_lines([headers[i] for i in pack], w, [numeric[i] for i in pack], INDENT)

@@ -355,11 +355,7 @@ def grid_summary(out_dir: str | Path) -> GridSummary:
     out = Path(out_dir)
     plan = outdir.read_json(out / "sweep.json", ("grid", "jobs"))
     axes = [path for path in plan["grid"] if path != SEED_PATH]
-    labels = {
-        path: dict(zip(map(_canonical, values), axis_labels(values), strict=True))
-        for path, values in plan["grid"].items()
-        if path in axes
-    }
+    labels = _job_labels(plan)
     jobs = _read_or_empty(out / "jobs.csv")
     if jobs.empty:
         return GridSummary(axes, [], pd.DataFrame())
@@ -370,15 +366,14 @@ def grid_summary(out_dir: str | Path) -> GridSummary:
         by_group = goodput.pivot_table(index="job", columns="group", values="goodput_bps", aggfunc="sum", sort=False)
         per_job = per_job.join(by_group.div(MBPS).add_suffix("_mbps"), on="job")
     metrics = [c for c in per_job.columns if c != "job"]
-    point_of = {job["job"]: tuple(_canonical(job["params"][path]) for path in axes) for job in plan["jobs"]}
-    points = list(dict.fromkeys(point_of[job["job"]] for job in plan["jobs"]))
+    point_of = {job: tuple(label[path] for path in axes) for job, label in labels.items()}
     per_job["point"] = per_job["job"].map(point_of)
     rows = []
-    for point in points:
+    for point in dict.fromkeys(point_of.values()):
         seeds = per_job[per_job["point"] == point]
         if seeds.empty:
             continue
-        row: dict[str, Any] = {path: labels[path][value] for path, value in zip(axes, point, strict=True)}
+        row: dict[str, Any] = dict(zip(axes, point, strict=True))
         row["seeds"] = len(seeds)
         for metric in metrics:
             values = seeds[metric]
@@ -386,6 +381,33 @@ def grid_summary(out_dir: str | Path) -> GridSummary:
             row |= {f"{metric} min": values.min(), f"{metric} max": values.max(), f"{metric} std": values.std(ddof=0)}
         rows.append(row)
     return GridSummary(axes, metrics, pd.DataFrame(rows))
+
+
+def labelled_jobs(out_dir: str | Path) -> pd.DataFrame:
+    """`jobs.csv` of a sweep's folder with each grid value by its label (`axis_labels`), the hash
+    last: the jobs as `aqmlab report` lists them."""
+    out = Path(out_dir)
+    plan = outdir.read_json(out / "sweep.json", ("grid", "jobs"))
+    jobs = _read_or_empty(out / "jobs.csv")
+    if jobs.empty:
+        return jobs
+    labels = _job_labels(plan)
+    for path in plan["grid"]:
+        column = f"grid.{path}" if path in RESULT_COLUMNS else path
+        jobs[column] = [labels[job][path] for job in jobs["job"]]
+    return jobs[[c for c in jobs.columns if c != "hash"] + ["hash"]]
+
+
+def _job_labels(plan: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """Each job's grid values by their labels (`axis_labels`), from `sweep.json`: job -> path -> label."""
+    labels = {
+        path: dict(zip(map(_canonical, values), axis_labels(values), strict=True))
+        for path, values in plan["grid"].items()
+    }
+    return {
+        job["job"]: {path: labels[path][_canonical(value)] for path, value in job["params"].items()}
+        for job in plan["jobs"]
+    }
 
 
 def axis_labels(values: list[Any]) -> list[Any]:

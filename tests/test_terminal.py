@@ -76,6 +76,7 @@ def test_headers_name_the_unit_of_the_column():
     assert terminal.heading("wall_time_s") == "wall time (s)"
     assert terminal.heading("jain_index") == "jain index"
     assert terminal.heading("ms") == "ms"
+    assert terminal.heading("topology.bottleneck.qdisc.max_p") == "topology.bottleneck.qdisc.max_p"
 
 
 def test_a_value_that_was_not_measured_is_a_dash_in_the_terminal_and_on_the_page():

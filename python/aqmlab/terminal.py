@@ -208,7 +208,10 @@ def _visible(text: str) -> int:
 def heading(column: str) -> str:
     """A column's name as a header: words for its underscores, its unit suffix in parentheses
     (`delay_p99_ms` -> `delay p99 (ms)`, `tcp_mbps` -> `tcp (Mbps)`), so that a column the
-    tables gain later (a flow group's, a counter's) shows its unit too."""
+    tables gain later (a flow group's, a counter's) shows its unit too. A dotted path (a
+    sweep's grid axis, `utilisation.L->R`) is shown as it is written."""
+    if "." in column:
+        return column
     for suffix, unit in UNIT_SUFFIXES:
         if column.endswith(suffix) and len(column) > len(suffix):
             return f"{column.removesuffix(suffix).replace('_', ' ')} ({unit})"

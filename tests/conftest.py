@@ -72,11 +72,14 @@ def write_scenario(path: Path, data: dict) -> Path:
     return path
 
 
-def aqmlab_cli(*args: str, cwd: Path | None = None, columns: int = 120) -> subprocess.CompletedProcess:
-    """Runs `python -m aqmlab ARGS` in a terminal `columns` wide and returns the finished
-    process (stdout and stderr as text). Every CLI invocation of the suite goes through here,
-    and none may print a traceback, whatever its exit status (issue 22)."""
-    env = {**os.environ, "MPLBACKEND": "Agg", "COLUMNS": str(columns)}
+def aqmlab_cli(*args: str, cwd: Path | None = None, columns: int | None = 120) -> subprocess.CompletedProcess:
+    """Runs `python -m aqmlab ARGS` in a terminal `columns` wide (None: piped, as `| less` runs
+    it, with no COLUMNS) and returns the finished process (stdout and stderr as text). Every CLI
+    invocation of the suite goes through here, and none may print a traceback, whatever its exit
+    status (issue 22)."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"MPLBACKEND": "Agg"}
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
     done = subprocess.run(
         [sys.executable, "-m", "aqmlab", *map(str, args)],
         capture_output=True,

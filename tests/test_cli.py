@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import aqmlab
+import pytest
 from aqmlab.results import FLOW_SUMMARY_KEYS, SUMMARY_KEYS
 from conftest import aqmlab_cli, dumbbell, write_scenario
 
@@ -27,10 +28,25 @@ def test_run_out_writes_tables_summary_and_plots(tmp_path):
     done = aqmlab_cli("run", path, "--out", tmp_path / "out", "--format", "csv")
     assert done.returncode == 0, done.stderr
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    tables = ["drop_log", "drops", "flows", "links", "queue", "throughput", "traces", "transfers"]
+    tables = [
+        "drop_log",
+        "drops",
+        "flows",
+        "links",
+        "queue",
+        "queue_delay",
+        "queue_delay_groups",
+        "throughput",
+        "traces",
+    ]
+    tables += ["transfers"]
     assert names == sorted(
-        [f"{t}.csv" for t in tables] + ["summary.json", "scenario.json", "throughput.png", "queue.png", "manifest.json"]
+        [f"{t}.csv" for t in tables]
+        + ["summary.json", "scenario.json", "scenario.toml", "throughput.png", "goodput.png", "queue.png"]
+        + ["manifest.json"]
     )
+    # The scenario as the user wrote it, beside the one that ran.
+    assert (tmp_path / "out" / "scenario.toml").read_text() == path.read_text()
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert sorted(manifest["files"]) == [name for name in names if name != "manifest.json"]
     assert manifest["scenario_sha256"] == aqmlab.load(path).digest()
@@ -139,6 +155,40 @@ def test_tables_fit_80_columns_without_cutting_a_cell(tmp_path):
     assert "tcp[30]" in wide.stdout and "…" not in wide.stdout
 
 
+@pytest.mark.parametrize("columns", [80, None], ids=["80 columns", "piped"])
+def test_each_table_of_the_demo_is_one_block_at_80_columns(tmp_path, columns):
+    # Issue 34 item 7: the per-flow table came in 8 column blocks and paper vs ours in 3, rows
+    # matched across them by eye. Each table now has one header, and a row's cells stay together.
+    done = aqmlab_cli("reproduce", "demo", "--quick", "--out", tmp_path, columns=columns)
+    assert done.returncode == 1, done.stderr  # the CSFQ row fails the paper (experiments/demo.py)
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
+    assert "(columns" not in done.stdout
+    titles = ("per_flow (", "mechanisms (", "mechanisms_alt_rfc (", "demo: paper vs ours")
+    assert [sum(line.startswith(title) for line in lines) for title in titles] == [1, 1, 1, 1]
+    # Per flow: a row per mechanism's goodput, the UDP (flow 0) and the TCPs' mean beside it.
+    header = next(i for i, line in enumerate(lines) if line.startswith("per_flow ("))
+    assert lines[header + 1].split() == ["flow", "0", "1-31", "31", "rows"]
+    drr = next(line for line in lines[header:] if line.startswith("drr (Mbps)"))
+    assert float(drr.split()[2]) < 1 and float(drr.split()[3]) < 1  # DRR gives every flow about its share
+    # Paper vs ours: each metric's line is followed by its paper value, ours and the verdict.
+    csfq = lines.index("UDP goodput, csfq (Mbps)")
+    assert lines[csfq + 1].split()[0] == "0.361" and "FAIL" in lines[csfq + 1].split()
+
+
+def test_a_value_that_could_not_be_measured_is_printed_as_a_dash(tmp_path):
+    # Issue 34 item 7: redpd-fig11's ns-2-engine release time is NaN in a quick run (the flow is
+    # not released within it); the terminal printed `nan` where the report shows "-".
+    done = aqmlab_cli("reproduce", "redpd-fig11", "--quick", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "nan" not in done.stdout.split()
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    assert [row["key"] for row in rows if row["ours"] is None] == ["release.ns2"]
+    # Its line: paper 10.58, ns-2's value, ours "-", the tolerance ±30%, informative.
+    line = next(line for line in done.stdout.splitlines() if "±30%" in line and "info" in line)
+    assert line.split()[-4:] == ["-", "±30%", "info", "(fail)"], line
+
+
 def test_results_go_to_stdout_and_diagnostics_to_stderr(tmp_path):
     # Issue 26 item 2: `aqmlab run X > results.txt` gave an empty file (the table went to stderr).
     table = aqmlab_cli("run", "scenarios/cbr-overload.toml")
@@ -146,9 +196,11 @@ def test_results_go_to_stdout_and_diagnostics_to_stderr(tmp_path):
     assert table.stdout.startswith("cbr-overload: goodput and max-min fair share (Mbps)")
     assert [line.split()[1] for line in table.stdout.splitlines()[3:6]] == ["cbr[0]", "cbr[1]", "cbr[2]"]
     compared = aqmlab_cli("compare", "scenarios/cbr-overload.toml", "-m", "red", "--out", tmp_path)
-    assert compared.returncode == 0 and "red" in compared.stdout.splitlines()[3]
+    assert compared.returncode == 0 and compared.stdout.startswith("cbr-overload.toml: mechanisms compared")
+    assert any(line.split()[:1] == ["red"] or line.split()[-1:] == ["red"] for line in compared.stdout.splitlines())
     written = ", ".join(
-        str(tmp_path / name) for name in ("compare.csv", "compare.png", "compare.json", "scenario.json")
+        str(tmp_path / name)
+        for name in ("compare.csv", "compare.png", "compare.json", "scenario.json", "scenario.toml")
     )
     assert compared.stderr == f"wrote {written}\n"
     listed = aqmlab_cli("reproduce", "--list")

@@ -95,14 +95,17 @@ def test_every_transport_on_one_link_fair_mechanisms_share_it():
     assert rows.loc["droptail", "cbr_mbps"] > 3 * share
 
 
-def test_a_narrow_continuation_table_keeps_its_title_on_one_line():
-    # The second column group (one column) is narrower than its title: rich used to wrap the
-    # title to the table's width ("mechanisms \ncompared (columns 2/2)").
+def test_a_table_too_wide_for_80_columns_is_turned_not_split():
+    # Issue 34 item 7: the table was split into column groups, read across by eye; two mechanisms
+    # of ten columns are now two columns of ten rows, every value beside its name and unit.
     done = aqmlab_cli("compare", "scenarios/csfq-fig3b.toml", "-m", "droptail,drr", columns=80)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    blocks = [line for line in lines if "(columns" in line]
-    assert blocks and all(line.startswith("csfq-fig3b.toml: mechanisms compared (columns ") for line in blocks), lines
+    assert max(len(line) for line in lines) <= 80, lines
+    assert lines[0] == "csfq-fig3b.toml: mechanisms compared" and "columns" not in done.stdout
+    assert lines[1].split() == ["mechanism", "droptail", "drr"]
+    udp = next(line for line in lines if line.startswith("udp (Mbps)"))
+    assert float(udp.split()[-1]) < 1 < float(udp.split()[-2])  # DRR holds the UDP near its share
 
 
 def test_the_help_and_the_readme_name_every_preset():

@@ -91,7 +91,7 @@ CASES: dict[str, list[Case]] = {
         Case(["compare", SCENARIO, "-m", "droptail", "--json"]),
     ],
     "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS] [--wait]": [
-        Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2", "--wait"], prints=False)
+        Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2", "--wait"])
     ],
     "aqmlab report DIR": [
         Case(["report", "{out}/" + folder], prints=False)

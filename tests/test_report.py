@@ -5,7 +5,11 @@ html.parser; every link must lead to a file and every image must be an embedded 
 from __future__ import annotations
 
 import base64
+import html
 import json
+import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -141,12 +145,14 @@ def test_an_experiment_that_raises_gets_an_error_row_and_the_others_go_on(tmp_pa
 def test_a_run_folder_becomes_one_page_with_summary_figures_tables_and_scenario(tmp_path):
     scenario = dumbbell({"type": "cbr", "rate": "5Mbps", "count": 2}, {"type": "tcp"})
     path = write_scenario(tmp_path / "s.toml", scenario)
+    path.write_text("# two CBRs and a TCP, in my own words\n" + path.read_text())
     out = tmp_path / "run"
     assert aqmlab_cli("run", path, "--out", out, "--pcap", "L->R").returncode == 0
     done = aqmlab_cli("report", out)
     assert done.returncode == 0, done.stderr
     page = assert_self_contained(out / "report.html")
-    assert len(page.images) == 2, "throughput.png and queue.png"
+    # Who got what, then over time, then the queue (issue 34 item 6: no goodput over time before).
+    assert page.links == ["throughput.png", "goodput.png", "queue.png"] and len(page.images) == 3
     cells = {row[0]: row[1:] for row in page.rows if row}
     summary = json.loads((out / "summary.json").read_text())
     assert cells["packets conserved (sent = delivered + dropped + in flight)"] == ["pass"]
@@ -158,9 +164,48 @@ def test_a_run_folder_becomes_one_page_with_summary_figures_tables_and_scenario(
     drops = [row for row in page.rows if len(row) == 5 and row[2] == "overflow"]
     assert drops and all(row[0] in ("flow0", "flow1", "flow2") and row[1] == "L->R" for row in drops), drops
     text = (out / "report.html").read_text()
-    assert "&quot;bottleneck&quot;" in text, "the scenario is on the page"
+    # The scenario as the user wrote it, comment and all, and what --pcap changed in it.
+    assert "# two CBRs and a TCP, in my own words" in text
+    assert "The run changed simulation.pcap = [&quot;L-&gt;R&quot;] (an option of the command" in text
     assert aqmlab_cli("report", out).returncode == 0
     assert (out / "report.html").read_text() == text, "the same folder gives the same page"
+
+
+def test_a_run_page_names_what_the_command_line_changed_in_the_scenario(tmp_path):
+    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "5Mbps"}, duration="1s", warmup="0.5s"))
+    out = tmp_path / "run"
+    assert aqmlab_cli("run", path, "--out", out, "--seed", "7", "--no-plots").returncode == 0
+    assert aqmlab_cli("report", out).returncode == 0
+    text = (out / "report.html").read_text()
+    assert "The run changed simulation.seed = 7 (an option of the command" in text
+    assert "simulation.pcap" not in text.split("The run changed")[1].split("</p>")[0], "and nothing else"
+    assert "&quot;seed&quot;: 7" in text, "and shows the scenario as it ran"
+
+
+def test_a_run_page_has_units_in_every_header_and_folds_the_idle_links(tmp_path):
+    # Issue 34 item 6: a dumbbell of 5 flows listed 21 links, most of them idle access links,
+    # under `rate_bps`, `delay` and `qdisc.ecn_marks`.
+    scenario = dumbbell({"type": "tcp", "count": 5}, qdisc={"type": "red"}, duration="2s", warmup="1s")
+    out = tmp_path / "run"
+    assert aqmlab_cli("run", write_scenario(tmp_path / "s.toml", scenario), "--out", out).returncode == 0
+    assert aqmlab_cli("report", out).returncode == 0
+    text = (out / "report.html").read_text()
+    page = assert_self_contained(out / "report.html")
+    headers = [row for row in page.rows if row and row[0] == "id"]
+    links = next(row for row in headers if "qdisc" in row)
+    assert links == [
+        "id", "name", "qdisc", "rate (Mbps)", "delay (ms)", "utilisation (%)", "packets sent", "drops (packets)",
+        "qdisc: ecn marks",
+    ]  # fmt: skip
+    shown = page.rows[page.rows.index(links) + 1]
+    assert shown[1:4] == ["L->R", "red", "10"], "the bottleneck first, in Mbps"
+    # The other 21 that carried packets (the reverse path and each host's two access links, both
+    # ways), folded under one line.
+    assert "<summary>21 other links carried packets without a drop (utilisation at most" in text
+    for raw in ("rate_bps", "qdisc.ecn_marks", "window_count", ">delay<"):
+        assert raw not in "".join(f"<th>{cell}</th>" for row in headers for cell in row), raw
+    # Every table in a box that scrolls sideways rather than running past the page.
+    assert text.count("<table") == text.count('<div class="scroll"><table') > 0
 
 
 def test_a_run_page_shows_the_flows_its_qdisc_measured(tmp_path):
@@ -200,17 +245,85 @@ def test_a_compare_folder_becomes_one_page_with_what_ran_and_its_figure(tmp_path
     assert rows["scenario"][1:3] == ["droptail", "100 packets"] and rows["red"][1:3] == ["red", "64KB"]
 
 
-def test_a_sweep_folder_becomes_one_page_with_its_grid_and_jobs(tmp_path):
-    write_scenario(tmp_path / "base.toml", dumbbell({"type": "cbr", "rate": "4Mbps"}, duration="1s", warmup="0.5s"))
-    spec = tmp_path / "sweep.toml"
-    spec.write_text('scenario = "base.toml"\n[grid]\n"simulation.seed" = [1, 2, 3]\n')
-    assert aqmlab_cli("sweep", spec, "--out", tmp_path / "out", "--workers", "1").returncode == 0
-    assert aqmlab_cli("report", tmp_path / "out").returncode == 0
-    page = assert_self_contained(tmp_path / "out" / "report.html")
-    cells = {row[0]: row for row in page.rows if row}
-    assert cells["simulation.seed"] == ["simulation.seed", "1, 2, 3"]
-    assert [cells[str(job)][2] for job in range(3)] == ["1", "2", "3"]
-    assert len(page.images) == 1, "the Jain index per job"
+def sweep_folder(tmp_path: Path) -> Path:
+    """A sweep of 2 drop-tail buffers x 2 seeds over a jittered CBR and a TCP."""
+    base = dumbbell({"type": "cbr", "rate": "6Mbps", "jitter": True}, {"type": "tcp"}, duration="2s", warmup="1s")
+    write_scenario(tmp_path / "base.toml", base)
+    spec = tmp_path / "buffers.toml"
+    spec.write_text(
+        'scenario = "base.toml"\n[grid]\n"topology.bottleneck.qdisc" = [{ type = "droptail", limit_bytes = "30KB" },'
+        ' { type = "droptail", limit_bytes = "100KB" }]\n"simulation.seed" = [1, 2]\n'
+    )
+    out = tmp_path / "out"
+    assert aqmlab_cli("sweep", spec, "--out", out, "--workers", "2").returncode == 0
+    assert aqmlab_cli("report", out).returncode == 0
+    return out
+
+
+def test_a_sweep_folder_becomes_one_page_with_its_grid_points_over_seeds_and_jobs(tmp_path):
+    out = sweep_folder(tmp_path)
+    page = assert_self_contained(out / "report.html")
+    assert "<title>Sweep buffers over test</title>" in (out / "report.html").read_text()
+    header = page.rows.index(
+        ["topology.bottleneck.qdisc", "seeds", "jain index", "utilisation.L->R", "flow0 (Mbps)", "flow1 (Mbps)"]
+    )
+    points = page.rows[header + 1 : header + 3]
+    assert [row[:2] for row in points] == [["limit_bytes=30KB", "2"], ["limit_bytes=100KB", "2"]]
+    # Each metric against the grid's one axis but the seed: one figure, four panels.
+    assert len(page.images) == 1
+    jobs = [row for row in page.rows if row and row[0] in ("0", "1", "2", "3")]
+    assert [row[1:3] for row in jobs] == [
+        ["limit_bytes=30KB", "1"], ["limit_bytes=30KB", "2"], ["limit_bytes=100KB", "1"], ["limit_bytes=100KB", "2"],
+    ]  # fmt: skip
+
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+# Run in the page by the browser: the page's width and the first header of each table box that
+# must scroll sideways to show all of its table.
+FIT_PROBE = """<script>
+var wide = Array.prototype.filter.call(document.querySelectorAll("div.scroll"), function (box) {
+  return box.scrollWidth > box.clientWidth;
+});
+document.body.setAttribute("data-fit", JSON.stringify({page: document.documentElement.scrollWidth,
+  wide: wide.map(function (box) { return box.querySelector("th").textContent; })}));
+</script>"""
+
+
+def widths_at_1280(page: Path) -> dict:
+    """The page's width in a headless browser 1280 px wide, and its tables that do not fit."""
+    browser = next((shutil.which(name) for name in BROWSERS if shutil.which(name)), None)
+    if browser is None:
+        pytest.skip("no Chromium to lay the page out (apt-get install chromium)")
+    probe = page.with_name("probe.html")
+    probe.write_text(page.read_text().replace("</body>", FIT_PROBE + "</body>"))
+    done = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1280,1000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found = re.search(r'data-fit="([^"]*)"', done.stdout)
+    assert found, done.stderr[-2000:]
+    return json.loads(html.unescape(found[1]))
+
+
+def test_the_run_and_sweep_pages_fit_a_1280_pixel_window(tmp_path):
+    # Issue 34 item 6: the sweep's jobs table ran past the page at 1280 px, its last column cut.
+    run = tmp_path / "run"
+    scenario = dumbbell({"type": "tcp", "count": 5}, {"type": "cbr", "rate": "4Mbps"}, duration="2s", warmup="1s")
+    assert aqmlab_cli("run", write_scenario(tmp_path / "s.toml", scenario), "--out", run).returncode == 0
+    assert aqmlab_cli("report", run).returncode == 0
+    for page in (run / "report.html", sweep_folder(tmp_path) / "report.html"):
+        fit = widths_at_1280(page)
+        assert fit["page"] <= 1280 and fit["wide"] == [], (page, fit)
 
 
 def test_a_folder_that_is_no_output_is_named(tmp_path):

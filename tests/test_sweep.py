@@ -1,12 +1,15 @@
 """Sweeps: spec checking, resuming after a lost job, and the Dask path."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from aqmlab import ScenarioError
 from aqmlab.sweep import load_spec, parse_spec, run_sweep
+from aqmlab.terminal import fmt
 from conftest import aqmlab_cli, dumbbell, write_scenario
 
 GRID = """
@@ -59,6 +62,29 @@ def test_an_interrupted_sweep_reruns_only_the_missing_job(tmp_path, spec):
     assert "4 jobs, 4 already done, running 0" in third.stderr
     assert "0/0" not in third.stderr and "jobs ━" not in third.stderr, third.stderr
     assert {name: (out / name).read_bytes() for name in combined} == combined
+
+
+def test_a_sweep_prints_each_grid_point_over_its_seeds_and_says_where_its_tables_are(tmp_path, spec):
+    # Issue 34 item 8: `aqmlab sweep` printed nothing but the paths of its tables.
+    out = tmp_path / "out"
+    done = aqmlab_cli("sweep", spec, "--out", out, "--workers", "2", columns=100)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "sweep: 2 grid points, each metric's mean (min-max) over the point's seeds"
+    # Too wide for 100 columns as a row per point: a column per point, a row per metric.
+    assert lines[1].split() == ["topology.bottleneck.qdisc", "limit=20", "limit=60"]
+    cells = {line[:27].strip(): re.split(r"\s{2,}", line[27:].strip()) for line in lines[3:] if line}
+    assert list(cells) == ["seeds", "jain index", "utilisation.L->R", "flow0 (Mbps)", "flow1 (Mbps)", "flow2 (Mbps)"]
+    assert cells["seeds"] == ["2", "2"]
+    # The mean and range over seeds 1 and 2 of each grid point, from the jobs' own table.
+    jobs = pd.read_csv(out / "jobs.csv").groupby("topology.bottleneck.qdisc", sort=False)["jain_index"]
+    expected = [
+        f"{fmt(mean)} ({fmt(low)}-{fmt(high)})"
+        for mean, low, high in zip(jobs.mean(), jobs.min(), jobs.max(), strict=True)
+    ]
+    assert cells["jain index"] == expected
+    # Results on stdout, where they were written on stderr.
+    assert str(out / "jobs.csv") not in done.stdout and f"combined tables: {out / 'jobs.csv'}" in done.stderr
 
 
 def test_dask_scheduler_gives_the_same_tables(tmp_path, spec):

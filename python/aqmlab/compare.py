@@ -168,7 +168,7 @@ def save(
 ) -> list[Path]:
     """Of `compare(scenario, ..., link)`: writes `compare.csv` (the table), `compare.png`
     (`compare_figure`), `compare.json` (what ran: each mechanism's qdisc table, the flow
-    groups' fair shares) and `scenario.json`: what `aqmlab report` makes a page of."""
+    groups' fair shares) and the scenario (`Scenario.save`): what `aqmlab report` makes a page of."""
     from .plots import pyplot
 
     out = Path(out_dir)
@@ -186,8 +186,7 @@ def save(
         "fair_share_mbps": fair,
     }
     (out / "compare.json").write_text(json.dumps(about, indent=2) + "\n")
-    (out / "scenario.json").write_text(json.dumps(scenario.to_dict(), indent=2) + "\n")
-    return [out / "compare.csv", out / "compare.png", out / "compare.json", out / "scenario.json"]
+    return [out / "compare.csv", out / "compare.png", out / "compare.json", *scenario.save(out)]
 
 
 def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: str = "") -> Figure:

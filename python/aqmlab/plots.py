@@ -1,5 +1,5 @@
-"""Figures of a run: per-flow goodput against fair share, queue length over time, and a TCP
-flow's traced window against a model."""
+"""Figures of a run: per-flow goodput against fair share, each flow group's goodput over time,
+queue length over time, and a TCP flow's traced window against a model."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .results import MBPS, Results
+from .units import rate, seconds
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -211,12 +212,78 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
                 )
         ax.set_ylabel(f"queue ({unit})")
         ax.set_title(f"{name} ({links.loc[link, 'qdisc']})", fontsize=9)
-        ax.legend(fontsize=8, loc="upper right")
+        mark_measurement(ax, results, [name])
+        ax.legend(**OUTSIDE_LEGEND)
     axes[-1, 0].set_xlabel("time (s)")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+# The legend of the goodput over time names this many flow groups at most.
+LEGEND_GROUPS = 12
+# A legend beside the axes, right of them, where it hides no line or mark.
+OUTSIDE_LEGEND = {"fontsize": 8, "loc": "upper left", "bbox_to_anchor": (1.01, 1), "borderaxespad": 0}
+
+
+def goodput_figure(results: Results, title: str = "") -> Figure | None:
+    """Each flow group's goodput over time (Mbps, summed over its flows, per
+    `simulation.throughput_bin`) with its max-min fair share dashed, the warm-up shaded and the
+    links' rate changes marked (`mark_measurement`). None if no bin was recorded. Drawn on a
+    Figure of its own (no pyplot): it changes no global matplotlib state."""
+    from matplotlib.figure import Figure
+
+    bins = results.throughput
+    if bins.empty:
+        return None
+    flows = results.flows
+    group_of = dict(zip(flows["id"], flows["group"], strict=True))
+    shares = flows.groupby("group", sort=False)["fair_share_bps"].sum() / MBPS
+    sizes = flows["group"].value_counts()
+    by_group = bins.assign(group=bins["flow"].map(group_of)).groupby(["group", "time"], sort=False)["bps"].sum()
+    fig = Figure(figsize=(9, 3.6), layout="tight")
+    ax = fig.subplots()
+    for index, (group, share) in enumerate(shares.items()):
+        series = by_group.loc[group].sort_index() / MBPS
+        colour = f"C{index % 10}"
+        flows_text = f"{sizes[group]} flows" if sizes[group] > 1 else "1 flow"
+        # A bin's goodput holds from its start until the next bin's; the last one's until the end.
+        times, mbps = [*series.index, results.duration], [*series.to_numpy(), series.iloc[-1]]
+        label = f"{group} ({flows_text})" if index < LEGEND_GROUPS else None
+        ax.step(times, mbps, where="post", color=colour, linewidth=1.1, label=label)
+        ax.axhline(share, color=colour, linestyle="--", linewidth=0.8)
+    ax.set_xlim(0, results.duration)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Mbps)")
+    mark_measurement(ax, results, list(results.links["name"]))
+    heading = "goodput of each flow group over time (dashed: its max-min fair share)"
+    ax.set_title(f"{title}: {heading}" if title else heading.capitalize(), fontsize=10)
+    ax.legend(**OUTSIDE_LEGEND)
+    return fig
+
+
+def mark_measurement(ax: Any, results: Results, links: list[str]) -> None:
+    """Shades the warm-up (before the measurement window) and draws a dotted line, labelled with
+    the new rate, at each rate change of `links` (their scenario's `rate_changes`)."""
+    if results.warmup > 0:
+        ax.axvspan(0, results.warmup, color="0.92", zorder=0, label="warm-up (not measured)")
+    changes = {}
+    if results.scenario is not None:
+        for link in links:
+            for change in results.scenario.link(link).get("rate_changes", []):
+                changes[seconds(change["at"])] = rate(change["rate"])
+    for n, (at, bps) in enumerate(sorted(changes.items())):
+        ax.axvline(at, color="tab:purple", linestyle=":", linewidth=1.2, label="rate change" if n == 0 else None)
+        ax.annotate(
+            f" {bps / MBPS:g} Mbps",
+            (at, 1),
+            xycoords=("data", "axes fraction"),
+            fontsize=7,
+            color="tab:purple",
+            va="top",
+        )
 
 
 def window_figure(
@@ -257,13 +324,14 @@ def _qdisc_table(results: Results, link_name: str) -> dict:
 
 
 def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:
-    """Writes `throughput.png` and, if queues were sampled, `queue.png`."""
+    """Writes `throughput.png`, `goodput.png` (over time) and, if queues were sampled, `queue.png`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     name = results.raw["summary"]["name"] or ""
     written = []
     for file, fig in (
         ("throughput.png", throughput_figure(results, title=name)),
+        ("goodput.png", goodput_figure(results, title=name)),
         ("queue.png", queue_figure(results, title=name)),
     ):
         if fig is not None:

@@ -3,11 +3,13 @@ figures embedded as PNG data, its tables and the scenario written out, pass/fail
 
 The folder's files tell what it holds:
 - a run (`aqmlab run --out`): `summary.json` → `report.html` with the summary, the figures,
-  the flows, links and drops, the packet captures, the scenario;
+  the flows, the links (those monitored or dropping first, the others folded), the drops, the
+  packet captures, the scenario as the user wrote it (`scenario.toml`; else `scenario.json`);
 - an experiment (`aqmlab reproduce ID --out`): `rows.json` → `report.html` with the
   paper-vs-ours rows, the figure, the notes and the data tables;
-- a sweep (`aqmlab sweep --out`): `sweep.json` → `report.html` with the grid, one row per job
-  and its Jain index drawn;
+- a sweep (`aqmlab sweep --out`): `sweep.json` → `report.html` with the grid, one row per grid
+  point (each metric over its seeds, `sweep.grid_summary`) and each metric drawn against each
+  grid axis, then one row per job;
 - a comparison (`aqmlab compare --out`): `compare.json` → `report.html` with the table (what
   ran, with its buffer), the figure, each mechanism's qdisc table and the scenario;
 - a suite (`aqmlab reproduce --all --out`): experiment folders → each one's `report.html`,
@@ -17,7 +19,9 @@ The folder's files tell what it holds:
 
 Pages are plain HTML built with `html.escape`; the same folder gives the same bytes. Figures
 are embedded, so a page can be sent alone; each links to its PNG file beside the page, for
-the full size.
+the full size. Every header carries its unit (`terminal.heading`: a column's unit suffix,
+`_bps` shown in Mbps); a table wider than the page scrolls inside it; a click on a header
+sorts the table (a few lines of inline script: no network).
 """
 
 from __future__ import annotations
@@ -26,15 +30,17 @@ import base64
 import html
 import io
 import json
-import math
+import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import tomllib
+
 from . import __version__, outdir
 from .emulate import KERNEL_TCP_COLUMNS, KERNEL_TCP_TITLE, Figures, figures
-from .results import CORE_SUMMARY_KEYS
-from .terminal import fmt
+from .results import CORE_SUMMARY_KEYS, MBPS
+from .terminal import fmt, heading
 
 # Rows of a data table shown on a page; the files hold every row.
 MAX_TABLE_ROWS = 200
@@ -53,6 +59,43 @@ th { background: #f0f0f0; } td.num { text-align: right; font-variant-numeric: ta
 img { max-width: 100%; border: 1px solid #ddd; }
 pre { background: #f6f6f6; padding: 0.8rem; overflow: auto; font-size: 0.8rem; }
 .muted { color: #666; font-size: 0.85rem; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table.sortable th { cursor: pointer; }
+table.sortable th[data-order="up"]::after { content: " \\25B2"; }
+table.sortable th[data-order="down"]::after { content: " \\25BC"; }
+details > summary { cursor: pointer; margin: 0.5rem 0; }
+"""
+
+# Sorts a table.sortable by the column whose header is clicked (again: the other way): numbers
+# (td.num) as numbers, a "-" last, text as text.
+SORT_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = table.tHead.rows[0].cells;
+  Array.prototype.forEach.call(heads, function (th, column) {
+    th.addEventListener("click", function () {
+      var up = th.dataset.order !== "up";
+      Array.prototype.forEach.call(heads, function (other) { delete other.dataset.order; });
+      th.dataset.order = up ? "up" : "down";
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var key = function (row) {
+        var cell = row.cells[column], text = cell ? cell.textContent.trim() : "";
+        if (cell && cell.classList.contains("num")) {
+          var number = parseFloat(text.replace(/,/g, ""));
+          return isNaN(number) ? null : number;
+        }
+        return text === "" || text === "-" ? null : text;
+      };
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x === null || y === null) { return (x === null) - (y === null); }
+        var order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+        return up ? order : -order;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
 """
 
 
@@ -107,7 +150,7 @@ def _page(title: str, body: Iterable[str], subtitle: str = "") -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{_e(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
-        f"<h1>{_e(title)}</h1>\n{sub}" + "\n".join(body) + "\n</body>\n</html>\n"
+        f"<h1>{_e(title)}</h1>\n{sub}" + "\n".join(body) + f"\n<script>{SORT_SCRIPT}</script>\n</body>\n</html>\n"
     )
 
 
@@ -123,34 +166,64 @@ def _pass_mark(passed: bool, graded: bool = True) -> str:
 
 
 def _cell(value: Any, raw: bool = False, number: bool = False) -> str:
-    """A table cell: `raw` HTML as it is, numbers right-aligned and formatted as the CLI does
-    (`number`: a number formatted already)."""
+    """A table cell: `raw` HTML as it is, others formatted as the CLI does (`terminal.fmt`: no
+    value is "-"), numbers right-aligned (`number`: a number formatted already)."""
     if raw:
         return f"<td>{value}</td>"
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return '<td class="num">-</td>'
-    number = number or (isinstance(value, (int, float)) and not isinstance(value, bool))
-    return f'<td class="num">{_e(fmt(value))}</td>' if number else f"<td>{_e(fmt(value))}</td>"
+    if hasattr(value, "item"):  # a numpy scalar
+        value = value.item()
+    text = fmt(value)
+    number = number or text == "-" or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    return f'<td class="num">{_e(text)}</td>' if number else f"<td>{_e(text)}</td>"
 
 
 def _table(
-    columns: Sequence[str], rows: Iterable[Sequence[Any]], raw: Sequence[str] = (), numbers: Sequence[str] = ()
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    raw: Sequence[str] = (),
+    numbers: Sequence[str] = (),
+    sortable: bool = False,
 ) -> str:
-    """A table; cells of the columns named in `raw` are HTML already, of those in `numbers`
-    numbers as text (right-aligned as numbers are)."""
+    """A table, in a box that scrolls sideways should it be wider than the page; cells of the
+    columns named in `raw` are HTML already, of those in `numbers` numbers as text (right-aligned
+    as numbers are); `sortable`: a click on a header sorts the rows."""
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = "\n".join(
         "<tr>" + "".join(_cell(v, c in raw, c in numbers) for c, v in zip(columns, row, strict=True)) + "</tr>"
         for row in rows
     )
-    return f"<table>\n<tr>{head}</tr>\n{body}\n</table>"
+    kind = ' class="sortable"' if sortable else ""
+    return (
+        f'<div class="scroll"><table{kind}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table></div>'
+    )
+
+
+def _heading(column: str) -> str:
+    """A results column's header: its words and unit (`terminal.heading`), a qdisc's counter
+    (`qdisc.<name>`) named as one."""
+    if column.startswith("qdisc."):
+        return f"qdisc: {heading(column.removeprefix('qdisc.'))}"
+    return heading(column)
+
+
+def _in_mbps(frame: Any) -> Any:
+    """`frame` with each `<name>_bps` column in Mbps, as `<name>_mbps`."""
+    rates = [c for c in frame.columns if str(c).endswith("_bps")]
+    if not rates:
+        return frame
+    shown = frame.copy()
+    for column in rates:
+        shown[column] = shown[column] / MBPS
+    return shown.rename(columns={c: f"{str(c).removesuffix('_bps')}_mbps" for c in rates})
 
 
 def _frame_table(frame: Any, source: str = "") -> str:
-    """A DataFrame as a table, its first MAX_TABLE_ROWS rows (the rest named, with the file)."""
+    """A DataFrame as a sortable table, its first MAX_TABLE_ROWS rows (the rest named, with the
+    file); rates in Mbps, each header with its unit (`_heading`)."""
+    frame = _in_mbps(frame)
     shown = frame.head(MAX_TABLE_ROWS)
     rows = [[v.item() if hasattr(v, "item") else v for v in row] for row in shown.itertuples(index=False)]
-    table = _table([str(c) for c in frame.columns], rows)
+    table = _table([_heading(str(c)) for c in frame.columns], rows, sortable=len(rows) > 1)
     if len(frame) > MAX_TABLE_ROWS:
         where = f" (all of them in {_e(source)})" if source else ""
         table += f'\n<p class="muted">first {MAX_TABLE_ROWS} of {len(frame)} rows{where}</p>'
@@ -167,11 +240,9 @@ def _png_file(path: Path) -> str:
 
 
 def _figure(fig: Any, alt: str) -> str:
-    from .plots import pyplot
-
+    """A matplotlib Figure (made without pyplot) embedded in the page."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-    pyplot().close(fig)
     return _png(buffer.getvalue(), alt)
 
 
@@ -242,7 +313,9 @@ def run_page(folder: Path) -> str:
     body = ["<h2>Summary</h2>", _table(["", "value"], facts, raw=("value",))]
     if emulation is not None:
         body += _emulation_sections(emulation)
-    figures = sorted(folder.glob("*.png"))
+    figures = sorted(
+        folder.glob("*.png"), key=lambda p: (RUN_FIGURES.index(p.name) if p.name in RUN_FIGURES else 99, p.name)
+    )
     if figures:
         body.append("<h2>Figures</h2>")
         body += [_png_file(p) for p in figures]
@@ -251,11 +324,11 @@ def run_page(folder: Path) -> str:
         body += ["<h2>Flows</h2>", _frame_table(_flow_columns(flows), "flows")]
     links = _read_table(folder, "links")
     if links is not None:
-        used = links[(links["packets_sent"] > 0) | (links["drops"] > 0)]
-        body += ["<h2>Links that carried packets</h2>", _frame_table(used, "links")]
+        body += _link_sections(links, set(summary["utilisation"]))
     drops = _read_table(folder, "drops")
     if drops is not None and not drops.empty:
-        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(_named(drops, flows, links), "drops")]
+        named = _named(drops, flows, links).rename(columns=DROP_COLUMNS)
+        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(named, "drops")]
     monitored = _read_table(folder, "qdisc_flows")
     if monitored is not None and not monitored.empty:
         body += [
@@ -269,10 +342,81 @@ def run_page(folder: Path) -> str:
         body.append("<h2>Packet captures</h2>")
         body.append(_table(["file", "bytes"], [[p.name, p.stat().st_size] for p in captures]))
         body.append(f'<p class="muted">Open with Wireshark, or e.g. <code>tshark -r {_e(captures[0].name)}</code>.</p>')
-    if (folder / "scenario.json").is_file():
-        body += ["<h2>Scenario</h2>", _json_block(_read_json(folder / "scenario.json"))]
+    body += _scenario_section(folder)
     kind = "Emulated run" if emulation else "Run"
     return _page(f"{kind}: {name}", body, f"aqmlab {__version__} · {folder.name}")
+
+
+# A run's figures in the order a reader takes them: who got what, over time, and the queues.
+RUN_FIGURES = ("throughput.png", "goodput.png", "queue.png")
+# The drops table's columns as headers say them.
+DROP_COLUMNS = {"count": "packets (whole run)", "window_count": "packets (measurement window)"}
+
+
+def _link_sections(links: Any, monitored: set[str]) -> list[str]:
+    """The links that carried packets: those monitored or dropping in a table, the others (a
+    dumbbell's idle access links, the reverse path) folded below it with a one-line summary."""
+    used = links[(links["packets_sent"] > 0) | (links["drops"] > 0)]
+    shown = used["name"].isin(monitored) | (used["drops"] > 0)
+    main, others = used[shown], used[~shown]
+    body = ["<h2>Links</h2>"]
+    if not main.empty:
+        body += ['<p class="muted">monitored, or dropping packets</p>', _frame_table(_link_columns(main), "links")]
+    if not others.empty:
+        busiest = others["utilisation"].max()
+        summary = f"{len(others)} other links carried packets without a drop (utilisation at most {busiest:.1%})" + (
+            f"; {len(links) - len(used)} carried none" if len(links) > len(used) else ""
+        )
+        body.append(
+            f"<details><summary>{_e(summary)}</summary>\n{_frame_table(_link_columns(others), 'links')}\n</details>"
+        )
+    return body
+
+
+def _link_columns(links: Any) -> Any:
+    """The links table in the page's units (Mbps, ms, %), with the qdisc counters that have a value."""
+    shown = links[["id", "name", "qdisc"]].copy()
+    shown["rate (Mbps)"] = links["rate_bps"] / MBPS
+    shown["delay (ms)"] = links["delay"] * 1e3
+    shown["utilisation (%)"] = links["utilisation"] * 100
+    shown["packets sent"] = links["packets_sent"]
+    shown["drops (packets)"] = links["drops"]
+    counters = [c for c in links.columns if c.startswith("qdisc.") and links[c].notna().any()]
+    return shown.join(links[counters])
+
+
+def _scenario_section(folder: Path) -> list[str]:
+    """The scenario as the user wrote it (`scenario.toml`, comments and all), else as it ran
+    (`scenario.json`); with both, the fields the run changed (`--seed`, `--pcap`), and then the
+    scenario as it ran."""
+    ran = _read_json(folder / "scenario.json") if (folder / "scenario.json").is_file() else None
+    written = folder / "scenario.toml"
+    if not written.is_file():
+        return [] if ran is None else ["<h2>Scenario</h2>", _json_block(ran)]
+    text = outdir.read_capped(written, outdir.MAX_JSON_BYTES).decode(errors="replace")
+    body = ["<h2>Scenario</h2>", f'<p class="muted">as written ({_e(written.name)})</p>', f"<pre>{_e(text)}</pre>"]
+    if ran is None:
+        return body
+    try:
+        changes = _changed_fields(tomllib.loads(text), ran)
+    except tomllib.TOMLDecodeError:
+        changes = ["(scenario.toml is not TOML)"]
+    if changes:
+        body.append(
+            f"<p>The run changed {_e(', '.join(changes))} (an option of the command, such as --seed or --pcap).</p>"
+            f"<details><summary>the scenario as it ran (scenario.json)</summary>\n{_json_block(ran)}\n</details>"
+        )
+    return body
+
+
+def _changed_fields(written: Any, ran: Any, path: str = "") -> list[str]:
+    """`path = value` of each field where `ran` differs from `written` (tables compared key by key)."""
+    if not (isinstance(written, dict) and isinstance(ran, dict)):
+        return [] if written == ran else [f"{path} = {json.dumps(ran)}" if ran is not None else f"{path} removed"]
+    changes = []
+    for key in dict.fromkeys([*written, *ran]):
+        changes += _changed_fields(written.get(key), ran.get(key), f"{path}.{key}" if path else key)
+    return changes
 
 
 def _emulation(path: Path) -> Figures:
@@ -311,16 +455,16 @@ def _delivery(summary: dict) -> str:
 
 
 def _flow_columns(flows: Any) -> Any:
-    """The flows table in the CLI's units: Mbps, ms."""
+    """The flows table in the CLI's units: Mbps, ms, packets."""
     shown = flows[["id", "name", "type", "src", "dst"]].copy()
-    shown["goodput (Mbps)"] = flows["goodput_bps"] / 1e6
-    shown["fair share (Mbps)"] = flows["fair_share_bps"] / 1e6
+    shown["goodput (Mbps)"] = flows["goodput_bps"] / MBPS
+    shown["fair share (Mbps)"] = flows["fair_share_bps"] / MBPS
     shown["goodput / fair share"] = flows["normalised_goodput"]
-    shown["sent"] = flows["sent_packets"]
-    shown["dropped"] = flows["dropped_packets"]
-    shown["loss rate"] = flows["loss_rate"]
+    shown["sent (packets)"] = flows["sent_packets"]
+    shown["dropped (packets)"] = flows["dropped_packets"]
+    shown["loss rate (window)"] = flows["loss_rate"]
     shown["mean delay (ms)"] = flows["mean_delay"] * 1e3
-    shown["retransmitted"] = flows["retransmitted_packets"]
+    shown["retransmitted (packets)"] = flows["retransmitted_packets"]
     shown["timeouts"] = flows["timeouts"]
     return shown
 
@@ -422,50 +566,82 @@ def _row_counts(rows: list[dict]) -> tuple[int, int]:
 
 
 def sweep_page(folder: Path) -> str:
-    manifest = _read_json(folder / "sweep.json")
-    jobs = _read_csv_or_none(folder / "jobs.csv")
-    done = 0 if jobs is None else len(jobs)
-    total = len(manifest["jobs"])
-    state = _mark("pass", "complete") if done == total else _mark("pending", "incomplete")
-    body = [f"<p>{state} {done} of {total} jobs have results</p>", "<h2>Grid</h2>"]
-    grid = [
-        [path, ", ".join(json.dumps(v, sort_keys=True) for v in values)] for path, values in manifest["grid"].items()
-    ]
+    """The page of an `aqmlab sweep --out` folder: the grid, each grid point's metrics over its
+    seeds (`sweep.grid_summary`, as `aqmlab sweep` prints them) and drawn against each axis,
+    then every job."""
+    from .sweep import grid_summary, labelled_jobs
+
+    plan = _read_json(folder / "sweep.json")
+    jobs = labelled_jobs(folder)
+    total = len(plan["jobs"])
+    state = _mark("pass", "complete") if len(jobs) == total else _mark("pending", "incomplete")
+    body = [f"<p>{state} {len(jobs)} of {total} jobs have results</p>", "<h2>Grid</h2>"]
+    grid = [[path, ", ".join(json.dumps(v, sort_keys=True) for v in values)] for path, values in plan["grid"].items()]
     body.append(_table(["path", "values"], grid))
-    if jobs is not None:
+    summary = grid_summary(folder)
+    if not summary.table.empty:
+        columns = [*summary.axes, "seeds", *summary.metrics]
+        rows = [
+            [*(summary.table[axis].iloc[i] for axis in summary.axes), summary.table["seeds"].iloc[i]]
+            + [summary.spread(i, metric) for metric in summary.metrics]
+            for i in range(len(summary.table))
+        ]
+        body += [
+            "<h2>Grid points</h2>",
+            "<p class=\"muted\">each metric's mean over the point's seeds, and its min-max</p>",
+            _table([_heading(c) for c in columns], rows, numbers=[_heading(c) for c in summary.metrics], sortable=True),
+        ]
+        if summary.axes:
+            body += ["<h2>Each metric against each grid axis</h2>", _figure(_grid_figure(summary), "grid points")]
+    if not jobs.empty:
         body += ["<h2>Jobs</h2>", _frame_table(jobs, "jobs.csv")]
-        if "jain_index" in jobs and len(jobs) <= MAX_TABLE_ROWS:
-            body += ["<h2>Jain index per job</h2>", _figure(_jain_figure(jobs), "Jain index per job")]
-    first = manifest["jobs"][0]["hash"][:16] if manifest["jobs"] else None
+    first = plan["jobs"][0]["hash"][:16] if plan["jobs"] else None
     if first and (folder / "jobs" / first / "scenario.json").is_file():
         body += [
             "<h2>Scenario of job 0</h2>",
             '<p class="muted">the other jobs differ at the grid\'s paths</p>',
             _json_block(_read_json(folder / "jobs" / first / "scenario.json")),
         ]
-    return _page(f"Sweep: {folder.name}", body, f"aqmlab {__version__} · {total} jobs")
+    name = plan.get("name") or folder.name
+    title = f"Sweep {name}" + (f" over {plan['scenario']}" if plan.get("scenario") else "")
+    return _page(title, body, f"aqmlab {__version__} · {folder.name} · {total} jobs")
 
 
-def _read_csv_or_none(path: Path) -> Any:
-    import pandas as pd
+def _grid_figure(summary: Any) -> Any:
+    """A panel per metric and grid axis: the metric's mean over seeds at each of the axis's values
+    (a line per combination of the other axes' values), bars from its min to its max."""
+    from matplotlib.figure import Figure
 
-    if not path.is_file():
-        return None
-    try:
-        return pd.read_csv(path)
-    except pd.errors.EmptyDataError:  # a sweep with no finished job
-        return None
-
-
-def _jain_figure(jobs: Any) -> Any:
-    from .plots import pyplot
-
-    fig, ax = pyplot().subplots(figsize=(max(4.0, 0.3 * len(jobs) + 2), 3))
-    ax.bar([str(j) for j in jobs["job"]], jobs["jain_index"])
-    ax.set_xlabel("job")
-    ax.set_ylabel("Jain index")
-    ax.set_ylim(0, 1.05)
-    fig.tight_layout()
+    panels = [(metric, axis) for metric in summary.metrics for axis in summary.axes]
+    columns = min(len(panels), 3)
+    rows = -(-len(panels) // columns)
+    fig = Figure(figsize=(4.2 * columns, 3.0 * rows), layout="tight")
+    axes = fig.subplots(rows, columns, squeeze=False)
+    table = summary.table
+    for ax, (metric, axis) in zip(axes.flat, panels, strict=False):
+        values = list(dict.fromkeys(table[axis]))
+        # Points of a numeric axis are joined; a table's (a qdisc's) values are categories.
+        joined = all(isinstance(v, (int, float)) for v in values)
+        others = [a for a in summary.axes if a != axis]
+        for key, lines in table.groupby(others, sort=False) if others else [((), table)]:
+            x = [values.index(v) for v in lines[axis]]
+            mean = lines[metric].to_numpy()
+            spread = [mean - lines[f"{metric} min"].to_numpy(), lines[f"{metric} max"].to_numpy() - mean]
+            label = ", ".join(
+                f"{a}={v}" for a, v in zip(others, key if isinstance(key, tuple) else (key,), strict=True)
+            )
+            style = "-" if joined else "none"
+            ax.errorbar(x, mean, yerr=spread, marker="o", capsize=3, linewidth=1, linestyle=style, label=label or None)
+        ax.set_xticks(
+            range(len(values)), [textwrap.fill(str(v), 16, break_long_words=False) for v in values], fontsize=8
+        )
+        ax.set_xlim(-0.5, len(values) - 0.5)
+        ax.set_xlabel(axis, fontsize=8)
+        ax.set_title(_heading(metric), fontsize=10)
+        if others:
+            ax.legend(fontsize=7)
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
     return fig
 
 
@@ -486,9 +662,7 @@ def compare_page(folder: Path) -> str:
     ]
     if (folder / "compare.png").is_file():
         body += ["<h2>Figure</h2>", _png_file(folder / "compare.png")]
-    body += ["<h2>What ran</h2>", _json_block(about["mechanisms"])]
-    if (folder / "scenario.json").is_file():
-        body += ["<h2>Scenario</h2>", _json_block(_read_json(folder / "scenario.json"))]
+    body += ["<h2>What ran</h2>", _json_block(about["mechanisms"]), *_scenario_section(folder)]
     return _page(f"Compare: {about['name']}", body, f"aqmlab {about.get('aqmlab', '?')} · {folder.name}")
 
 

@@ -254,7 +254,8 @@ class Results:
 
     def save(self, out_dir: str | Path, format: str = "parquet") -> list[Path]:
         """Writes every table (`<table>.parquet` or `.csv`; `marks` and `qdisc_flows` only when
-        they have rows), `summary.json` (without wall time) and, when known, `scenario.json`.
+        they have rows), `summary.json` (without wall time) and, when known, the scenario
+        (`Scenario.save`: `scenario.json`, and `scenario.toml` when it came from a file).
         Same scenario + seed = identical bytes."""
         if format not in ("parquet", "csv"):
             raise ValueError(f"format: must be parquet or csv, got {format!r}")
@@ -272,7 +273,7 @@ class Results:
             written.append(path)
         written.append(_write_json(out / "summary.json", self.summary(wall_time=False)))
         if self.scenario is not None:
-            written.append(_write_json(out / "scenario.json", self.scenario.to_dict()))
+            written += self.scenario.save(out)
         return written
 
     def __repr__(self) -> str:

@@ -83,9 +83,14 @@ MAX_NESTING = 32
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file's content; ScenarioError naming the file if it cannot be read, is larger than
     MAX_FILE_BYTES, is not UTF-8 or not TOML."""
+    return read_toml_text(path)[0]
+
+
+def read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
+    """A TOML file's content and its text, as `read_toml` reads them."""
     try:
         text = read_capped(path, MAX_FILE_BYTES).decode()
-        return tomllib.loads(text)
+        return tomllib.loads(text), text
     except OSError as e:
         raise ScenarioError(f"{path}: {e.strerror or e}") from None
     except OutputError as e:
@@ -197,16 +202,19 @@ def _require_json_values(value: Any, path: str) -> None:
 
 
 class Scenario:
-    """A scenario: the content of a scenario file as a dict, plus where it came from.
+    """A scenario: the content of a scenario file as a dict, plus where it came from: `source`,
+    the file, and `text`, the file's text as it was read (comments and all; None for a dict).
+    Copies keep both, as the text the user wrote that they were made from.
 
     Scenarios are values: the `with_*` helpers return changed copies.
     """
 
-    def __init__(self, data: Mapping[str, Any], source: Path | None = None):
+    def __init__(self, data: Mapping[str, Any], source: Path | None = None, text: str | None = None):
         if not isinstance(data, Mapping):
             raise ScenarioError(f"a scenario is a table (dict), got {type(data).__name__}")
         self._data = _copied(data, [])
         self.source = source
+        self.text = text
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Scenario:
@@ -219,7 +227,8 @@ class Scenario:
         bare `10` is an error saying what to write), where a dict's bare numbers are in base
         units (docs/scenario.md, "Units")."""
         path = find(path)
-        return cls(read_toml(path), source=path).validate(file=True)
+        data, text = read_toml_text(path)
+        return cls(data, source=path, text=text).validate(file=True)
 
     def to_dict(self) -> dict[str, Any]:
         return _copied(self._data, [])
@@ -234,6 +243,17 @@ class Scenario:
         except (ValueError, TypeError, RecursionError):
             _require_json_values(self._data, "")
             raise
+
+    def save(self, out_dir: str | Path) -> list[Path]:
+        """Writes `scenario.json` (the scenario as it runs) and, when it came from a file,
+        `scenario.toml` (the file's text: what `aqmlab report` shows); returns them."""
+        out = Path(out_dir)
+        written = [out / "scenario.json"]
+        written[0].write_text(json.dumps(self._data, indent=2) + "\n")
+        if self.text is not None:
+            written.append(out / "scenario.toml")
+            written[1].write_text(self.text)
+        return written
 
     def digest(self) -> str:
         """SHA-256 of the canonical JSON: identical scenarios have identical digests."""
@@ -267,7 +287,7 @@ class Scenario:
         data = _copied(self._data, [])
         for path, value in {**(changes or {}), **more}.items():
             set_path(data, path, value)
-        return Scenario(data, source=self.source)
+        return Scenario(data, source=self.source, text=self.text)
 
     def with_seed(self, seed: int) -> Scenario:
         return self.with_({"simulation.seed": seed})
@@ -303,6 +323,15 @@ class Scenario:
         path = self._qdisc_path(link)
         try:
             return _copied(get_path(self._data, path), [])
+        except ScenarioError:
+            return {}
+
+    def link(self, link: str) -> dict[str, Any]:
+        """The table of the link that `link` names as the results do (see `with_qdisc`; both
+        directions share it), e.g. its `rate_changes`; `{}` for a link the scenario does not
+        write out (a host's access link)."""
+        try:
+            return _copied(get_path(self._data, self._qdisc_path(link).rpartition(".")[0]), [])
         except ScenarioError:
             return {}
 

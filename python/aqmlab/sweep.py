@@ -11,7 +11,9 @@ Every combination of grid values is one job. A job's results are stored in
 `OUT/jobs/<hash>/`, where the hash covers the job's full scenario (and the
 aqmlab version), so rerunning an interrupted sweep runs only what is missing.
 At the end `OUT/jobs.csv` (one row per job) and `OUT/flows.csv` (one row per
-job and flow) combine everything, in grid order.
+job and flow) combine everything, in grid order. `grid_summary(OUT)` takes the
+seeds together: one row per grid point, each metric's mean and range over the
+point's seeds (what `aqmlab sweep` prints and `aqmlab report` draws).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import pandas as pd
 
 from . import _core, outdir
 from ._core import ScenarioError
-from .results import SCHEMA
+from .results import MBPS, SCHEMA
 from .scenario import Scenario, find, read_toml
 from .workers import Cluster, run_tasks
 
@@ -55,6 +57,8 @@ class SweepSpec:
     base: Scenario
     grid: dict[str, list[Any]]
     jobs: list[Job] = field(default_factory=list)
+    # The spec file's name without `.toml` ("" for a spec given as a dict).
+    name: str = ""
 
 
 @dataclass
@@ -80,9 +84,11 @@ def load_spec(path: str | Path) -> SweepSpec:
     path = find(path)
     data = read_toml(path)
     try:
-        return parse_spec(data, path.parent)
+        spec = parse_spec(data, path.parent)
     except ScenarioError as e:
         raise ScenarioError(f"{path}: {e}") from None
+    spec.name = path.stem
+    return spec
 
 
 def parse_spec(data: dict[str, Any], root: Path) -> SweepSpec:
@@ -260,8 +266,11 @@ def _param_text(value: Any) -> Any:
 
 
 def _write_plan(spec: SweepSpec, out: Path) -> None:
-    """`sweep.json`: the grid and every job's hash and parameters (what `aqmlab report` shows)."""
+    """`sweep.json`: the spec's and the base scenario's names, the grid and every job's hash and
+    parameters (what `aqmlab report` shows)."""
     plan = {
+        "name": spec.name,
+        "scenario": spec.base.name or (spec.base.source.stem if spec.base.source else ""),
         "grid": spec.grid,
         "jobs": [{"job": j.index, "hash": j.hash, "params": j.params} for j in spec.jobs],
     }
@@ -309,3 +318,119 @@ def _combine(spec: SweepSpec, jobs_dir: Path, out: Path, whole: set[int]) -> lis
             frame.to_csv(partial, index=False)
         written.append(path)
     return written
+
+
+# ---------------------------------------------------------------- the seeds taken together
+
+# The grid path whose values are seeds: the jobs of one grid point differ only there.
+SEED_PATH = "simulation.seed"
+
+
+@dataclass
+class GridSummary:
+    """A sweep's jobs by grid point (the grid's values but the seed's): `table` has a row per
+    point, in grid order: a column per axis (the value's label, `axis_labels`), `seeds` (jobs
+    with results), then per metric (`metrics`: `jain_index`, `utilisation.<link>` of each
+    monitored link, `<group>_mbps`, each flow group's goodput) its mean over the seeds, and
+    `<metric> min`, `<metric> max`, `<metric> std` (0 for one seed)."""
+
+    axes: list[str]
+    metrics: list[str]
+    table: pd.DataFrame
+
+    def spread(self, point: int, metric: str) -> str:
+        """`mean (min-max)` of a metric at a grid point (row), as `aqmlab sweep` and the report
+        show it; the mean alone when every seed gives the same."""
+        from .terminal import fmt
+
+        row = self.table.iloc[point]
+        low, high = fmt(row[f"{metric} min"]), fmt(row[f"{metric} max"])
+        return fmt(row[metric]) + ("" if low == high else f" ({low}-{high})")
+
+
+def grid_summary(out_dir: str | Path) -> GridSummary:
+    """The jobs of a sweep's folder (its `sweep.json`, `jobs.csv`, `flows.csv`) taken together by
+    grid point; the points without a finished job are left out. E.g.
+    `grid_summary("out/sweep").table`."""
+    out = Path(out_dir)
+    plan = outdir.read_json(out / "sweep.json", ("grid", "jobs"))
+    axes = [path for path in plan["grid"] if path != SEED_PATH]
+    labels = _job_labels(plan)
+    jobs = _read_or_empty(out / "jobs.csv")
+    if jobs.empty:
+        return GridSummary(axes, [], pd.DataFrame())
+    flows = _read_or_empty(out / "flows.csv")
+    per_job = jobs[["job", "jain_index", *(c for c in jobs.columns if c.startswith("utilisation."))]].copy()
+    if not flows.empty:
+        # Each flow's group as the core named it (the flows table's `group`).
+        by_group = flows.pivot_table(index="job", columns="group", values="goodput_bps", aggfunc="sum", sort=False)
+        per_job = per_job.join(by_group.div(MBPS).add_suffix("_mbps"), on="job")
+    metrics = [c for c in per_job.columns if c != "job"]
+    point_of = {job: tuple(label[path] for path in axes) for job, label in labels.items()}
+    per_job["point"] = per_job["job"].map(point_of)
+    rows = []
+    for point in dict.fromkeys(point_of.values()):
+        seeds = per_job[per_job["point"] == point]
+        if seeds.empty:
+            continue
+        row: dict[str, Any] = dict(zip(axes, point, strict=True))
+        row["seeds"] = len(seeds)
+        for metric in metrics:
+            values = seeds[metric]
+            row[metric] = values.mean()
+            row |= {f"{metric} min": values.min(), f"{metric} max": values.max(), f"{metric} std": values.std(ddof=0)}
+        rows.append(row)
+    return GridSummary(axes, metrics, pd.DataFrame(rows))
+
+
+def labelled_jobs(out_dir: str | Path) -> pd.DataFrame:
+    """`jobs.csv` of a sweep's folder with each grid value by its label (`axis_labels`), the hash
+    last: the jobs as `aqmlab report` lists them."""
+    out = Path(out_dir)
+    plan = outdir.read_json(out / "sweep.json", ("grid", "jobs"))
+    jobs = _read_or_empty(out / "jobs.csv")
+    if jobs.empty:
+        return jobs
+    labels = _job_labels(plan)
+    for path in plan["grid"]:
+        column = f"grid.{path}" if path in RESULT_COLUMNS else path
+        jobs[column] = [labels[job][path] for job in jobs["job"]]
+    return jobs[[c for c in jobs.columns if c != "hash"] + ["hash"]]
+
+
+def _job_labels(plan: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """Each job's grid values by their labels (`axis_labels`), from `sweep.json`: job -> path -> label."""
+    labels = {
+        path: dict(zip(map(_canonical, values), axis_labels(values), strict=True))
+        for path, values in plan["grid"].items()
+    }
+    return {
+        job["job"]: {path: labels[path][_canonical(value)] for path, value in job["params"].items()}
+        for job in plan["jobs"]
+    }
+
+
+def axis_labels(values: list[Any]) -> list[Any]:
+    """Short labels of one grid axis's values: numbers and text as they are; tables by what
+    differs between them (`limit_bytes=30KB`, a `type` by its name: `red min_th=5`); their
+    compact JSON when that does not tell them apart."""
+    if not all(isinstance(v, dict) for v in values) or len(values) < 2:
+        return [_param_text(v) for v in values]
+    keys = dict.fromkeys(k for v in values for k in v)
+    differing = [k for k in keys if len({_canonical(v.get(k)) for v in values}) > 1]
+    labels = [
+        " ".join(str(v[k]) if k == "type" else f"{k}={_param_text(v[k])}" for k in differing if k in v) for v in values
+    ]
+    return labels if len(set(labels)) == len(labels) else [_param_text(v) for v in values]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _read_or_empty(path: Path) -> pd.DataFrame:
+    """A combined table of a sweep (empty when no job has finished)."""
+    try:
+        return pd.read_csv(path)
+    except (FileNotFoundError, pd.errors.EmptyDataError):
+        return pd.DataFrame()

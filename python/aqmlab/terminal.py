@@ -2,10 +2,12 @@
 diagnostics to stderr). Pure Python: printing a table loads neither pandas nor rich, so a
 command starts as fast with its table as with `--json` (issue 26).
 
-A table wider than the terminal is fitted, never cut: long text cells wrap, and what is
-still too wide is split into column groups that each fit (the key column repeated in each).
-A long per-flow table is summarised by flow group (`tcp[0-30]`: mean, then min-max) unless
-`wide`; the files written with `--out` always hold the whole table.
+A table wider than the terminal is fitted, never cut, and stays one table under one header
+(issue 34): headers and long text cells wrap; long texts that recur are written `[n]` with a
+legend below; a table of few rows and many columns is transposed; else each row is folded
+under its first cell. Headers carry the unit of the column's name (`delay_p99_ms` ->
+`delay p99 (ms)`). A long per-flow table is summarised by flow group (`tcp[0-30]`: mean,
+then min-max) unless `wide`; the files written with `--out` always hold the whole table.
 """
 
 from __future__ import annotations
@@ -27,6 +29,20 @@ GAP = 2
 # A text cell wider than this share of the terminal wraps (at least WRAP_MIN characters).
 WRAP_SHARE = 3
 WRAP_MIN = 20
+# A folded row's continuation lines: their indent, and how narrow a text column may wrap there.
+INDENT = 2
+FOLD_WRAP_MIN = 12
+# Text cells longer than this that recur in a column are written `[n]` when the table is too wide.
+LEGEND_MIN = 20
+# Unit suffixes of column names (longest first, `_ms` before `_s`) and the unit a header shows.
+UNIT_SUFFIXES = (
+    ("_mbps", "Mbps"),
+    ("_bps", "bit/s"),
+    ("_ms", "ms"),
+    ("_us", "µs"),
+    ("_s", "s"),
+    ("_bytes", "bytes"),
+)
 # Integer columns that name a row rather than measure it: shown as ranges, never averaged.
 IDENTIFIERS = ("id", "flow")
 _INDEX = re.compile(r"\[(\d+)\]$")
@@ -35,11 +51,14 @@ _COLOURS = {"red": 31, "green": 32, "yellow": 33, "bold": 1}
 
 
 def fmt(value: Any) -> str:
-    """A cell: yes/no, large numbers with thousands separators, others to 4 significant digits."""
+    """A cell, in the terminal and on the report's pages: yes/no, `-` for no value (None, NaN),
+    large numbers with thousands separators, others to 4 significant digits."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if hasattr(value, "item"):  # a numpy scalar
         value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
     if isinstance(value, float):
         return f"{value:,.0f}" if math.isfinite(value) and abs(value) >= 1e4 else f"{value:.4g}"
     return str(value)
@@ -186,40 +205,182 @@ def _visible(text: str) -> int:
     return len(_ANSI.sub("", text))
 
 
+def heading(column: str) -> str:
+    """A column's name as a header: words for its underscores, its unit suffix in parentheses
+    (`delay_p99_ms` -> `delay p99 (ms)`, `tcp_mbps` -> `tcp (Mbps)`), so that a column the
+    tables gain later (a flow group's, a counter's) shows its unit too. A dotted path (a
+    sweep's grid axis, `utilisation.L->R`) is shown as it is written."""
+    if "." in column:
+        return column
+    for suffix, unit in UNIT_SUFFIXES:
+        if column.endswith(suffix) and len(column) > len(suffix):
+            return f"{column.removesuffix(suffix).replace('_', ' ')} ({unit})"
+    return column.replace("_", " ")
+
+
 def _render(
     columns: list[str], cells: list[list[str]], numeric: list[bool], title: str, width_: int, note: str = ""
 ) -> list[str]:
-    """The lines of a table: per column group its title (then `note`), header, rule and rows."""
-    headers = [c.replace("_", " ") for c in columns]
-    widths = [max(_visible(text) for text in [h, *(row[i] for row in cells)]) for i, h in enumerate(headers)]
-    widths = _wrapped_widths(widths, numeric, [len(h) for h in headers], width_)
-    groups = _column_groups(widths, width_)
-    lines: list[str] = []
-    for n, group in enumerate(groups):
-        part = f" (columns {n + 1}/{len(groups)})" if len(groups) > 1 else ""
-        lines += textwrap.wrap(f"{title}{part}{note}", width_)
-        lines.append(_line([headers[i] for i in group], [widths[i] for i in group], [numeric[i] for i in group]))
-        lines.append("  ".join("─" * widths[i] for i in group))
-        for row in cells:
-            lines += _row_lines([row[i] for i in group], [widths[i] for i in group], [numeric[i] for i in group])
-        lines.append("")
+    """The lines of a table no wider than `width_`, in the first layout that fits: a line per
+    row (long text and headers wrapped); the same with long repeated cells replaced by `[n]`
+    and a legend below; transposed (a column per row: a short table of many columns); or each
+    row folded under its first cell (the others on indented lines)."""
+    headers = [heading(c) for c in columns]
+    lines = textwrap.wrap(f"{title}{note}", width_)
+    flat = _line_widths(list(range(len(headers))), headers, cells, numeric, width_)
+    if flat is not None:
+        return lines + _flat_lines(headers, cells, numeric, flat) + [""]
+    shortened, legend = _legend(cells, numeric)
+    flat = _line_widths(list(range(len(headers))), headers, shortened, numeric, width_)
+    if flat is not None:
+        return lines + _flat_lines(headers, shortened, numeric, flat) + _legend_lines(legend, width_) + [""]
+    t_headers, t_cells, t_numeric = _transposed(headers, cells, numeric)
+    turned = _line_widths(list(range(len(t_headers))), t_headers, t_cells, t_numeric, width_)
+    if turned is not None:
+        return lines + _flat_lines(t_headers, t_cells, t_numeric, turned) + [""]
+    return lines + _folded_lines(headers, shortened, numeric, width_) + _legend_lines(legend, width_) + [""]
+
+
+def _cell_width(cells: list[list[str]], i: int) -> int:
+    return max((_visible(row[i]) for row in cells), default=0)
+
+
+def _line_widths(
+    group: list[int],
+    headers: list[str],
+    cells: list[list[str]],
+    numeric: list[bool],
+    room: int,
+    wrap_min: int | None = None,
+) -> list[int] | None:
+    """Widths of the columns `group` on one line of `room` characters, or None if they cannot fit.
+    Headers wrap at their spaces first, then text columns wider than `wrap_min` wrap (default:
+    wider than a third of the room, and WRAP_MIN), sharing what the others leave; no column is
+    narrower than its longest word, nor a wrapped text column narrower than `wrap_min`."""
+    natural = [max(_cell_width(cells, i), len(headers[i])) for i in group]
+    gaps = GAP * (len(group) - 1)
+    if sum(natural) + gaps <= room:
+        return natural
+    # Headers wrapped: each column as wide as its cells, or its header's longest word.
+    least = [_longest_word([headers[i]]) for i in group]
+    base = [max(_cell_width(cells, i), least[k]) for k, i in enumerate(group)]
+    if sum(base) + gaps <= room:
+        return _widened([headers[i] for i in group], base, natural, room - gaps)
+    limit = wrap_min if wrap_min is not None else max(WRAP_MIN, room // WRAP_SHARE)
+    long = sorted((k for k, i in enumerate(group) if not numeric[i] and base[k] > limit), key=lambda k: base[k])
+    for k in long:
+        least[k] = max(least[k], min(limit, base[k]), _longest_word(row[group[k]] for row in cells))
+    fitted = list(base)
+    left = room - gaps - sum(w for k, w in enumerate(base) if k not in long)
+    for n, k in enumerate(long):  # the narrowest first: what it leaves goes to the wider ones
+        fitted[k] = max(min(base[k], left // (len(long) - n)), least[k])
+        left -= fitted[k]
+    return fitted if sum(fitted) + gaps <= room else None
+
+
+def _longest_word(texts: Iterable[str]) -> int:
+    return max((_visible(word) for text in texts for word in text.split()), default=0)
+
+
+def _widened(headers: list[str], widths: list[int], natural: list[int], room: int) -> list[int]:
+    """`widths` given what `room` has left: the headers that need least first are unwrapped
+    (widened to `natural`); one that cannot be is widened only as far as saves it a line."""
+    widths = list(widths)
+    spare = room - sum(widths)
+    for k in sorted(range(len(widths)), key=lambda k: natural[k] - widths[k]):
+        if natural[k] - widths[k] <= spare:
+            spare -= natural[k] - widths[k]
+            widths[k] = natural[k]
+            continue
+        fewest = min(range(widths[k], widths[k] + spare + 1), key=lambda w: (len(textwrap.wrap(headers[k], w)), w))
+        spare -= fewest - widths[k]
+        widths[k] = fewest
+    return widths
+
+
+def _header_lines(texts: list[str], widths: list[int], numeric: list[bool], indent: int = 0) -> list[str]:
+    """Headers wrapped to their columns' widths, aligned at the bottom (on the rule)."""
+    wrapped = [textwrap.wrap(text, w) or [""] for text, w in zip(texts, widths, strict=True)]
+    height = max(len(parts) for parts in wrapped)
+    padded = [[""] * (height - len(parts)) + parts for parts in wrapped]
+    return [" " * indent + _line([p[k] for p in padded], widths, numeric) for k in range(height)]
+
+
+def _flat_lines(headers: list[str], cells: list[list[str]], numeric: list[bool], widths: list[int]) -> list[str]:
+    """Header, rule and a line per row (more where a cell wraps)."""
+    lines = _header_lines(headers, widths, numeric)
+    lines.append("  ".join("─" * w for w in widths))
+    for row in cells:
+        lines += _row_lines(row, widths, numeric)
     return lines
 
 
-def _wrapped_widths(widths: list[int], numeric: list[bool], least: list[int], width_: int) -> list[int]:
-    """Column widths that fit `width_` by wrapping long text columns (wider than a third of
-    it), which share the room the others leave; never narrower than WRAP_MIN or their header."""
-    gaps = GAP * (len(widths) - 1)
-    limit = max(WRAP_MIN, width_ // WRAP_SHARE)
-    long = sorted((i for i, w in enumerate(widths) if not numeric[i] and w > limit), key=lambda i: widths[i])
-    if sum(widths) + gaps <= width_ or not long:
-        return widths
-    fitted = list(widths)
-    room = width_ - gaps - sum(w for i, w in enumerate(widths) if i not in long)
-    for k, i in enumerate(long):  # the narrowest first: what it leaves goes to the wider ones
-        fitted[i] = max(min(widths[i], room // (len(long) - k)), WRAP_MIN, least[i])
-        room -= fitted[i]
-    return fitted
+def _folded_lines(headers: list[str], cells: list[list[str]], numeric: list[bool], width_: int) -> list[str]:
+    """Each row's first cell on a line of its own, its other cells on indented lines below,
+    packed as the headers are, so that every row reads as one record under one header."""
+    room = width_ - INDENT
+    packs: list[list[int]] = []
+    for i in range(1, len(headers)):
+        # A column joins the line while the line fits.
+        if packs and _line_widths([*packs[-1], i], headers, cells, numeric, room, FOLD_WRAP_MIN) is not None:
+            packs[-1].append(i)
+        else:
+            packs.append([i])
+    # A line of one column may still not fit (a number wider than the terminal): it overflows.
+    sized = [
+        _line_widths(pack, headers, cells, numeric, room, FOLD_WRAP_MIN) or [_cell_width(cells, i) for i in pack]
+        for pack in packs
+    ]
+    lines = [headers[0]]
+    for pack, w in zip(packs, sized, strict=True):
+        lines += _header_lines([headers[i] for i in pack], w, [numeric[i] for i in pack], INDENT)
+    lines.append("─" * max(_visible(line) for line in lines))
+    for row in cells:
+        lines += textwrap.wrap(row[0], width_) or [""]
+        for pack, w in zip(packs, sized, strict=True):
+            parts = _row_lines([row[i] for i in pack], w, [numeric[i] for i in pack])
+            lines += [" " * INDENT + part for part in parts]
+    return lines
+
+
+def _transposed(
+    headers: list[str], cells: list[list[str]], numeric: list[bool]
+) -> tuple[list[str], list[list[str]], list[bool]]:
+    """The table turned: a row per column (its header first), a column per row (headed by the
+    row's first cell); right-aligned when most of the columns were numbers."""
+    turned = [[headers[i], *(row[i] for row in cells)] for i in range(1, len(headers))]
+    mostly_numbers = sum(numeric[1:]) * 2 > len(numeric) - 1
+    return [headers[0], *(row[0] for row in cells)], turned, [False] + [mostly_numbers] * len(cells)
+
+
+def _legend(cells: list[list[str]], numeric: list[bool]) -> tuple[list[list[str]], list[str]]:
+    """`cells` with each text longer than LEGEND_MIN that recurs in a column replaced by `[n]`,
+    and the legend's texts (n - 1 in the list)."""
+    counts: dict[tuple[int, str], int] = {}
+    for row in cells:
+        for i, text in enumerate(row):
+            if not numeric[i] and _visible(text) > LEGEND_MIN:
+                counts[i, text] = counts.get((i, text), 0) + 1
+    legend: list[str] = []
+    shortened = []
+    for row in cells:
+        line = []
+        for i, text in enumerate(row):
+            if counts.get((i, text), 0) > 1:
+                if text not in legend:
+                    legend.append(text)
+                text = f"[{legend.index(text) + 1}]"
+            line.append(text)
+        shortened.append(line)
+    return shortened, legend
+
+
+def _legend_lines(legend: list[str], width_: int) -> list[str]:
+    lines = []
+    for n, text in enumerate(legend, 1):
+        mark = f"[{n}] "
+        lines += textwrap.wrap(text, width_, initial_indent=mark, subsequent_indent=" " * len(mark))
+    return lines
 
 
 def _row_lines(cells: list[str], widths: list[int], numeric: list[bool]) -> list[str]:
@@ -235,19 +396,6 @@ def _line(cells: list[str], widths: list[int], numeric: list[bool]) -> str:
         space = " " * (w - _visible(text))
         padded.append(space + text if right else text + space)
     return (" " * GAP).join(padded).rstrip()
-
-
-def _column_groups(widths: list[int], width_: int) -> list[list[int]]:
-    """Consecutive columns that fit `width_`, each group led by column 0 (the key)."""
-    groups: list[list[int]] = [[0]]
-    used = widths[0]
-    for i in range(1, len(widths)):
-        if used + GAP + widths[i] > width_ and len(groups[-1]) > 1:
-            groups.append([0])
-            used = widths[0]
-        groups[-1].append(i)
-        used += GAP + widths[i]
-    return groups
 
 
 def rows_table(
@@ -277,7 +425,8 @@ def rows_table(
             line.append(ns2[row.key].shown() if row.key in ns2 else not_in_ns2.get(row.key, ""))
         line.append(fmt(row.ours))
         if ratio:
-            line.append(f"{row.ours / row.paper:.3f}" if row.paper else "-")
+            quotient = row.ours / row.paper if row.paper else math.nan
+            line.append(f"{quotient:.3f}" if math.isfinite(quotient) else "-")
         mark = verdict(row.passed) if row.graded else f"info ({'pass' if row.passed else 'fail'})"
         line += [row.tolerance, mark, *([str(judged.get(row.key, ""))] if judged else [])]
         cells.append(line + ([notes[index]] if notes is not None else []))

@@ -156,8 +156,6 @@ def save(
     """Of `compare(scenario, ..., link)`: writes `compare.csv` (the table), `compare.png`
     (`compare_figure`), `compare.json` (what ran: each mechanism's qdisc table, the flow
     groups' fair shares) and `scenario.json`: what `aqmlab report` makes a page of."""
-    from .plots import pyplot
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fair = fair_shares(next(iter(runs.values())))
@@ -165,7 +163,6 @@ def save(
     table.to_csv(out / "compare.csv", index=False)
     figure = compare_figure(table, fair, title=name)
     figure.savefig(out / "compare.png", dpi=110, metadata={"Software": None})
-    pyplot().close(figure)
     about = {
         "aqmlab": __version__,
         "name": name,
@@ -182,7 +179,7 @@ def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: s
     mechanism with the group's max-min fair share dashed across; then the queueing delay
     (99th percentile, the median marked). Each mechanism has its colour in every figure
     (`plots.mechanism_colour`)."""
-    from .plots import mechanism_colour, pyplot
+    from .plots import mechanism_colour, subplots
 
     groups = [c.removesuffix("_mbps") for c in table.columns if c.endswith("_mbps")]
     names = table["mechanism"].tolist()
@@ -192,7 +189,7 @@ def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: s
     columns = min(panels, 2)
     rows = -(-panels // columns)
     width = max(4.5, 0.36 * len(names) + 1.2)
-    fig, axes = pyplot().subplots(rows, columns, figsize=(width * columns, 3.3 * rows), squeeze=False)
+    fig, axes = subplots(rows, columns, figsize=(width * columns, 3.3 * rows), squeeze=False)
     for ax, group in zip(axes.flat, groups, strict=False):
         ax.bar(x, table[f"{group}_mbps"], color=colours)
         heading = f"{group}: goodput"

@@ -1,9 +1,10 @@
-"""Figures of a run: per-flow goodput against fair share, queue length over time, and a TCP
-flow's traced window against a model."""
+"""Figures of a run: per-flow goodput against fair share, goodput and queue length over time,
+and a TCP flow's traced window against a model (`Results.plot_*` draws them). Every figure of
+aqmlab is made by `new_figure` / `subplots`, which leave matplotlib's global state alone."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,14 +49,22 @@ def mechanism_colour(name: str) -> str:
     return OTHER_COLOURS[sum(map(ord, name)) % len(OTHER_COLOURS)]
 
 
-def pyplot() -> Any:
-    """matplotlib.pyplot, drawing to files only; imported on first use (it is slow to import)."""
-    import matplotlib
+def new_figure(**kwargs: Any) -> Figure:
+    """A matplotlib Figure that no backend holds: making, drawing and saving it changes nothing
+    global, neither the caller's backend (a notebook keeps its inline plots, issue 34) nor
+    pyplot's list of figures, so none is left open. `savefig` writes it with the canvas of the
+    file's format (Agg for PNG); as a notebook cell's value it shows as its PNG. `kwargs` as
+    Figure's (`figsize=(8, 4)`). matplotlib is imported on first use (it is slow to import)."""
+    from ._figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return Figure(**kwargs)
 
-    return plt
+
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float] | None = None, **kwargs: Any) -> Any:
+    """A `new_figure` and its axes, as `pyplot.subplots(nrows, ncols, figsize=, sharex=, squeeze=, ...)`
+    gives them: `fig, ax = subplots(figsize=(6, 4))`."""
+    fig = new_figure(figsize=figsize)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
 
 
 # More runs than this are drawn as small multiples, one panel per run.
@@ -86,7 +95,7 @@ def throughput_figure(results_by_label: Mapping[str, Results] | Results, title: 
     zoom = n_flows > 1 and top > 4 * fair.max() > 0
     many = n_flows > LABELLED_FLOWS
     width = 10.0 if many else max(6.0, 0.28 * n_flows * max(1, len(runs) / 2) + 2)
-    fig, axes = pyplot().subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
+    fig, axes = subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
     for ax in axes[:, 0]:
         _goodput_bars(ax, runs, fair)
     axes[0, 0].set_title(title or "Per-flow goodput over the measurement window")
@@ -114,7 +123,7 @@ def _small_multiples(runs: Mapping[str, Results], title: str) -> Figure:
     limit = min(top, ZOOM_SHARES * fair.max()) * 1.15 if fair.max() > 0 else top * 1.15
     columns = min(PANEL_COLUMNS, len(runs))
     rows = -(-len(runs) // columns)
-    fig, axes = pyplot().subplots(
+    fig, axes = subplots(
         rows, columns, figsize=(2.9 * columns, 2.3 * rows + 0.6), sharex=True, sharey=True, squeeze=False
     )
     for ax, (label, results) in zip(axes.flat, runs.items(), strict=False):
@@ -183,7 +192,7 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
         return None
     links = results.links.set_index("id")
     link_ids = list(dict.fromkeys(queue["link"]))
-    fig, axes = pyplot().subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
+    fig, axes = subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
     for ax, link in zip(axes[:, 0], link_ids, strict=True):
         samples = queue[queue["link"] == link]
         name = links.loc[link, "name"]
@@ -219,6 +228,57 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
     return fig
 
 
+# More flow groups than this are drawn as one line, all flows together.
+TIME_LINES = 10
+
+
+def throughput_over_time_figure(results: Results, flows: Sequence[str] | str = (), title: str = "") -> Figure:
+    """Goodput over time, from the `throughput` table's bins (`simulation.throughput_bin`): a
+    line per flow group (the `count` flows of one `[[flows]]` entry, `tcp[0]`, `tcp[1]`, ...:
+    their mean per flow, shaded from the lowest to the highest; more than TIME_LINES groups:
+    one line of all flows), or with `flows` (names) a line per flow named. The measurement
+    window starts at the dotted line (`simulation.warmup`)."""
+    import pandas as pd
+
+    from .compare import flow_groups
+
+    throughput = results.throughput
+    named = [flows] if isinstance(flows, str) else list(flows)
+    if named:
+        missing = [name for name in named if name not in set(results.flows["name"])]
+        if missing:
+            raise ValueError(f"flows: no flow named {', '.join(map(repr, missing))} in this run")
+        line_of = throughput["flow_name"]
+        labels = named
+    else:
+        groups = flow_groups(results).set_axis(results.flows["id"])
+        line_of = throughput["flow"].map(groups)
+        labels = list(dict.fromkeys(groups))
+        if len(labels) > TIME_LINES:
+            line_of, labels = pd.Series("all flows", index=throughput.index), ["all flows"]
+    fig, ax = subplots(figsize=(8, 4))
+    for label in labels:
+        rows = throughput[line_of == label]
+        members = rows["flow"].nunique()
+        mbps = rows.groupby("time")["bps"].agg(["mean", "min", "max"]) / MBPS
+        # A bin's value holds from its start to the next one's; the last one's to the run's end.
+        mbps.loc[results.duration] = mbps.iloc[-1]
+        legend = label if members == 1 else f"{label} ({members} flows: mean, range shaded)"
+        (line,) = ax.step(mbps.index, mbps["mean"], where="post", linewidth=1.2, label=legend)
+        if members > 1:
+            ax.fill_between(mbps.index, mbps["min"], mbps["max"], step="post", alpha=0.2, color=line.get_color())
+    if results.warmup > 0:
+        ax.axvline(results.warmup, color="gray", linestyle=":", linewidth=1)
+        ax.annotate(" warm-up ends", (results.warmup, 1), xycoords=("data", "axes fraction"), va="top", fontsize=8)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Mbps)" if named else "goodput per flow (Mbps)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "Goodput over time", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def window_figure(
     results: Results,
     flow: int = 0,
@@ -228,7 +288,7 @@ def window_figure(
     """A traced TCP flow's cwnd and ssthresh (packets) over time, with `model` = (times,
     windows, label) drawn over them (e.g. CUBIC's W(t)). Needs `tcp = { trace = true }`."""
     traces = results.traces
-    fig, ax = pyplot().subplots(figsize=(8, 4))
+    fig, ax = subplots(figsize=(8, 4))
     for var, style in (("cwnd", {"linewidth": 1.2}), ("ssthresh", {"linewidth": 0.8, "linestyle": ":"})):
         rows = traces[(traces["flow"] == flow) & (traces["var"] == var)]
         # Only finite ssthresh: before the first loss it is the receiver window.
@@ -268,6 +328,5 @@ def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:
     ):
         if fig is not None:
             fig.savefig(out / file, dpi=110, metadata={"Software": None})
-            pyplot().close(fig)
             written.append(out / file)
     return written

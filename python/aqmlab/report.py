@@ -33,7 +33,7 @@ from typing import Any
 
 from . import __version__, outdir
 from .emulate import KERNEL_TCP_COLUMNS, KERNEL_TCP_TITLE, Figures, figures
-from .results import CORE_SUMMARY_KEYS
+from .results import CORE_SUMMARY_KEYS, NAMED_IDS
 from .terminal import fmt
 
 # Rows of a data table shown on a page; the files hold every row.
@@ -167,11 +167,8 @@ def _png_file(path: Path) -> str:
 
 
 def _figure(fig: Any, alt: str) -> str:
-    from .plots import pyplot
-
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-    pyplot().close(fig)
     return _png(buffer.getvalue(), alt)
 
 
@@ -255,14 +252,14 @@ def run_page(folder: Path) -> str:
         body += ["<h2>Links that carried packets</h2>", _frame_table(used, "links")]
     drops = _read_table(folder, "drops")
     if drops is not None and not drops.empty:
-        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(_named(drops, flows, links), "drops")]
+        body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(_named(drops), "drops")]
     monitored = _read_table(folder, "qdisc_flows")
     if monitored is not None and not monitored.empty:
         body += [
             "<h2>Flows a queue discipline measured (qdisc_flows)</h2>",
             '<p class="muted">per-flow state a qdisc keeps beside its decision (e.g. SRED\'s candidates, '
             "RED-PD's monitored flows), counted from the warm-up</p>",
-            _frame_table(_named(monitored, flows, links), "qdisc_flows"),
+            _frame_table(_named(monitored), "qdisc_flows"),
         ]
     captures = sorted(folder.glob("*.pcap"))
     if captures:
@@ -297,12 +294,13 @@ def _emulation_sections(emulation: Figures) -> list[str]:
     return body
 
 
-def _named(frame: Any, flows: Any, links: Any) -> Any:
-    """`frame` with its `flow` and `link` ids replaced by their names (when those tables are there)."""
+def _named(frame: Any) -> Any:
+    """`frame` with its `flow` and `link` ids replaced by the names saved beside them (`flow_name`,
+    `link_name`; a folder written before they were keeps its ids)."""
     named = frame.copy()
-    for column, table in (("flow", flows), ("link", links)):
-        if column in named and table is not None:
-            named[column] = named[column].map(dict(zip(table["id"], table["name"], strict=True)))
+    for column in NAMED_IDS:
+        if f"{column}_name" in named:
+            named[column] = named.pop(f"{column}_name")
     return named
 
 
@@ -458,9 +456,9 @@ def _read_csv_or_none(path: Path) -> Any:
 
 
 def _jain_figure(jobs: Any) -> Any:
-    from .plots import pyplot
+    from .plots import subplots
 
-    fig, ax = pyplot().subplots(figsize=(max(4.0, 0.3 * len(jobs) + 2), 3))
+    fig, ax = subplots(figsize=(max(4.0, 0.3 * len(jobs) + 2), 3))
     ax.bar([str(j) for j in jobs["job"]], jobs["jain_index"])
     ax.set_xlabel("job")
     ax.set_ylabel("Jain index")

@@ -48,11 +48,41 @@ def test_tables_have_their_columns_even_when_empty(cbr_scenario):
     results = aqmlab.run(cbr_scenario)
     for table, schema in SCHEMA.items():
         frame = getattr(results, table)
-        assert list(frame.columns)[: len(schema)] == list(schema), table
+        # The core's columns in its order; each id column is followed by its name column (next test).
+        core_columns = [c for c in frame.columns if c not in ("flow_name", "link_name")]
+        assert core_columns[: len(schema)] == list(schema), table
     assert results.traces.empty and results.transfers.empty and results.drop_log.empty
     assert results.throughput["bps"].dtype == "float64"
     # 3 s in 1 s bins for one flow.
     assert results.throughput["time"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_tables_name_the_flows_and_links_beside_their_ids(tmp_path):
+    # Issue 34 item 4: ids were joined to names by hand.
+    scenario = dumbbell(
+        {"name": "video", "type": "cbr", "rate": "8Mbps"}, {"name": "web", "type": "tcp", "count": 2}, duration="2s"
+    )
+    scenario["simulation"]["record_drops"] = True
+    results = aqmlab.run(scenario)
+    assert list(results.drops.columns) == ["flow", "flow_name", "link", "link_name", "reason", "count", "window_count"]
+    flow_names = dict(zip(results.flows["id"], results.flows["name"], strict=True))
+    link_names = dict(zip(results.links["id"], results.links["name"], strict=True))
+    for table in ("drops", "drop_log", "throughput", "queue"):
+        frame = getattr(results, table)
+        assert not frame.empty, table
+        if "flow" in frame:
+            assert frame["flow_name"].tolist() == [flow_names[f] for f in frame["flow"]], table
+        if "link" in frame:
+            assert frame["link_name"].tolist() == [link_names[link] for link in frame["link"]], table
+    assert set(results.throughput["flow_name"]) == {"video", "web[0]", "web[1]"}
+    assert set(results.queue["link_name"]) == {"L->R"} and set(results.drop_log["link_name"]) == {"L->R"}
+    # The saved tables carry them too, and keep the ids.
+    results.save(tmp_path, format="csv")
+    assert (tmp_path / "drops.csv").read_text().splitlines()[
+        0
+    ] == "flow,flow_name,link,link_name,reason,count,window_count"
+    results.save(tmp_path / "parquet")
+    assert pd.read_parquet(tmp_path / "parquet" / "throughput.parquet")["flow_name"].iloc[0] == "video"
 
 
 def test_drop_log_matches_drop_counts():

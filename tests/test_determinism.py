@@ -20,7 +20,7 @@ def test_two_runs_write_identical_files_and_another_seed_does_not(tmp_path):
         done = aqmlab_cli("run", path, "--out", tmp_path / out)
         assert done.returncode == 0, done.stderr
     a, b = files(tmp_path / "a"), files(tmp_path / "b")
-    assert len(a) == 15  # 10 tables, summary, scenario, 2 plots, the manifest
+    assert len(a) == 17  # 10 tables, summary, scenario (as run and as written), 3 plots, the manifest
     assert a == b
     aqmlab_cli("run", path, "--out", tmp_path / "c", "--seed", "2", "--no-plots")
     c = files(tmp_path / "c")

@@ -26,7 +26,9 @@ def test_per_flow_table_counts_the_windows_arrivals_and_flags_the_heavy_flow(res
     table = results.qdisc_flows[results.qdisc_flows["link"] == bottleneck["id"]]
     assert list(table.columns) == [
         "link",
+        "link_name",
         "flow",
+        "flow_name",
         "direction",
         "arrivals",
         "hits",

@@ -6,6 +6,7 @@ and fair bandwidth allocation (Rust core, Python front).
     results = aqmlab.run(scenario.with_qdisc("droptail", limit_bytes="64KB"))
     results.flows[["name", "goodput_bps", "fair_share_bps"]]
     results.summary()["jain_index"]
+    results.plot_goodput()                    # a matplotlib Figure (plot_throughput, plot_queue too)
     results.save("out/fig3b", format="csv")
 """
 

@@ -169,8 +169,6 @@ def save(
     """Of `compare(scenario, ..., link)`: writes `compare.csv` (the table), `compare.png`
     (`compare_figure`), `compare.json` (what ran: each mechanism's qdisc table, the flow
     groups' fair shares) and the scenario (`Scenario.save`): what `aqmlab report` makes a page of."""
-    from .plots import pyplot
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fair = fair_shares(next(iter(runs.values())))
@@ -178,7 +176,6 @@ def save(
     table.to_csv(out / "compare.csv", index=False)
     figure = compare_figure(table, fair, title=name)
     figure.savefig(out / "compare.png", dpi=110, metadata={"Software": None})
-    pyplot().close(figure)
     about = {
         "aqmlab": __version__,
         "name": name,
@@ -194,14 +191,14 @@ def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: s
     share dashed across, and its packets' queueing delay at the bottleneck (bar: 99th
     percentile, black: median; one scale for all groups). Each mechanism has its colour in every figure
     (`plots.mechanism_colour`)."""
-    from .plots import mechanism_colour, pyplot
+    from .plots import mechanism_colour, subplots
 
     groups = [c.removesuffix("_mbps") for c in table.columns if c.endswith("_mbps")]
     names = table["mechanism"].tolist()
     colours = [mechanism_colour(name) for name in names]
     x = list(range(len(names)))
     width = max(4.5, 0.36 * len(names) + 1.2)
-    fig, axes = pyplot().subplots(len(groups), 2, figsize=(width * 2, 3.3 * len(groups)), squeeze=False)
+    fig, axes = subplots(len(groups), 2, figsize=(width * 2, 3.3 * len(groups)), squeeze=False)
     for (goodput, delay), group in zip(axes, groups, strict=True):
         goodput.bar(x, table[f"{group}_mbps"], color=colours)
         heading = f"{group}: goodput"

@@ -1,9 +1,10 @@
-"""Figures of a run: per-flow goodput against fair share, each flow group's goodput over time,
-queue length over time, and a TCP flow's traced window against a model."""
+"""Figures of a run: per-flow goodput against fair share, goodput and queue length over time,
+and a TCP flow's traced window against a model (`Results.plot_*` draws them). Every figure of
+aqmlab is made by `new_figure` / `subplots`, which leave matplotlib's global state alone."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,14 +50,22 @@ def mechanism_colour(name: str) -> str:
     return OTHER_COLOURS[sum(map(ord, name)) % len(OTHER_COLOURS)]
 
 
-def pyplot() -> Any:
-    """matplotlib.pyplot, drawing to files only; imported on first use (it is slow to import)."""
-    import matplotlib
+def new_figure(**kwargs: Any) -> Figure:
+    """A matplotlib Figure that no backend holds: making, drawing and saving it changes nothing
+    global, neither the caller's backend (a notebook keeps its inline plots, issue 34) nor
+    pyplot's list of figures, so none is left open. `savefig` writes it with the canvas of the
+    file's format (Agg for PNG); as a notebook cell's value it shows as its PNG. `kwargs` as
+    Figure's (`figsize=(8, 4)`). matplotlib is imported on first use (it is slow to import)."""
+    from ._figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return Figure(**kwargs)
 
-    return plt
+
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float] | None = None, **kwargs: Any) -> Any:
+    """A `new_figure` and its axes, as `pyplot.subplots(nrows, ncols, figsize=, sharex=, squeeze=, ...)`
+    gives them: `fig, ax = subplots(figsize=(6, 4))`."""
+    fig = new_figure(figsize=figsize)
+    return fig, fig.subplots(nrows, ncols, **kwargs)
 
 
 # More runs than this are drawn as small multiples, one panel per run.
@@ -87,7 +96,7 @@ def throughput_figure(results_by_label: Mapping[str, Results] | Results, title: 
     zoom = n_flows > 1 and top > 4 * fair.max() > 0
     many = n_flows > LABELLED_FLOWS
     width = 10.0 if many else max(6.0, 0.28 * n_flows * max(1, len(runs) / 2) + 2)
-    fig, axes = pyplot().subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
+    fig, axes = subplots(2 if zoom else 1, 1, figsize=(width, 7 if zoom else 4), sharex=True, squeeze=False)
     for ax in axes[:, 0]:
         _goodput_bars(ax, runs, fair)
     axes[0, 0].set_title(title or "Per-flow goodput over the measurement window")
@@ -115,7 +124,7 @@ def _small_multiples(runs: Mapping[str, Results], title: str) -> Figure:
     limit = min(top, ZOOM_SHARES * fair.max()) * 1.15 if fair.max() > 0 else top * 1.15
     columns = min(PANEL_COLUMNS, len(runs))
     rows = -(-len(runs) // columns)
-    fig, axes = pyplot().subplots(
+    fig, axes = subplots(
         rows, columns, figsize=(2.9 * columns, 2.3 * rows + 0.6), sharex=True, sharey=True, squeeze=False
     )
     for ax, (label, results) in zip(axes.flat, runs.items(), strict=False):
@@ -184,7 +193,7 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
         return None
     links = results.links.set_index("id")
     link_ids = list(dict.fromkeys(queue["link"]))
-    fig, axes = pyplot().subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
+    fig, axes = subplots(len(link_ids), 1, figsize=(8, 2.8 * len(link_ids)), sharex=True, squeeze=False)
     for ax, link in zip(axes[:, 0], link_ids, strict=True):
         samples = queue[queue["link"] == link]
         name = links.loc[link, "name"]
@@ -221,46 +230,61 @@ def queue_figure(results: Results, title: str = "") -> Figure | None:
     return fig
 
 
-# The legend of the goodput over time names this many flow groups at most.
-LEGEND_GROUPS = 12
+# More flow groups than this are drawn as one line, all flows together.
+TIME_LINES = 10
 # A legend beside the axes, right of them, where it hides no line or mark.
 OUTSIDE_LEGEND = {"fontsize": 8, "loc": "upper left", "bbox_to_anchor": (1.01, 1), "borderaxespad": 0}
 
 
-def goodput_figure(results: Results, title: str = "") -> Figure | None:
-    """Each flow group's goodput over time (Mbps, summed over its flows, per
-    `simulation.throughput_bin`) with its max-min fair share dashed, the warm-up shaded and the
-    links' rate changes marked (`mark_measurement`). None if no bin was recorded. Drawn on a
-    Figure of its own (no pyplot): it changes no global matplotlib state."""
-    from matplotlib.figure import Figure
+def goodput_over_time_figure(results: Results, flows: Sequence[str] | str = (), title: str = "") -> Figure | None:
+    """Goodput over time, from the `throughput` table's bins (`simulation.throughput_bin`): a
+    line per flow group (the `count` flows of one `[[flows]]` entry, `tcp[0]`, `tcp[1]`, ...:
+    their mean per flow, shaded from the lowest to the highest, with the group's max-min fair
+    share per flow dashed in its colour; more than TIME_LINES groups: one line of all flows),
+    or with `flows` (names) a line per flow named. The warm-up is shaded and the links' rate
+    changes marked (`mark_measurement`). None if no bin was recorded."""
+    import pandas as pd
 
-    bins = results.throughput
-    if bins.empty:
+    throughput = results.throughput
+    if throughput.empty:
         return None
-    flows = results.flows
-    group_of = dict(zip(flows["id"], flows["group"], strict=True))
-    shares = flows.groupby("group", sort=False)["fair_share_bps"].sum() / MBPS
-    sizes = flows["group"].value_counts()
-    by_group = bins.assign(group=bins["flow"].map(group_of)).groupby(["group", "time"], sort=False)["bps"].sum()
-    fig = Figure(figsize=(9, 3.6), layout="tight")
-    ax = fig.subplots()
-    for index, (group, share) in enumerate(shares.items()):
-        series = by_group.loc[group].sort_index() / MBPS
-        colour = f"C{index % 10}"
-        flows_text = f"{sizes[group]} flows" if sizes[group] > 1 else "1 flow"
-        # A bin's goodput holds from its start until the next bin's; the last one's until the end.
-        times, mbps = [*series.index, results.duration], [*series.to_numpy(), series.iloc[-1]]
-        label = f"{group} ({flows_text})" if index < LEGEND_GROUPS else None
-        ax.step(times, mbps, where="post", color=colour, linewidth=1.1, label=label)
-        ax.axhline(share, color=colour, linestyle="--", linewidth=0.8)
-    ax.set_xlim(0, results.duration)
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("goodput (Mbps)")
+    named = [flows] if isinstance(flows, str) else list(flows)
+    by_id = results.flows.set_index("id")
+    if named:
+        missing = [name for name in named if name not in set(results.flows["name"])]
+        if missing:
+            raise ValueError(f"flows: no flow named {', '.join(map(repr, missing))} in this run")
+        line_of = throughput["flow_name"]
+        labels = named
+        share_of = dict(zip(results.flows["name"], results.flows["fair_share_bps"], strict=True))
+    else:
+        line_of = throughput["flow"].map(by_id["group"])
+        labels = list(dict.fromkeys(by_id["group"]))
+        share_of = (by_id.groupby("group", sort=False)["fair_share_bps"].mean()).to_dict()
+        if len(labels) > TIME_LINES:
+            line_of, labels, share_of = pd.Series("all flows", index=throughput.index), ["all flows"], {}
+    fig, ax = subplots(figsize=(9, 4))
+    for label in labels:
+        rows = throughput[line_of == label]
+        members = rows["flow"].nunique()
+        mbps = rows.groupby("time")["bps"].agg(["mean", "min", "max"]) / MBPS
+        # A bin's value holds from its start to the next one's; the last one's to the run's end.
+        mbps.loc[results.duration] = mbps.iloc[-1]
+        legend = label if members == 1 else f"{label} ({members} flows: mean, range shaded)"
+        (line,) = ax.step(mbps.index, mbps["mean"], where="post", linewidth=1.2, label=legend)
+        if members > 1:
+            ax.fill_between(mbps.index, mbps["min"], mbps["max"], step="post", alpha=0.2, color=line.get_color())
+        if label in share_of:
+            ax.axhline(share_of[label] / MBPS, color=line.get_color(), linestyle="--", linewidth=0.8)
     mark_measurement(ax, results, list(results.links["name"]))
-    heading = "goodput of each flow group over time (dashed: its max-min fair share)"
-    ax.set_title(f"{title}: {heading}" if title else heading.capitalize(), fontsize=10)
+    ax.set_xlim(0, results.duration)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Mbps)" if named else "goodput per flow (Mbps)")
+    ax.set_ylim(bottom=0)
     ax.legend(**OUTSIDE_LEGEND)
+    heading = "goodput over time (dashed: max-min fair share)"
+    ax.set_title(f"{title}: {heading}" if title else heading.capitalize(), fontsize=10)
+    fig.tight_layout()
     return fig
 
 
@@ -295,7 +319,7 @@ def window_figure(
     """A traced TCP flow's cwnd and ssthresh (packets) over time, with `model` = (times,
     windows, label) drawn over them (e.g. CUBIC's W(t)). Needs `tcp = { trace = true }`."""
     traces = results.traces
-    fig, ax = pyplot().subplots(figsize=(8, 4))
+    fig, ax = subplots(figsize=(8, 4))
     for var, style in (("cwnd", {"linewidth": 1.2}), ("ssthresh", {"linewidth": 0.8, "linestyle": ":"})):
         rows = traces[(traces["flow"] == flow) & (traces["var"] == var)]
         # Only finite ssthresh: before the first loss it is the receiver window.
@@ -331,11 +355,10 @@ def save_run_figures(results: Results, out_dir: str | Path) -> list[Path]:
     written = []
     for file, fig in (
         ("throughput.png", throughput_figure(results, title=name)),
-        ("goodput.png", goodput_figure(results, title=name)),
+        ("goodput.png", goodput_over_time_figure(results, title=name)),
         ("queue.png", queue_figure(results, title=name)),
     ):
         if fig is not None:
             fig.savefig(out / file, dpi=110, metadata={"Software": None})
-            pyplot().close(fig)
             written.append(out / file)
     return written

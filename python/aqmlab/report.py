@@ -39,7 +39,7 @@ import tomllib
 
 from . import __version__, outdir
 from .emulate import KERNEL_TCP_COLUMNS, KERNEL_TCP_TITLE, Figures, figures
-from .results import CORE_SUMMARY_KEYS, MBPS
+from .results import CORE_SUMMARY_KEYS, MBPS, NAMED_IDS
 from .terminal import fmt, heading
 
 # Rows of a data table shown on a page; the files hold every row.
@@ -240,7 +240,7 @@ def _png_file(path: Path) -> str:
 
 
 def _figure(fig: Any, alt: str) -> str:
-    """A matplotlib Figure (made without pyplot) embedded in the page."""
+    """A matplotlib Figure (made by `plots.subplots`, not pyplot) embedded in the page."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
     return _png(buffer.getvalue(), alt)
@@ -327,7 +327,7 @@ def run_page(folder: Path) -> str:
         body += _link_sections(links, set(summary["utilisation"]))
     drops = _read_table(folder, "drops")
     if drops is not None and not drops.empty:
-        named = _named(drops, flows, links).rename(columns=DROP_COLUMNS)
+        named = _named(drops).rename(columns=DROP_COLUMNS)
         body += ["<h2>Drops by flow, link and reason</h2>", _frame_table(named, "drops")]
     monitored = _read_table(folder, "qdisc_flows")
     if monitored is not None and not monitored.empty:
@@ -335,7 +335,7 @@ def run_page(folder: Path) -> str:
             "<h2>Flows a queue discipline measured (qdisc_flows)</h2>",
             '<p class="muted">per-flow state a qdisc keeps beside its decision (e.g. SRED\'s candidates, '
             "RED-PD's monitored flows), counted from the warm-up</p>",
-            _frame_table(_named(monitored, flows, links), "qdisc_flows"),
+            _frame_table(_named(monitored), "qdisc_flows"),
         ]
     captures = sorted(folder.glob("*.pcap"))
     if captures:
@@ -441,12 +441,13 @@ def _emulation_sections(emulation: Figures) -> list[str]:
     return body
 
 
-def _named(frame: Any, flows: Any, links: Any) -> Any:
-    """`frame` with its `flow` and `link` ids replaced by their names (when those tables are there)."""
+def _named(frame: Any) -> Any:
+    """`frame` with its `flow` and `link` ids replaced by the names saved beside them (`flow_name`,
+    `link_name`; a folder written before they were keeps its ids)."""
     named = frame.copy()
-    for column, table in (("flow", flows), ("link", links)):
-        if column in named and table is not None:
-            named[column] = named[column].map(dict(zip(table["id"], table["name"], strict=True)))
+    for column in NAMED_IDS:
+        if f"{column}_name" in named:
+            named[column] = named.pop(f"{column}_name")
     return named
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
     from .scenario import Scenario
 
@@ -93,6 +94,10 @@ SCHEMA: dict[str, dict[str, str]] = {
 
 TABLES = tuple(SCHEMA)
 
+# Id columns and the table (`id`, `name`) that names their ids: every table with such a column
+# gets `<column>_name` beside it (`flow` -> `flow_name`), so that no one joins them by hand.
+NAMED_IDS = {"flow": "flows", "link": "links"}
+
 MBPS = 1e6
 
 # Keys of `Results.summary()`: copied from the core's summary, then computed here, then
@@ -146,6 +151,20 @@ def _counters_frame(rows: list[dict[str, Any]], schema: dict[str, str], prefix: 
     return frame
 
 
+def _with_names(frame: pd.DataFrame, raw: Mapping[str, Any]) -> pd.DataFrame:
+    """`frame` with a `<column>_name` column after each id column of NAMED_IDS: the name the
+    core's `flows` or `links` gives that id (missing for an id it does not list)."""
+    import pandas as pd
+
+    for column, table in NAMED_IDS.items():
+        if column in frame.columns:
+            rows = raw.get(table, [])
+            names = pd.Series([r["name"] for r in rows], index=[r["id"] for r in rows], dtype="string")
+            position = frame.columns.get_loc(column) + 1
+            frame.insert(position, f"{column}_name", frame[column].map(names).astype("string"))
+    return frame
+
+
 # Tables whose counters become columns, and the prefix of those columns.
 COUNTER_PREFIX = {"links": "qdisc.", "qdisc_flows": ""}
 
@@ -156,8 +175,10 @@ SAVED_IF_FILLED = ("marks", "qdisc_flows")
 class Results:
     """What one run produced: DataFrames (`flows`, `links`, `drops`, `marks`, `throughput`,
     `queue`, `queue_delay`, `queue_delay_groups`, `drop_log`, `traces`, `transfers`,
-    `qdisc_flows`), `summary()`, `save()`, and
-    `pcap_files`: the packet captures written while it ran (`aqmlab.run(..., pcap_dir=)`)."""
+    `qdisc_flows`; a table with `flow` or `link` ids has their names beside them, `flow_name`,
+    `link_name`), `summary()`, `save()`, the figures `plot_goodput()`, `plot_throughput()`,
+    `plot_queue()`, `plot_window()`, and `pcap_files`: the packet captures written while it
+    ran (`aqmlab.run(..., pcap_dir=)`). In a notebook a Results shows as its summary and flows table."""
 
     flows: pd.DataFrame
     links: pd.DataFrame
@@ -193,6 +214,7 @@ class Results:
             frame = _counters_frame(rows, SCHEMA[name], COUNTER_PREFIX[name])
         else:
             frame = _frame(rows, SCHEMA[name])
+        frame = _with_names(frame, self.raw)
         setattr(self, name, frame)
         return frame
 
@@ -276,11 +298,80 @@ class Results:
             written += self.scenario.save(out)
         return written
 
+    def plot_goodput(self, title: str = "") -> Figure:
+        """Each flow's goodput over the measurement window against its max-min fair share
+        (black ticks), as `aqmlab run --out` draws `throughput.png`. A matplotlib Figure: a
+        notebook cell shows it, `fig.savefig("goodput.png")` writes it.
+
+            fig = results.plot_goodput(title="drop-tail, 64 KB")
+        """
+        from .plots import throughput_figure
+
+        return throughput_figure(self, title=title)
+
+    def plot_throughput(self, flows: Sequence[str] | str = (), title: str = "") -> Figure:
+        """Goodput over time (the `throughput` table), as `aqmlab run --out` draws `goodput.png`:
+        a line per flow group, its mean per flow shaded from its lowest to its highest flow, or a
+        line per flow named in `flows`; each with its max-min fair share dashed, the warm-up
+        shaded, rate changes marked. A matplotlib Figure; ValueError when no bin was recorded.
+
+            results.plot_throughput()                      # udp, tcp (31 flows: mean, range)
+            results.plot_throughput(["udp", "tcp[0]"])     # two flows
+        """
+        from .plots import goodput_over_time_figure
+
+        fig = goodput_over_time_figure(self, flows=flows, title=title)
+        if fig is None:
+            raise ValueError("plot_throughput: no goodput was binned in this run (simulation.throughput_bin)")
+        return fig
+
+    def plot_queue(self, title: str = "") -> Figure:
+        """The queue of each monitored link over time (packets, or bytes in byte mode; the
+        discipline's average and RED's thresholds where it has them), as `aqmlab run --out`
+        draws `queue.png`. A matplotlib Figure; ValueError when no queue was sampled.
+
+            results.plot_queue()
+        """
+        from .plots import queue_figure
+
+        fig = queue_figure(self, title=title)
+        if fig is None:
+            raise ValueError(
+                "plot_queue: no queue was sampled in this run (a link's queue is sampled every "
+                "simulation.sample_interval, 0 = never, when it is monitored: `monitor = true`; a dumbbell's "
+                "bottleneck always is)"
+            )
+        return fig
+
+    def plot_window(self, flow: int | str = 0, title: str = "") -> Figure:
+        """A traced TCP flow's cwnd and ssthresh (packets) over time; `flow` by id or name. The
+        flow needs `tcp = { trace = true }`. A matplotlib Figure.
+
+            results.plot_window("tcp[0]")
+        """
+        from .plots import window_figure
+
+        names = dict(zip(self.flows["name"], self.flows["id"], strict=True))
+        if isinstance(flow, str) and flow not in names:
+            raise ValueError(f"plot_window: no flow named {flow!r} in this run")
+        flow_id = names[flow] if isinstance(flow, str) else flow
+        if not (self.traces["flow"] == flow_id).any():
+            raise ValueError(f"plot_window: flow {flow!r} was not traced (set `tcp = {{ trace = true }}` on it)")
+        return window_figure(self, flow=flow_id, title=title)
+
+    def _repr_html_(self) -> str:
+        from .notebook import results_html
+
+        return results_html(self)
+
     def __repr__(self) -> str:
         summary = self.raw["summary"]
         name = summary["name"] or "(unnamed)"
+        utilisation = "".join(f", {link} {value:.1%} utilised" for link, value in summary["utilisation"])
         return (
-            f"<Results {name}: {len(self.flows)} flows, {summary['events']} events, Jain {summary['jain_index']:.4f}>"
+            f"<Results {name}: seed {summary['seed']}, {summary['duration']:g} s (measured from "
+            f"{summary['warmup']:g} s), {len(self.raw['flows'])} flows, {summary['events']:,} events, "
+            f"Jain index {summary['jain_index']:.4f}{utilisation}>"
         )
 
 

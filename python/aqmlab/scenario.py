@@ -378,9 +378,24 @@ class Scenario:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Scenario) and self._data == other._data
 
+    def _repr_html_(self) -> str:
+        """In a notebook: name, source, `[simulation]`, `[topology]`, the flow entries, and the
+        file's TOML (or the JSON of a changed copy) folded."""
+        from .notebook import scenario_html
+
+        return scenario_html(self)
+
     def __repr__(self) -> str:
-        where = f" from {self.source}" if self.source else ""
-        return f"<Scenario {self.name or '(unnamed)'}{where}>"
+        topology = self._data.get("topology")
+        kind = topology.get("type") if isinstance(topology, Mapping) else None
+        flows = [flow for flow in self._data.get("flows", []) if isinstance(flow, Mapping)]
+        entries = []
+        for flow in flows:
+            count = f", count {flow['count']}" if "count" in flow else ""
+            entries.append(f"{flow['name'] + ' ' if 'name' in flow else ''}({flow.get('type', 'no type')}{count})")
+        what = f": {kind or 'no topology type'}, flows {', '.join(entries) or 'none'}"
+        where = f", from {self.source}" if self.source else ""
+        return f"<Scenario {self.name or '(unnamed)'}{what}{where}>"
 
 
 def load(path: str | Path) -> Scenario:

@@ -68,7 +68,7 @@ paper's ordering of groups of values, with its ≪ and ≫), `Row.informative` (
 "info" that `Reproduction.passed` ignores: the other reading of a choice made where the paper
 is open, beside the graded row of the reading its text supports; key `<key>.alt`), `RunSettings`, `run_seeds`, and
 `PAPER_NAMES` (the mechanisms as the papers print them). Elsewhere: `Results.link(name)`,
-`Results.warmup`, `plots.pyplot()`, and `aqmlab.metrics` for the papers' closed forms.
+`Results.warmup`, `plots.subplots()` (figures that no backend holds), and `aqmlab.metrics` for the papers' closed forms.
 """
 
 from __future__ import annotations
@@ -119,12 +119,6 @@ class Reproduction:
     verdicts: dict[str, tuple[Verdict, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # pyplot lets go of the figure (it stays drawable: `save` writes it), so a process that
-        # runs many experiments keeps none open ("More than 20 figures have been opened", issue 26).
-        if self.figure is not None:
-            from ..plots import pyplot
-
-            pyplot().close(self.figure)
         if self.explain is not None:
             failing = (r for r in self.rows if r.graded and not r.passed)
             self.reasons = {r.key: why for r in failing if (why := self.explain(r)) is not None}

@@ -48,7 +48,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..presets import CSFQ_MECHANISMS as MECHANISMS
 from ..presets import PACKET_BYTES
 from ..scenario import Scenario
@@ -85,10 +85,9 @@ def flow0_normalised(scenarios: Mapping[int, Scenario], seeds: Iterable[int]) ->
 def curves_figure(panels: list[tuple[pd.DataFrame, str, str, str]], columns: Iterable[str], title: str) -> Any:
     """One panel per (table, x label, y label, panel title): a line per mechanism column
     against the table's `x`, with the fair share (1) dashed."""
-    plt = pyplot()
     from matplotlib.ticker import MaxNLocator
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.5), squeeze=False)
+    fig, axes = subplots(1, len(panels), figsize=(6.5 * len(panels), 4.5), squeeze=False)
     for ax, (table, xlabel, ylabel, panel_title) in zip(axes[0], panels, strict=True):
         for column in columns:
             ax.plot(table["x"], table[column], marker="o", markersize=3.5, linewidth=1.2, label=PAPER_NAMES[column])

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..presets import BUFFER, csfq_mechanisms
 from ..scenario import Scenario
 from . import PAPER_NAMES
@@ -84,7 +84,7 @@ def bar_figure(
     title: str, ylabel: str, frame: pd.DataFrame, ours: str, paper: str, err: str | None = None, log: bool = False
 ) -> Any:
     """Bars of our value per mechanism, with the paper's value (where printed) as a black tick."""
-    fig, ax = pyplot().subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     x = np.arange(len(frame))
     ax.bar(x, frame[ours], yerr=frame[err] if err else None, capsize=3, color="tab:blue", label="ours")
     printed = frame[paper].notna()

@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
 from ._bred import (
@@ -180,7 +180,7 @@ def buffer_rows(table: pd.DataFrame, buffers: tuple[float, ...]) -> list[Row]:
 
 
 def _fig7_figure(table: pd.DataFrame) -> Any:
-    fig, axes = pyplot().subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = subplots(1, 2, figsize=(12, 4.5))
     bred = table[table["mechanism"] == "bred"]
     for name in SOURCES:
         axes[0].plot(bred["buffer_s"], bred[name], label=name, linewidth=0.8, **rtt_style(name))

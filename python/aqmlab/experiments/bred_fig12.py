@@ -41,7 +41,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import Judgement, Reproduction, Row, Verdict, experiment
 from ._bred import bred_qdisc, buffer_packets
@@ -166,7 +166,7 @@ def _class_shares(point: pd.Series, flows: int) -> tuple[float, str]:
 
 
 def _fig12_figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6.5, 4.5))
+    fig, ax = subplots(figsize=(6.5, 4.5))
     styles = {"bred": ("-", "BRED (Fig. 9)"), "lqd": ("--", "LQD (Fig. 12)"), "lqd_tail": (":", "LQD, tail drop")}
     for (name, (line, label)), (n, marker) in itertools.product(styles.items(), zip(FIG9_FLOWS, "ox+", strict=True)):
         points = table[(table["mechanism"] == name) & (table["flows"] == n)]

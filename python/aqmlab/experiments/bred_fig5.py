@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
 from ._bred import (
@@ -202,7 +202,7 @@ def _buffer_rows(
 
 
 def _fig5_figure(table: pd.DataFrame, bound: float) -> Any:
-    fig, axes = pyplot().subplots(1, 3, figsize=(15, 4.5))
+    fig, axes = subplots(1, 3, figsize=(15, 4.5))
     for ax, buffer, letter in zip(axes[:2], FIG5_BUFFERS, "ab", strict=True):
         data = table[(table["mechanism"] == "bred") & (table["buffer"] == buffer)]
         for name in SOURCES:

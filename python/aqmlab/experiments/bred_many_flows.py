@@ -17,7 +17,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment
 from ._bred import DURATION, FEEDER_RATE, PACKET_SIZE, QUICK_DURATION, TCP, bred_qdisc, buffer_packets, fairness
@@ -153,7 +153,7 @@ def fairness_rows(by_load: pd.DataFrame) -> list[Row]:
 
 
 def _fig9_figure(by_load: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6.5, 4.5))
+    fig, ax = subplots(figsize=(6.5, 4.5))
     for n, marker in zip(FIG9_FLOWS, "ox+", strict=True):
         ax.plot(by_load.index, by_load[n], marker=marker, label=f"{n} flows")
     ax.set(

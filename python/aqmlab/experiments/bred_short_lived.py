@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
 from ._bred import (
@@ -170,7 +170,7 @@ def short_lived_rows(table: pd.DataFrame) -> list[Row]:
 
 
 def _fig6_figure(series: Mapping[str, pd.DataFrame], table: pd.DataFrame) -> Any:
-    fig, axes = pyplot().subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    fig, axes = subplots(1, 2, figsize=(13, 4.5), sharey=True)
     for ax, (mechanism, letter) in zip(axes, (("red", "a"), ("bred", "b")), strict=True):
         samples = series[mechanism]
         for name in SOURCES:

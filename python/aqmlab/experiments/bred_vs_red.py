@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
 from ._bred import (
@@ -220,7 +220,7 @@ def fig11_rows(bred: pd.Series, red: pd.Series) -> list[Row]:
 
 
 def _vs_red_figure(samples10: Mapping[str, pd.DataFrame], samples11: Mapping[str, pd.DataFrame]) -> Any:
-    fig, axes = pyplot().subplots(2, 2, figsize=(13, 8), sharex=True)
+    fig, axes = subplots(2, 2, figsize=(13, 8), sharex=True)
     figures = (
         (samples10, "Fig. 10: 7 TCPs on 0.8 Mb/s", FIG10_SAMPLE),
         (samples11, "Fig. 11: 7 TCP + 3 CBR (4 Mb/s) on 4.5 Mb/s", FIG11_SAMPLE),

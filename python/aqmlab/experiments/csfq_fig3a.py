@@ -15,7 +15,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import new_figure
 from ..presets import CSFQ_MECHANISMS as MECHANISMS
 from ..results import MBPS
 from . import PAPER_NAMES, Reproduction, Row, experiment
@@ -189,7 +189,7 @@ def fig3a_rows(fairness: pd.DataFrame) -> list[Row]:
 
 
 def _fig3a_figure(flow: pd.Series, goodput: dict[str, np.ndarray]) -> Any:
-    fig = pyplot().figure(figsize=(9, 4.8))
+    fig = new_figure(figsize=(9, 4.8))
     ax = fig.gca()
     for name, mbps in goodput.items():
         ax.plot(flow, mbps, marker="o", markersize=3.5, linewidth=1.2, label=PAPER_NAMES[name])

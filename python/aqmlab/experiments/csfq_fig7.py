@@ -42,7 +42,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..presets import BUFFER, PACKET
 from ..presets import csfq_mechanisms as mechanisms
 from ..results import MBPS, Results
@@ -274,8 +274,7 @@ def series(runs: dict[tuple[str, str], list[Results]]) -> pd.DataFrame:
 def fig7_figure(runs: dict[tuple[str, str], list[Results]], means: dict[str, pd.DataFrame]) -> Any:
     """Fig. 7's panels (DRR, CSFQ, FRED, RED, FIFO): each flow's 1-s receiving rate against
     time (first seed), the Fig. 7 order above and footnote 9's below; fair share dashed."""
-    plt = pyplot()
-    fig, axes = plt.subplots(len(ORDERS), len(PANELS), figsize=(20, 7.5), sharex=True, sharey=True, squeeze=False)
+    fig, axes = subplots(len(ORDERS), len(PANELS), figsize=(20, 7.5), sharex=True, sharey=True, squeeze=False)
     for row, order in enumerate(ORDERS):
         for col, name in enumerate(PANELS):
             mechanism = means[order].loc[name, "fred_of"] if name == "fred" else name

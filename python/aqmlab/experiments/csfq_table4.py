@@ -19,7 +19,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from ..scenario import Scenario
 from . import Reproduction, Row, RunSettings, experiment, run_seeds
@@ -178,7 +178,7 @@ def table4_rows(mean: pd.Series) -> list[Row]:
 
 
 def _table4_figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     x = np.arange(len(table))
     for i, flow in enumerate((1, 2, 3)):
         ax.bar(x + (i - 1) * 0.25, table[f"flow{flow}_mbps"], width=0.25, label=f"flow {flow}")

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
 from ._fred import WIRE_BYTES, gateway, tcp_flow
@@ -202,7 +202,7 @@ def _fig7_rows(red_epochs: pd.DataFrame, fred_epochs: pd.DataFrame) -> list[Row]
 
 
 def _cbr_figure(fig6: Results, red: Results, fred: Results) -> Any:
-    fig, axes = pyplot().subplots(3, 1, figsize=(10, 9.5), sharey=True)
+    fig, axes = subplots(3, 1, figsize=(10, 9.5), sharey=True)
     panels = [
         (axes[0], fig6, "Fig. 6 setup, RED: CBR from 0 s, one TCP from 1 s"),
         (axes[1], red, "Fig. 7 setup under RED: a TCP joins every 20 s"),

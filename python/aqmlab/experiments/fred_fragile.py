@@ -27,7 +27,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import Results
 from . import PAPER_NAMES, Judgement, Reproduction, Row, RunSettings, Verdict, experiment, run_seeds
 from ._fred import BSD44_TCP, NETBSD_TCP, PAYLOAD_BYTES, WINDOW_64KB, WIRE_BYTES, gateway, pct, tcp_flow
@@ -617,7 +617,7 @@ COLOURS = {"red": "tab:red", "fred": "tab:blue"}
 
 
 def _fragile_figure(means: pd.DataFrame) -> Any:
-    fig, axes = pyplot().subplots(1, 3, figsize=(15, 4.2))
+    fig, axes = subplots(1, 3, figsize=(15, 4.2))
     panels = [
         (
             axes[0],

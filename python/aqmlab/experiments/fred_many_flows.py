@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import new_figure
 from ..results import MBPS, Results
 from . import Judgement, Reproduction, Row, RunSettings, Verdict, experiment, run_seeds
 from ._fred import PAYLOAD_FRACTION, gateway, pct, tcp_flow
@@ -373,8 +373,7 @@ def _many_flows_notes(settings: RunSettings, table: pd.DataFrame) -> list[str]:
 
 
 def _many_flows_figure(results: dict[str, Results]) -> Any:
-    plt = pyplot()
-    fig = plt.figure(figsize=(13, 8))
+    fig = new_figure(figsize=(13, 8))
     grid = fig.add_gridspec(2, 2)
     fair = MANY_LINK_BPS / MANY_FLOWS
     segment = (40.0, 50.0)  # a 10-s segment, as Figs. 9-10 show one

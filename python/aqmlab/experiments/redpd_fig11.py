@@ -32,7 +32,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
     FIXED_LOSS_RATE,
@@ -161,7 +161,7 @@ def _trajectory(results: Any, up: float) -> str:
 
 
 def _figure(results: Any, up: float, down: float) -> Any:
-    fig, ax = pyplot().subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     received = binned(results, 0) / reference_bps(P)
     ax.plot(received.index, received.values, label="simulation (received)")
     times = [up + cutdown_time(GAMMA, a, P) for a in (4.0, 3.0, 2.0, 1.5, 1.0)]

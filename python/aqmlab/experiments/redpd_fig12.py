@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import Results
 from . import Reproduction, Row, RunSettings, experiment, run_seeds
 from ._redpd import PACKET, binned, first_at_or_below, flow_record, reference_bps
@@ -129,7 +129,7 @@ def _rounded(values: dict[str, float]) -> dict[str, float]:
 
 
 def _figure(pair: Any, alone: Any) -> Any:
-    fig, ax = pyplot().subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     f = reference_bps(P)
     for label, results in (("2 flows", pair), ("1 flow", alone)):
         received = binned(results, 0) / f

@@ -27,7 +27,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import FIXED_LOSS_RATE, cbr, fixed_loss_qdisc, flow_record, reference_bps, scenario
 
@@ -102,7 +102,7 @@ def received_rows(received: dict[float, float], gammas: tuple[float, ...]) -> li
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     ax.plot(table["gamma"], table["received_over_f"], "o-", label="received, 50–990 s (graded)")
     ax.plot(table["gamma"], table["received_over_f_100_200s"], "s:", label="received, 100–200 s")
     ax.plot(table["gamma"], np.minimum(table["gamma"], 1.0), "k--", label="precise target")

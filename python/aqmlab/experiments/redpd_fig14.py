@@ -30,7 +30,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
@@ -140,7 +140,7 @@ def _flow_of(key: str) -> int:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     ax.plot(table["flow"], table["red"], "o-", label="RED")
     ax.plot(table["flow"], table["red_pd"], "s-", label="RED-PD (§6.2 test off, graded)")
     ax.plot(table["flow"], table["red_pd_test_on"], "^:", label="RED-PD, §6.2 test on")

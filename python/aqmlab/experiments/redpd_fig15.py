@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import DURATION, LINK_RATE, QUICK_DURATION, TCP_RTTS, WARMUP, flow_record, monitoring_reason, run
@@ -97,7 +97,7 @@ def _monitored(results: Any, flow: int) -> float:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     ax.plot(table["flow"], table["red"], "o-", label="RED")
     ax.plot(table["flow"], table["red_pd"], "s-", label="RED-PD")
     ax.axhline(FAIR, color="grey", linestyle="--", label="equal share")

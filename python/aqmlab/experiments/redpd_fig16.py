@@ -31,7 +31,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
@@ -146,7 +146,7 @@ def fig16_rows(off: dict[str, float], on: dict[str, float], eq6: float) -> list[
 
 
 def _figure(runs: dict[bool, Results]) -> Any:
-    fig, ax = pyplot().subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     for test, results in runs.items():
         received = binned(results, UDP) / MBPS
         ax.plot(received.index, received.values, label=f"unresponsive test {'on' if test else 'off'}", linewidth=0.8)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import DURATION, QUICK_DURATION, WARMUP, ambient_drop_rate
@@ -78,7 +78,7 @@ def fig17_rows(measures: dict[str, dict[str, float]]) -> list[Row]:
 
 
 def _figure(times: dict[str, pd.Series]) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     for mechanism, label in (("red", "RED"), ("red_pd", "RED-PD")):
         values = np.sort(times[mechanism].to_numpy())
         ax.step(values, np.arange(1, len(values) + 1) / len(values), where="post", label=label)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import DURATION, QUICK_DURATION, WARMUP
@@ -75,7 +75,7 @@ def fig18_rows(goodput: dict[str, dict[str, float]]) -> list[Row]:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     x = np.arange(len(table))
     ax.bar(x - 0.2, table["red"], width=0.4, label="RED")
     ax.bar(x + 0.2, table["red_pd"], width=0.4, label="RED-PD")

@@ -29,7 +29,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import DURATION, PACKET, QUICK_DURATION, RED, SINK_DELAY, START_SPREAD, TCP, WARMUP, cbr, red_pd_qdisc
@@ -143,7 +143,7 @@ def through_rows(table: pd.DataFrame, settings: RunSettings) -> list[Row]:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, axes = pyplot().subplots(1, 2, figsize=(9, 3.8))
+    fig, axes = subplots(1, 2, figsize=(9, 3.8))
     for ax, through in zip(axes, ("udp", "tcp"), strict=True):
         for mechanism, name in (("red", "RED"), ("red_pd", "RED-PD")):
             part = table[(table["through"] == through) & (table["mechanism"] == mechanism)]

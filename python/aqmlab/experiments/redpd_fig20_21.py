@@ -50,7 +50,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment, run_seeds
 from ._redpd import (
@@ -286,7 +286,7 @@ def _reason(key: str, table: pd.DataFrame) -> str:
 
 def _figure(tables: dict[str, pd.DataFrame]) -> Any:
     """Fig. 20 for the RFC 5348 reading; Fig. 21's panels for both readings."""
-    fig, axes = pyplot().subplots(2, 2, figsize=(10, 7), sharex=True)
+    fig, axes = subplots(2, 2, figsize=(10, 7), sharex=True)
     for (name, table), (reading, _) in zip(tables.items(), READINGS.values(), strict=True):
         flows = 4 * table["n"]
         for m, style in (("red", "--"), ("red_pd", "-")):

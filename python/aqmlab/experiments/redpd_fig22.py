@@ -27,7 +27,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
@@ -153,7 +153,7 @@ def _reason(shown: pd.DataFrame) -> str:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, (top, bottom) = pyplot().subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (top, bottom) = subplots(2, 1, figsize=(7, 6), sharex=True)
     for rtt in ("40ms", "80ms", "120ms", "160ms"):
         top.plot(table["target"], table[f"bw_{rtt}"], "o-", label=f"{rtt} TCPs")
     top.set(ylabel="throughput per flow (Mb/s)", title="RED-PD Fig. 22: effect of R")

@@ -22,7 +22,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
     DURATION,
@@ -113,7 +113,7 @@ def fig8_rows(measured: dict[str, dict[float, float]]) -> list[Row]:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     ax.plot(table["rtt_ms"], table["single"], "o-", label="single list")
     ax.plot(table["rtt_ms"], table["multiple"], "s-", label="multiple lists")
     ax.set(xlabel="RTT (ms)", ylabel="fraction of the run monitored", title="RED-PD Fig. 8")

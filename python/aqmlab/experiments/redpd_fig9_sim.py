@@ -36,7 +36,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import (
     FIXED_LOSS_RATE,
@@ -154,7 +154,7 @@ def _reason(row: Row, table: pd.DataFrame) -> str:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     gammas = np.linspace(0.05, 4.0, 200)
     for p, group in table.groupby("p"):
         line = ax.plot(gammas, [identification_probability(g, p) for g in gammas], label=f"eq. 4, p = {p:.0%}")[0]

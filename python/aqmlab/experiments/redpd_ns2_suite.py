@@ -58,7 +58,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import Results
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import RED
@@ -480,7 +480,7 @@ def _reason(row: Row, table: pd.DataFrame, runs: dict[str, Run]) -> str:
 
 def _figure(runs: dict[str, Run]) -> Any:
     names = ("simple", "unresponsive", "complete", "cbrs", "cbrs-noidle", "frp")
-    fig, axes = pyplot().subplots(2, 3, figsize=(11, 6), sharex=True)
+    fig, axes = subplots(2, 3, figsize=(11, 6), sharex=True)
     for ax, name in zip(axes.flat, names, strict=True):
         t = runs[name].results.throughput
         flows = runs[name].results.flows.set_index("id")["name"]

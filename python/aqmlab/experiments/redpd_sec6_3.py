@@ -20,7 +20,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS
 from . import Reproduction, Row, RunSettings, experiment
 from ._redpd import FIXED_LOSS_RATE, PACKET, cbr, fixed_loss_qdisc, flow_record, reference_bps, scenario
@@ -74,7 +74,7 @@ def sec63(quick: bool) -> Reproduction:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, (left, right) = pyplot().subplots(1, 2, figsize=(7, 3.5))
+    fig, (left, right) = subplots(1, 2, figsize=(7, 3.5))
     left.bar(table["flow"], table["monitored_fraction"])
     left.set(ylabel="fraction of the run monitored", title="identification")
     right.bar(table["flow"], table["received_mbps"])

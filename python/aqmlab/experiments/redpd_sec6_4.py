@@ -39,7 +39,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import Results
 from . import Reproduction, Row, RunSettings, experiment, run_seeds
 from ._redpd import FIXED_LOSS_RATE, LOSS_RATES, PACKET, START_SPREAD, fixed_loss_qdisc, reference_rate, scenario
@@ -138,7 +138,7 @@ def _reason(table: pd.DataFrame, key: str) -> str:
 
 
 def _figure(table: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     labels = {"bytes": "byte mode", "bytes_eq5_packets": "byte mode, eq. 5 in packets", "packets": "packet mode"}
     for mode, group in table.groupby("mode", sort=False):
         ax.plot(group["p"] * 100, group["ratio"], "o-", label=labels[mode])

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, experiment
 from ._sred import FIGURE_N, FULL, QUICK, occupancy_figure, occupancy_table, persistent_run
 
@@ -81,7 +81,7 @@ def _reason(table: pd.DataFrame) -> str:
 
 
 def _figure(red_runs: dict, sred_runs: dict) -> Any:
-    fig, axes = pyplot().subplots(len(FIGURE_N), 2, figsize=(12, 2.4 * len(FIGURE_N)), sharex=True, sharey=True)
+    fig, axes = subplots(len(FIGURE_N), 2, figsize=(12, 2.4 * len(FIGURE_N)), sharex=True, sharey=True)
     for row, n in zip(axes, FIGURE_N, strict=True):
         occupancy_figure(row[0], red_runs[n], f"RED, {n} persistent connections")
         occupancy_figure(row[1], sred_runs[n], f"Full SRED, {n} persistent connections")

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import MBPS, Results
 from . import Reproduction, Row, experiment
 from ._sred import FULL, QUICK, occupancy_metrics, persistent_run
@@ -167,7 +167,7 @@ def _reason(table: pd.DataFrame) -> str:
 
 
 def _figure(runs: dict[str, Results]) -> Any:
-    fig, axes = pyplot().subplots(1, len(runs), figsize=(12, 4), sharey=True)
+    fig, axes = subplots(1, len(runs), figsize=(12, 4), sharey=True)
     for ax, (variant, results) in zip(axes, runs.items(), strict=True):
         flows = results.flows.sort_values("base_rtt")
         ax.plot(np.arange(1, len(flows) + 1), flows["goodput_bps"] / MBPS, marker=".", linewidth=0)

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import Results
 from . import Judgement, Reproduction, Row, Verdict, experiment
 from ._sred import (
@@ -294,7 +294,7 @@ def _reason(key: str, m: dict[str, float], results: Results) -> str:
 
 
 def _figure(results: Results) -> Any:
-    fig, axes = pyplot().subplots(2, 2, figsize=(12, 7))
+    fig, axes = subplots(2, 2, figsize=(12, 7))
     occupancy_figure(axes[0, 0], results, f"Fig. 17: Full SRED, {SOURCES} web-like sources")
     active = results.active_sources(STEP)
     queue = bottleneck_queue(results, after=0.0)

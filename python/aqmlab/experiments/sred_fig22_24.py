@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import Results
 from . import Judgement, Reproduction, Row, Verdict, experiment
 from ._sred import (
@@ -126,7 +126,7 @@ def _reason(table: pd.DataFrame) -> str:
 
 
 def _figure(runs: dict) -> Any:
-    fig, axes = pyplot().subplots(len(SOURCES), 2, figsize=(12, 6), sharex=True, sharey=True)
+    fig, axes = subplots(len(SOURCES), 2, figsize=(12, 6), sharex=True, sharey=True)
     for row, n in zip(axes, SOURCES, strict=True):
         for ax, mechanism in zip(row, ("red", "full"), strict=True):
             occupancy_figure(ax, runs[(n, mechanism)], f"{NAMES[mechanism]}, {n} web-like sources")

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, experiment
 from ._sred import FULL, QUICK, occupancy_figure, occupancy_table, persistent_run
 
@@ -118,7 +118,7 @@ def _reason(key: str, table: pd.DataFrame) -> str:
 
 
 def _figure(runs: dict) -> Any:
-    fig, axes = pyplot().subplots(len(runs), 1, figsize=(9, 2.0 * len(runs)), sharex=True)
+    fig, axes = subplots(len(runs), 1, figsize=(9, 2.0 * len(runs)), sharex=True)
     for ax, (n, results) in zip(axes, runs.items(), strict=True):
         occupancy_figure(ax, results, f"Full SRED, {n} persistent connections")
     fig.tight_layout()

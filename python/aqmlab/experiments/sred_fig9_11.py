@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, experiment
 from ._sred import FIGURE_N, FULL, QUICK, bottleneck_queue, occupancy_table, persistent_run
 
@@ -86,7 +86,7 @@ def _reason(table: pd.DataFrame) -> str:
 
 
 def _figure(runs: dict) -> Any:
-    fig, axes = pyplot().subplots(len(runs), 1, figsize=(9, 2.4 * len(runs)), sharex=True)
+    fig, axes = subplots(len(runs), 1, figsize=(9, 2.4 * len(runs)), sharex=True)
     for ax, (n, results) in zip(axes, runs.items(), strict=True):
         queue = bottleneck_queue(results, after=0.0)
         ax.plot(queue["time"], queue["hit_frequency"], linewidth=0.5, label="P(t)")

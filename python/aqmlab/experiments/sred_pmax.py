@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, experiment
 from ._sred import FULL, P_MAX, QUICK, bottleneck_queue, occupancy_table, persistent_run
 
@@ -77,7 +77,7 @@ def _reason(table: pd.DataFrame) -> str:
 
 
 def _figure(runs: dict) -> Any:
-    fig, ax = pyplot().subplots(figsize=(9, 4))
+    fig, ax = subplots(figsize=(9, 4))
     for p, results in runs.items():
         queue = bottleneck_queue(results, after=0.0)
         ax.plot(queue["time"], queue["bytes"] / 1000, linewidth=0.4, label=f"p_max {p:g}")

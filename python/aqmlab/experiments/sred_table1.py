@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..results import Results
 from . import Reproduction, Row, RunSettings, experiment
 from ._sred import DURATION, PACKET, QUICK_DURATION, TABLE_WARMUP, misbehaving_run
@@ -141,7 +141,7 @@ def _reason(table: pd.DataFrame) -> str:
 
 
 def _figure(table: pd.DataFrame, paper: pd.DataFrame) -> Any:
-    fig, ax = pyplot().subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     x = range(len(table))
     ax.bar([i - 0.2 for i in x], paper.loc[table.index, "paper_hits_per_packet"], width=0.4, label="paper")
     ax.bar([i + 0.2 for i in x], table["hits_per_packet"], width=0.4, label="ours")

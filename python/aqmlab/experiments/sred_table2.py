@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..plots import pyplot
+from ..plots import subplots
 from . import Reproduction, Row, experiment
 from ._sred import misbehaving_run
 from .sred_table1 import FULL, QUICK, hit_table
@@ -114,7 +114,7 @@ def _reason(table: pd.DataFrame) -> str:
 
 
 def _figure(shown: pd.DataFrame) -> Any:
-    fig, axes = pyplot().subplots(1, 2, figsize=(10, 4))
+    fig, axes = subplots(1, 2, figsize=(10, 4))
     for ax, (ours, paper, label) in zip(
         axes,
         [

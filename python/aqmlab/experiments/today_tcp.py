@@ -33,7 +33,7 @@ import pandas as pd
 
 import aqmlab
 
-from ..plots import pyplot
+from ..plots import subplots
 from ..presets import PRESETS
 from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment, run_seeds
@@ -151,7 +151,7 @@ def headline(by: pd.DataFrame) -> str:
 
 def shares_figure(table: pd.DataFrame) -> object:
     """Each class's goodput over its fair share, a group of bars per mechanism."""
-    fig, ax = pyplot().subplots(figsize=(10, 4))
+    fig, ax = subplots(figsize=(10, 4))
     width = 0.8 / len(CLASSES)
     x = np.arange(len(table))
     for i, cc in enumerate(CLASSES):

@@ -8,11 +8,26 @@ and fair bandwidth allocation (Rust core, Python front).
     results.summary()["jain_index"]
     results.plot_goodput()                    # a matplotlib Figure (plot_throughput, plot_queue too)
     results.save("out/fig3b", format="csv")
+
+    class ExcessDrop(aqmlab.Qdisc): ...       # your own queue discipline (aqmlab.mechanism)
+    aqmlab.run(scenario.with_qdisc(ExcessDrop(slope=0.02)))
 """
 
-from ._core import ScenarioError, __version__
+from ._core import MechanismError, ScenarioError, __version__
 from .api import reporting, run
+from .mechanism import Qdisc
 from .results import Results
 from .scenario import Scenario, load, scenarios_dir
 
-__all__ = ["Results", "Scenario", "ScenarioError", "__version__", "load", "reporting", "run", "scenarios_dir"]
+__all__ = [
+    "MechanismError",
+    "Qdisc",
+    "Results",
+    "Scenario",
+    "ScenarioError",
+    "__version__",
+    "load",
+    "reporting",
+    "run",
+    "scenarios_dir",
+]

@@ -43,12 +43,17 @@ def presets() -> dict[str, dict[str, Any]]:
 
 
 def mechanisms(names: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The qdisc table of each name: a preset, or a qdisc type with its defaults; `["all"]`
-    gives every preset."""
+    """The qdisc table of each name: a preset, a qdisc type with its defaults, or a queue
+    discipline written in Python (`"my_aqm.py:ExcessDrop"`, `"package.module:Class"`;
+    `aqmlab.mechanism`); `["all"]` gives every preset."""
+    from . import mechanism
+
     known = presets()
     if list(names) == ["all"]:
         return known
-    return {name: known.get(name, {"type": name}) for name in names}
+    return {
+        name: mechanism.table(name) if mechanism.is_spec(name) else known.get(name, {"type": name}) for name in names
+    }
 
 
 def buffer_size(qdisc: Mapping[str, Any]) -> str:

@@ -48,7 +48,7 @@ def print_summary(file: str | Path, seed: int | None) -> int:
     """Runs the scenario FILE (a path or a shipped scenario's name), prints `Results.summary()`
     as JSON on stdout, and returns the exit status: 0, 2 with one line `error: ...` on stderr
     for a bad scenario, 1 for a file that cannot be read, 130 on Ctrl-C."""
-    from ._core import ScenarioError
+    from ._core import MechanismError, ScenarioError
     from .api import summary
     from .progress import RunProgress
     from .results import to_json_value
@@ -63,6 +63,11 @@ def print_summary(file: str | Path, seed: int | None) -> int:
             result: Any = summary(scenario, progress=bars)
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except MechanismError as e:
+        from .mechanism import failure_text
+
+        print(f"error: {failure_text(e)}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +201,19 @@ def _require_json_values(value: Any, path: str) -> None:
         raise ScenarioError(f"{path}: must be a number, string, boolean, list or table, got {type(value).__name__}")
 
 
+def _qdisc_tables(data: Any) -> Iterator[dict]:
+    """Every table under a `qdisc` or `reverse_qdisc` key of `data`, wherever it stands."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key in ("qdisc", "reverse_qdisc") and isinstance(value, dict):
+                yield value
+            else:
+                yield from _qdisc_tables(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _qdisc_tables(value)
+
+
 class Scenario:
     """A scenario: the content of a scenario file as a dict, plus where it came from: `source`,
     the file, and `text`, the file's text as it was read (comments and all; None for a dict).
@@ -226,8 +239,14 @@ class Scenario:
         `find`). A file is checked as a file: every quantity carries its unit (`"10ms"`; a
         bare `10` is an error saying what to write), where a dict's bare numbers are in base
         units (docs/scenario.md, "Units")."""
+        from .mechanism import absolute
+
         path = find(path)
         data, text = read_toml_text(path)
+        # A Python discipline's `class = "my_aqm.py:Class"` is relative to the file.
+        for table in _qdisc_tables(data):
+            if table.get("type") == "python" and isinstance(table.get("class"), str):
+                table["class"] = absolute(table["class"], path.parent)
         return cls(data, source=path, text=text).validate(file=True)
 
     def to_dict(self) -> dict[str, Any]:
@@ -301,15 +320,22 @@ class Scenario:
     def with_qdisc(self, qdisc: str | Mapping[str, Any], link: str | None = None, **params: Any) -> Scenario:
         """A copy with another queue discipline on a link.
 
-        `qdisc` is a type name (`"red"`, with parameters as keywords) or a full
-        table (`{"type": "red", "min_th": 5, ...}`). `link` names the link's direction
+        `qdisc` is a type name (`"red"`, with parameters as keywords), a full table
+        (`{"type": "red", "min_th": 5, ...}`), or a queue discipline written in Python
+        (`aqmlab.mechanism`): an instance (`ExcessDrop(slope=0.02)`), a class with its
+        parameters as keywords, or `"my_aqm.py:ExcessDrop"`. `link` names the link's direction
         as the results do (`"A->B"`): in a graph, a link between nodes A and B; in a
         dumbbell, `"L->R"` (the bottleneck, also `None`) or `"R->L"`; in a parking lot,
         `"Ri->Ri+1"` or `None` for the congested links, which share one table
         (`topology.link.qdisc`, so changing one changes all), `"Ri+1->Ri"` for their
         reverse direction.
         """
-        table = {"type": qdisc, **params} if isinstance(qdisc, str) else {**qdisc, **params}
+        from . import mechanism
+
+        if isinstance(qdisc, str) and mechanism.is_spec(qdisc) or not isinstance(qdisc, (str, Mapping)):
+            table = mechanism.table(qdisc, **params)
+        else:
+            table = {"type": qdisc, **params} if isinstance(qdisc, str) else {**qdisc, **params}
         return self.with_({self._qdisc_path(link): table})
 
     def with_tcp(self, tcp: Mapping[str, Any]) -> Scenario:

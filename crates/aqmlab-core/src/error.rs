@@ -46,11 +46,31 @@ impl fmt::Display for InternalError {
 
 impl std::error::Error for InternalError {}
 
-/// Why a run failed: the scenario, or the simulator.
+/// A queue discipline written outside the crate (a user's Python class) failed or broke the
+/// engine's contract: the message names the link, the time and what happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MechanismError(pub String);
+
+impl fmt::Display for MechanismError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MechanismError {}
+
+/// Why a run failed: the scenario, a user's mechanism, or the simulator.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Error {
     Scenario(ScenarioError),
+    Mechanism(MechanismError),
     Internal(InternalError),
+}
+
+impl From<MechanismError> for Error {
+    fn from(e: MechanismError) -> Self {
+        Error::Mechanism(e)
+    }
 }
 
 impl From<ScenarioError> for Error {
@@ -69,6 +89,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             Error::Scenario(e) => e.fmt(f),
+            Error::Mechanism(e) => e.fmt(f),
             Error::Internal(e) => e.fmt(f),
         }
     }

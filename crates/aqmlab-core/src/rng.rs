@@ -24,6 +24,13 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// A uniform draw from [0, 1), as the disciplines draw for a probability (`rng.gen::<f64>()`,
+/// 53 random bits): what a discipline from outside the crate gets for `random()`.
+pub fn uniform(rng: &mut Rng) -> f64 {
+    use rand::Rng as _;
+    rng.gen::<f64>()
+}
+
 /// A stream for component `name` (e.g. `"flow/web[2]"`, `"link/L->R/qdisc"`) under `master_seed`.
 pub fn stream(master_seed: u64, name: &str) -> Rng {
     // FNV-1a over the name, then mixed with the seed: stable across platforms and releases.

@@ -18,6 +18,16 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueEr
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
+mod mechanism;
+
+create_exception!(
+    aqmlab._core,
+    MechanismError,
+    PyRuntimeError,
+    "A queue discipline written in Python failed or broke the engine's contract; the message names \
+     the class, the method, the link and the simulated time, and the exception it raised is its cause."
+);
+
 create_exception!(
     aqmlab._core,
     ScenarioError,
@@ -33,9 +43,20 @@ fn internal_to_py(e: InternalError) -> PyErr {
     PyRuntimeError::new_err(e.to_string())
 }
 
+/// The user's discipline failed: its message, with the exception its code raised (if it did)
+/// as the cause, for the user's traceback.
+fn mechanism_to_py(e: aqmlab_core::MechanismError) -> PyErr {
+    let err = MechanismError::new_err(e.to_string());
+    if let Some(cause) = mechanism::take_exception() {
+        Python::with_gil(|py| err.set_cause(py, Some(cause)));
+    }
+    err
+}
+
 fn error_to_py(e: Error) -> PyErr {
     match e {
         Error::Scenario(e) => to_py(e),
+        Error::Mechanism(e) => mechanism_to_py(e),
         Error::Internal(e) => internal_to_py(e),
     }
 }
@@ -52,7 +73,17 @@ fn run_interruptibly(
     until: Time,
     duration: f64,
 ) -> PyResult<()> {
-    while !py.allow_threads(|| sim.run_events(until, EVENTS_PER_SLICE)) {
+    // A discipline written in Python is called for every packet: the run keeps the GIL rather
+    // than take it back for each call.
+    let python = sim.qdisc_types().any(|t| t == "python");
+    let slice = |sim: &mut aqmlab_core::sim::Simulation| {
+        if python {
+            sim.run_events(until, EVENTS_PER_SLICE)
+        } else {
+            py.allow_threads(|| sim.run_events(until, EVENTS_PER_SLICE))
+        }
+    };
+    while !slice(sim) {
         if let Err(e) = py.check_signals() {
             if e.is_instance_of::<PyKeyboardInterrupt>(py) {
                 let at = to_secs(sim.now());
@@ -107,8 +138,8 @@ fn run(py: Python<'_>, scenario_json: &str, summary_only: bool) -> PyResult<Stri
     let scenario = parse(scenario_json)?;
     let mut sim = aqmlab_core::sim::Simulation::build(&scenario).map_err(to_py)?;
     run_interruptibly(py, &mut sim, Time::MAX, scenario.simulation.duration.0)?;
-    py.allow_threads(move || sim.results().map(|r| results_json(&r, summary_only)))
-        .map_err(internal_to_py)
+    let results = py.allow_threads(move || sim.results().map(|r| results_json(&r, summary_only)));
+    results.map_err(error_to_py)
 }
 
 /// A simulation that Python advances in steps (for progress reports).
@@ -179,7 +210,7 @@ impl Simulation {
     fn results(&self, py: Python<'_>, summary_only: bool) -> PyResult<String> {
         self.engine().flush_captures()?;
         py.allow_threads(|| self.engine().results().map(|r| results_json(&r, summary_only)))
-            .map_err(internal_to_py)
+            .map_err(error_to_py)
     }
 }
 
@@ -188,6 +219,7 @@ fn emulate_error_to_py(e: aqmlab_core::emulate::EmulateError) -> PyErr {
     match e {
         EmulateError::Scenario(e) => to_py(e),
         EmulateError::System(e) => PyOSError::new_err(e.to_string()),
+        EmulateError::Mechanism(e) => mechanism_to_py(e),
         EmulateError::Internal(e) => internal_to_py(e),
     }
 }
@@ -320,7 +352,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Emulation>()?;
+    m.add_class::<mechanism::Packet>()?;
+    m.add_class::<mechanism::Link>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("MechanismError", m.py().get_type::<MechanismError>())?;
+    // Disciplines written in Python (`type = "python"`) are found through `aqmlab.mechanism`.
+    aqmlab_core::qdisc::external::install(Box::new(mechanism::PythonQdiscs));
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -9,6 +9,7 @@ matplotlib). `aqmlab --help` lists the commands from `COMMANDS` below.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any
 
@@ -105,4 +106,13 @@ def _options(
 
 
 def main() -> None:
-    app()
+    from .._core import MechanismError
+
+    try:
+        app()
+    except MechanismError as e:
+        # A queue discipline written in Python failed: its message and the user's own traceback.
+        from ..mechanism import failure_text
+
+        print(f"error: {failure_text(e)}", file=sys.stderr)
+        sys.exit(2)

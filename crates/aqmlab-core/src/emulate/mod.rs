@@ -25,7 +25,7 @@
 mod endpoints;
 mod linux;
 
-use crate::error::{InternalError, ScenarioError};
+use crate::error::{Error, InternalError, MechanismError, ScenarioError};
 use crate::metrics::{pcap, Results};
 use crate::packet::{Ecn, FlowId, Packet, PacketId, PacketKind};
 use crate::scenario::{Scenario, TopologySpec};
@@ -82,6 +82,8 @@ pub enum EmulateError {
     Scenario(ScenarioError),
     /// The machine refused: no root, no `/dev/net/tun`, a congestion control the kernel lacks.
     System(io::Error),
+    /// A discipline from outside the crate (a user's) failed.
+    Mechanism(MechanismError),
     Internal(InternalError),
 }
 
@@ -90,6 +92,7 @@ impl fmt::Display for EmulateError {
         match self {
             EmulateError::Scenario(e) => e.fmt(f),
             EmulateError::System(e) => e.fmt(f),
+            EmulateError::Mechanism(e) => e.fmt(f),
             EmulateError::Internal(e) => e.fmt(f),
         }
     }
@@ -735,7 +738,11 @@ impl Emulation {
             }
         }
         sim.flush_captures()?;
-        let results = sim.results().map_err(EmulateError::Internal)?;
+        let results = sim.results().map_err(|e| match e {
+            Error::Scenario(e) => EmulateError::Scenario(e),
+            Error::Mechanism(e) => EmulateError::Mechanism(e),
+            Error::Internal(e) => EmulateError::Internal(e),
+        })?;
         Ok((results, stats))
     }
 }

@@ -38,6 +38,7 @@ pub mod codel_linux;
 pub mod csfq;
 pub mod droptail;
 pub mod drr;
+pub mod external;
 pub mod fq_codel;
 pub mod fred;
 pub mod loss;
@@ -82,9 +83,86 @@ pub enum DropReason {
     ChokeMatch,
     /// SFB: a flow found non-responsive (every one of its bins at p = 1), beyond its penalty rate.
     Penalty,
+    /// A reason of a discipline's own naming (a user's `type = "python"` qdisc).
+    Named(ReasonName),
+}
+
+/// A drop reason a discipline names itself ([`DropReason::Named`]), interned for the process:
+/// the name is kept once and the reason stays a small `Copy` value. Reasons order by their
+/// names, so the drops table is in the same order in every process, whatever was named first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReasonName(u16);
+
+/// The names interned so far; each is kept for the life of the process.
+static REASON_NAMES: std::sync::RwLock<Vec<&'static str>> = std::sync::RwLock::new(Vec::new());
+/// Distinct names a process may intern: enough for any set of mechanisms, small enough that a
+/// discipline making up names per packet is stopped.
+pub const MAX_REASON_NAMES: usize = 1000;
+
+impl ReasonName {
+    /// The reason called `name`: a built-in one by its own name (`"overflow"`), else one of a
+    /// discipline's own: 1 to 40 lowercase letters, digits and `_`, starting with a letter.
+    pub fn reason(name: &str) -> Result<DropReason, String> {
+        if let Some(&builtin) = DropReason::BUILTIN.iter().find(|r| r.as_str() == name) {
+            return Ok(builtin);
+        }
+        let well_formed = (1..=40).contains(&name.len())
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !well_formed {
+            return Err(format!(
+                "a drop reason is 1 to 40 lowercase letters, digits and `_`, starting with a letter; got {name:?}"
+            ));
+        }
+        let mut names = REASON_NAMES.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = names.iter().position(|&n| n == name) {
+            return Ok(DropReason::Named(ReasonName(i as u16)));
+        }
+        if names.len() >= MAX_REASON_NAMES {
+            return Err(format!(
+                "more than {MAX_REASON_NAMES} drop reasons were named; {name:?} is one too many"
+            ));
+        }
+        names.push(Box::leak(name.to_owned().into_boxed_str()));
+        Ok(DropReason::Named(ReasonName(names.len() as u16 - 1)))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        REASON_NAMES.read().unwrap_or_else(|e| e.into_inner())[self.0 as usize]
+    }
+}
+
+impl Ord for ReasonName {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for ReasonName {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl DropReason {
+    /// Every reason of the engine's own.
+    pub const BUILTIN: [DropReason; 12] = [
+        DropReason::Overflow,
+        DropReason::Early,
+        DropReason::Forced,
+        DropReason::PerFlowLimit,
+        DropReason::Csfq,
+        DropReason::Pushout,
+        DropReason::Loss,
+        DropReason::Sred,
+        DropReason::Codel,
+        DropReason::PreFilter,
+        DropReason::ChokeMatch,
+        DropReason::Penalty,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::Overflow => "overflow",
@@ -99,6 +177,7 @@ impl DropReason {
             DropReason::PreFilter => "pre_filter",
             DropReason::ChokeMatch => "choke_match",
             DropReason::Penalty => "penalty",
+            DropReason::Named(name) => name.as_str(),
         }
     }
 }
@@ -117,6 +196,8 @@ pub enum Verdict {
 pub struct QdiscEvents {
     pub drops: Vec<(PacketId, DropReason)>,
     pub marks: Vec<PacketId>,
+    /// A discipline from outside the crate failed ([`QdiscCtx::fail`]): the run stops.
+    pub failure: Option<String>,
 }
 
 /// The packets and bytes in a link's queue, counted outside the discipline from what it
@@ -226,6 +307,17 @@ impl<'a> QdiscCtx<'a> {
     pub fn mark(&mut self, id: PacketId) {
         self.packets[id].ecn = Ecn::Ce;
         self.events.marks.push(id);
+    }
+
+    /// Stops the run: a discipline written outside the crate ([`external`]) failed or broke the
+    /// engine's contract; `message` says how (the first failure is kept).
+    pub fn fail(&mut self, message: String) {
+        self.events.failure.get_or_insert(message);
+    }
+
+    /// The packet being offered to `enqueue`, while the discipline has not dropped it.
+    pub fn arrival(&self) -> Option<PacketId> {
+        self.arrival
     }
 
     /// The queue as it stands: the packets queued before this call, less those dropped in
@@ -341,6 +433,8 @@ tagged_registry! {
         "lqd" => Lqd(lqd::LqdConfig),
         // Boxed: its list of scripted drops would enlarge every QdiscSpec.
         "loss" => Loss(Box<loss::LossConfig>),
+        // A class of the user's, run by the program embedding the core (aqmlab's Python package).
+        "python" => Python(Box<external::ExternalConfig>),
     }
 }
 

@@ -116,6 +116,9 @@ pub(crate) enum Breakage {
     ForgetsArrival(u64),
     /// Drops the arrival twice: as its verdict and again through `drop_packet`.
     DropsTwice(u64),
+    /// Says it failed (`QdiscCtx::fail`), as a discipline from outside the crate does, and
+    /// then forgets the arrival (which the engine would catch after the failure).
+    Fails(u64),
 }
 
 /// A drop-tail FIFO with one deliberate bug, to show that the engine's checks catch it.
@@ -143,6 +146,10 @@ impl QueueDisc for Broken {
             Breakage::DropsTwice(n) if n == self.arrivals => {
                 ctx.drop_packet(id, DropReason::Overflow);
                 Verdict::Dropped(DropReason::Overflow)
+            }
+            Breakage::Fails(n) if n == self.arrivals => {
+                ctx.fail(format!("Broken.enqueue raised at arrival {n}"));
+                Verdict::Enqueued
             }
             _ => self.fifo.enqueue(id, ctx),
         }

@@ -7,7 +7,7 @@ pub mod calendar;
 pub mod event;
 
 use crate::cache::prefetch;
-use crate::error::{InternalError, ScenarioError};
+use crate::error::{Error, InternalError, MechanismError, ScenarioError};
 use crate::metrics::{pcap, InFlight, Recorder, Results};
 use crate::net::{Discipline, Network};
 use crate::packet::{DoubleFree, Ecn, FlowId, Packet, PacketArena, PacketId, PacketKind};
@@ -49,6 +49,8 @@ pub struct Simulation {
     /// The first broken invariant seen while running (a double free, a freed
     /// packet dequeued); [`Simulation::results`] reports it.
     fault: Option<InternalError>,
+    /// The first failure of a discipline from outside the crate (`qdisc::external`).
+    failure: Option<MechanismError>,
     /// Drop-tail ends of transmission that happened without running (see `catch_up`): the
     /// results count them among the events, as the run is the same.
     lazy_events: u64,
@@ -122,6 +124,7 @@ impl Simulation {
             timers: Vec::new(),
             qdisc_events: QdiscEvents::default(),
             fault: None,
+            failure: None,
             lazy_events: 0,
             capture_links,
             capture_drops: sim.pcap_drops,
@@ -161,7 +164,12 @@ impl Simulation {
     /// simulation in such slices to do something between them (the Python
     /// bindings check for Ctrl-C); the events and the results are the same
     /// however the run is sliced.
+    /// A discipline from outside the crate that failed ends the run: true from the next slice
+    /// on, and [`results`](Self::results) gives its error.
     pub fn run_events(&mut self, until: Time, max_events: u64) -> bool {
+        if self.failure.is_some() {
+            return true;
+        }
         let until = until.min(self.end);
         for _ in 0..max_events {
             let Some((t, event)) = self.events.pop_before(until) else {
@@ -330,6 +338,11 @@ impl Simulation {
         self.recorder.on_goodput(flow, bytes, self.now);
     }
 
+    /// The `type` of every link's discipline, link by link.
+    pub fn qdisc_types(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.net.links.iter().map(|l| l.qdisc_type)
+    }
+
     /// When the next pending event is due, if any.
     pub fn next_event_time(&mut self) -> Option<Time> {
         self.events.next_time()
@@ -474,6 +487,20 @@ impl Simulation {
         while let Some((id, reason)) = self.qdisc_events.drops.pop() {
             self.discard(link, id, reason);
         }
+        if self.qdisc_events.failure.is_some() {
+            self.stop_for_mechanism(link);
+        }
+    }
+
+    /// The discipline of `link`, one from outside the crate, failed: the run stops at the end
+    /// of this slice of events with its message, the link and the time.
+    #[cold]
+    fn stop_for_mechanism(&mut self, link: u32) {
+        let what = self.qdisc_events.failure.take().expect("called on a failure");
+        let name = &self.net.links[link as usize].name;
+        let at = crate::time::to_secs(self.now);
+        self.failure
+            .get_or_insert_with(|| MechanismError(format!("the qdisc of link {name} at {at} s: {what}")));
     }
 
     /// Frees a dropped packet and records the drop.
@@ -509,12 +536,16 @@ impl Simulation {
         }
     }
 
-    /// The results so far (rates over the configured window); an internal error
-    /// if an invariant broke while running, or if packets were not conserved
-    /// (sent = delivered + dropped + queued + on links).
-    pub fn results(&self) -> Result<Results, InternalError> {
+    /// The results so far (rates over the configured window); the error of a discipline from
+    /// outside the crate that failed; an internal error if an invariant broke while running,
+    /// or if packets were not conserved (sent = delivered + dropped + queued + on links).
+    pub fn results(&self) -> Result<Results, Error> {
+        // A user's discipline that failed may have broken the engine's checks after it.
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone().into());
+        }
         if let Some(fault) = &self.fault {
-            return Err(fault.clone());
+            return Err(fault.clone().into());
         }
         let senders = self.flows.iter().map(|f| f.sender.stats()).collect();
         // The lazy ends of transmission before the clock happened too (see `catch_up`).
@@ -524,7 +555,7 @@ impl Simulation {
             .iter()
             .filter(|l| l.lazy_tx_done.is_some_and(|(t, _)| t < self.now));
         let events = self.events.processed() + self.lazy_events + skipped.count() as u64;
-        self.recorder.finish(&self.net, senders, self.in_flight(), events)
+        Ok(self.recorder.finish(&self.net, senders, self.in_flight(), events)?)
     }
 }
 
@@ -549,12 +580,12 @@ rate = "15Mbps"
 "#;
 
     /// Runs `OVERLOAD` with `qdisc` on the bottleneck (its own drop-tail when `None`).
-    fn run_with(qdisc: Option<Box<dyn crate::qdisc::QueueDisc>>) -> Result<Results, InternalError> {
+    fn run_with(qdisc: Option<Box<dyn crate::qdisc::QueueDisc>>) -> Result<Results, Error> {
         run_text_with(OVERLOAD, qdisc)
     }
 
     /// Runs the scenario `text` with `qdisc` on its bottleneck `L->R` (its own when `None`).
-    fn run_text_with(text: &str, qdisc: Option<Box<dyn crate::qdisc::QueueDisc>>) -> Result<Results, InternalError> {
+    fn run_text_with(text: &str, qdisc: Option<Box<dyn crate::qdisc::QueueDisc>>) -> Result<Results, Error> {
         let scenario = Scenario::from_toml_str(text).unwrap();
         let mut sim = Simulation::build(&scenario).unwrap();
         if let Some(q) = qdisc {
@@ -693,6 +724,25 @@ rate = "15Mbps"
         assert_eq!(
             err.to_string(),
             "internal error: link 0 (L->R) at 1.50108 s: the qdisc sent nothing with 1 packet(s) (1000 bytes) queued"
+        );
+    }
+
+    #[test]
+    fn a_discipline_that_fails_stops_the_run_with_its_message_not_an_internal_error() {
+        let scenario = Scenario::from_toml_str(OVERLOAD).unwrap();
+        let mut sim = Simulation::build(&scenario).unwrap();
+        let bottleneck = sim.net.links.iter().position(|l| l.name == "L->R").unwrap();
+        sim.net.links[bottleneck].queue.discipline = Discipline::Boxed(Box::new(Broken::new(Breakage::Fails(100))));
+        assert!(!sim.run_events(Time::MAX, 10_000), "the slice ends where it would");
+        let stopped_at = sim.now();
+        // The run is over: no later slice runs an event, however long.
+        assert!(sim.run_events(Time::MAX, 1 << 20) && sim.now() == stopped_at);
+        let err = sim.results().unwrap_err();
+        assert!(matches!(err, Error::Mechanism(_)), "{err:?}");
+        // Its forgotten arrival broke the engine's check too: the failure is reported, first.
+        assert_eq!(
+            err.to_string(),
+            "the qdisc of link L->R at 0.053879967 s: Broken.enqueue raised at arrival 100"
         );
     }
 

@@ -1,0 +1,212 @@
+"""Queue disciplines written in Python (`type = "python"`, aqmlab.mechanism; issue 35): the same
+engine as the built-in ones (a Python drop-tail and RED give their runs to the last packet), found
+from a scenario file, a class, an instance or the command line, and every mistake reported."""
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import aqmlab
+import pytest
+from conftest import aqmlab_cli, dumbbell, write_scenario
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+sys.path.insert(0, str(EXAMPLES))
+import own_qdisc  # noqa: E402
+
+
+def _per_flow(results):
+    return results.flows[["name", "goodput_bps", "dropped_packets", "delivered_packets"]], results.drops[
+        ["flow", "link", "reason", "count"]
+    ]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_python_red_and_droptail_are_the_built_in_ones_packet_for_packet(seed):
+    own = aqmlab.load(EXAMPLES / "own-red.toml").with_seed(seed)
+    builtin = aqmlab.load(EXAMPLES / "own-red-builtin.toml").with_seed(seed)
+    a, b = aqmlab.run(own), aqmlab.run(builtin)
+    for mine, theirs in zip(_per_flow(a), _per_flow(b), strict=True):
+        assert mine.equals(theirs)
+    # Its average, sampled with the queue, is RED's to the last bit.
+    assert a.queue["average"].equals(b.queue["average"])
+    assert a.links.loc[0, "qdisc"] == "python" and b.links.loc[0, "qdisc"] == "red"
+    fifo = builtin.with_qdisc("droptail", limit=64)
+    a, b = aqmlab.run(fifo.with_qdisc(own_qdisc.DropTail(limit=64))), aqmlab.run(fifo)
+    for mine, theirs in zip(_per_flow(a), _per_flow(b), strict=True):
+        assert mine.equals(theirs)
+    assert a.drops["count"].sum() > 100, "the buffer overflows: the comparison is not of empty queues"
+
+
+def test_a_class_an_instance_and_a_name_are_the_same_mechanism_and_runs_repeat():
+    scenario = aqmlab.load("csfq-fig3b").with_duration("6s", warmup="2s")
+    by_instance = aqmlab.run(scenario.with_qdisc(own_qdisc.ExcessDrop(slope=0.05)))
+    by_class = aqmlab.run(scenario.with_qdisc(own_qdisc.ExcessDrop, slope=0.05))
+    by_name = aqmlab.run(scenario.with_qdisc(f"{EXAMPLES / 'own_qdisc.py'}:ExcessDrop", slope=0.05))
+    again = aqmlab.run(scenario.with_qdisc(own_qdisc.ExcessDrop(slope=0.05)))
+    assert by_instance.flows.equals(by_class.flows) and by_instance.flows.equals(again.flows)
+    assert by_instance.flows["goodput_bps"].equals(by_name.flows["goodput_bps"])
+    # Its own drop reason is in the drops table, and its counter in the links table.
+    reasons = by_instance.drops.groupby("reason")["count"].sum()
+    assert reasons["excess"] > 0
+    bottleneck = by_instance.links.set_index("name").loc["L->R"]
+    assert bottleneck["qdisc.excess_drops"] == reasons["excess"]
+    # Another seed draws other drops from its stream.
+    other = aqmlab.run(scenario.with_seed(2).with_qdisc(own_qdisc.ExcessDrop(slope=0.05)))
+    assert not other.flows["goodput_bps"].equals(by_instance.flows["goodput_bps"])
+
+
+def test_compare_puts_a_python_mechanism_beside_the_built_in_ones(tmp_path):
+    spec = f"{EXAMPLES / 'own_qdisc.py'}:ExcessDrop"
+    done = aqmlab_cli("compare", "scenarios/csfq-fig3b.toml", "-m", f"droptail,{spec}", "--json", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    rows = {row["mechanism"]: row for row in json.loads(done.stdout)["mechanisms"]}
+    assert list(rows) == ["droptail", spec] and rows[spec]["qdisc"] == "python"
+    # Dropping in proportion to the excess over 20 packets holds the queue below drop-tail's, whose
+    # 64 KB stands full (51 ms at 10 Mb/s): measured 30.4 ms against 49.6 ms.
+    assert rows[spec]["backlog_delay_median_ms"] < 0.7 * rows["droptail"]["backlog_delay_median_ms"]
+    assert rows["droptail"]["backlog_delay_median_ms"] > 45
+    assert (tmp_path / "compare.png").stat().st_size > 10_000
+
+
+def _user_module(tmp_path, body: str) -> Path:
+    path = tmp_path / "mine.py"
+    path.write_text("import collections\nimport aqmlab\n\n\n" + textwrap.dedent(body))
+    return path
+
+
+BROKEN = {
+    "raises": (
+        """
+        class Broken(aqmlab.Qdisc):
+            def __init__(self):
+                self.fifo = collections.deque()
+            def enqueue(self, packet, link):
+                if link.now > 0.5:
+                    return 1 / 0
+                self.fifo.append(packet)
+            def dequeue(self, link):
+                return self.fifo.popleft() if self.fifo else None
+        """,
+        r"Broken\.enqueue raised ZeroDivisionError: division by zero \(the arrival: flow \d+, data, 1000 B\)",
+    ),
+    "twice": (
+        """
+        class Twice(aqmlab.Qdisc):
+            def __init__(self):
+                self.sent = None
+            def enqueue(self, packet, link):
+                self.sent = self.sent or packet
+            def dequeue(self, link):
+                return self.sent
+        """,
+        r"Twice\.dequeue returned packet \d+, which it does not hold",
+    ),
+    "silent": (
+        """
+        class Silent(aqmlab.Qdisc):
+            def enqueue(self, packet, link):
+                pass
+            def dequeue(self, link):
+                return None
+        """,
+        r"Silent\.dequeue returned None while it holds 1 packet\(s\)",
+    ),
+    "not_a_packet": (
+        """
+        class Number(aqmlab.Qdisc):
+            def enqueue(self, packet, link):
+                self.id = packet.id
+            def dequeue(self, link):
+                return self.id
+        """,
+        r"Number\.dequeue returned a int; it returns a packet it holds, or None",
+    ),
+    "reason": (
+        """
+        class Reason(aqmlab.Qdisc):
+            def enqueue(self, packet, link):
+                link.drop(packet, 3)
+            def dequeue(self, link):
+                return None
+        """,
+        r"Reason\.enqueue: drop: the reason must be a string, got int",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_discipline_that_fails_or_breaks_the_contract_stops_the_run_and_says_how(tmp_path, case):
+    body, message = BROKEN[case]
+    cls = body.split("class ")[1].split("(")[0]
+    module = _user_module(tmp_path, body)
+    scenario = write_scenario(
+        tmp_path / "s.toml",
+        dumbbell({"type": "cbr", "rate": "2Mbps"}, qdisc={"type": "python", "class": f"mine.py:{cls}"}),
+    )
+    done = aqmlab_cli("run", scenario, "--out", tmp_path / "out")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: the qdisc of link L->R at "), done.stderr
+    assert re.search(message, done.stderr), done.stderr
+    # Nothing half-written is left.
+    assert not (tmp_path / "out").exists()
+    if case == "raises":
+        # The user's traceback, their frames only.
+        lines = done.stderr.splitlines()
+        assert lines[1] == "Raised in your code (most recent call last):"
+        assert f'File "{module}", line 11, in enqueue' in done.stderr
+        assert "aqmlab" not in "".join(lines[1:]).replace(str(tmp_path), ""), done.stderr
+        assert lines[-1] == "ZeroDivisionError: division by zero"
+    else:
+        assert "Traceback" not in done.stderr
+    # The same from Python: MechanismError, with the user's exception as its cause.
+    with pytest.raises(aqmlab.MechanismError, match=message) as raised:
+        aqmlab.run(aqmlab.load(scenario))
+    assert isinstance(raised.value.__cause__, ZeroDivisionError) == (case == "raises")
+
+
+@pytest.mark.parametrize(
+    ("qdisc", "message"),
+    [
+        ({"class": "nowhere.py:X"}, r"topology\.bottleneck\.qdisc\.class: no file .*nowhere\.py"),
+        (
+            {"class": "mine.py:ExcesDrop"},
+            r"qdisc\.class: no class 'ExcesDrop' in .*mine\.py, did you mean 'ExcessDrop'\?",
+        ),
+        ({"class": "mine.py:Half"}, r"qdisc\.class: Half has no dequeue method"),
+        (
+            {"class": "mine.py:ExcessDrop", "slop": 1},
+            r"qdisc\.slop: unknown field `slop` of ExcessDrop, did you mean `slope`\?",
+        ),
+        ({"class": "mine.py:ExcessDrop", "slope": -1}, r"topology\.bottleneck\.qdisc\.slope: must be >= 0, got -1$"),
+        ({"class": "no_such_module:X"}, r"qdisc\.class: no module 'no_such_module'"),
+        ({"class": "ExcessDrop"}, r'qdisc\.class: write "file\.py:Class" or "package\.module:Class"'),
+    ],
+)
+def test_a_class_that_cannot_be_found_or_made_is_named_before_the_run(tmp_path, qdisc, message):
+    _user_module(
+        tmp_path,
+        """
+        class ExcessDrop(aqmlab.Qdisc):
+            def __init__(self, slope=0.01):
+                if slope < 0:
+                    raise ValueError(f"slope: must be >= 0, got {slope}")
+            def enqueue(self, packet, link):
+                pass
+            def dequeue(self, link):
+                return None
+
+        class Half(aqmlab.Qdisc):
+            def enqueue(self, packet, link):
+                pass
+        """,
+    )
+    scenario = write_scenario(
+        tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "1Mbps"}, qdisc={"type": "python", **qdisc})
+    )
+    done = aqmlab_cli("run", scenario)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("error: ") and re.search(message, done.stderr.strip()), done.stderr

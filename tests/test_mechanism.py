@@ -210,3 +210,21 @@ def test_a_class_that_cannot_be_found_or_made_is_named_before_the_run(tmp_path, 
     done = aqmlab_cli("run", scenario)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("error: ") and re.search(message, done.stderr.strip()), done.stderr
+
+
+def test_a_users_mechanism_joins_a_paper_experiment_as_a_row_of_its_own(tmp_path):
+    spec = f"{EXAMPLES / 'own_qdisc.py'}:ExcessDrop"
+    done = aqmlab_cli("reproduce", "demo", "--quick", "-m", spec, "--json", "--out", tmp_path / "demo")
+    # The demo's CSFQ row fails as it does without it (exit 1); the user's mechanism is graded by no row.
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)
+    assert [row["key"] for row in result["rows"] if not row["pass"] and not row["key"].endswith(".alt_rfc")] == [
+        "udp.csfq"
+    ]
+    table = (tmp_path / "demo" / "mechanisms.csv").read_text().splitlines()
+    assert table[-1].startswith(f"{spec},") and len(table) == 2 + 16
+    assert json.loads((tmp_path / "demo" / "manifest.json").read_text())["mechanisms"] == [spec]
+    refused = aqmlab_cli("reproduce", "redpd-fig11", "--quick", "-m", spec, "--out", tmp_path / "fig11")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("error: --mechanisms: redpd-fig11 compares no mechanisms; a mechanism can join: ")
+    assert "demo" in refused.stderr and "today-tcp" in refused.stderr and not (tmp_path / "fig11").exists()

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from .. import compare as comparison
 from .. import reporting, terminal
 from .._core import ScenarioError
 from ..experiments import Ns2ReferenceError, get, not_reproduced_list, registry
@@ -70,6 +71,15 @@ def reproduce(
     wide: Annotated[
         bool, typer.Option("--wide", help="Print long tables whole (default: summarised by flow group to fit).")
     ] = False,
+    mechanisms: Annotated[
+        str | None,
+        typer.Option(
+            "--mechanisms",
+            "-m",
+            help="Comma-separated mechanisms to add to an experiment that compares mechanisms (demo, today-tcp): "
+            "presets, qdisc types, or your own (`my_aqm.py:ExcessDrop`), each as a row of its own beside the paper's.",
+        ),
+    ] = None,
     force: ForceOption = False,
     wait: WaitOption = False,
     connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT_S,
@@ -91,11 +101,16 @@ def reproduce(
     except KeyError as e:
         raise fail(e.args[0]) from None
     out = out or Path("out") / experiment.id
+    names = [name.strip() for name in (mechanisms or "").split(",") if name.strip()]
+    about = {"kind": "experiment", "experiment": experiment.id} | ({"mechanisms": names} if names else {})
+    if names and not experiment.compares:
+        raise fail(f"--mechanisms: {experiment.compares_none()}")
     try:
+        added = comparison.mechanisms(names) if names else None
         # The folder is taken and checked before the run; written whole or not at all (outdir.py).
-        with result_folder(out, {"kind": "experiment", "experiment": experiment.id}, force, wait, say) as folder:
+        with result_folder(out, about, force, wait, say) as folder:
             with RunProgress(console) as bars, reporting(bars):
-                reproduction = experiment.run(quick=quick)
+                reproduction = experiment.run(quick=quick, mechanisms=added)
             saved = reproduction.save(folder)
     except (ScenarioError, OutputError, Ns2ReferenceError) as e:
         raise fail(str(e)) from None

@@ -76,7 +76,8 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,9 +230,24 @@ class Experiment:
     id: str
     title: str
     function: Callable[[bool], Reproduction]
+    # Whether it compares mechanisms on one network, so that a user's can join (`mechanisms`).
+    compares: bool = False
 
-    def run(self, quick: bool = False) -> Reproduction:
-        reproduction = self.function(quick)
+    def compares_none(self) -> str:
+        """Why no mechanism can join this experiment, and which experiments they can join."""
+        comparing = ", ".join(e.id for e in registry().values() if e.compares)
+        return f"{self.id} compares no mechanisms; a mechanism can join: {comparing}"
+
+    def run(self, quick: bool = False, mechanisms: Mapping[str, Mapping] | None = None) -> Reproduction:
+        """Runs the experiment; `mechanisms` (name -> qdisc table, e.g. a user's Python
+        discipline) join an experiment that `compares` as rows of its own beside the paper's."""
+        if mechanisms and not self.compares:
+            raise ValueError(self.compares_none())
+        token = _EXTRA_MECHANISMS.set(dict(mechanisms or {}))
+        try:
+            reproduction = self.function(quick)
+        finally:
+            _EXTRA_MECHANISMS.reset(token)
         reproduction.id, reproduction.title, reproduction.quick = self.id, self.title, quick
         keys = [row.key for row in reproduction.rows]
         missing = [row.metric for row in reproduction.rows if not row.key]
@@ -257,16 +273,29 @@ _REGISTRY: dict[str, Experiment] = {}
 _NOT_REPRODUCED: dict[str, NotReproduced] = {}
 
 
-def experiment(id: str, title: str) -> Callable[[Callable[[bool], Reproduction]], Callable[[bool], Reproduction]]:
-    """Registers `function(quick) -> Reproduction` as experiment `id`."""
+def experiment(
+    id: str, title: str, compares: bool = False
+) -> Callable[[Callable[[bool], Reproduction]], Callable[[bool], Reproduction]]:
+    """Registers `function(quick) -> Reproduction` as experiment `id`; with `compares`, it runs
+    its mechanisms through `with_extra_mechanisms`, so that the user's join them."""
 
     def register(function: Callable[[bool], Reproduction]) -> Callable[[bool], Reproduction]:
         if id in _REGISTRY and _REGISTRY[id].function is not function:
             raise ValueError(f"experiment {id!r} is registered twice")
-        _REGISTRY[id] = Experiment(id, title, function)
+        _REGISTRY[id] = Experiment(id, title, function, compares)
         return function
 
     return register
+
+
+# The mechanisms a user adds to the experiment running (`Experiment.run(mechanisms=)`).
+_EXTRA_MECHANISMS: ContextVar[dict[str, Mapping] | None] = ContextVar("extra_mechanisms", default=None)
+
+
+def with_extra_mechanisms(mechanisms: Mapping[str, Mapping]) -> dict[str, Mapping]:
+    """An experiment's own `mechanisms`, then those the user added to this run (rows of their
+    own: no paper row grades them)."""
+    return {**mechanisms, **(_EXTRA_MECHANISMS.get() or {})}
 
 
 def not_reproduced(id: str, title: str, reason: str) -> None:
@@ -320,4 +349,5 @@ __all__ = [
     "not_reproduced_list",
     "registry",
     "run_seeds",
+    "with_extra_mechanisms",
 ]

@@ -38,7 +38,7 @@ from ..plots import throughput_figure
 from ..presets import PRESETS
 from ..results import MBPS, Results, goodput_table
 from ..scenario import Scenario
-from . import Reproduction, Row, RunSettings, _csfq, experiment
+from . import Reproduction, Row, RunSettings, _csfq, experiment, with_extra_mechanisms
 
 # Every mechanism of the comparison: the CSFQ paper's, configured as §3 states, then aqmlab's others (presets.py).
 MECHANISMS = PRESETS
@@ -66,14 +66,15 @@ FULL = RunSettings()
 QUICK = RunSettings(duration="6s", warmup="2s")
 
 
-@experiment("demo", "CSFQ Fig. 3(b): 1 UDP at 10 Mbps vs 31 TCPs on a 10 Mbps link, per mechanism")
+@experiment("demo", "CSFQ Fig. 3(b): 1 UDP at 10 Mbps vs 31 TCPs on a 10 Mbps link, per mechanism", compares=True)
 def demo(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
     scenario = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml").with_tcp(_csfq.TCP)
     if settings.duration is not None:
         scenario = scenario.with_duration(settings.duration, warmup=settings.warmup)
-    reproduction = compare(scenario, MECHANISMS)
-    return with_reading(reproduction, compare(scenario.with_tcp(_csfq.TCP_RFC), MECHANISMS), "RFC TCP", "alt_rfc")
+    mechanisms = with_extra_mechanisms(MECHANISMS)
+    reproduction = compare(scenario, mechanisms)
+    return with_reading(reproduction, compare(scenario.with_tcp(_csfq.TCP_RFC), mechanisms), "RFC TCP", "alt_rfc")
 
 
 def with_reading(graded: Reproduction, other: Reproduction, reading: str, alt: str) -> Reproduction:

@@ -36,7 +36,7 @@ import aqmlab
 from ..plots import subplots
 from ..presets import PRESETS
 from ..results import MBPS, Results
-from . import Reproduction, Row, RunSettings, experiment, run_seeds
+from . import Reproduction, Row, RunSettings, experiment, run_seeds, with_extra_mechanisms
 
 SCENARIO = "reno-cubic-bbr-flood.toml"
 # The papers' five and the baselines they were measured against, by `compare` preset name.
@@ -65,11 +65,14 @@ def scenario() -> aqmlab.Scenario:
     return aqmlab.load(aqmlab.scenarios_dir() / SCENARIO)
 
 
-@experiment("today-tcp", "Today's TCP: 3 Reno, 3 CUBIC, 3 BBR and a 5 Mb/s UDP flood on 10 Mb/s, per mechanism")
+@experiment(
+    "today-tcp", "Today's TCP: 3 Reno, 3 CUBIC, 3 BBR and a 5 Mb/s UDP flood on 10 Mb/s, per mechanism", compares=True
+)
 def today_tcp(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
     base = scenario().with_duration(settings.duration, warmup=settings.warmup)
-    runs = {name: run_seeds(base.with_qdisc(PRESETS[name]), settings.seeds) for name in MECHANISMS}
+    mechanisms = with_extra_mechanisms({name: PRESETS[name] for name in MECHANISMS})
+    runs = {name: run_seeds(base.with_qdisc(qdisc), settings.seeds) for name, qdisc in mechanisms.items()}
     table = pd.DataFrame([class_metrics(name, results) for name, results in runs.items()])
     by = table.set_index("mechanism")
     rows = [

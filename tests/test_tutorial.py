@@ -1,7 +1,7 @@
 """docs/tutorial.md runs as written (issue 26 item 12): its blocks in order, in an empty
 folder: a ```toml block is saved under the name its first line gives, each line of a ```sh
 block runs as a command (no traceback, exit status 0), a ```python block runs in one
-namespace. Its claims in prose and its pictures are checked against what the commands wrote."""
+namespace, or is saved as the module its first line names (`# my_aqm.py: ...`). Its claims in prose and its pictures are checked against what the commands wrote."""
 
 from __future__ import annotations
 
@@ -37,6 +37,11 @@ def folder(tmp_path_factory):
                     done = aqmlab_cli(*args[1:], cwd=folder)
                     assert "Traceback" not in done.stderr, (line, done.stderr)
                     assert done.returncode == 0, (line, done.returncode, done.stderr)
+            elif language == "python" and re.match(r"# (\S+\.py):", text):
+                # A module of the reader's (`# my_aqm.py: ...`): saved, and importable as the
+                # reader's own would be from the folder they work in.
+                (folder / re.match(r"# (\S+\.py):", text)[1]).write_text(text)
+                patch.syspath_prepend(str(folder))
             elif language == "python":
                 exec(compile(text, str(TUTORIAL), "exec"), namespace)
             else:
@@ -46,7 +51,13 @@ def folder(tmp_path_factory):
 
 def test_every_block_runs_and_the_reports_are_written(folder):
     out, printed = folder
-    assert [line.split(":")[0] for line in printed] == ["drop-tail 30KB", "drop-tail 100KB", "drop-tail 300KB"]
+    assert [line.split(":")[0] for line in printed] == [
+        "drop-tail 30KB",
+        "drop-tail 100KB",
+        "drop-tail 300KB",
+        "slope 0.005",
+        "slope 0.05",
+    ]
     for name in ("mine", "compare", "sweep"):
         assert (out / "out" / name / "report.html").is_file(), name
     assert json.loads((out / "out" / "fig11" / "rows.json").read_text())["passed"], "the text says it passes"
@@ -76,6 +87,26 @@ def test_the_numbers_the_text_gives_are_what_ran(folder):
         49, abs=2
     )
     assert fq["backlog_delay_median_ms"] == pytest.approx(35, abs=1.5)
+
+
+def test_its_own_queue_discipline_does_what_the_text_says(folder):
+    out, printed = folder
+    drops = pd.read_parquet(out / "out" / "my-aqm" / "drops.parquet")
+    assert drops.groupby("reason")["count"].sum()["excess"] > 100
+    compared = pd.read_csv(out / "out" / "my-aqm-compare" / "compare.csv").set_index("mechanism")
+    mine = compared.loc["my_aqm.py:ExcessDrop"]
+    # "its packets wait about 18 ms where drop-tail's wait 40"
+    for group in ("tcp", "video"):
+        assert mine[f"{group}_delay_median_ms"] == pytest.approx(18, abs=2), group
+    # "RED-PD, CSFQ and FQ-CoDel hold the video near its 2 Mbps share, ExcessDrop leaves it 5.8 Mbps"
+    for fair in ("red_pd", "csfq", "fq_codel"):
+        assert compared.loc[fair, "video_mbps"] < 2.6, fair
+    assert mine["video_mbps"] == pytest.approx(5.8, abs=0.15)
+    # A steeper slope drops more of everything, the video's too.
+    video = {line.split()[1].rstrip(":"): float(line.split()[3]) for line in printed if line.startswith("slope")}
+    assert video["0.05"] < video["0.005"]
+    today = json.loads((out / "out" / "my-aqm-today" / "manifest.json").read_text())
+    assert today["mechanisms"] == ["my_aqm.py:ExcessDrop"]
 
 
 def test_its_pictures_are_what_its_commands_draw(folder):

@@ -60,8 +60,9 @@ CASES: dict[str, list[Case]] = {
         Case(["run", SCENARIO, "--out", "{out}/pcap", "--pcap", "L->R,src0-L", "--pcap-drops"])
     ],
     "aqmlab reproduce --list": [Case(["reproduce", "--list"]), Case(["reproduce", "--list", "--json"])],
-    "aqmlab reproduce ID [--quick] [--json] [--out DIR]": [
-        Case(["reproduce", "redpd-fig11", "--quick", "--json", "--out", "{out}/fig11"], rows_in="{out}/fig11")
+    "aqmlab reproduce ID [--quick] [-m NAMES] [--json] [--out DIR]": [
+        Case(["reproduce", "redpd-fig11", "--quick", "--json", "--out", "{out}/fig11"], rows_in="{out}/fig11"),
+        Case(["reproduce", "today-tcp", "--quick", "-m", "codel", "--out", "{out}/today"], rows_in="{out}/today"),
     ],
     "aqmlab reproduce --all --out DIR [--quick] [--workers N | --scheduler ADDRESS] [--only ID,ID] [--wait]": [
         Case(

@@ -429,3 +429,19 @@ def test_the_100_mbit_demo_keeps_the_demos_drop_tail_verdict():
     udp, tcp = goodput["udp"], goodput.drop("udp").sum()
     assert results.summary()["utilisation"]["L->R"] > 0.99
     assert udp > 90e6 and 2e6 < tcp < 10e6, goodput
+
+
+@needs_root
+def test_a_queue_discipline_written_in_python_runs_in_front_of_linux_tcp():
+    # Issue 35: the same class as in a simulation, on the forwarder's thread (which takes the GIL
+    # for each call while the caller waits without it). ExcessDrop's own drop reason shows.
+    sys.path.insert(0, str(ROOT / "docs" / "examples"))
+    import own_qdisc
+
+    scenario = aqmlab.Scenario.from_dict(cbr_and_reno("cbr", "3Mbps", duration="3s", warmup="1s"))
+    scenario = scenario.with_qdisc(own_qdisc.ExcessDrop(slope=0.05, threshold=5))
+    emulated = emulate(scenario)
+    summary = emulated.results.summary()
+    assert summary["drops_by_reason"].get("excess", 0) > 0, summary["drops_by_reason"]
+    assert summary["utilisation"]["L->R"] > 0.8
+    assert emulated.results.links.set_index("name").loc["L->R", "qdisc"] == "python"

@@ -228,3 +228,22 @@ def test_a_users_mechanism_joins_a_paper_experiment_as_a_row_of_its_own(tmp_path
     assert refused.returncode == 2
     assert refused.stderr.startswith("error: --mechanisms: redpd-fig11 compares no mechanisms; a mechanism can join: ")
     assert "demo" in refused.stderr and "today-tcp" in refused.stderr and not (tmp_path / "fig11").exists()
+
+
+def test_a_sweep_runs_a_python_mechanism_over_its_parameters_on_the_workers(tmp_path):
+    base = aqmlab.load(EXAMPLES / "own-red.toml").with_duration("4s", warmup="1s").to_dict()
+    write_scenario(tmp_path / "base.toml", base)
+    (tmp_path / "sweep.toml").write_text(
+        'scenario = "base.toml"\n[grid]\n"topology.bottleneck.qdisc.max_p" = [0.02, 0.5]\n"simulation.seed" = [1, 2]\n'
+    )
+    done = aqmlab_cli("sweep", tmp_path / "sweep.toml", "--out", tmp_path / "out", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    import pandas as pd
+
+    jobs = pd.read_csv(tmp_path / "out" / "jobs.csv")
+    assert len(jobs) == 4
+    # Each job ran in a worker process that imported own_qdisc.py by its path: a steeper RED
+    # drops more early.
+    early = pd.read_csv(tmp_path / "out" / "flows.csv").groupby("job")["dropped_packets"].sum()
+    by_max_p = jobs.assign(dropped=jobs["job"].map(early)).groupby("topology.bottleneck.qdisc.max_p")["dropped"]
+    assert by_max_p.mean()[0.5] > by_max_p.mean()[0.02]

@@ -1,7 +1,8 @@
 """docs/tutorial.md runs as written (issue 26 item 12): its blocks in order, in an empty
 folder: a ```toml block is saved under the name its first line gives, each line of a ```sh
 block runs as a command (no traceback, exit status 0), a ```python block runs in one
-namespace, or is saved as the module its first line names (`# my_aqm.py: ...`). Its claims in prose and its pictures are checked against what the commands wrote."""
+namespace, or is saved as the module its first line names (`# my_aqm.py: ...`). Its claims
+in prose and its pictures are checked against what the commands wrote."""
 
 from __future__ import annotations
 

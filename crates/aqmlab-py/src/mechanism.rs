@@ -232,11 +232,11 @@ impl ExternalQdiscs for PythonQdiscs {
             let built = mechanism_module(py)
                 .and_then(|m| m.call_method1("build", (&config.class, params_json(config))))
                 .and_then(|object| Ok((object.unbind(), Py::new(py, view)?)));
-            Box::new(match built {
-                Ok((object, link)) => PythonQdisc::new(py, object, link, &config.class),
-                // validate() built one: this is the rare class that fails the second time.
-                Err(e) => PythonQdisc::failed(py, e, &config.class),
-            })
+            let qdisc = match built {
+                Ok((object, link)) => PythonQdisc::new(py, object, Some(link), &config.class),
+                Err(e) => PythonQdisc::new(py, py.None(), None, &config.class).raising(py, e),
+            };
+            Box::new(qdisc)
         })
     }
 }
@@ -259,7 +259,8 @@ struct PythonQdisc {
 }
 
 impl PythonQdisc {
-    fn new(py: Python<'_>, object: Py<PyAny>, link: Py<Link>, class: &str) -> Self {
+    /// The discipline of `object` serving `link` (None when the class could not be made).
+    fn new(py: Python<'_>, object: Py<PyAny>, link: Option<Py<Link>>, class: &str) -> Self {
         let can_mark = object
             .bind(py)
             .getattr(intern!(py, "can_mark"))
@@ -267,7 +268,7 @@ impl PythonQdisc {
             .unwrap_or(false);
         PythonQdisc {
             object,
-            link: Some(link),
+            link,
             // Its name in messages: the class's, not the path to it.
             class: class.rsplit(':').next().unwrap_or(class).to_owned(),
             held: Vec::new(),
@@ -278,16 +279,11 @@ impl PythonQdisc {
         }
     }
 
-    fn failed(py: Python<'_>, e: PyErr, class: &str) -> Self {
-        let mut qdisc = PythonQdisc::new(
-            py,
-            py.None(),
-            Py::new(py, Link::empty()).expect("a plain object"),
-            class,
-        );
-        qdisc.link = None;
-        qdisc.raised(py, e, "__init__", None);
-        qdisc
+    /// Made once by validate(), the class raised when made again for a link: the run stops at
+    /// the first packet.
+    fn raising(mut self, py: Python<'_>, e: PyErr) -> Self {
+        self.raised(py, e, "__init__", None);
+        self
     }
 
     fn holds(&self, id: PacketId) -> bool {
@@ -390,23 +386,6 @@ impl PythonQdisc {
     fn report(&mut self, ctx: &mut QdiscCtx) {
         if let Some(failure) = self.failure.take() {
             ctx.fail(failure);
-        }
-    }
-}
-
-impl Link {
-    fn empty() -> Link {
-        use rand::SeedableRng;
-        Link {
-            now: 0.0,
-            now_ns: 0,
-            backlog_packets: 0,
-            backlog_bytes: 0,
-            rate_bps: 0.0,
-            delay: 0.0,
-            rng: Rng::seed_from_u64(0),
-            requests: Vec::new(),
-            broken: None,
         }
     }
 }

@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from . import _core
 from ._core import ScenarioError

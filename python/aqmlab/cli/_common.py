@@ -8,7 +8,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -71,7 +71,7 @@ def print_json(data: Any) -> None:
 
 
 # Options of the commands that write a run's folder: `run` and `emulate`.
-class Format(str, Enum):
+class Format(StrEnum):
     parquet = "parquet"
     csv = "csv"
 

@@ -91,13 +91,16 @@ def test_cli_prints_the_error_and_exits_2(tmp_path):
 # Issue 26 item 5: in a file every quantity carries its unit; from Python a bare number is in
 # base units. Issue 26 item 6: errors say what was meant, and show a quantity in its unit.
 FILE_MISTAKES = [
-    ("topology.access_delay", 10, 'topology.access_delay: a bare number; write its unit, e.g. "10ms" or "10s"'),
+    ("topology.access_delay", 10, 'topology.access_delay: a bare number; write its unit: "10s" if you meant 10 s'),
+    # Issue 34 item 5: the number read in base units keeps its meaning (not "6000000Mbps").
     (
         "topology.bottleneck.rate",
-        10,
-        'topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps" or "10kbps"',
+        6000000,
+        'topology.bottleneck.rate: a bare number; write its unit: "6Mbps" if you meant 6000000 bit/s',
     ),
-    ("simulation.duration", "60", 'simulation.duration: "60" has no unit; write it, e.g. "60ms" or "60s"'),
+    # 10 bit/s is no rate (below 1kbps): the usual unit is suggested.
+    ("topology.bottleneck.rate", 10, 'topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps"'),
+    ("simulation.duration", "60", 'simulation.duration: "60" has no unit; write it: "60s" if you meant 60 s'),
     ("topology.bottleneck.delay", "-5ms", "topology.bottleneck.delay: must be >= 0, got -5ms"),
     (
         "topology.bottleneck.delay",
@@ -157,7 +160,7 @@ def test_a_dict_s_bare_numbers_are_base_units():
     # A string still needs its unit.
     with pytest.raises(aqmlab.ScenarioError) as info:
         aqmlab.run(dumbbell({"type": "cbr", "rate": "1Mbps"}, duration="60"))
-    assert str(info.value) == 'simulation.duration: "60" has no unit; write it, e.g. "60ms" or "60s"'
+    assert str(info.value) == 'simulation.duration: "60" has no unit; write it: "60s" if you meant 60 s'
 
 
 def test_a_sweep_spec_s_grid_values_carry_their_units(tmp_path):
@@ -167,7 +170,7 @@ def test_a_sweep_spec_s_grid_values_carry_their_units(tmp_path):
     done = aqmlab_cli("sweep", spec, "--out", tmp_path / "out")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.endswith(
-        'topology.bottleneck.delay: a bare number; write its unit, e.g. "0.01ms" or "0.01s"\n'
+        'topology.bottleneck.delay: a bare number; write its unit: "10ms" if you meant 0.01 s\n'
     ), done.stderr
     assert "Traceback" not in done.stderr
 

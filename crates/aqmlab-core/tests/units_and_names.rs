@@ -27,19 +27,29 @@ fn a_file_writes_every_quantity_with_its_unit() {
     assert!(Scenario::from_toml_str(BASE).is_ok());
     assert_eq!(
         error_of(&with("access_delay = \"1ms\"", "access_delay = 10")),
-        r#"topology.access_delay: a bare number; write its unit, e.g. "10ms" or "10s""#
+        r#"topology.access_delay: a bare number; write its unit: "10s" if you meant 10 s"#
     );
     assert_eq!(
+        error_of(&with("access_delay = \"1ms\"", "access_delay = 0.002")),
+        r#"topology.access_delay: a bare number; write its unit: "2ms" if you meant 0.002 s"#
+    );
+    // Read as bit/s the number keeps its meaning (issue 34 item 5: not "6000000Mbps")...
+    assert_eq!(
+        error_of(&with("rate = \"10Mbps\"", "rate = 6000000")),
+        r#"topology.bottleneck.rate: a bare number; write its unit: "6Mbps" if you meant 6000000 bit/s"#
+    );
+    // ... and where that is no rate at all (10 bit/s is below 1kbps), the usual unit is suggested.
+    assert_eq!(
         error_of(&with("rate = \"10Mbps\"", "rate = 10")),
-        r#"topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps" or "10kbps""#
+        r#"topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps""#
     );
     assert_eq!(
         error_of(&with("duration = \"10s\"", "duration = \"60\"")),
-        r#"simulation.duration: "60" has no unit; write it, e.g. "60ms" or "60s""#
+        r#"simulation.duration: "60" has no unit; write it: "60s" if you meant 60 s"#
     );
     assert_eq!(
         error_of(&with("type = \"tcp\"", "type = \"tcp\"\npacket_size = 1500")),
-        r#"flows[0].packet_size: a bare number; write its unit, e.g. "1500B" or "1500KB""#
+        r#"flows[0].packet_size: a bare number; write its unit: "1500B" if you meant 1500 bytes"#
     );
     // Zero is zero in every unit; a space before the unit is SI's spelling.
     assert!(Scenario::from_toml_str(&with("access_delay = \"1ms\"", "access_delay = 0")).is_ok());
@@ -59,7 +69,7 @@ fn a_program_s_bare_numbers_are_base_units() {
     // The same text as a file's content: its units are required.
     assert_eq!(
         Scenario::from_file_json_str(json).unwrap_err().to_string(),
-        r#"simulation.duration: a bare number; write its unit, e.g. "10ms" or "10s""#
+        r#"simulation.duration: a bare number; write its unit: "10s" if you meant 10 s"#
     );
 }
 

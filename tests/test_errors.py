@@ -75,6 +75,52 @@ def test_invalid_toml_names_the_file(tmp_path):
         aqmlab.load(path)
 
 
+# Issue 34 item 10: what a newcomer wrote, and the line that says what to write instead.
+def test_an_inline_table_over_lines_says_to_write_a_table(tmp_path):
+    text = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "1Mbps"})).read_text()
+    one_line = 'bottleneck = { rate = "10Mbps", delay = "5ms", qdisc = { type = "droptail", limit = 100 } }'
+    assert text.splitlines()[7] == one_line
+    path = tmp_path / "spread.toml"
+    path.write_text(text.replace('delay = "5ms", ', 'delay = "5ms",\n    '))
+    done = aqmlab_cli("run", path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"error: {path}: invalid TOML: Invalid initial character for a key part (at line 8, column 47); "
+        "TOML's inline tables { ... } are one line; over several lines, write it as the table "
+        "[topology.bottleneck], one `key = value` a line\n"
+    )
+    # A list of tables: each becomes [[topology.links]] (docs/scenario.md shows that form).
+    graph = write_scenario(tmp_path / "g.toml", GRAPH).read_text()
+    spread = graph.replace('links = [{ from = "A", ', 'links = [{ from = "A",\n ')
+    assert spread != graph
+    path.write_text(spread)
+    with pytest.raises(aqmlab.ScenarioError, match=r"write each table of the list as \[\[topology\.links\]\], one"):
+        aqmlab.load(path)
+
+
+def test_udp_is_answered_with_aqmlab_s_udp_sources(tmp_path):
+    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "udp", "rate": "1Mbps"}))
+    done = aqmlab_cli("run", path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "error: flows[0].type: unknown type `udp`: aqmlab's UDP sources are `cbr` (constant bit rate, `rate`) and "
+        "`onoff` (`rate` in ON periods of mean `on_time`, silent for `off_time`)\n"
+    )
+
+
+def test_a_name_is_printed_as_written(tmp_path):
+    # Issue 34 item 10: "My-scenario" was reported; aqmlab writes the name as the file has it
+    # (what capitalised it was the viewer of the output, which the bytes here rule out).
+    data = {**dumbbell({"type": "cbr", "rate": "1Mbps"}, duration="2s"), "name": "my-scenario"}
+    path = tmp_path / "my-scenario.toml"
+    path.write_text("# my-scenario.toml: a CBR flow.\n" + write_scenario(path, data).read_text())
+    done = aqmlab_cli("run", path, "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("my-scenario: goodput and max-min fair share (Mbps) over the last 1 s\n")
+    assert aqmlab_cli("report", tmp_path / "out").returncode == 0
+    assert "<h1>Run: my-scenario</h1>" in (tmp_path / "out" / "report.html").read_text()
+
+
 def test_run_rejects_a_bad_dict_without_crashing():
     with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.rate: must be > 0, got 0$"):
         aqmlab.run(dumbbell({"type": "cbr", "rate": 0}))

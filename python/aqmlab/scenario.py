@@ -92,7 +92,8 @@ def read_toml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise ScenarioError(f"{path}: not a text file (byte {e.start} is not UTF-8)") from None
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+        hint = _core.toml_syntax_hint(text)
+        raise ScenarioError(f"{path}: invalid TOML: {e}" + (f"; {hint}" if hint else "")) from None
     except RecursionError:
         raise ScenarioError(f"{path}: a value is nested more than {MAX_NESTING} levels deep") from None
 

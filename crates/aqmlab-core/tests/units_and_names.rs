@@ -116,6 +116,12 @@ fn a_misspelt_name_is_suggested() {
         error_of(&with("type = \"dumbbell\"", "type = \"dumbell\"")),
         "topology.type: unknown type `dumbell`, did you mean `dumbbell`?"
     );
+    // Issue 34 item 10: the README calls CBR flows UDP; `udp` is answered, not accepted.
+    assert_eq!(
+        error_of(&with("type = \"tcp\"", "type = \"udp\"\nrate = \"5Mbps\"")),
+        "flows[0].type: unknown type `udp`: aqmlab's UDP sources are `cbr` (constant bit rate, `rate`) and \
+         `onoff` (`rate` in ON periods of mean `on_time`, silent for `off_time`)"
+    );
     assert_eq!(
         error_of(&with("\"10Mbps\"", "\"10mbps\"")),
         r#"topology.bottleneck.rate: invalid rate "10mbps": unknown unit "mbps", did you mean "Mbps"? (use one of bps, b/s, kbps, Kbps, kb/s, Mbps, Mb/s, Gbps, Gb/s, kbit, mbit, gbit)"#
@@ -169,5 +175,19 @@ rate = "100kbps"
     assert_eq!(
         error_of(&graph.replace("from = \"a\", ", "").replace(", monitr = true", "")),
         "topology.links[0]: missing field `from`"
+    );
+}
+
+#[test]
+fn an_inline_table_over_lines_says_to_write_a_table() {
+    // Issue 34 item 10: the parser's "invalid inline table" alone does not say why.
+    let spread = with(
+        r#"bottleneck = { rate = "10Mbps", delay = "5ms","#,
+        "bottleneck = { rate = \"10Mbps\", delay = \"5ms\",\n ",
+    );
+    assert_eq!(
+        error_of(&spread),
+        "line 7, column 46: invalid inline table: TOML's inline tables { ... } are one line; over several \
+         lines, write it as the table [topology.bottleneck], one `key = value` a line"
     );
 }

@@ -112,7 +112,7 @@ CASES: dict[str, list[Case]] = {
         Case(["export", "ns2", SCENARIO, "-o", "{out}/cbr-overload.tcl"], prints=False),
     ],
     # Root is needed (CI runs as root; tests/test_emulate.py covers the refusal without it).
-    "aqmlab emulate FILE [--duration S] [--json] [--out DIR [--pcap 'L->R,R->L'] [--pcap-drops]]": [
+    "aqmlab emulate FILE [--duration TIME] [--json] [--out DIR [--pcap 'L->R,R->L'] [--pcap-drops]]": [
         Case(["emulate", SCENARIO, "--duration", "3", "--warmup", "1", "--json"]),
         Case(["emulate", SCENARIO, "--duration", "2", "--warmup", "1", "--out", "{out}/emu", "--pcap", "L->R,R->L"]),
     ],

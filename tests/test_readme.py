@@ -86,9 +86,10 @@ CASES: dict[str, list[Case]] = {
             rows_in="{out}/all/redpd-fig11",
         )
     ],
-    "aqmlab compare FILE [-m NAMES|all] [--out DIR] [--json] [--emulate]": [
+    "aqmlab compare FILE [-m NAMES|all] [--link 'A->B'] [--out DIR] [--json] [--emulate]": [
         Case(["compare", SCENARIO, "-m", "red,drr,fq_codel", "--out", "{out}/compare"]),
         Case(["compare", SCENARIO, "-m", "droptail", "--json"]),
+        Case(["compare", "parking-lot", "-m", "scenario,fq_codel", "--link", "B->C", "--json"]),
     ],
     "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS] [--wait]": [
         Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2", "--wait"], prints=False)

@@ -1,14 +1,17 @@
-"""docs/scenario.md's scenario files run as written (issue 34 item 10): every ```toml block is a
-whole scenario that loads and runs, and what the text says of the graph example with flows of
-different round-trip times (its `[[topology.links]]` form) is what it does."""
+"""docs/scenario.md's scenario files run as written (issue 34 items 3 and 10): every ```toml block
+is a whole scenario that loads and runs, and what the text says of the graph example with flows of
+different round-trip times (its `[[topology.links]]` form), and of `compare --link` on it, is what
+they do."""
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 
 import aqmlab
 import pytest
-from conftest import ROOT
+from conftest import ROOT, aqmlab_cli
 
 DOC = ROOT / "docs" / "scenario.md"
 BLOCKS = re.findall(r"```toml\n(.*?)```", DOC.read_text(), re.S)
@@ -49,3 +52,25 @@ def test_flows_of_different_rtts_in_a_graph(ran):
     assert near == pytest.approx(3.1, abs=0.2) and far == pytest.approx(1.9, abs=0.2)
     assert set(flows["fair_share_bps"]) == {2.5e6}
     assert ran["two-rtts.toml"].link("R1->R2")["utilisation"] > 0.99
+
+
+def test_the_compare_the_text_shows_runs_on_the_named_link(tmp_path):
+    # "`aqmlab compare two-rtts.toml -m scenario,fq_codel --link "R1->R2"` ... the 80 ms flows then
+    # get about 2.2 Mbps each and the 20 ms ones 2.7", and without --link it says so.
+    (text,) = [block for block in BLOCKS if named(block) == "two-rtts.toml"]
+    command = re.search(r"`aqmlab compare (two-rtts\.toml [^`]+)`", DOC.read_text())[1]
+    args = shlex.split(command)
+    assert args == ["two-rtts.toml", "-m", "scenario,fq_codel", "--link", "R1->R2"]
+    (tmp_path / "two-rtts.toml").write_text(text)
+    done = aqmlab_cli("compare", *args, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = {row["mechanism"]: row for row in json.loads(done.stdout)["mechanisms"]}
+    each = {group: rows["fq_codel"][f"{group}_mbps"] / 2 for group in ("rtt20", "rtt80")}
+    assert each == pytest.approx({"rtt20": 2.7, "rtt80": 2.2}, abs=0.15)
+    # "closer than 1.9 against 3.1": the scenario's own drop-tail row is the run above.
+    assert rows["scenario"]["rtt80_mbps"] / 2 == pytest.approx(1.9, abs=0.2)
+    done = aqmlab_cli("compare", *args[:3], cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "error: two-rtts.toml: a graph topology has no one bottleneck: name the link with --link"
+    )

@@ -85,9 +85,9 @@ test-rust:
 test-python: $(BUILT)
 	$(PYTHON) -m pytest -q
 
-# The package as a user installs it: builds the wheel, installs it into a fresh venv and runs
-# `aqmlab reproduce demo --quick` from outside the checkout (about 130 s: maturin builds the
-# wheel's release extension again, the runs take seconds).
+# The package as a user installs it: builds the wheel, installs it into a fresh venv without
+# extras and runs the README's commands from outside the checkout (about 130 s: maturin builds
+# the wheel's release extension again, the runs take about 30 s).
 test-wheel: $(DEPS)
 	$(PYTHON) tests/check_wheel.py
 

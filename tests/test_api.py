@@ -142,7 +142,9 @@ def test_scenario_helpers_return_changed_copies(cbr_scenario):
     assert changed.get_or("simulation.record_drops", False) is False
     with pytest.raises(aqmlab.ScenarioError, match=r"^flows\.4: no such list element$"):
         base.with_({"flows[4].rate": 1})
-    with pytest.raises(aqmlab.ScenarioError, match=r"^link 'A->B': no such link in the topology$"):
+    with pytest.raises(
+        aqmlab.ScenarioError, match=r"^link 'A->B': no such link in the topology, whose links are L->R, R->L$"
+    ):
         base.with_qdisc("droptail", link="A->B")
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import aqmlab
 from aqmlab.compare import compare, mechanisms, presets
-from conftest import aqmlab_cli
+from conftest import aqmlab_cli, write_scenario
 
 
 def test_compare_prints_one_row_per_mechanism_with_its_measures(tmp_path):
@@ -115,3 +115,73 @@ def test_the_help_and_the_readme_name_every_preset():
     for name in presets():
         assert f" {name}" in shown and f"`{name}`" in readme, name
     assert "fred-2 (FRED with its §6 two-packet buffer" in shown
+
+
+# Issue 34 item 3: A - B - C, a fast first link and a 10 Mb/s second one with a deep drop-tail
+# buffer (200 packets, 160 ms at 10 Mb/s), two TCPs and a CBR from A to C.
+CHAIN = {
+    "name": "chain",
+    "simulation": {"duration": "8s", "warmup": "3s"},
+    "topology": {
+        "type": "graph",
+        "nodes": ["A", "B", "C"],
+        "links": [
+            {"from": "A", "to": "B", "rate": "100Mbps", "delay": "2ms"},
+            {
+                "from": "B",
+                "to": "C",
+                "rate": "10Mbps",
+                "delay": "10ms",
+                "qdisc": {"type": "droptail", "limit": 200},
+                "monitor": True,
+            },
+        ],
+    },
+    "flows": [
+        {"name": "tcp", "type": "tcp", "count": 2, "src": "A", "dst": "C"},
+        {"name": "video", "type": "cbr", "rate": "6Mbps", "src": "A", "dst": "C"},
+    ],
+}
+
+
+def test_compare_on_a_graph_puts_the_mechanisms_on_the_named_link(tmp_path):
+    path = write_scenario(tmp_path / "chain.toml", CHAIN)
+    done = aqmlab_cli("compare", path, "-m", "scenario,fq_codel", "--link", "B->C", "--json", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    rows = {row["mechanism"]: row for row in json.loads(done.stdout)["mechanisms"]}
+    # The scenario's drop-tail lets the video keep its 6 Mb/s; FQ-CoDel on B->C holds it near its
+    # fair share (10/3 Mb/s) and gives the TCPs the rest.
+    assert rows["scenario"]["video_mbps"] > 5.5 and rows["fq_codel"]["video_mbps"] < 3.8, rows
+    assert rows["fq_codel"]["jain_index"] > 0.95 > rows["scenario"]["jain_index"], rows
+    assert rows["fq_codel"]["qdisc"] == "fq_codel" and rows["scenario"]["qdisc"] == "droptail"
+    ran = json.loads((tmp_path / "out" / "compare.json").read_text())["mechanisms"]
+    assert ran["scenario"] == {"type": "droptail", "limit": 200}
+    # The row's link figures are the named link's: A->B carries the same 10 Mb/s at a tenth of its rate.
+    done = aqmlab_cli("compare", path, "-m", "fq_codel", "--link", "A->B", "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["mechanisms"]
+    assert 0.05 < row["utilisation"] < 0.11, row
+    # A->B is not monitored in the file; compare monitors the link it names, so its packets'
+    # queueing delay is kept: at a tenth of its rate they hardly wait.
+    assert row["video_delay_median_ms"] is not None and row["video_delay_median_ms"] < 1, row
+    # On B->C the deep drop-tail makes every packet wait; FQ-CoDel serves the TCPs' short queues first.
+    assert rows["fq_codel"]["tcp_delay_median_ms"] < rows["scenario"]["tcp_delay_median_ms"] / 3, rows
+
+
+def test_compare_on_a_graph_without_a_link_or_with_a_wrong_one_says_which_exist(tmp_path):
+    path = write_scenario(tmp_path / "chain.toml", CHAIN)
+    links = "A->B, B->A, B->C, C->B"
+    done = aqmlab_cli("compare", path, "-m", "scenario,fq_codel")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f'error: {path}: a graph topology has no one bottleneck: name the link with --link "A->B", one of {links}\n'
+    )
+    done = aqmlab_cli("compare", path, "-m", "fq_codel", "--link", "B->D")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"error: --link B->D: no such link in {path}; its links are {links}\n"
+    # A dumbbell's bottleneck is L->R without it; its reverse direction is named.
+    done = aqmlab_cli("compare", "cbr-overload", "-m", "fq_codel", "--link", "L-R")
+    assert (done.returncode, done.stderr) == (
+        2,
+        "error: --link L-R: no such link in cbr-overload; its links are L->R, R->L\n",
+    )

@@ -105,6 +105,32 @@ def test_emulate_refuses_what_it_cannot_express_before_touching_the_machine(tmp_
     assert "topology.type: emulation runs dumbbell topologies only" in done.stderr
 
 
+def test_emulate_times_take_units_and_their_errors_name_the_option(tmp_path):
+    # Issue 34 item 9: `--duration 10s` was "'10s' is not a valid float", and a duration the
+    # warm-up refused did not say that the option set it. None of these starts an emulation.
+    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "1Mbps"}, duration="20s", warmup="10s"))
+    refused = {
+        ("--duration", "10s"): "error: --duration 10s: simulation.warmup: must be < duration (10s), got 10s\n",
+        # A bare number is seconds, as before the option took units.
+        ("--duration", "10"): "error: --duration 10: simulation.warmup: must be < duration (10s), got 10s\n",
+        ("--warmup", "25s"): "error: --warmup 25s: simulation.warmup: must be < duration (20s), got 25s\n",
+        ("--duration", "11min"): (
+            "error: --duration 11min: simulation.duration: emulation runs in real time: at most 600 s, got 660s "
+            "(aqmlab emulate, docs/emulate.md)\n"
+        ),
+    }
+    for args, message in refused.items():
+        done = aqmlab_cli("emulate", path, *args)
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", message), args
+    for args, reason in {
+        ("--duration", "10x"): 'invalid time "10x": unknown unit "x" (use one of s, ms, us, ns, min, h, hour)',
+        ("--warmup", "nan"): 'must be a finite number, got "nan"',
+    }.items():
+        done = aqmlab_cli("emulate", path, *args)
+        assert (done.returncode, done.stdout) == (2, ""), args
+        assert done.stderr.endswith(f"Error: Invalid value for '{args[0]}': {reason}\n"), done.stderr
+
+
 # An emulation.json that `aqmlab emulate --out` wrote (the 3-s CBR-and-Reno run of
 # test_emulate_out_writes_runs_files_and_captures_the_real_packets, 2026-11-27), with an
 # endpoint's error added.

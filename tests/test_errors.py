@@ -75,6 +75,52 @@ def test_invalid_toml_names_the_file(tmp_path):
         aqmlab.load(path)
 
 
+# Issue 34 item 10: what a newcomer wrote, and the line that says what to write instead.
+def test_an_inline_table_over_lines_says_to_write_a_table(tmp_path):
+    text = write_scenario(tmp_path / "s.toml", dumbbell({"type": "cbr", "rate": "1Mbps"})).read_text()
+    one_line = 'bottleneck = { rate = "10Mbps", delay = "5ms", qdisc = { type = "droptail", limit = 100 } }'
+    assert text.splitlines()[7] == one_line
+    path = tmp_path / "spread.toml"
+    path.write_text(text.replace('delay = "5ms", ', 'delay = "5ms",\n    '))
+    done = aqmlab_cli("run", path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"error: {path}: invalid TOML: Invalid initial character for a key part (at line 8, column 47); "
+        "TOML's inline tables { ... } are one line; over several lines, write it as the table "
+        "[topology.bottleneck], one `key = value` a line\n"
+    )
+    # A list of tables: each becomes [[topology.links]] (docs/scenario.md shows that form).
+    graph = write_scenario(tmp_path / "g.toml", GRAPH).read_text()
+    spread = graph.replace('links = [{ from = "A", ', 'links = [{ from = "A",\n ')
+    assert spread != graph
+    path.write_text(spread)
+    with pytest.raises(aqmlab.ScenarioError, match=r"write each table of the list as \[\[topology\.links\]\], one"):
+        aqmlab.load(path)
+
+
+def test_udp_is_answered_with_aqmlab_s_udp_sources(tmp_path):
+    path = write_scenario(tmp_path / "s.toml", dumbbell({"type": "udp", "rate": "1Mbps"}))
+    done = aqmlab_cli("run", path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "error: flows[0].type: unknown type `udp`: aqmlab's UDP sources are `cbr` (constant bit rate, `rate`) and "
+        "`onoff` (`rate` in ON periods of mean `on_time`, silent for `off_time`)\n"
+    )
+
+
+def test_a_name_is_printed_as_written(tmp_path):
+    # Issue 34 item 10: "My-scenario" was reported; aqmlab writes the name as the file has it
+    # (what capitalised it was the viewer of the output, which the bytes here rule out).
+    data = {**dumbbell({"type": "cbr", "rate": "1Mbps"}, duration="2s"), "name": "my-scenario"}
+    path = tmp_path / "my-scenario.toml"
+    path.write_text("# my-scenario.toml: a CBR flow.\n" + write_scenario(path, data).read_text())
+    done = aqmlab_cli("run", path, "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("my-scenario: goodput and max-min fair share (Mbps) over the last 1 s\n")
+    assert aqmlab_cli("report", tmp_path / "out").returncode == 0
+    assert "<h1>Run: my-scenario</h1>" in (tmp_path / "out" / "report.html").read_text()
+
+
 def test_run_rejects_a_bad_dict_without_crashing():
     with pytest.raises(aqmlab.ScenarioError, match=r"^flows\[0\]\.rate: must be > 0, got 0$"):
         aqmlab.run(dumbbell({"type": "cbr", "rate": 0}))
@@ -91,13 +137,16 @@ def test_cli_prints_the_error_and_exits_2(tmp_path):
 # Issue 26 item 5: in a file every quantity carries its unit; from Python a bare number is in
 # base units. Issue 26 item 6: errors say what was meant, and show a quantity in its unit.
 FILE_MISTAKES = [
-    ("topology.access_delay", 10, 'topology.access_delay: a bare number; write its unit, e.g. "10ms" or "10s"'),
+    ("topology.access_delay", 10, 'topology.access_delay: a bare number; write its unit: "10s" if you meant 10 s'),
+    # Issue 34 item 5: the number read in base units keeps its meaning (not "6000000Mbps").
     (
         "topology.bottleneck.rate",
-        10,
-        'topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps" or "10kbps"',
+        6000000,
+        'topology.bottleneck.rate: a bare number; write its unit: "6Mbps" if you meant 6000000 bit/s',
     ),
-    ("simulation.duration", "60", 'simulation.duration: "60" has no unit; write it, e.g. "60ms" or "60s"'),
+    # 10 bit/s is no rate (below 1kbps): the usual unit is suggested.
+    ("topology.bottleneck.rate", 10, 'topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps"'),
+    ("simulation.duration", "60", 'simulation.duration: "60" has no unit; write it: "60s" if you meant 60 s'),
     ("topology.bottleneck.delay", "-5ms", "topology.bottleneck.delay: must be >= 0, got -5ms"),
     (
         "topology.bottleneck.delay",
@@ -157,7 +206,7 @@ def test_a_dict_s_bare_numbers_are_base_units():
     # A string still needs its unit.
     with pytest.raises(aqmlab.ScenarioError) as info:
         aqmlab.run(dumbbell({"type": "cbr", "rate": "1Mbps"}, duration="60"))
-    assert str(info.value) == 'simulation.duration: "60" has no unit; write it, e.g. "60ms" or "60s"'
+    assert str(info.value) == 'simulation.duration: "60" has no unit; write it: "60s" if you meant 60 s'
 
 
 def test_a_sweep_spec_s_grid_values_carry_their_units(tmp_path):
@@ -167,7 +216,7 @@ def test_a_sweep_spec_s_grid_values_carry_their_units(tmp_path):
     done = aqmlab_cli("sweep", spec, "--out", tmp_path / "out")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.endswith(
-        'topology.bottleneck.delay: a bare number; write its unit, e.g. "0.01ms" or "0.01s"\n'
+        'topology.bottleneck.delay: a bare number; write its unit: "10ms" if you meant 0.01 s\n'
     ), done.stderr
     assert "Traceback" not in done.stderr
 

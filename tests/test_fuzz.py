@@ -21,10 +21,10 @@ import re
 import signal
 import sys
 import time
+import tomllib
 from typing import Any
 
 import aqmlab
-import tomllib
 from aqmlab import _core
 from aqmlab.results import Results
 from hypothesis import HealthCheck, given, settings

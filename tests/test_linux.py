@@ -74,7 +74,7 @@ def test_linux_profiles_read_tcs_words_from_files_and_name_the_field(tmp_path):
     cases = {
         # tc's limit is bytes: in a file it carries its unit.
         '{ type = "red", profile = "linux", limit = 64000, avpkt = "1000B" }': (
-            'topology.bottleneck.qdisc.limit: a bare number; write its unit, e.g. "64000B"'
+            'topology.bottleneck.qdisc.limit: a bare number; write its unit: "64000B" if you meant 64000 bytes'
         ),
         '{ type = "red", profile = "linux", limit = "64000B" }': "topology.bottleneck.qdisc.avpkt: required by tc red",
         '{ type = "red", profile = "linux", limit = "64000B", avpkt = "1000B", min_th = 5 }': (

@@ -87,9 +87,10 @@ CASES: dict[str, list[Case]] = {
             rows_in="{out}/all/redpd-fig11",
         )
     ],
-    "aqmlab compare FILE [-m NAMES|all] [--out DIR] [--json] [--emulate]": [
+    "aqmlab compare FILE [-m NAMES|all] [--link 'A->B'] [--out DIR] [--json] [--emulate]": [
         Case(["compare", SCENARIO, "-m", "red,drr,fq_codel", "--out", "{out}/compare"]),
         Case(["compare", SCENARIO, "-m", "droptail", "--json"]),
+        Case(["compare", "parking-lot", "-m", "scenario,fq_codel", "--link", "B->C", "--json"]),
     ],
     "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS] [--wait]": [
         Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2", "--wait"])
@@ -113,7 +114,7 @@ CASES: dict[str, list[Case]] = {
         Case(["export", "ns2", SCENARIO, "-o", "{out}/cbr-overload.tcl"], prints=False),
     ],
     # Root is needed (CI runs as root; tests/test_emulate.py covers the refusal without it).
-    "aqmlab emulate FILE [--duration S] [--json] [--out DIR [--pcap 'L->R,R->L'] [--pcap-drops]]": [
+    "aqmlab emulate FILE [--duration TIME] [--json] [--out DIR [--pcap 'L->R,R->L'] [--pcap-drops]]": [
         Case(["emulate", SCENARIO, "--duration", "3", "--warmup", "1", "--json"]),
         Case(["emulate", SCENARIO, "--duration", "2", "--warmup", "1", "--out", "{out}/emu", "--pcap", "L->R,R->L"]),
     ],

@@ -94,15 +94,16 @@ def compare(
     for name in names:
         try:
             if name == AS_WRITTEN:
-                tables[name], variants[name] = scenario.qdisc(link), scenario.validate()
+                tables[name], variants[name] = scenario.qdisc(link), scenario.monitoring(link).validate()
             else:
                 tables[name] = mechanisms([name])[name]
-                variants[name] = scenario.with_qdisc(tables[name], link=link).validate()
+                # The link is monitored, so that its packets' queueing delay is kept.
+                variants[name] = scenario.with_qdisc(tables[name], link=link).monitoring(link).validate()
         except ScenarioError as e:
             raise ScenarioError(f"mechanism {name!r}: {e}") from None
     if not emulated:
         runs = {name: run(variant) for name, variant in variants.items()}
-        return pd.DataFrame([_row(name, tables[name], results) for name, results in runs.items()]), runs
+        return pd.DataFrame([_row(name, tables[name], results, link) for name, results in runs.items()]), runs
     from .emulate import emulate
 
     told: set[str] = set()
@@ -117,7 +118,7 @@ def compare(
     for name, variant in variants.items():
         done = emulate(variant, progress=progress and _labelled(progress, f"{name} (emulated)"), note=once)
         runs[name] = done.results
-        rows.append(_row(name, tables[name], done.results) | {"added_mean_us": done.stats["added_mean_us"]})
+        rows.append(_row(name, tables[name], done.results, link) | {"added_mean_us": done.stats["added_mean_us"]})
     return pd.DataFrame(rows), runs
 
 
@@ -137,12 +138,13 @@ def fair_shares(results: Results) -> dict[str, float]:
     return {str(group): float(mbps) for group, mbps in shares.items()}
 
 
-def _row(name: str, qdisc: Mapping[str, Any], results: Results) -> dict[str, Any]:
+def _row(name: str, qdisc: Mapping[str, Any], results: Results, link: str | None = None) -> dict[str, Any]:
+    """One mechanism's row; its link figures are `link`'s (None: the busiest link's)."""
     flows = results.flows
     row: dict[str, Any] = {"mechanism": name, "qdisc": qdisc.get("type", "droptail"), "buffer": buffer_size(qdisc)}
     groups = flows.groupby(flow_groups(results), sort=False)["goodput_bps"].sum()
     row.update({f"{group}_mbps": bps / MBPS for group, bps in groups.items()})
-    bottleneck = results.links.loc[results.links["utilisation"].idxmax()]
+    bottleneck = results.links.loc[results.links["utilisation"].idxmax()] if link is None else results.link(link)
     sent = flows["window_sent_packets"].sum()
     row.update(
         {

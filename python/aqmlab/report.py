@@ -31,11 +31,10 @@ import html
 import io
 import json
 import textwrap
+import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from . import __version__, outdir
 from .emulate import KERNEL_TCP_COLUMNS, KERNEL_TCP_TITLE, Figures, figures

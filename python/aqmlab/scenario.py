@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from . import _core
 from ._core import ScenarioError
@@ -98,7 +97,8 @@ def read_toml_text(path: Path) -> tuple[dict[str, Any], str]:
     except UnicodeDecodeError as e:
         raise ScenarioError(f"{path}: not a text file (byte {e.start} is not UTF-8)") from None
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+        hint = _core.toml_syntax_hint(text)
+        raise ScenarioError(f"{path}: invalid TOML: {e}" + (f"; {hint}" if hint else "")) from None
     except RecursionError:
         raise ScenarioError(f"{path}: a value is nested more than {MAX_NESTING} levels deep") from None
 
@@ -361,6 +361,32 @@ class Scenario:
         except ScenarioError:
             return {}
 
+    def monitoring(self, link: str | None) -> Scenario:
+        """A copy in which `link` is monitored: sampled, and its packets' queueing delay kept. A
+        dumbbell's bottleneck and a parking lot's congested links always are; a graph link's
+        forward direction (`from->to`) is when its table says `monitor = true`, which this sets."""
+        if link is None or self._data.get("topology", {}).get("type") != "graph":
+            return self
+        path = self._qdisc_path(link).rpartition(".")[0]
+        table = get_path(self._data, path)
+        if link != f"{table.get('from')}->{table.get('to')}":
+            return self
+        return self.with_({f"{path}.monitor": True})
+
+    def qdisc_links(self) -> list[str]:
+        """The names `with_qdisc` and `qdisc` take for `link`, as the results name the links:
+        `["L->R", "R->L"]` for a dumbbell, `["A->B", "B->A", ...]` for a graph's links."""
+        topology = self._data.get("topology", {})
+        kind = topology.get("type")
+        if kind == "dumbbell":
+            return ["L->R", "R->L"]
+        if kind == "parking_lot":
+            links = topology.get("congested_links")
+            hops = range(links) if isinstance(links, int) else ()
+            return [name for i in hops for name in (f"R{i}->R{i + 1}", f"R{i + 1}->R{i}")]
+        ends = [(spec.get("from"), spec.get("to")) for spec in topology.get("links", []) if isinstance(spec, Mapping)]
+        return [name for a, b in ends for name in (f"{a}->{b}", f"{b}->{a}")]
+
     def _qdisc_path(self, link: str | None) -> str:
         topology = self._data.get("topology", {})
         kind = topology.get("type")
@@ -370,17 +396,18 @@ class Scenario:
             return "topology.bottleneck.reverse_qdisc"
         if kind == "parking_lot":
             return self._parking_lot_qdisc_path(topology, link)
+        named = ", ".join(self.qdisc_links())
         if link is None:
-            raise ScenarioError('topology: name the link ("A->B") in a graph topology')
+            raise ScenarioError(f"topology: a graph has no one bottleneck: name the link, one of {named}")
         a, sep, b = link.partition("->")
         if not sep:
-            raise ScenarioError(f'link {link!r}: expected "A->B"')
+            raise ScenarioError(f'link {link!r}: expected "A->B", one of {named}')
         for i, spec in enumerate(topology.get("links", [])):
             if (spec.get("from"), spec.get("to")) == (a, b):
                 return f"topology.links[{i}].qdisc"
             if (spec.get("from"), spec.get("to")) == (b, a):
                 return f"topology.links[{i}].reverse_qdisc"
-        raise ScenarioError(f"link {link!r}: no such link in the topology")
+        raise ScenarioError(f"link {link!r}: no such link in the topology, whose links are {named}")
 
     @staticmethod
     def _parking_lot_qdisc_path(topology: Mapping[str, Any], link: str | None) -> str:

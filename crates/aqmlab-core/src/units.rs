@@ -93,19 +93,30 @@ fn bounded(v: f64, max: f64, unit: &str, shown: &dyn fmt::Display) -> Result<f64
     }
 }
 
-/// A quantity's kind: its name, units (name, scale to the base unit), and the two units
-/// an error suggests for a number written without one.
+/// A quantity's kind: its name, units (name, scale to the base unit), its base unit as
+/// messages name it, and what an error suggests for a number written without a unit.
 struct Kind {
     what: &'static str,
     units: &'static [(&'static str, f64)],
-    suggest: [&'static str; 2],
+    base: &'static str,
+    /// `v` base units as its type shows it (`Display`: `"6Mbps"`), if that is a valid quantity.
+    show: fn(f64) -> Option<String>,
+    /// The unit suggested for a number that is no valid quantity in base units: `rate = 10`
+    /// is 10 bit/s, below the minimum, so "10Mbps" is suggested.
+    usual: &'static str,
 }
 
 impl Kind {
-    /// `"10ms" or "10s"` for the number spelled `number`.
-    fn examples(&self, number: &str) -> String {
-        let [a, b] = self.suggest;
-        format!("\"{number}{a}\" or \"{number}{b}\"")
+    /// What to write for the number spelled `number` (`v` in base units): the quantity it is
+    /// in base units, in its largest whole unit (`: "6Mbps" if you meant 6000000 bit/s`), so
+    /// that the suggestion keeps the number's meaning rather than putting a unit after it
+    /// ("6000000Mbps", issue 34 item 5); or, if that is not a valid quantity, the number in the
+    /// kind's usual unit (`, e.g. "10Mbps"`).
+    fn unit_hint(&self, v: f64, number: &str) -> String {
+        match (self.show)(v) {
+            Some(quantity) => format!(": \"{quantity}\" if you meant {number} {}", self.base),
+            None => format!(", e.g. \"{number}{}\"", self.usual),
+        }
     }
 
     /// A number and its unit, e.g. `"10Mbps"` or `"1.5 Mb/s"` (a space is allowed, as SI writes
@@ -116,7 +127,10 @@ impl Kind {
             return if value == 0.0 {
                 Ok(0.0)
             } else {
-                Err(format!("{s:?} has no unit; write it, e.g. {}", self.examples(s.trim())))
+                Err(format!(
+                    "{s:?} has no unit; write it{}",
+                    self.unit_hint(value, s.trim())
+                ))
             };
         }
         if let Some((_, scale)) = self.units.iter().find(|(u, _)| *u == unit) {
@@ -153,8 +167,8 @@ impl Kind {
     fn number(&self, v: f64, shown: &dyn fmt::Display) -> Result<f64, String> {
         if READING_FILE.get() && v != 0.0 && v.is_finite() {
             Err(format!(
-                "a bare number; write its unit, e.g. {}",
-                self.examples(&shown.to_string())
+                "a bare number; write its unit{}",
+                self.unit_hint(v, &shown.to_string())
             ))
         } else {
             Ok(v)
@@ -197,17 +211,23 @@ const SIZE_UNITS: &[(&str, f64)] = &[
 const RATE: Kind = Kind {
     what: "rate",
     units: RATE_UNITS,
-    suggest: ["Mbps", "kbps"],
+    base: "bit/s",
+    show: |v| Rate::from_base(v, &v).ok().map(|q| q.to_string()),
+    usual: "Mbps",
 };
 const TIME: Kind = Kind {
     what: "time",
     units: TIME_UNITS,
-    suggest: ["ms", "s"],
+    base: "s",
+    show: |v| Seconds::from_base(v, &v).ok().map(|q| q.to_string()),
+    usual: "ms",
 };
 const SIZE: Kind = Kind {
     what: "size",
     units: SIZE_UNITS,
-    suggest: ["B", "KB"],
+    base: "bytes",
+    show: |v| Bytes::from_base(v, &v).ok().map(|q| q.to_string()),
+    usual: "KB",
 };
 
 macro_rules! unit_type {
@@ -216,12 +236,19 @@ macro_rules! unit_type {
         #[serde(transparent)]
         pub struct $name(pub $inner);
 
+        impl $name {
+            /// `v` in base units, checked as every quantity of its kind; `shown` is how the
+            /// input spelled it.
+            fn from_base(v: f64, shown: &dyn fmt::Display) -> Result<Self, String> {
+                let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
+                convert(v, shown).map($name)
+            }
+        }
+
         impl std::str::FromStr for $name {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {
-                let v = $kind.parse(s)?;
-                let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
-                convert(v, &format_args!("{s:?}")).map($name)
+                $name::from_base($kind.parse(s)?, &format_args!("{s:?}"))
             }
         }
 
@@ -248,11 +275,9 @@ macro_rules! unit_type {
                 }
                 impl V {
                     fn number<E: de::Error>(self, v: f64, shown: &dyn fmt::Display) -> Result<$name, E> {
-                        let convert: fn(f64, &dyn fmt::Display) -> Result<$inner, String> = $convert;
                         $kind
                             .number(v, shown)
-                            .and_then(|v| convert(v, shown))
-                            .map($name)
+                            .and_then(|v| $name::from_base(v, shown))
                             .map_err(E::custom)
                     }
                 }
@@ -263,7 +288,7 @@ macro_rules! unit_type {
 }
 
 unit_type!(Rate, f64, RATE, |v, shown| {
-    let v = bounded(v, MAX_RATE_BPS, "bit/s", shown)?;
+    let v = bounded(v, MAX_RATE_BPS, RATE.base, shown)?;
     if v > 0.0 && v < MIN_RATE_BPS {
         Err(format!(
             "must be 0 or at least {MIN_RATE_BPS} bit/s (1kbps), got {shown}"
@@ -273,7 +298,7 @@ unit_type!(Rate, f64, RATE, |v, shown| {
     }
 });
 unit_type!(Seconds, f64, TIME, |v, shown| {
-    let v = bounded(v, MAX_SECONDS, "s", shown)?;
+    let v = bounded(v, MAX_SECONDS, TIME.base, shown)?;
     if v != 0.0 && v.abs() < MIN_SECONDS {
         Err(format!(
             "must be 0 or at least {MIN_SECONDS:e} s (the clock's tick), got {shown}"
@@ -283,7 +308,7 @@ unit_type!(Seconds, f64, TIME, |v, shown| {
     }
 });
 unit_type!(Bytes, u64, SIZE, |v, shown| {
-    let v = bounded(v, MAX_BYTES, "bytes", shown)?;
+    let v = bounded(v, MAX_BYTES, SIZE.base, shown)?;
     if v < 0.0 || v.fract() != 0.0 {
         Err(format!("must be a whole, non-negative number of bytes, got {v}"))
     } else {
@@ -294,6 +319,16 @@ unit_type!(Bytes, u64, SIZE, |v, shown| {
 impl Seconds {
     pub fn nanos(self) -> crate::time::Time {
         crate::time::from_secs(self.0)
+    }
+
+    /// A time as a command-line option gives it: with its unit (`"10s"`, `"500ms"`), or a bare
+    /// number of seconds, as options took before they took units (issue 34 item 9); checked
+    /// as every time is.
+    pub fn from_option(text: &str) -> Result<Seconds, String> {
+        match text.trim().parse::<f64>() {
+            Ok(v) => Seconds::from_base(v, &format_args!("{:?}", text.trim())),
+            Err(_) => text.parse(),
+        }
     }
 }
 
@@ -382,11 +417,11 @@ mod tests {
     fn a_string_carries_its_unit_and_zero_needs_none() {
         assert_eq!(
             "60".parse::<Seconds>().unwrap_err(),
-            r#""60" has no unit; write it, e.g. "60ms" or "60s""#
+            r#""60" has no unit; write it: "60s" if you meant 60 s"#
         );
         assert_eq!(
             "1e3".parse::<Rate>().unwrap_err(),
-            r#""1e3" has no unit; write it, e.g. "1e3Mbps" or "1e3kbps""#
+            r#""1e3" has no unit; write it: "1kbps" if you meant 1e3 bit/s"#
         );
         assert_eq!("0".parse::<Seconds>().unwrap().0, 0.0);
     }
@@ -397,19 +432,53 @@ mod tests {
         let in_file = |v: f64| reading_file(|| from_number::<Seconds>(v));
         assert_eq!(
             in_file(10.0).unwrap_err(),
-            r#"a bare number; write its unit, e.g. "10ms" or "10s""#
+            r#"a bare number; write its unit: "10s" if you meant 10 s"#
+        );
+        assert_eq!(
+            in_file(0.01).unwrap_err(),
+            r#"a bare number; write its unit: "10ms" if you meant 0.01 s"#
         );
         assert_eq!(in_file(0.0).unwrap().0, 0.0);
         assert_eq!(
             reading_file(|| from_number::<Bytes>(1500.0)).unwrap_err(),
-            r#"a bare number; write its unit, e.g. "1500B" or "1500KB""#
+            r#"a bare number; write its unit: "1500B" if you meant 1500 bytes"#
+        );
+        // Issue 34 item 5: the suggestion keeps the number's meaning, not "6000000Mbps".
+        assert_eq!(
+            reading_file(|| from_number::<Rate>(6e6)).unwrap_err(),
+            r#"a bare number; write its unit: "6Mbps" if you meant 6000000 bit/s"#
         );
         assert_eq!(
-            reading_file(|| from_number::<Rate>(1e7)).unwrap_err(),
-            r#"a bare number; write its unit, e.g. "10000000Mbps" or "10000000kbps""#
+            reading_file(|| from_number::<Rate>(1.5e6)).unwrap_err(),
+            r#"a bare number; write its unit: "1.5Mbps" if you meant 1500000 bit/s"#
+        );
+        // 10 bit/s is below the slowest rate: then the number is suggested in the usual unit.
+        assert_eq!(
+            reading_file(|| from_number::<Rate>(10.0)).unwrap_err(),
+            r#"a bare number; write its unit, e.g. "10Mbps""#
+        );
+        assert_eq!(
+            reading_file(|| from_number::<Bytes>(1.5)).unwrap_err(),
+            r#"a bare number; write its unit, e.g. "1.5KB""#
         );
         // The file's rule ends with the file.
         assert_eq!(from_number::<Seconds>(10.0).unwrap().0, 10.0);
+    }
+
+    #[test]
+    fn an_option_s_time_takes_its_unit_or_is_seconds() {
+        assert_eq!(Seconds::from_option("10s").unwrap().0, 10.0);
+        assert_eq!(Seconds::from_option("250ms").unwrap().0, 0.25);
+        assert_eq!(Seconds::from_option(" 10 ").unwrap().0, 10.0);
+        assert_eq!(Seconds::from_option("1e-3").unwrap().0, 1e-3);
+        assert_eq!(
+            Seconds::from_option("10x").unwrap_err(),
+            r#"invalid time "10x": unknown unit "x" (use one of s, ms, us, ns, min, h, hour)"#
+        );
+        assert_eq!(
+            Seconds::from_option("inf").unwrap_err(),
+            r#"must be a finite number, got "inf""#
+        );
     }
 
     #[test]

@@ -233,6 +233,16 @@ pub fn suggest_field(message: &str) -> String {
 
 /// Reads and removes the `type` tag of a table, checking it is one of `names`.
 pub fn take_tag(value: &mut serde_json::Value, names: &[&str]) -> Result<String, String> {
+    take_tag_hinted(value, names, &[])
+}
+
+/// [`take_tag`], where a type in `hints` (a name other tools use, not one of `names`) is
+/// answered with its hint rather than a near name: `("udp", "... `cbr` ... or `onoff` ...")`.
+pub fn take_tag_hinted(
+    value: &mut serde_json::Value,
+    names: &[&str],
+    hints: &[(&str, &str)],
+) -> Result<String, String> {
     let err = |msg: String| format!("{PATH_MARK}type{PATH_MARK}{msg}");
     let table = value
         .as_object_mut()
@@ -248,9 +258,11 @@ pub fn take_tag(value: &mut serde_json::Value, names: &[&str]) -> Result<String,
         Some(other) => return Err(err(format!("expected a string, got {other}"))),
     };
     if !names.contains(&tag.as_str()) {
-        return Err(err(match closest(&tag, names.iter().copied()) {
-            Some(near) => format!("unknown type `{tag}`, did you mean `{near}`?"),
-            None => format!("unknown type `{tag}`, expected one of {}", names.join(", ")),
+        let hint = hints.iter().find(|(name, _)| *name == tag).map(|(_, hint)| hint);
+        return Err(err(match (hint, closest(&tag, names.iter().copied())) {
+            (Some(hint), _) => format!("unknown type `{tag}`: {hint}"),
+            (None, Some(near)) => format!("unknown type `{tag}`, did you mean `{near}`?"),
+            (None, None) => format!("unknown type `{tag}`, expected one of {}", names.join(", ")),
         }));
     }
     Ok(tag)

@@ -27,19 +27,29 @@ fn a_file_writes_every_quantity_with_its_unit() {
     assert!(Scenario::from_toml_str(BASE).is_ok());
     assert_eq!(
         error_of(&with("access_delay = \"1ms\"", "access_delay = 10")),
-        r#"topology.access_delay: a bare number; write its unit, e.g. "10ms" or "10s""#
+        r#"topology.access_delay: a bare number; write its unit: "10s" if you meant 10 s"#
     );
     assert_eq!(
+        error_of(&with("access_delay = \"1ms\"", "access_delay = 0.002")),
+        r#"topology.access_delay: a bare number; write its unit: "2ms" if you meant 0.002 s"#
+    );
+    // Read as bit/s the number keeps its meaning (issue 34 item 5: not "6000000Mbps")...
+    assert_eq!(
+        error_of(&with("rate = \"10Mbps\"", "rate = 6000000")),
+        r#"topology.bottleneck.rate: a bare number; write its unit: "6Mbps" if you meant 6000000 bit/s"#
+    );
+    // ... and where that is no rate at all (10 bit/s is below 1kbps), the usual unit is suggested.
+    assert_eq!(
         error_of(&with("rate = \"10Mbps\"", "rate = 10")),
-        r#"topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps" or "10kbps""#
+        r#"topology.bottleneck.rate: a bare number; write its unit, e.g. "10Mbps""#
     );
     assert_eq!(
         error_of(&with("duration = \"10s\"", "duration = \"60\"")),
-        r#"simulation.duration: "60" has no unit; write it, e.g. "60ms" or "60s""#
+        r#"simulation.duration: "60" has no unit; write it: "60s" if you meant 60 s"#
     );
     assert_eq!(
         error_of(&with("type = \"tcp\"", "type = \"tcp\"\npacket_size = 1500")),
-        r#"flows[0].packet_size: a bare number; write its unit, e.g. "1500B" or "1500KB""#
+        r#"flows[0].packet_size: a bare number; write its unit: "1500B" if you meant 1500 bytes"#
     );
     // Zero is zero in every unit; a space before the unit is SI's spelling.
     assert!(Scenario::from_toml_str(&with("access_delay = \"1ms\"", "access_delay = 0")).is_ok());
@@ -59,7 +69,7 @@ fn a_program_s_bare_numbers_are_base_units() {
     // The same text as a file's content: its units are required.
     assert_eq!(
         Scenario::from_file_json_str(json).unwrap_err().to_string(),
-        r#"simulation.duration: a bare number; write its unit, e.g. "10ms" or "10s""#
+        r#"simulation.duration: a bare number; write its unit: "10s" if you meant 10 s"#
     );
 }
 
@@ -105,6 +115,12 @@ fn a_misspelt_name_is_suggested() {
     assert_eq!(
         error_of(&with("type = \"dumbbell\"", "type = \"dumbell\"")),
         "topology.type: unknown type `dumbell`, did you mean `dumbbell`?"
+    );
+    // Issue 34 item 10: the README calls CBR flows UDP; `udp` is answered, not accepted.
+    assert_eq!(
+        error_of(&with("type = \"tcp\"", "type = \"udp\"\nrate = \"5Mbps\"")),
+        "flows[0].type: unknown type `udp`: aqmlab's UDP sources are `cbr` (constant bit rate, `rate`) and \
+         `onoff` (`rate` in ON periods of mean `on_time`, silent for `off_time`)"
     );
     assert_eq!(
         error_of(&with("\"10Mbps\"", "\"10mbps\"")),
@@ -159,5 +175,19 @@ rate = "100kbps"
     assert_eq!(
         error_of(&graph.replace("from = \"a\", ", "").replace(", monitr = true", "")),
         "topology.links[0]: missing field `from`"
+    );
+}
+
+#[test]
+fn an_inline_table_over_lines_says_to_write_a_table() {
+    // Issue 34 item 10: the parser's "invalid inline table" alone does not say why.
+    let spread = with(
+        r#"bottleneck = { rate = "10Mbps", delay = "5ms","#,
+        "bottleneck = { rate = \"10Mbps\", delay = \"5ms\",\n ",
+    );
+    assert_eq!(
+        error_of(&spread),
+        "line 7, column 46: invalid inline table: TOML's inline tables { ... } are one line; over several \
+         lines, write it as the table [topology.bottleneck], one `key = value` a line"
     );
 }

@@ -330,6 +330,22 @@ fn validate_tcp(py: Python<'_>) -> PyResult<String> {
         .map_err(error_to_py)
 }
 
+/// A command-line option's time in seconds: `"10s"`, `"500ms"`, or a bare number of seconds;
+/// raises ScenarioError saying what is wrong (the caller names the option).
+#[pyfunction]
+fn seconds_option(text: &str) -> PyResult<f64> {
+    aqmlab_core::units::Seconds::from_option(text)
+        .map(|seconds| seconds.0)
+        .map_err(ScenarioError::new_err)
+}
+
+/// What to write for the TOML syntax error in a scenario file's text (an inline table spread
+/// over lines), or None: the Python front reads TOML with tomllib and adds this to its message.
+#[pyfunction]
+fn toml_syntax_hint(text: &str) -> Option<String> {
+    aqmlab_core::scenario::syntax::hint(text)
+}
+
 /// BRED eq. 14: upper bound on one non-conforming CBR flow's throughput, as a fraction
 /// of the link rate, with `n_c` non-conforming CBR flows and `n_t` conforming flows.
 #[pyfunction]
@@ -350,6 +366,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(bred_cbr_bound, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_syntax_hint, m)?)?;
+    m.add_function(wrap_pyfunction!(seconds_option, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Emulation>()?;
     m.add_class::<mechanism::Packet>()?;

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -37,13 +36,18 @@ COMMANDS: dict[str, str] = {
 }
 
 
-class _Commands(Mapping[str, click.Command]):
-    """The commands by name; a command's module is imported when it is first looked up."""
+class _Commands(Mapping[str, Any]):
+    """The commands by name; a command's module is imported when it is first looked up.
+
+    No `click` here: typer 0.26 and later carry their own copy of click (`typer._click`), so a
+    `click.Command` annotation would name another package's class, and importing click would make
+    it a dependency that typer does not need (issue 34 item 2).
+    """
 
     def __init__(self) -> None:
-        self._loaded: dict[str, click.Command] = {}
+        self._loaded: dict[str, Any] = {}
 
-    def __getitem__(self, name: str) -> click.Command:
+    def __getitem__(self, name: str) -> Any:
         if name not in COMMANDS:
             raise KeyError(name)
         if name not in self._loaded:
@@ -65,7 +69,7 @@ class _LazyGroup(TyperGroup):
         super().__init__(**attrs)
         self.commands = _Commands()  # type: ignore[assignment]
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
         with formatter.section("Commands"):
             formatter.write_dl(list(COMMANDS.items()))
 

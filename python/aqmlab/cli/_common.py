@@ -7,14 +7,14 @@ import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
-from enum import Enum
+from collections.abc import Callable, Iterator, Mapping
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
-from .. import terminal
+from .. import _core, terminal
 from .._core import ScenarioError
 from ..outdir import OutputError
 from ..progress import job_progress
@@ -70,8 +70,72 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(to_json_value(data)) + "\n")
 
 
+class Time(NamedTuple):
+    """A time option's value, as written (for messages) and in seconds."""
+
+    text: str
+    seconds: float
+
+
+def time_parser(least: float | None = None) -> Callable[[str], Time]:
+    """The parser of a time option: `"10s"`, `"500ms"` as a scenario's times (the core reads
+    them), or a bare number of seconds, as these options took before they took units (issue 34
+    item 9); with `least`, at least that many seconds. A bad value exits with status 2, the
+    option named by typer: `Invalid value for '--duration': invalid time "10x": unknown unit ...`."""
+
+    def parse(text: str) -> Time:
+        try:
+            value = Time(text, _core.seconds_option(text))
+        except ScenarioError as e:
+            raise typer.BadParameter(str(e)) from None
+        if least is not None and value.seconds < least:
+            raise typer.BadParameter(f"must be at least {least:g} s, got {text}")
+        return value
+
+    return parse
+
+
+# A time option's flag -> the dotted path it sets and its value (None: not given).
+TimeOverrides = Mapping[str, tuple[str, Time | None]]
+
+
+def _shown(given: TimeOverrides) -> str:
+    return " ".join(f"{flag} {value.text}" for flag, (_, value) in given.items() if value is not None)
+
+
+def with_time_options(scenario: Scenario, options: TimeOverrides) -> Scenario:
+    """`scenario` (valid, as loaded) with each given option's seconds at its path, checked: an
+    error is the options', so it names them, `--duration 10: simulation.warmup: must be <
+    duration (10s), got 10s`."""
+    given = {path: value.seconds for path, value in options.values() if value is not None}
+    if not given:
+        return scenario
+    try:
+        return scenario.with_(given).validate()
+    except ScenarioError as e:
+        raise ScenarioError(f"{_shown(options)}: {e}") from None
+
+
+@contextlib.contextmanager
+def blaming(options: TimeOverrides) -> Iterator[None]:
+    """A ScenarioError raised within about a field an option set is led by that option
+    (`--duration 700: simulation.duration: emulation runs in real time: ...`): for the checks
+    that come after `with_time_options` (emulation's)."""
+    try:
+        yield
+    except ScenarioError as e:
+        setting = {
+            flag: (path, value)
+            for flag, (path, value) in options.items()
+            if value is not None and str(e).startswith(f"{path}:")
+        }
+        if not setting:
+            raise
+        raise ScenarioError(f"{_shown(setting)}: {e}") from None
+
+
 # Options of the commands that write a run's folder: `run` and `emulate`.
-class Format(str, Enum):
+class Format(StrEnum):
     parquet = "parquet"
     csv = "csv"
 
@@ -130,12 +194,23 @@ ForceOption = Annotated[
     bool, typer.Option("--force", help="Replace an output folder that holds another result (default: refuse).")
 ]
 ConnectTimeoutOption = Annotated[
-    float,
-    typer.Option("--connect-timeout", help="With --scheduler: seconds to wait for the scheduler to answer.", min=0.1),
+    Time,
+    typer.Option(
+        "--connect-timeout",
+        help="With --scheduler: how long to wait for the scheduler to answer (`5s`; a bare number is seconds).",
+        parser=time_parser(least=0.1),
+        metavar="TIME",
+    ),
 ]
 WorkerTimeoutOption = Annotated[
-    float,
-    typer.Option("--worker-timeout", help="With --scheduler: seconds to wait while the cluster has no worker.", min=1),
+    Time,
+    typer.Option(
+        "--worker-timeout",
+        help="With --scheduler: how long to wait while the cluster has no worker (`60s`, `2min`; a bare number is "
+        "seconds).",
+        parser=time_parser(least=1),
+        metavar="TIME",
+    ),
 ]
 
 

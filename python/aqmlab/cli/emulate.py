@@ -25,7 +25,9 @@ from ._common import (
     OutOption,
     PcapDropsOption,
     PcapOption,
+    Time,
     WaitOption,
+    blaming,
     command_app,
     command_help,
     console,
@@ -35,7 +37,9 @@ from ._common import (
     save_results,
     say,
     summary_lines,
+    time_parser,
     with_captures,
+    with_time_options,
 )
 
 app = command_app()
@@ -60,10 +64,23 @@ def emulate(
         Path, typer.Argument(help="Scenario file (TOML), or the name of a shipped one (`aqmlab scenarios`).")
     ],
     duration: Annotated[
-        float | None,
-        typer.Option("--duration", help="Override simulation.duration, seconds (real time; at most 600)."),
+        Time | None,
+        typer.Option(
+            "--duration",
+            help="Override simulation.duration (`20s`, `2min`; a bare number is seconds). Real time: at most 600 s.",
+            parser=time_parser(),
+            metavar="TIME",
+        ),
     ] = None,
-    warmup: Annotated[float | None, typer.Option("--warmup", help="Override simulation.warmup, seconds.")] = None,
+    warmup: Annotated[
+        Time | None,
+        typer.Option(
+            "--warmup",
+            help="Override simulation.warmup (`5s`; a bare number is seconds).",
+            parser=time_parser(),
+            metavar="TIME",
+        ),
+    ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Override simulation.seed (start times, jitter).")] = None,
     json_output: Annotated[
         bool,
@@ -80,23 +97,21 @@ def emulate(
     force: ForceOption = False,
     wait: WaitOption = False,
 ) -> None:
+    times = {"--duration": ("simulation.duration", duration), "--warmup": ("simulation.warmup", warmup)}
     try:
         scenario = load(file)
         if seed is not None:
             scenario = scenario.with_seed(seed)
-        if duration is not None:
-            scenario = scenario.with_({"simulation.duration": f"{duration}s"})
-        if warmup is not None:
-            scenario = scenario.with_({"simulation.warmup": f"{warmup}s"})
-        scenario = with_captures(scenario, pcap, pcap_drops, out)
+        scenario = with_captures(with_time_options(scenario, times), pcap, pcap_drops, out)
         about = {"kind": "emulate", "name": scenario.name, "scenario_sha256": scenario.digest()}
         with (
             result_folder(out, about, force, wait, say) if out is not None else contextlib.nullcontext() as folder,
             RunProgress(console) as bars,
         ):
-            emulated = emulate_scenario(
-                scenario, progress=bars, note=lambda text: say(f"note: {text}"), pcap_dir=folder
-            )
+            with blaming(times):
+                emulated = emulate_scenario(
+                    scenario, progress=bars, note=lambda text: say(f"note: {text}"), pcap_dir=folder
+                )
             if folder is not None:
                 save_results(emulated.results, folder, out, format.value, not no_plots, bars)
                 (folder / "emulation.json").write_text(json.dumps(to_json_value(emulated.stats), indent=2) + "\n")

@@ -82,8 +82,8 @@ def reproduce(
     ] = None,
     force: ForceOption = False,
     wait: WaitOption = False,
-    connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT_S,
-    worker_timeout: WorkerTimeoutOption = WORKER_TIMEOUT_S,
+    connect_timeout: ConnectTimeoutOption = f"{CONNECT_TIMEOUT_S:g}s",
+    worker_timeout: WorkerTimeoutOption = f"{WORKER_TIMEOUT_S:g}s",
 ) -> None:
     if list_:
         _print_list(json_output)
@@ -91,7 +91,7 @@ def reproduce(
     if all_ or only is not None:
         if id is not None:
             raise fail("give an experiment id or --all, not both")
-        cluster = Cluster(scheduler, connect_timeout, worker_timeout) if scheduler else None
+        cluster = Cluster(scheduler, connect_timeout.seconds, worker_timeout.seconds) if scheduler else None
         _reproduce_all(out or Path("out") / "all", quick, only, workers, cluster, json_output, wait)
         return
     if id is None:

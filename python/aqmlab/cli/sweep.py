@@ -55,14 +55,14 @@ def sweep(
         int | None, typer.Option("--workers", help="Local processes (default: one per core).", min=1)
     ] = None,
     wait: WaitOption = False,
-    connect_timeout: ConnectTimeoutOption = CONNECT_TIMEOUT_S,
-    worker_timeout: WorkerTimeoutOption = WORKER_TIMEOUT_S,
+    connect_timeout: ConnectTimeoutOption = f"{CONNECT_TIMEOUT_S:g}s",
+    worker_timeout: WorkerTimeoutOption = f"{WORKER_TIMEOUT_S:g}s",
 ) -> None:
     try:
         parsed = load_spec(spec)
     except ScenarioError as e:
         raise fail(str(e)) from None
-    cluster = Cluster(scheduler, connect_timeout, worker_timeout) if scheduler else None
+    cluster = Cluster(scheduler, connect_timeout.seconds, worker_timeout.seconds) if scheduler else None
     report = run_jobs(
         open_sweep(parsed, out, wait, say),
         lambda folder, on_done: folder.run(workers, cluster, on_done),

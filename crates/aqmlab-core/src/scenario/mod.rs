@@ -22,6 +22,8 @@ use crate::validate::{
 use serde::Deserialize;
 use std::collections::HashMap;
 
+pub mod syntax;
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -539,7 +541,12 @@ fn syntax_error(text: &str, e: &toml::de::Error) -> ScenarioError {
     let before = &text[..span.start.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
-    ScenarioError::new(format!("line {line}, column {column}"), e.message().trim())
+    // The parser's first line ("invalid inline table"), then what to write where there is a hint.
+    let message = match syntax::error_hint(text, e) {
+        Some(hint) => format!("{}: {hint}", e.message().lines().next().unwrap_or_default()),
+        None => e.message().trim().to_string(),
+    };
+    ScenarioError::new(format!("line {line}, column {column}"), message)
 }
 
 /// The error serde reported at `path`; one about the whole scenario (a missing

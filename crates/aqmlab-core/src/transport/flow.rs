@@ -18,7 +18,7 @@ use crate::time::{from_secs, Time};
 use crate::units::{Bytes, Rate, Seconds};
 use crate::validate::{
     from_tagged_value, require_link_delay, require_non_negative, require_positive, split_fields, struct_fields,
-    tagged_registry, take_tag,
+    tagged_registry, take_tag_hinted,
 };
 use rand::Rng as _;
 use serde::Deserialize;
@@ -172,6 +172,13 @@ tagged_registry! {
     }
 }
 
+/// Flow types other tools name that are not aqmlab's, each with what to write instead. The
+/// README and the demo call the CBR flows UDP, and both sources send UDP (issue 34 item 10).
+const TYPE_HINTS: &[(&str, &str)] = &[(
+    "udp",
+    "aqmlab's UDP sources are `cbr` (constant bit rate, `rate`) and `onoff` (`rate` in ON periods of mean `on_time`, silent for `off_time`)",
+)];
+
 /// One flow (or `count` identical flows) in a scenario file.
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
@@ -183,7 +190,7 @@ impl<'de> Deserialize<'de> for FlowSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut value = serde_json::Value::deserialize(d)?;
-        let tag = take_tag(&mut value, FlowKind::NAMES).map_err(D::Error::custom)?;
+        let tag = take_tag_hinted(&mut value, FlowKind::NAMES, TYPE_HINTS).map_err(D::Error::custom)?;
         let table = std::mem::take(value.as_object_mut().expect("take_tag checked it is a table"));
         let (common, own) =
             split_fields(table, struct_fields::<FlowCommon>(), FlowKind::fields(&tag)).map_err(D::Error::custom)?;

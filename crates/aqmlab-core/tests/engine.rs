@@ -258,9 +258,12 @@ fn flow_types_take_only_their_own_settings() {
         "flows[0].start"
     );
     assert_eq!(
-        error_of(&cbr.replace("\"cbr\"", "\"udp\"")),
-        "flows[0].type: unknown type `udp`, expected one of tcp, cbr, onoff, tfrc, rlm"
+        error_of(&cbr.replace("\"cbr\"", "\"ftp\"")),
+        "flows[0].type: unknown type `ftp`, expected one of tcp, cbr, onoff, tfrc, rlm"
     );
+    // What README and the demo call UDP is named (issue 34 item 10).
+    assert!(error_of(&cbr.replace("\"cbr\"", "\"udp\""))
+        .starts_with("flows[0].type: unknown type `udp`: aqmlab's UDP sources are `cbr`"));
     assert_eq!(
         error_of(&cbr.replace("type = \"cbr\"", "")),
         "flows[0]: missing field `type` (one of tcp, cbr, onoff, tfrc, rlm)"

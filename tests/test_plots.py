@@ -4,7 +4,7 @@ profile for many flows, and one colour per mechanism in every figure."""
 import aqmlab
 import pytest
 from aqmlab.compare import compare, compare_figure, fair_shares
-from aqmlab.plots import LABELLED_FLOWS, MECHANISM_COLOURS, mechanism_colour, pyplot, throughput_figure
+from aqmlab.plots import LABELLED_FLOWS, mechanism_colour, pyplot, throughput_figure
 from conftest import dumbbell
 
 MECHANISMS = ["droptail", "red", "fred-1", "drr", "csfq"]
@@ -21,12 +21,6 @@ def runs():
         )
     )
     return compare(scenario, MECHANISMS)
-
-
-def test_every_mechanism_has_its_own_colour():
-    colours = list(MECHANISM_COLOURS.values())
-    assert len(set(colours)) == len(colours)
-    assert mechanism_colour("FRED") == mechanism_colour("fred-1") and mechanism_colour("fq-codel") == "#c49c94"
 
 
 def test_many_runs_are_small_multiples_in_their_mechanisms_colours(runs):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ._core import ScenarioError, __version__
+from .mechanisms import PRESETS, SCENARIO
 from .results import MBPS, Results
 from .scenario import Scenario
 
@@ -31,14 +32,12 @@ if TYPE_CHECKING:
 
 NAN = float("nan")
 # The mechanism that keeps the scenario's own bottleneck qdisc.
-AS_WRITTEN = "scenario"
+AS_WRITTEN = SCENARIO.name
 
 
 def presets() -> dict[str, dict[str, Any]]:
     """Named qdisc tables: CSFQ §3's mechanisms, then aqmlab's others on the same 64 KB buffer
-    (presets.py)."""
-    from .presets import PRESETS
-
+    (`mechanisms.MECHANISMS`)."""
     return dict(PRESETS)
 
 

@@ -1,10 +1,12 @@
 """`aqmlab compare`: one scenario under several mechanisms, one row each."""
 
 import json
+import re
 from pathlib import Path
 
 import aqmlab
 from aqmlab.compare import compare, mechanisms, presets
+from aqmlab.mechanisms import presets_text
 from conftest import aqmlab_cli, write_scenario
 
 
@@ -109,12 +111,15 @@ def test_a_table_too_wide_for_80_columns_is_turned_not_split():
 
 
 def test_the_help_and_the_readme_name_every_preset():
-    # Issue 26 item 7: fred-1 and fred-2 were in neither.
-    shown = " ".join(aqmlab_cli("compare", "--help", columns=200).stdout.split())
+    # Issue 26 item 7: fred-1 and fred-2 were in neither. Both say the table's words (issue 35 goal 3).
+    text = presets_text()
+    assert re.findall(r"`([\w-]+)` \(", text) == list(presets())
+    # Without the spaces: the help wraps lines at hyphens too.
+    shown = "".join(aqmlab_cli("compare", "--help", columns=200).stdout.split())
+    assert "".join(text.split()) in shown
+    assert "`fred-2`(FREDwithits§6two-packetbuffer" in shown
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    for name in presets():
-        assert f" {name}" in shown and f"`{name}`" in readme, name
-    assert "fred-2 (FRED with its §6 two-packet buffer" in shown
+    assert text in readme, f"README.md's compare row should say mechanisms.presets_text():\n{text}"
 
 
 # Issue 34 item 3: A - B - C, a fast first link and a 10 Mb/s second one with a deep drop-tail

@@ -4,12 +4,13 @@ and `validate emulate` on the recorded numbers (which rows fail, and that these 
 from __future__ import annotations
 
 import json
+import re
 
 import aqmlab
 import pytest
 from aqmlab import ScenarioError
 from aqmlab.linux import emulated, reference, tc, uml, validate
-from conftest import aqmlab_cli
+from conftest import ROOT, aqmlab_cli
 
 RED = "red limit 64000 min 16000 max 32000 avpkt 1000 burst 100 probability 0.1 bandwidth 10mbit"
 
@@ -46,6 +47,11 @@ def test_a_tc_line_becomes_the_linux_profiles_table():
 def test_every_cell_has_a_valid_twin():
     for cell in reference.CELLS:
         validate.twin(cell, "reno", 1).validate()
+
+
+def test_the_readme_names_every_cell():
+    (listed,) = re.findall(r"Linux cell \(([\w, ]+) as `tc qdisc add`", (ROOT / "README.md").read_text())
+    assert listed.split(", ") == list(reference.CELLS)
 
 
 def _bottleneck(qdisc: str) -> str:

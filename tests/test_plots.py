@@ -9,7 +9,6 @@ from aqmlab.compare import compare, compare_figure, fair_shares
 from aqmlab.compare import save as save_comparison
 from aqmlab.plots import (
     LABELLED_FLOWS,
-    MECHANISM_COLOURS,
     goodput_over_time_figure,
     mechanism_colour,
     queue_figure,
@@ -33,12 +32,6 @@ def runs():
         )
     )
     return compare(scenario, MECHANISMS)
-
-
-def test_every_mechanism_has_its_own_colour():
-    colours = list(MECHANISM_COLOURS.values())
-    assert len(set(colours)) == len(colours)
-    assert mechanism_colour("FRED") == mechanism_colour("fred-1") and mechanism_colour("fq-codel") == "#c49c94"
 
 
 def test_many_runs_are_small_multiples_in_their_mechanisms_colours(runs):

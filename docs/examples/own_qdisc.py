@@ -1,4 +1,4 @@
-"""Queue disciplines written in Python (aqmlab.mechanism; docs/tutorial.md, "Your own queue
+"""Queue disciplines written in Python (aqmlab.python_qdisc; docs/tutorial.md, "Your own queue
 discipline"): a drop-tail and a RED, each the same run as the built-in one, packet for packet,
 seed for seed (tests/test_mechanism.py checks it); and the tutorial's excess-drop idea.
 

@@ -9,13 +9,13 @@ and fair bandwidth allocation (Rust core, Python front).
     results.plot_goodput()                    # a matplotlib Figure (plot_throughput, plot_queue too)
     results.save("out/fig3b", format="csv")
 
-    class ExcessDrop(aqmlab.Qdisc): ...       # your own queue discipline (aqmlab.mechanism)
+    class ExcessDrop(aqmlab.Qdisc): ...       # your own queue discipline (aqmlab.python_qdisc)
     aqmlab.run(scenario.with_qdisc(ExcessDrop(slope=0.02)))
 """
 
 from ._core import MechanismError, ScenarioError, __version__
 from .api import reporting, run
-from .mechanism import Qdisc
+from .python_qdisc import Qdisc
 from .results import Results
 from .scenario import Scenario, load, scenarios_dir
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ._core import ScenarioError, __version__
+from .mechanisms import PRESETS, SCENARIO
 from .results import MBPS, Results
 from .scenario import Scenario
 
@@ -31,28 +32,27 @@ if TYPE_CHECKING:
 
 NAN = float("nan")
 # The mechanism that keeps the scenario's own bottleneck qdisc.
-AS_WRITTEN = "scenario"
+AS_WRITTEN = SCENARIO.name
 
 
 def presets() -> dict[str, dict[str, Any]]:
     """Named qdisc tables: CSFQ §3's mechanisms, then aqmlab's others on the same 64 KB buffer
-    (presets.py)."""
-    from .presets import PRESETS
-
+    (`mechanisms.MECHANISMS`)."""
     return dict(PRESETS)
 
 
 def mechanisms(names: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The qdisc table of each name: a preset, a qdisc type with its defaults, or a queue
     discipline written in Python (`"my_aqm.py:ExcessDrop"`, `"package.module:Class"`;
-    `aqmlab.mechanism`); `["all"]` gives every preset."""
-    from . import mechanism
+    `aqmlab.python_qdisc`); `["all"]` gives every preset."""
+    from . import python_qdisc
 
     known = presets()
     if list(names) == ["all"]:
         return known
     return {
-        name: mechanism.table(name) if mechanism.is_spec(name) else known.get(name, {"type": name}) for name in names
+        name: python_qdisc.table(name) if python_qdisc.is_spec(name) else known.get(name, {"type": name})
+        for name in names
     }
 
 
@@ -198,11 +198,15 @@ def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: s
     share dashed across, and its packets' queueing delay at the bottleneck (bar: 99th
     percentile, black: median; one scale for all groups). Each mechanism has its colour in every figure
     (`plots.mechanism_colour`)."""
+    from .mechanisms import describe
     from .plots import mechanism_colour, subplots
+    from .python_qdisc import is_spec
 
     groups = [c.removesuffix("_mbps") for c in table.columns if c.endswith("_mbps")]
     names = table["mechanism"].tolist()
     colours = [mechanism_colour(name) for name in names]
+    # A mechanism of the user's (`my_aqm.py:ExcessDrop`) is labelled by its class.
+    ticks = [describe(name).label if is_spec(name) else name for name in names]
     x = list(range(len(names)))
     width = max(4.5, 0.36 * len(names) + 1.2)
     fig, axes = subplots(len(groups), 2, figsize=(width * 2, 3.3 * len(groups)), squeeze=False)
@@ -219,7 +223,7 @@ def compare_figure(table: pd.DataFrame, fair_mbps: Mapping[str, float], title: s
         delay.set_title(f"{group}: queueing delay per packet (bar: p99, black: median)", fontsize=10)
         delay.set_ylabel("ms")
         for ax in (goodput, delay):
-            ax.set_xticks(x, names, rotation=60, ha="right", fontsize=8)
+            ax.set_xticks(x, ticks, rotation=60, ha="right", fontsize=8)
     # One delay scale for every group, so that the groups' waits compare across rows.
     top = table[[f"{group}_delay_p99_ms" for group in groups]].max().max()
     if top > 0:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .mechanisms import describe
 from .results import MBPS, Results
 from .units import rate, seconds
 
@@ -15,39 +16,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-# One colour per mechanism, the same in every figure (issue 26): the CSFQ paper's comparison
-# first (FRED's two versions in one hue), then aqmlab's other disciplines; `scenario` (a
-# compare row that keeps the scenario's own qdisc) in black.
-MECHANISM_COLOURS = {
-    "droptail": "#7f7f7f",
-    "red": "#d62728",
-    "fred-1": "#ff7f0e",
-    "fred-2": "#ffbb78",
-    "drr": "#1f77b4",
-    "csfq": "#2ca02c",
-    "sred": "#9467bd",
-    "red_pd": "#ff9896",
-    "lqd": "#aec7e8",
-    "codel": "#8c564b",
-    "fq_codel": "#c49c94",
-    "pie": "#e377c2",
-    "sfq": "#17becf",
-    "sfb": "#bcbd22",
-    "choke": "#98df8a",
-    "bred": "#c5b0d5",
-    "scenario": "#000000",
-}
-# Names without a colour of their own take one of these, by a stable hash of the name.
-OTHER_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
-
-
 def mechanism_colour(name: str) -> str:
-    """The colour of a mechanism in every figure (`fred` is drawn as `fred-1`)."""
-    key = name.lower().replace("-", "_") if name.lower() not in MECHANISM_COLOURS else name.lower()
-    key = {"fred": "fred-1", "fifo": "droptail", "red-pd": "red_pd", "fq-codel": "fq_codel"}.get(key, key)
-    if key in MECHANISM_COLOURS:
-        return MECHANISM_COLOURS[key]
-    return OTHER_COLOURS[sum(map(ord, name)) % len(OTHER_COLOURS)]
+    """The colour of a mechanism in every figure (issue 26): its descriptor's (`mechanisms.describe`:
+    `fred` is drawn as `fred-1`, a user's class by its name)."""
+    return describe(name).colour
 
 
 def new_figure(**kwargs: Any) -> Figure:

@@ -1,9 +1,8 @@
-"""The mechanism presets: named bottleneck qdisc tables on one 64 KB buffer, the names
-`aqmlab compare` and the demo accept (`compare.presets()`).
-
-First the mechanisms of the CSFQ paper's §3 comparisons (Stoica, Shenker, Zhang, SIGCOMM
-1998), configured as the paper states, which its experiments (experiments/csfq_*.py, the demo)
-grade; then aqmlab's other mechanisms on the same buffer (`OTHERS`), which no paper grades here.
+"""The CSFQ paper's §3 configuration (Stoica, Shenker, Zhang, SIGCOMM 1998): its buffer, RED/FRED
+thresholds and CSFQ constant, and its mechanisms' qdisc tables (`csfq_mechanisms`), configured as
+the paper states, which its experiments (experiments/csfq_*.py, the demo) grade and vary. These are
+the first six presets; the table of every mechanism, aqmlab's others on the same buffer included,
+is `aqmlab.mechanisms`.
 
 CSFQ §3: "Each output link has a capacity of 10 Mbps, a latency of 1 ms, and a buffer
 of 64 KB. In the RED and FRED cases the first threshold is set to 16 KB, while the
@@ -20,8 +19,7 @@ mode (the thresholds are in KB), w_q = 0.002 and max_p = 0.1 (ns-2's `q_weight_`
 extension (FRED §6); FRED-1 is basic FRED. DRR: "when the buffer is full the packet
 from the longest queue is dropped".
 
-A mechanism joins the presets with one entry in `OTHERS` (or in `csfq_mechanisms` when the
-CSFQ paper configures it).
+A mechanism joins the presets with one descriptor in `mechanisms.MECHANISMS`.
 """
 
 from __future__ import annotations
@@ -59,26 +57,3 @@ def csfq_mechanisms(buffer: str = BUFFER, k: str = K, thresholds: dict | None = 
 
 
 CSFQ_MECHANISMS = csfq_mechanisms()
-
-# aqmlab's other mechanisms on the same 64 KB buffer, shown beside the paper's (which reports no
-# number for them): SRED with B = 64 KB and the SRED paper's other settings, RED-PD around the
-# CSFQ paper's RED, LQD (BRED §2's: the flow with most packets loses its oldest) on 64 KB as DRR,
-# BRED with its paper's §5.1 parameters (its defaults), CoDel, FQ-CoDel and PIE with their RFCs'
-# settings, SFQ and SFB with Linux's, and CHOKe with the paper's RED counted in packets
-# (thresholds 16 and 32 packets = 16 KB and 32 KB, its w_q and max_p), each with a limit of 64
-# packets (64 KB of 1000-byte packets; FQ-CoDel's memory limit 64 KB too).
-RED_IN_PACKETS = {"limit": 64, "min_th": 16, "max_th": 32} | {k: CSFQ_MECHANISMS["red"][k] for k in ("w_q", "max_p")}
-OTHERS: dict[str, dict] = {
-    "sred": {"type": "sred", "limit_bytes": BUFFER},
-    "red_pd": {"type": "red_pd", "red": {k: v for k, v in CSFQ_MECHANISMS["red"].items() if k != "type"}},
-    "lqd": {"type": "lqd", "limit_bytes": BUFFER},
-    "bred": {"type": "bred", "limit": 64},
-    "codel": {"type": "codel", "limit": 64},
-    "fq_codel": {"type": "fq_codel", "limit": 64, "memory_limit": BUFFER},
-    "pie": {"type": "pie", "limit": 64},
-    "sfq": {"type": "sfq", "limit": 64},
-    "sfb": {"type": "sfb", "limit": 64},
-    "choke": {"type": "choke", **RED_IN_PACKETS},
-}
-# Every preset: the CSFQ paper's mechanisms, then OTHERS.
-PRESETS: dict[str, dict] = {**CSFQ_MECHANISMS, **OTHERS}

@@ -65,7 +65,7 @@ def print_summary(file: str | Path, seed: int | None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except MechanismError as e:
-        from .mechanism import failure_text
+        from .python_qdisc import failure_text
 
         print(f"error: {failure_text(e)}", file=sys.stderr)
         return 2

@@ -239,7 +239,7 @@ class Scenario:
         `find`). A file is checked as a file: every quantity carries its unit (`"10ms"`; a
         bare `10` is an error saying what to write), where a dict's bare numbers are in base
         units (docs/scenario.md, "Units")."""
-        from .mechanism import absolute
+        from .python_qdisc import absolute
 
         path = find(path)
         data, text = read_toml_text(path)
@@ -322,7 +322,7 @@ class Scenario:
 
         `qdisc` is a type name (`"red"`, with parameters as keywords), a full table
         (`{"type": "red", "min_th": 5, ...}`), or a queue discipline written in Python
-        (`aqmlab.mechanism`): an instance (`ExcessDrop(slope=0.02)`), a class with its
+        (`aqmlab.python_qdisc`): an instance (`ExcessDrop(slope=0.02)`), a class with its
         parameters as keywords, or `"my_aqm.py:ExcessDrop"`. `link` names the link's direction
         as the results do (`"A->B"`): in a graph, a link between nodes A and B; in a
         dumbbell, `"L->R"` (the bottleneck, also `None`) or `"R->L"`; in a parking lot,
@@ -330,10 +330,10 @@ class Scenario:
         (`topology.link.qdisc`, so changing one changes all), `"Ri+1->Ri"` for their
         reverse direction.
         """
-        from . import mechanism
+        from . import python_qdisc
 
-        if isinstance(qdisc, str) and mechanism.is_spec(qdisc) or not isinstance(qdisc, (str, Mapping)):
-            table = mechanism.table(qdisc, **params)
+        if isinstance(qdisc, str) and python_qdisc.is_spec(qdisc) or not isinstance(qdisc, (str, Mapping)):
+            table = python_qdisc.table(qdisc, **params)
         else:
             table = {"type": qdisc, **params} if isinstance(qdisc, str) else {**qdisc, **params}
         return self.with_({self._qdisc_path(link): table})

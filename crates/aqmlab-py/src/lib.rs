@@ -18,7 +18,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueEr
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
-mod mechanism;
+mod python_qdisc;
 
 create_exception!(
     aqmlab._core,
@@ -47,7 +47,7 @@ fn internal_to_py(e: InternalError) -> PyErr {
 /// as the cause, for the user's traceback.
 fn mechanism_to_py(e: aqmlab_core::MechanismError) -> PyErr {
     let err = MechanismError::new_err(e.to_string());
-    if let Some(cause) = mechanism::take_exception() {
+    if let Some(cause) = python_qdisc::take_exception() {
         Python::with_gil(|py| err.set_cause(py, Some(cause)));
     }
     err
@@ -370,12 +370,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(seconds_option, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<Emulation>()?;
-    m.add_class::<mechanism::Packet>()?;
-    m.add_class::<mechanism::Link>()?;
+    m.add_class::<python_qdisc::Packet>()?;
+    m.add_class::<python_qdisc::Link>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("MechanismError", m.py().get_type::<MechanismError>())?;
-    // Disciplines written in Python (`type = "python"`) are found through `aqmlab.mechanism`.
-    aqmlab_core::qdisc::external::install(Box::new(mechanism::PythonQdiscs));
+    // Disciplines written in Python (`type = "python"`) are found through `aqmlab.python_qdisc`.
+    aqmlab_core::qdisc::external::install(Box::new(python_qdisc::PythonQdiscs));
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

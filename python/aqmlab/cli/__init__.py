@@ -116,7 +116,7 @@ def main() -> None:
         app()
     except MechanismError as e:
         # A queue discipline written in Python failed: its message and the user's own traceback.
-        from ..mechanism import failure_text
+        from ..python_qdisc import failure_text
 
         print(f"error: {failure_text(e)}", file=sys.stderr)
         sys.exit(2)

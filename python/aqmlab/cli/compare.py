@@ -10,6 +10,7 @@ import typer
 from .. import compare as comparison
 from .. import terminal
 from .._core import ScenarioError
+from ..mechanisms import presets_text
 from ..outdir import OutputError, check_folder_path
 from ..progress import RunProgress
 from ..scenario import Scenario, load
@@ -29,11 +30,7 @@ app = command_app()
         "wait, not what a scheduler does).\n\n"
         "A mechanism is `scenario` (the bottleneck's qdisc as the file sets it, unchanged), a preset, or any "
         "qdisc type with its own defaults (buffer `default`: see docs/scenario.md). `all` is `scenario` then "
-        "every preset. The presets put the CSFQ paper's configurations on its 64 KB buffer: droptail, red, "
-        "fred-1 (FRED), fred-2 (FRED with its §6 two-packet buffer: above max_th each flow may still queue two "
-        "packets, where fred-1 drops; the two differ only when the average queue passes max_th), drr, csfq; "
-        "then aqmlab's others on the same buffer (64 packets where counted in packets): sred, red_pd, lqd, bred, "
-        "codel, fq_codel, pie, sfq, sfb, choke.\n\n"
+        f"every preset. {presets_text()}\n\n"
         "With --emulate, each mechanism runs in real time between real Linux TCP/UDP endpoints, as "
         "`aqmlab emulate` runs a scenario (root; dumbbells), one after the other, and the table gains the "
         "forwarder's time added per pass (µs).\n\n"

@@ -13,21 +13,14 @@ import numpy as np
 
 import aqmlab
 
+from ..mechanisms import FRED, MECHANISMS
 from ..results import Results
 from ..scenario import Scenario
 
-# The mechanisms as the papers print them (CSFQ §3: "FIFO" is drop-tail; "FRED" without a
-# number is the better of FRED-1 and FRED-2; the FRED and BRED papers write RED, FRED, BRED).
-PAPER_NAMES = {
-    "droptail": "FIFO",
-    "red": "RED",
-    "fred": "FRED",
-    "fred-1": "FRED-1",
-    "fred-2": "FRED-2",
-    "bred": "BRED",
-    "drr": "DRR",
-    "csfq": "CSFQ",
-}
+# The mechanisms as the papers print them, their descriptors' labels (CSFQ §3: "FIFO" is drop-tail;
+# "FRED" without a number is the better of FRED-1 and FRED-2; the FRED and BRED papers write RED,
+# FRED, BRED).
+PAPER_NAMES = {m.name: m.label for m in (*MECHANISMS, FRED)}
 
 
 def _number(x: Any) -> Any:

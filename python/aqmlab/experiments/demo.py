@@ -22,7 +22,7 @@ do arrive at one instant: 0.52 against 0.51 with Eq. 3's limit (5 seeds each; me
 csfq-world, not merged as it changes nothing here). Only Eq. 3's K moves the TCPs' take (200 ms:
 0.41, 300 ms: 0.37 Mbps), and §3 states 100 ms, which the row keeps.
 
-A mechanism joins the comparison with one entry in `presets.OTHERS` (its qdisc table)
+A mechanism joins the comparison with one descriptor in `mechanisms.MECHANISMS` (its preset)
 and, if the paper reports the UDP flow's throughput under it, one in `UDP_TARGETS`.
 """
 
@@ -34,13 +34,13 @@ import pandas as pd
 
 import aqmlab
 
+from ..mechanisms import PRESETS
 from ..plots import throughput_figure
-from ..presets import PRESETS
 from ..results import MBPS, Results, goodput_table
 from ..scenario import Scenario
 from . import Reproduction, Row, RunSettings, _csfq, experiment, with_extra_mechanisms
 
-# Every mechanism of the comparison: the CSFQ paper's, configured as §3 states, then aqmlab's others (presets.py).
+# Every mechanism of the comparison: the CSFQ paper's, configured as §3 states, then aqmlab's others (mechanisms.py).
 MECHANISMS = PRESETS
 
 # "the UDP only gets 0.396 Mbps and 0.361 Mbps under DRR and CSFQ, respectively"

@@ -3,7 +3,7 @@
 The five papers measured their mechanisms against 1998's TCP (Reno, ns-2's). Linux has run CUBIC
 since 2006 and offers BBR, which does not back off on loss. Here three flows each of Reno, CUBIC
 and BBR (aqmlab's Linux TCP, `profile = "linux"`: docs/linux-tcp.md) share a 10 Mbit/s bottleneck
-with a 5 Mbit/s unresponsive UDP flood, under each mechanism's `compare` preset (presets.py: the
+with a 5 Mbit/s unresponsive UDP flood, under each mechanism's `compare` preset (mechanisms.py: the
 CSFQ paper's 64 KB buffer and 16/32 KB thresholds; BRED with its §5.1 parameters).
 
 Settings, chosen before any run: the CSFQ paper's link (10 Mbit/s, 64 KB, 1000-byte packets);
@@ -33,8 +33,8 @@ import pandas as pd
 
 import aqmlab
 
+from ..mechanisms import PRESETS
 from ..plots import subplots
-from ..presets import PRESETS
 from ..results import MBPS, Results
 from . import Reproduction, Row, RunSettings, experiment, run_seeds, with_extra_mechanisms
 

@@ -28,23 +28,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..mechanisms import MECHANISMS
 from . import uml
 
 HERE = Path(__file__).parent
 REFERENCE = HERE / "reference.json"
 RECORD_COMMAND = "make linux-reference"
 CCS = ("reno", "cubic", "bbr")
-# Each qdisc as `tc qdisc add` takes it (iproute2's words and units).
-CELLS: dict[str, str] = {
-    "bfifo": "bfifo limit 64000",
-    "red": "red limit 64000 min 16000 max 32000 avpkt 1000 burst 100 probability 0.1 bandwidth 10mbit",
-    "choke": "choke limit 64 min 16 max 32 avpkt 1000 burst 100 probability 0.1 bandwidth 10mbit",
-    "sfb": "sfb limit 64",
-    "sfq": "sfq limit 64",
-    "codel": "codel limit 64",
-    "fq_codel": "fq_codel limit 64",
-    "pie": "pie limit 64",
-}
+# Each qdisc as `tc qdisc add` takes it (iproute2's words and units): the Linux twin of every
+# mechanism that has one (`Mechanism.tc`), by its tc kind.
+CELLS: dict[str, str] = {m.tc.split()[0]: m.tc for m in MECHANISMS if m.tc is not None}
 METRICS = ("udp_mbps", "tcp_mbps", "jain", "delay_median_ms")
 DURATION_S = 30
 WARMUP_S = 10

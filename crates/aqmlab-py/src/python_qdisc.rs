@@ -1,7 +1,7 @@
 //! The bridge that runs a queue discipline written in Python (`type = "python"`, issue 35)
 //! as an ordinary [`QueueDisc`]: the core's `qdisc::external` provider.
 //!
-//! `aqmlab.mechanism` (Python) finds the class and checks its parameters; this file calls the
+//! `aqmlab.python_qdisc` (Python) finds the class and checks its parameters; this file calls the
 //! object's `enqueue(packet, link)` and `dequeue(link)` for the engine. A packet crosses as a
 //! [`Packet`] view (its id and headers, a copy: the packet itself stays in the engine's arena);
 //! `link` is the discipline's one [`Link`] object, which tells the clock, the backlog and the
@@ -192,13 +192,13 @@ impl Link {
     }
 }
 
-/// The provider the module installs: finds classes through `aqmlab.mechanism`.
+/// The provider the module installs: finds classes through `aqmlab.python_qdisc`.
 pub struct PythonQdiscs;
 
 fn mechanism_module(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     static MODULE: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
     MODULE
-        .get_or_try_init(py, || py.import("aqmlab.mechanism").map(|m| m.into_any().unbind()))
+        .get_or_try_init(py, || py.import("aqmlab.python_qdisc").map(|m| m.into_any().unbind()))
         .map(|m| m.bind(py))
 }
 
@@ -212,7 +212,7 @@ impl ExternalQdiscs for PythonQdiscs {
             mechanism_module(py)?.call_method1("validate", (&config.class, params_json(config), path))?;
             Ok::<_, PyErr>(())
         })
-        // `aqmlab.mechanism` words the message, naming the field.
+        // `aqmlab.python_qdisc` words the message, naming the field.
         .map_err(|e| Python::with_gil(|py| ScenarioError::new("", e.value(py).to_string())))
     }
 

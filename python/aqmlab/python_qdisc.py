@@ -230,11 +230,6 @@ def build(spec: str, params_json: str) -> Any:
     return _make(resolve(spec), json.loads(params_json), "qdisc")
 
 
-def label(spec: str) -> str:
-    """A short name of the discipline `spec` names, for tables and figures: its class's."""
-    return spec.rpartition(":")[2] if is_spec(spec) else spec
-
-
 def failure_text(error: BaseException) -> str:
     """What a command prints when a Python discipline failed (`MechanismError`): the engine's
     message (class, method, link, simulated time, packet), then the traceback of the exception

@@ -1,4 +1,4 @@
-"""Queue disciplines written in Python (`type = "python"`, aqmlab.mechanism; issue 35): the same
+"""Queue disciplines written in Python (`type = "python"`, aqmlab.python_qdisc; issue 35): the same
 engine as the built-in ones (a Python drop-tail and RED give their runs to the last packet), found
 from a scenario file, a class, an instance or the command line, and every mistake reported."""
 

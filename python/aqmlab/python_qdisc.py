@@ -44,15 +44,13 @@ as that field's error. See docs/tutorial.md, "Your own queue discipline".
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import importlib
-import importlib.util
-import inspect
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import inspect
 
 from ._core import ScenarioError
 
@@ -69,6 +67,9 @@ class Qdisc:
     can_mark = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Qdisc:
+        # Imported here, as below: `import aqmlab` (and `aqmlab run --json`) loads none of them.
+        import inspect
+
         self = super().__new__(cls)
         given = dict(inspect.signature(cls.__init__).bind(None, *args, **kwargs).arguments)
         given.pop(next(iter(given)))  # `self`
@@ -136,6 +137,10 @@ _LOADED_FROM_FILE: dict[str, str] = {}
 
 def _module(name: str, path: str) -> Any:
     """The module `name` (`package.module`) or the file at `path` (`my_aqm.py`), imported."""
+    import hashlib
+    import importlib
+    import importlib.util
+
     if not name.endswith(".py"):
         return importlib.import_module(name)
     file = Path(name)
@@ -159,6 +164,8 @@ def _module(name: str, path: str) -> Any:
 def resolve(spec: str, path: str = "qdisc") -> type:
     """The class `spec` names (`file.py:Class`, `package.module:Class`); ScenarioError naming
     `path.class` when it cannot be found or lacks `enqueue` / `dequeue`."""
+    import difflib
+
     module_name, _, cls_name = spec.rpartition(":")
     if not module_name or not cls_name:
         raise ScenarioError(f'{path}.class: write "file.py:Class" or "package.module:Class", got {spec!r}')
@@ -186,11 +193,15 @@ def resolve(spec: str, path: str = "qdisc") -> type:
 
 
 def _parameters(cls: type) -> dict[str, inspect.Parameter]:
+    import inspect
+
     signature = inspect.signature(cls.__init__)
     return {n: p for n, p in list(signature.parameters.items())[1:] if p.kind not in (p.VAR_POSITIONAL,)}
 
 
 def _make(cls: type, params: dict[str, Any], path: str) -> Any:
+    import difflib
+
     accepted = _parameters(cls)
     takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
     named = [n for n, p in accepted.items() if p.kind is not p.VAR_KEYWORD]

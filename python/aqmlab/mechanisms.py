@@ -27,7 +27,6 @@ queue discipline").
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,10 +209,9 @@ FRED = Mechanism("fred", None, FRED_1.colour, "FRED", source=FRED_1.source)
 PRESETS: dict[str, dict[str, Any]] = {m.name: m.qdisc for m in MECHANISMS if m.qdisc is not None}
 # Other names take one of these, by a stable hash of the name (a user's class: of its name).
 OTHER_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
+
+
 # A user's class as a scenario names it: `my_aqm.py:ExcessDrop` or `package.module:Class`.
-_CLASS_SPEC = re.compile(r"[^\s:]+:(?P<qualname>[A-Za-z_][\w.]*)")
-
-
 def _spelling(name: str) -> str:
     # `FQ-CoDel`, `fq-codel` and `fq_codel` are one mechanism.
     return name.lower().replace("-", "_")
@@ -240,13 +238,15 @@ def describe(mechanism: str | type | object) -> Mechanism:
     """
     if isinstance(mechanism, Mechanism):
         return mechanism
+    from .python_qdisc import class_name, is_spec, spec_of
+
     if not isinstance(mechanism, str):
         cls = mechanism if isinstance(mechanism, type) else type(mechanism)
-        return _user_class(f"{cls.__module__}:{cls.__qualname__}", cls.__name__)
+        return _user_class(spec_of(cls), cls.__name__)
     if known := _BY_SPELLING.get(_spelling(mechanism)):
         return known
-    if spec := _CLASS_SPEC.fullmatch(mechanism):
-        return _user_class(mechanism, spec["qualname"].rpartition(".")[2])
+    if is_spec(mechanism):
+        return _user_class(mechanism, class_name(mechanism))
     return Mechanism(mechanism, None, _hashed_colour(mechanism), mechanism)
 
 

@@ -93,7 +93,12 @@ def is_spec(name: str) -> bool:
     """Whether `name` names a Python discipline (`file.py:Class`, `package.module:Class`)
     rather than a qdisc type or preset."""
     module, _, cls = name.rpartition(":")
-    return bool(module) and cls.isidentifier()
+    return bool(module) and not any(c.isspace() for c in module) and all(p.isidentifier() for p in cls.split("."))
+
+
+def class_name(spec: str) -> str:
+    """The class's own name in `spec` (`"my_aqm.py:Outer.ExcessDrop"` -> `"ExcessDrop"`)."""
+    return spec.rpartition(":")[2].rpartition(".")[2]
 
 
 def absolute(spec: str, base: Path) -> str:
@@ -185,9 +190,11 @@ def resolve(spec: str, path: str = "qdisc") -> type:
         near = difflib.get_close_matches(cls_name, names, n=1)
         hint = f", did you mean {near[0]!r}?" if near else f" (its classes: {', '.join(sorted(names)) or 'none'})"
         raise ScenarioError(f"{path}.class: no class {cls_name!r} in {module_name}{hint}")
-    missing = [m for m in ("enqueue", "dequeue") if not callable(getattr(cls, m, None))]
-    if missing or any(getattr(cls, m) is getattr(Qdisc, m) for m in ("enqueue", "dequeue")):
-        lacking = missing or [m for m in ("enqueue", "dequeue") if getattr(cls, m) is getattr(Qdisc, m)]
+    # A method it lacks, or one it leaves to the base class (which has none of its own).
+    lacking = [
+        m for m in ("enqueue", "dequeue") if not callable(getattr(cls, m, None)) or getattr(cls, m) is getattr(Qdisc, m)
+    ]
+    if lacking:
         raise ScenarioError(f"{path}.class: {cls.__name__} has no {' or '.join(lacking)} method")
     return cls
 

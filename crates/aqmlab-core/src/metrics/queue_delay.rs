@@ -198,9 +198,9 @@ impl QueueDelays {
         let mut members = vec![0u32; self.group_names.len()];
         self.group_of.iter().for_each(|&g| members[g as usize] += 1);
         let mut rows = Vec::new();
-        for &link in &self.monitored {
+        for (slot, &link) in self.monitored.iter().enumerate() {
             let mut merged: Vec<Option<Sojourns>> = vec![None; self.group_names.len()];
-            for (_, key, sojourns) in self.kept().filter(|&(l, _, _)| l == link) {
+            for (key, sojourns) in self.kept_at(slot) {
                 let group = match self.detail {
                     QueueDelayDetail::Groups => key,
                     _ => self.group_of[key] as usize,
@@ -222,13 +222,18 @@ impl QueueDelays {
         rows
     }
 
+    /// Every distribution kept: (link, key, it), by link, then key.
     fn kept(&self) -> impl Iterator<Item = (u32, usize, &Sojourns)> + '_ {
-        self.monitored.iter().enumerate().flat_map(move |(i, &link)| {
-            self.slots[i * self.keys..(i + 1) * self.keys]
-                .iter()
-                .enumerate()
-                .filter_map(move |(key, s)| s.as_deref().map(|s| (link, key, s)))
-        })
+        (self.monitored.iter().enumerate())
+            .flat_map(move |(slot, &link)| self.kept_at(slot).map(move |(key, s)| (link, key, s)))
+    }
+
+    /// The distributions kept for the monitored link at `slot`: (key, it), by key.
+    fn kept_at(&self, slot: usize) -> impl Iterator<Item = (usize, &Sojourns)> + '_ {
+        self.slots[slot * self.keys..(slot + 1) * self.keys]
+            .iter()
+            .enumerate()
+            .filter_map(|(key, s)| s.as_deref().map(|s| (key, s)))
     }
 }
 

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import aqmlab
+import pandas as pd
 import pytest
 from conftest import aqmlab_cli, dumbbell, write_scenario
 
@@ -228,6 +229,27 @@ def test_a_users_mechanism_joins_a_paper_experiment_as_a_row_of_its_own(tmp_path
     assert refused.returncode == 2
     assert refused.stderr.startswith("error: --mechanisms: redpd-fig11 compares no mechanisms; a mechanism can join: ")
     assert "demo" in refused.stderr and "today-tcp" in refused.stderr and not (tmp_path / "fig11").exists()
+
+
+@pytest.mark.parametrize("experiment", ["fred-cbr", "redpd-fig15"])
+def test_a_users_mechanism_joins_the_unresponsive_flow_experiments(tmp_path, experiment):
+    """FRED's CBR and RED-PD's Fig. 15 run the user's mechanism on the paper's network: its own
+    epochs / column, graded by no row. ExcessDrop only trims a long queue, so, like RED, it leaves
+    the unresponsive flows most of the link (the CBR above each epoch's fair share; the 5 Mb/s
+    UDP above 3 Mb/s)."""
+    spec = f"{EXAMPLES / 'own_qdisc.py'}:ExcessDrop"
+    done = aqmlab_cli("reproduce", experiment, "--quick", "-m", spec, "--json", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    assert rows and all(row["pass"] for row in rows) and not any("ExcessDrop" in row["metric"] for row in rows)
+    if experiment == "fred-cbr":
+        epochs = pd.read_csv(tmp_path / "out" / "epochs.csv")
+        own = epochs[epochs["mechanism"] == spec]
+        assert len(own) == 4 and (own["cbr"] > own["fair_share"]).all(), own
+    else:
+        table = pd.read_csv(tmp_path / "out" / "fig15.csv")
+        assert table.loc[table["kind"] == "UDP 5", spec].item() > 3.0, table
 
 
 def test_a_sweep_runs_a_python_mechanism_over_its_parameters_on_the_workers(tmp_path):

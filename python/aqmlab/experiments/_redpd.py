@@ -42,12 +42,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 import pandas as pd
-
-import aqmlab
 
 from ..results import Results
 
@@ -154,25 +151,17 @@ def scenario(
     }
 
 
-@cache
-def run(spec: str, mechanism: str, duration: float) -> Results:
-    """A cached run shared by experiments: `spec` names a scenario builder's arguments."""
-    return aqmlab.run(SCENARIOS[spec](mechanism, duration))
-
-
-def mixed_scenario(mechanism: str, duration: float) -> dict:
-    """§7.2 Fig. 15: 9 SACK TCPs (3 each near 30, 50, 70 ms) and UDPs at 5, 3, 1 Mb/s."""
+def mixed_scenario(mechanism: str, qdisc: Mapping[str, Any], duration: float) -> dict:
+    """§7.2 Fig. 15: 9 SACK TCPs (3 each near 30, 50, 70 ms) and UDPs at 5, 3, 1 Mb/s, the
+    bottleneck's queue `qdisc` (named `mechanism`)."""
     flows = [tcp(f"tcp{i}", rtt, start_jitter=START_SPREAD) for i, rtt in enumerate(TCP_RTTS)]
     flows += [cbr(f"udp{i}", rate * 1e6, start_jitter=START_SPREAD) for i, rate in enumerate((5, 3, 1))]
-    qdisc = red_qdisc() if mechanism == "red" else red_pd_qdisc()
     return scenario(f"redpd-mixed-{mechanism}", flows, qdisc, duration, WARMUP)
 
 
 # §7.2: "RTTs of TCP flows 1-3 are close to 30 ms ..., 4-6 around 50 ms ... 7-9 ... 70 ms";
 # "some variation in the actual RTTs": ±2 ms within a group (our choice).
 TCP_RTTS = (0.028, 0.030, 0.032, 0.048, 0.050, 0.052, 0.068, 0.070, 0.072)
-
-SCENARIOS = {"mixed": mixed_scenario}
 
 
 def ambient_drop_rate(results: Results) -> float:

@@ -1,5 +1,7 @@
 """FRED §3.3 and §5, Figs. 5–7: an 8 Mbps CBR flow against TCPs joining every 20 s on a
-10 Mbps link, RED vs FRED; and Fig. 6, the CBR against one TCP under RED.
+10 Mbps link, RED vs FRED; and Fig. 6, the CBR against one TCP under RED. Mechanisms a user
+adds (`reproduce fred-cbr -m SPEC`) run the Fig. 7 schedule too, as rows of the epochs table
+and panels of the figure of their own (no paper row grades them).
 
 Setup and the choices where the paper is silent: `_fred.py`.
 """
@@ -11,9 +13,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..mechanisms import describe
 from ..plots import subplots
 from ..results import MBPS, Results
-from . import PAPER_NAMES, Reproduction, Row, RunSettings, experiment, run_seeds
+from . import Reproduction, Row, RunSettings, experiment, run_seeds, with_extra_mechanisms
 from ._fred import WIRE_BYTES, gateway, tcp_flow
 
 CBR_LINK_BPS = 10e6
@@ -43,17 +46,24 @@ FULL = RunSettings(seeds=range(1, 6), duration=EPOCH * (TCP_JOINERS + 1))
 QUICK = RunSettings(seeds=(1,), duration=EPOCH * (TCP_JOINERS + 1))
 
 
-def cbr_scenario(mechanism: str, tcp_starts: list[float], duration: float, seed: int = 1) -> dict[str, Any]:
+def paper_gateway(mechanism: str) -> dict[str, Any]:
+    """The paper's 64-packet RED or FRED buffer, min_th = 16, max_th = 32."""
+    return gateway(mechanism, 64, 16, 32)
+
+
+def cbr_scenario(
+    mechanism: str, tcp_starts: list[float], duration: float, qdisc: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Figs. 5 and 7: an 8 Mbps CBR (flow 0, from time 0) and TCPs starting at `tcp_starts`
-    on a 10 Mbps link with a 64-packet RED or FRED buffer, min_th = 16, max_th = 32."""
+    on a 10 Mbps link whose queue is `qdisc` (default: the paper's gateway of `mechanism`)."""
     flows = [{"name": "cbr", "type": "cbr", "rate": CBR_BPS, "packet_size": WIRE_BYTES}]
     flows += [{"name": f"tcp{i + 1}", **tcp_flow(), "start": start} for i, start in enumerate(tcp_starts)]
     return {
         "name": f"fred-cbr-{mechanism}",
-        "simulation": {"duration": duration, "seed": seed, "sample_interval": 0, "throughput_bin": 0.5},
+        "simulation": {"duration": duration, "seed": 1, "sample_interval": 0, "throughput_bin": 0.5},
         "topology": {
             "type": "dumbbell",
-            "bottleneck": {"rate": CBR_LINK_BPS, "delay": "2ms", "qdisc": gateway(mechanism, 64, 16, 32)},
+            "bottleneck": {"rate": CBR_LINK_BPS, "delay": "2ms", "qdisc": qdisc or paper_gateway(mechanism)},
             "access_rate": "100Mbps",
             "access_delay": "1ms",
             "sink_delay": 0,
@@ -97,11 +107,16 @@ def fig6_metrics(results: Results) -> dict[str, float]:
     }
 
 
-@experiment("fred-cbr", "FRED Figs. 6-7: an 8 Mbps CBR vs TCPs joining every 20 s on 10 Mbps, RED vs FRED")
+@experiment(
+    "fred-cbr", "FRED Figs. 6-7: an 8 Mbps CBR vs TCPs joining every 20 s on 10 Mbps, RED vs FRED", compares=True
+)
 def cbr(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
     joins = [EPOCH * (k + 1) for k in range(TCP_JOINERS)]
-    staggered = {m: run_seeds(cbr_scenario(m, joins, settings.duration), settings.seeds) for m in ("red", "fred")}
+    gateways = with_extra_mechanisms({m: paper_gateway(m) for m in ("red", "fred")})
+    staggered = {
+        m: run_seeds(cbr_scenario(m, joins, settings.duration, qdisc), settings.seeds) for m, qdisc in gateways.items()
+    }
     epochs = {
         m: pd.concat([epoch_metrics(r) for r in runs])
         .groupby(["epoch", "tcps", "fair_share"], sort=False)
@@ -111,18 +126,18 @@ def cbr(quick: bool) -> Reproduction:
     }
     fig6 = run_seeds(cbr_scenario("red", [FIG6_TCP_START], FIG6_DURATION), settings.seeds)
     fig6_mean = pd.DataFrame([fig6_metrics(r) for r in fig6]).mean()
-    table = pd.concat([epochs["red"].assign(mechanism="red"), epochs["fred"].assign(mechanism="fred")])[
+    table = pd.concat([e.assign(mechanism=m) for m, e in epochs.items()])[
         ["mechanism", "epoch", "tcps", "fair_share", "cbr", "tcp_min", "tcp_mean"]
     ]
     notes = [
         f"{len(settings.seeds)} run(s) per mechanism; epoch means leave out the first {SETTLE:g} s after each join; "
         "throughput in wire Mbps (cells).",
         "TCP timeouts over the staggered run (first seed): "
-        + "; ".join(f"{PAPER_NAMES[m]} {runs[0].flows['timeouts'].tolist()[1:]}" for m, runs in staggered.items()),
+        + "; ".join(f"{describe(m).label} {runs[0].flows['timeouts'].tolist()[1:]}" for m, runs in staggered.items()),
     ]
     return Reproduction(
         rows=_fig6_rows(fig6_mean) + _fig7_rows(epochs["red"], epochs["fred"]),
-        figure=_cbr_figure(fig6[0], staggered["red"][0], staggered["fred"][0]),
+        figure=_cbr_figure(fig6[0], {m: runs[0] for m, runs in staggered.items()}),
         data={"epochs": table.reset_index(drop=True)},
         show=["epochs"],
         notes=notes,
@@ -201,12 +216,14 @@ def _fig7_rows(red_epochs: pd.DataFrame, fred_epochs: pd.DataFrame) -> list[Row]
     return rows
 
 
-def _cbr_figure(fig6: Results, red: Results, fred: Results) -> Any:
-    fig, axes = subplots(3, 1, figsize=(10, 9.5), sharey=True)
-    panels = [
-        (axes[0], fig6, "Fig. 6 setup, RED: CBR from 0 s, one TCP from 1 s"),
-        (axes[1], red, "Fig. 7 setup under RED: a TCP joins every 20 s"),
-        (axes[2], fred, "Fig. 7, FRED: a TCP joins every 20 s"),
+def _cbr_figure(fig6: Results, staggered: dict[str, Results]) -> Any:
+    """Fig. 6's run, then the Fig. 7 schedule under RED, FRED and each mechanism a user added."""
+    titles = {"red": "Fig. 7 setup under RED", "fred": "Fig. 7, FRED"}
+    fig, axes = subplots(1 + len(staggered), 1, figsize=(10, 3.2 * (1 + len(staggered))), sharey=True)
+    panels = [(axes[0], fig6, "Fig. 6 setup, RED: CBR from 0 s, one TCP from 1 s")]
+    panels += [
+        (ax, results, f"{titles.get(m, describe(m).label)}: a TCP joins every 20 s")
+        for ax, (m, results) in zip(axes[1:], staggered.items(), strict=True)
     ]
     for ax, results, title in panels:
         names = results.flows.set_index("id")["name"]

@@ -9,7 +9,9 @@ Rows (reproduction-targets, redpd-fig15): RED-PD's UDP flows each within ±40 % 
 share 10/12 = 0.833 Mb/s; under RED the UDPs take at least 80 % of the link; under RED-PD the
 70 ms TCPs get the least of the three TCP groups; and (from the text) RED-PD monitors the
 30 ms TCPs longer than the 70 ms ones (`qdisc_flows` `time_monitored`). Setup: `_redpd.py`
-(`mixed_scenario`, 100 s, measured from 20 s; quick mode 40 s).
+(`mixed_scenario`, 100 s, measured from 20 s; quick mode 40 s). Mechanisms a user adds
+(`reproduce redpd-fig15 -m SPEC`) run the same network as columns of the table and lines of the
+figure of their own (no paper row grades them).
 """
 
 from __future__ import annotations
@@ -19,10 +21,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import aqmlab
+
+from ..mechanisms import describe
 from ..plots import subplots
 from ..results import MBPS
-from . import Reproduction, Row, RunSettings, experiment
-from ._redpd import DURATION, LINK_RATE, QUICK_DURATION, TCP_RTTS, WARMUP, flow_record, monitoring_reason, run
+from . import Reproduction, Row, RunSettings, experiment, with_extra_mechanisms
+from ._redpd import (
+    DURATION,
+    LINK_RATE,
+    QUICK_DURATION,
+    TCP_RTTS,
+    WARMUP,
+    flow_record,
+    mixed_scenario,
+    monitoring_reason,
+    red_pd_qdisc,
+    red_qdisc,
+)
 
 FAIR = LINK_RATE / 12 / MBPS  # Mb/s, derived: 12 flows
 UDP_BAND = 0.40
@@ -33,18 +49,20 @@ FULL = RunSettings(duration=DURATION, warmup=WARMUP)
 QUICK = RunSettings(duration=QUICK_DURATION, warmup=WARMUP)
 
 
-@experiment("redpd-fig15", "RED-PD Fig. 15: 9 TCPs (30/50/70 ms) and UDPs of 5, 3, 1 Mb/s, RED vs RED-PD")
+@experiment(
+    "redpd-fig15", "RED-PD Fig. 15: 9 TCPs (30/50/70 ms) and UDPs of 5, 3, 1 Mb/s, RED vs RED-PD", compares=True
+)
 def fig15(quick: bool) -> Reproduction:
     settings = QUICK if quick else FULL
-    runs = {m: run("mixed", m, settings.duration) for m in ("red", "red_pd")}
+    qdiscs = with_extra_mechanisms({"red": red_qdisc(), "red_pd": red_pd_qdisc()})
+    runs = {m: aqmlab.run(mixed_scenario(m, qdisc, settings.duration)) for m, qdisc in qdiscs.items()}
     goodput = {m: r.flows.sort_values("id")["goodput_bps"].to_numpy() / MBPS for m, r in runs.items()}
     monitored = np.array([_monitored(runs["red_pd"], flow) for flow in range(12)])
     table = pd.DataFrame(
         {
             "flow": np.arange(1, 13),
             "kind": [f"TCP {rtt * 1000:.0f} ms" for rtt in TCP_RTTS] + ["UDP 5", "UDP 3", "UDP 1"],
-            "red": goodput["red"],
-            "red_pd": goodput["red_pd"],
+            **goodput,
             "red_pd_monitored_s": monitored,
         }
     )
@@ -53,7 +71,7 @@ def fig15(quick: bool) -> Reproduction:
     ]
     return Reproduction(
         rows=fig15_rows(goodput, monitored),
-        figure=_figure(table),
+        figure=_figure(table, list(runs)),
         data={"fig15": table},
         show=["fig15"],
         notes=notes,
@@ -96,10 +114,11 @@ def _monitored(results: Any, flow: int) -> float:
     return 0.0 if record is None else float(record["time_monitored"])
 
 
-def _figure(table: pd.DataFrame) -> Any:
+def _figure(table: pd.DataFrame, mechanisms: list[str]) -> Any:
     fig, ax = subplots(figsize=(7, 4))
-    ax.plot(table["flow"], table["red"], "o-", label="RED")
-    ax.plot(table["flow"], table["red_pd"], "s-", label="RED-PD")
+    for mechanism, marker in zip(mechanisms, "os^vD<>p*h", strict=False):
+        described = describe(mechanism)
+        ax.plot(table["flow"], table[mechanism], f"{marker}-", color=described.colour, label=described.label)
     ax.axhline(FAIR, color="grey", linestyle="--", label="equal share")
     ax.set(xlabel="flow (1–9 TCP, 10–12 UDP)", ylabel="throughput (Mb/s)", title="RED-PD Fig. 15")
     ax.legend()

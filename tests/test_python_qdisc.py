@@ -252,20 +252,36 @@ def test_a_users_mechanism_joins_the_unresponsive_flow_experiments(tmp_path, exp
         assert table.loc[table["kind"] == "UDP 5", spec].item() > 3.0, table
 
 
-def test_a_sweep_runs_a_python_mechanism_over_its_parameters_on_the_workers(tmp_path):
+@pytest.fixture(params=["pool", "dask"])
+def sweep_workers(request) -> list[str]:
+    """The sweep's workers: the local process pool, or a Dask worker process of its own."""
+    if request.param == "pool":
+        return ["--workers", "2"]
+    address, _ = request.getfixturevalue("dask_cluster")
+    return ["--scheduler", address]
+
+
+def test_a_sweep_runs_a_python_mechanism_over_its_parameters_on_the_workers(tmp_path, sweep_workers):
     base = aqmlab.load(EXAMPLES / "own-red.toml").with_duration("4s", warmup="1s").to_dict()
     write_scenario(tmp_path / "base.toml", base)
     (tmp_path / "sweep.toml").write_text(
         'scenario = "base.toml"\n[grid]\n"topology.bottleneck.qdisc.max_p" = [0.02, 0.5]\n"simulation.seed" = [1, 2]\n'
     )
-    done = aqmlab_cli("sweep", tmp_path / "sweep.toml", "--out", tmp_path / "out", "--workers", "2")
+    done = aqmlab_cli("sweep", tmp_path / "sweep.toml", "--out", tmp_path / "out", *sweep_workers)
     assert done.returncode == 0, done.stderr
-    import pandas as pd
-
+    assert "Traceback" not in done.stderr
     jobs = pd.read_csv(tmp_path / "out" / "jobs.csv")
     assert len(jobs) == 4
     # Each job ran in a worker process that imported own_qdisc.py by its path: a steeper RED
-    # drops more early.
-    early = pd.read_csv(tmp_path / "out" / "flows.csv").groupby("job")["dropped_packets"].sum()
+    # drops more early, and each job is the run of its scenario here, to the packet.
+    flows = pd.read_csv(tmp_path / "out" / "flows.csv")
+    early = flows.groupby("job")["dropped_packets"].sum()
     by_max_p = jobs.assign(dropped=jobs["job"].map(early)).groupby("topology.bottleneck.qdisc.max_p")["dropped"]
     assert by_max_p.mean()[0.5] > by_max_p.mean()[0.02]
+    job = jobs.iloc[-1]
+    here = aqmlab.run(
+        aqmlab.Scenario.from_dict(base)
+        .with_qdisc({**base["topology"]["bottleneck"]["qdisc"], "max_p": float(job["topology.bottleneck.qdisc.max_p"])})
+        .with_seed(int(job["simulation.seed"]))
+    )
+    assert flows[flows["job"] == job["job"]]["dropped_packets"].tolist() == here.flows["dropped_packets"].tolist()

@@ -92,7 +92,7 @@ BROKEN = {
             def dequeue(self, link):
                 return self.fifo.popleft() if self.fifo else None
         """,
-        r"Broken\.enqueue raised ZeroDivisionError: division by zero \(the arrival: flow \d+, data, 1000 B\)",
+        r"Broken\.enqueue raised ZeroDivisionError: division by zero \(the arrival: flow 0 \(flow0\), data, 1000 B\)",
     ),
     "twice": (
         """
@@ -137,6 +137,46 @@ BROKEN = {
         r"Reason\.enqueue: drop: the reason must be a string, got int",
     ),
 }
+
+
+def test_a_discipline_sees_each_packets_flow_by_id_and_by_name(tmp_path):
+    """`packet.flow_name` is the flows table's name (`count` expanded: `web[1]`), on every link
+    the class serves: here it drops the flow it is told to by name."""
+    _user_module(
+        tmp_path,
+        """
+        class DropFlow(aqmlab.Qdisc):
+            def __init__(self, victim):
+                self.victim = victim
+                self.victim_ids = set()
+                self.fifo = collections.deque()
+            def enqueue(self, packet, link):
+                if packet.flow_name == self.victim:
+                    self.victim_ids.add(packet.flow)
+                    link.drop(packet, "victim")
+                else:
+                    self.fifo.append(packet)
+            def dequeue(self, link):
+                return self.fifo.popleft() if self.fifo else None
+            def counters(self):
+                return {"victim_id": sum(self.victim_ids), "victim_ids": len(self.victim_ids)}
+        """,
+    )
+    flows = [
+        {"name": "video", "type": "cbr", "rate": "1Mbps"},
+        {"name": "web", "type": "cbr", "rate": "1Mbps", "count": 2},
+    ]
+    scenario = dumbbell(
+        *flows, qdisc={"type": "python", "class": f"{tmp_path / 'mine.py'}:DropFlow", "victim": "web[1]"}
+    )
+    results = aqmlab.run(scenario)
+    assert results.flows["name"].tolist() == ["video", "web[0]", "web[1]"]
+    dropped = results.drops[results.drops["count"] > 0].groupby(["flow", "reason"])["count"].sum()
+    assert dropped.index.tolist() == [(2, "victim")] and dropped.iloc[0] > 100
+    assert results.flows.set_index("name").loc["web[1]", "delivered_packets"] == 0
+    # The name went with the id the flows table gives it.
+    bottleneck = results.links.set_index("name").loc["L->R"]
+    assert (bottleneck["qdisc.victim_id"], bottleneck["qdisc.victim_ids"]) == (2, 1)
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))

@@ -33,9 +33,10 @@ WRAP_MIN = 20
 INDENT = 2
 FOLD_WRAP_MIN = 12
 # Text cells longer than this that recur in a column are written `[n]` when the table is too wide,
-# and so are headers longer than HEADER_LEGEND_MIN (e.g. a user's `my_aqm.py:ExcessDrop` column).
+# and so are headers and cells with a word longer than LONG_WORD, which cannot wrap (a user's
+# mechanism named by its path, `/home/me/aqm/my_aqm.py:ExcessDrop`).
 LEGEND_MIN = 20
-HEADER_LEGEND_MIN = 32
+LONG_WORD = 32
 # Unit suffixes of column names (longest first, `_ms` before `_s`) and the unit a header shows.
 UNIT_SUFFIXES = (
     ("_mbps", "Mbps"),
@@ -358,8 +359,8 @@ def _transposed(
 def _legend(
     headers: list[str], cells: list[list[str]], numeric: list[bool]
 ) -> tuple[list[str], list[list[str]], list[str]]:
-    """`headers` longer than HEADER_LEGEND_MIN and `cells` with each text longer than LEGEND_MIN
-    that recurs in a column replaced by `[n]`, and the legend's texts (n - 1 in the list)."""
+    """`headers` and text `cells` with a word longer than LONG_WORD, and the cells longer than
+    LEGEND_MIN that recur in a column, replaced by `[n]`; and the legend's texts (n - 1 in the list)."""
     counts: dict[tuple[int, str], int] = {}
     for row in cells:
         for i, text in enumerate(row):
@@ -372,8 +373,12 @@ def _legend(
             legend.append(text)
         return f"[{legend.index(text) + 1}]"
 
-    short_headers = [mark(text) if _visible(text) > HEADER_LEGEND_MIN else text for text in headers]
-    shortened = [[mark(text) if counts.get((i, text), 0) > 1 else text for i, text in enumerate(row)] for row in cells]
+    short_headers = [mark(text) if _longest_word([text]) > LONG_WORD else text for text in headers]
+
+    def long(i: int, text: str) -> bool:
+        return counts.get((i, text), 0) > 1 or (not numeric[i] and _longest_word([text]) > LONG_WORD)
+
+    shortened = [[mark(text) if long(i, text) else text for i, text in enumerate(row)] for row in cells]
     return short_headers, shortened, legend
 
 

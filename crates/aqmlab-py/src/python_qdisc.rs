@@ -33,7 +33,7 @@ thread_local! {
 }
 
 enum FlowNames {
-    Pending(Scenario),
+    Pending(Box<Scenario>),
     /// By flow id.
     Made(Arc<[Py<PyString>]>),
 }
@@ -41,7 +41,7 @@ enum FlowNames {
 /// Runs `build`, which makes `scenario`'s network, with the flows' names at hand for the Python
 /// disciplines it builds (their packets' `flow_name`).
 pub fn building<T>(scenario: &Scenario, build: impl FnOnce() -> T) -> T {
-    BUILDING.with(|b| *b.borrow_mut() = Some(FlowNames::Pending(scenario.clone())));
+    BUILDING.with(|b| *b.borrow_mut() = Some(FlowNames::Pending(Box::new(scenario.clone()))));
     let built = build();
     BUILDING.with(|b| b.borrow_mut().take());
     built

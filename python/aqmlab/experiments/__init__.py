@@ -1,9 +1,9 @@
 """Paper reproductions: a registry of experiments, each returning a `Reproduction`.
 
-To add one, write one module per experiment id (`csfq-fig3a` -> `csfq_fig3a.py`); modules
+To add one, write one module per experiment id (`csfq-fig3a` -> `csfq/fig3a.py`); modules
 are found automatically and `aqmlab reproduce --list` shows them. A paper's shared setup
 (its topology, TCP, the choices where it is silent) goes in a private module that the
-experiments import (`_csfq.py`, `_fred.py`, `_bred.py`); the CSFQ paper's mechanisms are
+experiments import (`csfq/__init__.py`, `fred/__init__.py`, `bred/__init__.py`); the CSFQ paper's mechanisms are
 `aqmlab.presets`, which `aqmlab compare` offers by name. The module reads like the
 paper's section:
 
@@ -86,7 +86,8 @@ import pandas as pd
 
 from .._core import __version__
 from ..results import to_json_value
-from ._toolkit import MUCH, PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
+from ..rows import MUCH, RELATIONS, Row
+from ._toolkit import PAPER_NAMES, RunSettings, run_seeds
 from ._verdicts import Judgement, Ns2ReferenceError, Ns2Value, Verdict, ns2_reference, verdict
 
 
@@ -304,10 +305,11 @@ def not_reproduced(id: str, title: str, reason: str) -> None:
 
 
 def _import_modules() -> None:
-    """Imports each module of this package once (their decorators fill the registries)."""
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{module.name}")
+    """Imports each paper's package and its experiment modules once (their decorators fill the
+    registries); private modules (`_figures.py`) are imported by the experiments that use them."""
+    for module in pkgutil.walk_packages(__path__, f"{__name__}."):
+        if not module.name.rpartition(".")[2].startswith("_"):
+            importlib.import_module(module.name)
 
 
 def registry() -> dict[str, Experiment]:

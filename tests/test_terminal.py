@@ -4,7 +4,7 @@
 import math
 
 from aqmlab import terminal
-from aqmlab.report import _cell
+from aqmlab.report.blocks import _cell
 from aqmlab.rows import Row
 
 

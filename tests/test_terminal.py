@@ -4,8 +4,8 @@
 import math
 
 from aqmlab import terminal
-from aqmlab.experiments import Row
-from aqmlab.report import _cell
+from aqmlab.report.blocks import _cell
+from aqmlab.rows import Row
 
 
 def widest(lines: list[str]) -> int:

@@ -684,16 +684,21 @@ mod tests {
         assert_eq!(h.agent.recovery.dupacks, 2);
     }
 
-    #[test]
-    fn ecn_then_a_loss_in_the_same_window_halves_once() {
-        let mut h = sender(
+    /// An ECN-capable sender with 8 packets out.
+    fn ecn_sender() -> AgentHarness<TcpSender<RenoFamily>> {
+        sender(
             Rules::Rfc,
             TcpOptions {
                 ecn: true,
                 initial_window: Some(8),
                 ..Default::default()
             },
-        );
+        )
+    }
+
+    #[test]
+    fn ecn_then_a_loss_in_the_same_window_halves_once() {
+        let mut h = ecn_sender();
         h.ack_with(1, true); // packets 1..9 outstanding
         assert_eq!((h.agent.core.cwnd, h.agent.core.ssthresh), (4.0, 4.0));
         // Packet 1 was lost: the third duplicate ACK retransmits it without a second halving.
@@ -706,14 +711,7 @@ mod tests {
         h.ack(h.agent.core.snd_max); // full ACK ends recovery, ssthresh still the one halving
         assert_eq!(h.agent.core.ssthresh, 4.0);
         // A timeout within a window halved for ECN keeps ssthresh (RFC 3168 §6.1.2).
-        let mut h = sender(
-            Rules::Rfc,
-            TcpOptions {
-                ecn: true,
-                initial_window: Some(8),
-                ..Default::default()
-            },
-        );
+        let mut h = ecn_sender();
         h.ack_with(1, true);
         h.expire();
         assert_eq!((h.agent.core.cwnd, h.agent.core.ssthresh), (1.0, 4.0));
@@ -785,14 +783,7 @@ mod tests {
 
     #[test]
     fn ecn_echo_halves_once_per_window_and_data_is_ect() {
-        let mut h = sender(
-            Rules::Rfc,
-            TcpOptions {
-                ecn: true,
-                initial_window: Some(8),
-                ..Default::default()
-            },
-        );
+        let mut h = ecn_sender();
         assert!(h.sent.iter().all(|p| p.ecn == Ecn::Ect) && h.sent.len() == 8);
         h.ack_with(1, true);
         assert_eq!((h.agent.core.cwnd, h.agent.core.ssthresh), (4.0, 4.0));

@@ -27,6 +27,12 @@
 //!   (`cong_control`), so neither `cong_avoid` nor PRR runs; `ssthresh` only saves cwnd for
 //!   the end of recovery (bbr_ssthresh()); it asks for pacing (`SK_PACING_NEEDED`).
 //!
+//! The interface between the linux sender (`sender/linux.rs`) and a module, as
+//! `struct tcp_congestion_ops`: [`LinuxCc`]'s `cong_avoid`, `ssthresh`, `pkts_acked`
+//! ([`LinuxCc::on_ack_sample`], with an [`AckSample`]) and `init`/`set_state` ([`LinuxCc::restart`])
+//! on the sender's [`Window`]; a module that sets cwnd itself (`cong_control`) reads the
+//! [`Connection`] instead, its [`CaState`] included.
+//!
 //! Times are exact seconds where Linux counts jiffies and microseconds.
 
 use super::bbr::Bbr;
@@ -56,6 +62,37 @@ const HYSTART_DELAY_MAX: f64 = 0.016;
 /// hystart_ack_delay(): 4 GSO packets (`sk_gso_max_size` 64 KiB) at the pacing rate, at most 1 ms.
 const HYSTART_GSO_BYTES: f64 = 4.0 * 65536.0;
 const HYSTART_MAX_ACK_DELAY: f64 = 0.001;
+
+/// The sender's congestion state as a module that sets cwnd itself tells them apart
+/// (`icsk_ca_state`: Open, Disorder and CWR are all below Recovery).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open,
+    Recovery,
+    Loss,
+}
+
+/// What a module that sets cwnd itself (`cong_control`, BBR) reads of the connection on an ACK
+/// (`struct tcp_sock`).
+#[derive(Clone, Copy, Debug)]
+pub struct Connection {
+    pub now: f64,
+    pub cwnd: u64,
+    /// `snd_cwnd_clamp`: the receiver window.
+    pub clamp: u64,
+    /// tcp_packets_in_flight() after the ACK.
+    pub in_flight: u64,
+    /// `tp->delivered`, `tp->delivered_mstamp` (seconds) and `tp->lost`.
+    pub delivered: u64,
+    pub delivered_at: f64,
+    pub lost: u64,
+    pub state: CaState,
+    pub srtt: Option<f64>,
+    /// `tcp_wstamp_ns`: the earliest departure of the next packet (seconds).
+    pub next_departure: f64,
+    /// `mss_cache`: the packet size, bytes.
+    pub mss: f64,
+}
 
 /// The sender's window as the module sees it, in packets.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -56,14 +56,8 @@ pub mod validation;
 // 7. The engine in real time between real Linux endpoints (`aqmlab emulate`).
 pub mod emulate;
 
+// The crate's front door: these names are the ones a program using the core needs first.
 pub use error::{Error, InternalError, MechanismError, ScenarioError};
 pub use metrics::Results;
 pub use scenario::Scenario;
-
-/// Builds and runs a validated scenario. An [`Error::Internal`] is a bug in
-/// the simulator (e.g. packets not conserved), not a problem of the scenario.
-pub fn run(scenario: &Scenario) -> Result<Results, Error> {
-    let mut sim = sim::Simulation::build(scenario)?;
-    sim.run_to_end();
-    sim.results()
-}
+pub use sim::run;

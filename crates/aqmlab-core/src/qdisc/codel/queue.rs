@@ -36,6 +36,7 @@ pub struct CodelStats {
 
 /// Drops `id`, or marks it CE and keeps it when `ecn` is on and the packet is ECN-capable
 /// (Linux codel_dequeue()); whether it was dropped.
+#[inline]
 pub(super) fn drop_or_mark(ecn: bool, id: PacketId, ctx: &mut QdiscCtx) -> bool {
     if ecn && ctx.packets[id].ecn != Ecn::NotEct {
         ctx.mark(id);

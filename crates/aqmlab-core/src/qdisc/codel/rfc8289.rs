@@ -39,6 +39,7 @@ pub fn control_law(t: Time, interval: Time, count: u32) -> Time {
 impl Vars {
     /// RFC 8289 §5.3 dodequeue(): the head packet and whether the sojourn time has been at or
     /// above target for a whole interval.
+    #[inline]
     fn head<Q: CodelQueue>(&mut self, p: &Params, queue: &mut Q, ctx: &QdiscCtx) -> (Option<PacketId>, bool) {
         let Some(id) = queue.pop(ctx.packets) else {
             self.first_above_time = 0;
@@ -57,6 +58,8 @@ impl Vars {
     }
 
     /// RFC 8289 §5.4 dequeue(): the next packet to send from `queue`, after CoDel's drops.
+    /// Inline: its callers (every dequeue of codel and fq_codel) are in other files.
+    #[inline]
     pub fn dequeue<Q: CodelQueue>(
         &mut self,
         p: &Params,

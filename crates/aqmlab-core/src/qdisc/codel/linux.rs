@@ -1,5 +1,5 @@
 //! CoDel's state machine as Linux runs it (`include/net/codel.h`, `codel_impl.h`), for
-//! `type = "codel"` and `"fq_codel"` with `profile = "linux"`. The rules are RFC 8289's (`codel.rs`);
+//! `type = "codel"` and `"fq_codel"` with `profile = "linux"`. The rules are RFC 8289's (`rfc8289.rs`);
 //! the arithmetic is the kernel's:
 //! - **time** is a u32 count of 1024 ns (`codel_get_time`: ns >> 10), compared with wrapping
 //!   signed differences: 5 ms is 4882 units (4.999 ms), 100 ms 97656;
@@ -13,9 +13,9 @@
 //!   left: in FQ-CoDel all flow queues' (sch_fq_codel.c passes `sch->qstats.backlog`), where RFC
 //!   8290's pseudocode reads the flow queue's own.
 
-use super::codel::{drop_or_mark, CodelQueue, CodelStats};
-use super::QdiscCtx;
+use super::queue::{drop_or_mark, CodelQueue, CodelStats};
 use crate::packet::PacketId;
+use crate::qdisc::QdiscCtx;
 use crate::time::Time;
 
 /// `CODEL_SHIFT`: the clock's unit is 2^10 ns.

@@ -9,18 +9,27 @@
 //! dropping state soon after leaving it resumes from the previous count (§5.5:
 //! `count = count − lastcount` when the last drop was less than 16 intervals ago). With
 //! `ecn`, ECN-capable packets are marked CE instead of dropped. Arrivals meet a tail-drop
-//! `limit`. [`CodelVars`] is the per-queue state machine, which FQ-CoDel runs per flow queue.
+//! `limit`. [`CodelState`] is the per-queue state machine, which FQ-CoDel runs per flow queue.
+//!
+//! Cut as Linux cuts it (`sch_codel.c` and `sch_fq_codel.c` over `codel.h` and `codel_impl.h`):
+//! this file is the `type = "codel"` discipline and the choice of state machine; `rfc8289.rs`
+//! and `linux.rs` are the two state machines, `queue.rs` what they share.
 
-use super::{codel_linux, DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+pub mod linux;
+pub mod queue;
+pub mod rfc8289;
+
+use super::{DropReason, Fifo, Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::{Ecn, PacketArena, PacketId};
+use crate::packet::PacketId;
 use crate::rng::Rng;
-use crate::time::{from_secs, Time};
+use crate::time::from_secs;
 use crate::units::{Bytes, Seconds};
 use crate::validate::require_positive;
+use queue::{CodelQueue, CodelStats};
 use serde::Deserialize;
 
-/// Which CoDel runs: RFC 8289's pseudocode, or Linux's arithmetic ([`super::codel_linux`]).
+/// Which CoDel runs: RFC 8289's pseudocode ([`rfc8289`]), or Linux's arithmetic ([`linux`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CodelProfile {
@@ -92,13 +101,15 @@ impl CodelConfig {
 
     pub fn params(&self) -> CodelParams {
         let (target, interval) = (from_secs(self.target.0), from_secs(self.interval.0));
-        CodelParams {
-            target,
-            interval,
-            mtu: self.mtu().0,
-            ecn: self.ecn,
-            linux: (self.profile == CodelProfile::Linux)
-                .then(|| codel_linux::Params::new(target, interval, self.mtu().0, self.ecn)),
+        let (mtu, ecn) = (self.mtu().0, self.ecn);
+        match self.profile {
+            CodelProfile::Rfc8289 => CodelParams::Rfc8289(rfc8289::Params {
+                target,
+                interval,
+                mtu,
+                ecn,
+            }),
+            CodelProfile::Linux => CodelParams::Linux(linux::Params::new(target, interval, mtu, ecn)),
         }
     }
 }
@@ -121,29 +132,25 @@ impl QdiscConfig for CodelConfig {
     }
 }
 
-/// The parameters in effect.
+/// The parameters in effect, in the units of the profile's state machine.
 #[derive(Clone, Copy, Debug)]
-pub struct CodelParams {
-    pub target: Time,
-    pub interval: Time,
-    pub mtu: u64,
-    pub ecn: bool,
-    /// The same in Linux's units, with `profile = "linux"`.
-    pub linux: Option<codel_linux::Params>,
+pub enum CodelParams {
+    Rfc8289(rfc8289::Params),
+    Linux(linux::Params),
 }
 
 /// One queue's CoDel state machine: RFC 8289's, or Linux's (`profile = "linux"`).
 #[derive(Clone, Copy, Debug)]
 pub enum CodelState {
-    Rfc(CodelVars),
-    Linux(codel_linux::Vars),
+    Rfc8289(rfc8289::Vars),
+    Linux(linux::Vars),
 }
 
 impl CodelState {
     pub fn new(p: &CodelParams) -> Self {
-        match p.linux {
-            None => CodelState::Rfc(CodelVars::default()),
-            Some(_) => CodelState::Linux(codel_linux::Vars::default()),
+        match p {
+            CodelParams::Rfc8289(_) => CodelState::Rfc8289(rfc8289::Vars::default()),
+            CodelParams::Linux(_) => CodelState::Linux(linux::Vars::default()),
         }
     }
 
@@ -156,139 +163,11 @@ impl CodelState {
         ctx: &mut QdiscCtx,
         stats: &mut CodelStats,
     ) -> Option<PacketId> {
-        match (self, &p.linux) {
-            (CodelState::Rfc(vars), _) => vars.dequeue(p, queue, ctx, stats),
-            (CodelState::Linux(vars), Some(linux)) => vars.dequeue(linux, queue, ctx, stats),
-            (CodelState::Linux(_), None) => unreachable!("a Linux state has Linux parameters"),
+        match (self, p) {
+            (CodelState::Rfc8289(vars), CodelParams::Rfc8289(p)) => vars.dequeue(p, queue, ctx, stats),
+            (CodelState::Linux(vars), CodelParams::Linux(p)) => vars.dequeue(p, queue, ctx, stats),
+            _ => unreachable!("a queue's state machine is its parameters' profile's"),
         }
-    }
-}
-
-/// The queue a CoDel state machine serves: its head, and the bytes queued behind the head, which
-/// RFC 8289's MTU test reads ("more than one MTU is queued").
-pub trait CodelQueue {
-    /// Takes the head packet.
-    fn pop(&mut self, packets: &PacketArena) -> Option<PacketId>;
-    /// Bytes still queued behind `head`, just taken by [`Self::pop`].
-    fn bytes_behind(&self, head: PacketId, ctx: &QdiscCtx) -> u64;
-}
-
-/// `type = "codel"`'s one queue is the whole qdisc: the link counts its bytes, `head` among them
-/// until the dequeue returns ([`QdiscCtx::backlog`]).
-impl CodelQueue for Fifo {
-    fn pop(&mut self, packets: &PacketArena) -> Option<PacketId> {
-        Fifo::pop(self, packets)
-    }
-
-    fn bytes_behind(&self, head: PacketId, ctx: &QdiscCtx) -> u64 {
-        ctx.backlog().without(ctx.packets[head].size).bytes
-    }
-}
-
-/// One queue's CoDel state (RFC 8289 §5.1's member variables).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CodelVars {
-    /// When the sojourn time first went above target, plus interval (0: below target).
-    first_above_time: Time,
-    /// When the next drop is due in the dropping state.
-    drop_next: Time,
-    /// Drops since entering the dropping state.
-    count: u32,
-    /// `count` when the dropping state was last entered.
-    lastcount: u32,
-    dropping: bool,
-}
-
-/// What CoDel counts besides the engine's drop and mark tables.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CodelStats {
-    /// Times the dropping state was entered.
-    pub dropping_entries: u64,
-}
-
-/// The control law (RFC 8289 §5.6): the next drop `interval/√count` after `t`.
-pub fn control_law(t: Time, interval: Time, count: u32) -> Time {
-    t + (interval as f64 / (count as f64).sqrt()) as Time
-}
-
-impl CodelVars {
-    /// RFC 8289 §5.3 dodequeue(): the head packet and whether the sojourn time has been at or
-    /// above target for a whole interval.
-    fn head<Q: CodelQueue>(&mut self, p: &CodelParams, queue: &mut Q, ctx: &QdiscCtx) -> (Option<PacketId>, bool) {
-        let Some(id) = queue.pop(ctx.packets) else {
-            self.first_above_time = 0;
-            return (None, false);
-        };
-        let sojourn = ctx.now - ctx.packets[id].enqueued_at;
-        if sojourn < p.target || queue.bytes_behind(id, ctx) <= p.mtu {
-            self.first_above_time = 0;
-            return (Some(id), false);
-        }
-        if self.first_above_time == 0 {
-            self.first_above_time = ctx.now + p.interval;
-            return (Some(id), false);
-        }
-        (Some(id), ctx.now >= self.first_above_time)
-    }
-
-    /// RFC 8289 §5.4 dequeue(): the next packet to send from `queue`, after CoDel's drops.
-    pub fn dequeue<Q: CodelQueue>(
-        &mut self,
-        p: &CodelParams,
-        queue: &mut Q,
-        ctx: &mut QdiscCtx,
-        stats: &mut CodelStats,
-    ) -> Option<PacketId> {
-        let now = ctx.now;
-        let (mut head, mut ok_to_drop) = self.head(p, queue, ctx);
-        let Some(mut id) = head else {
-            self.dropping = false;
-            return None;
-        };
-        if self.dropping {
-            if !ok_to_drop {
-                // §5.4: the sojourn time fell below target: leave the dropping state.
-                self.dropping = false;
-            }
-            while self.dropping && now >= self.drop_next {
-                self.count += 1;
-                if !drop_or_mark(p.ecn, id, ctx) {
-                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
-                    return Some(id);
-                }
-                (head, ok_to_drop) = self.head(p, queue, ctx);
-                let Some(next) = head else {
-                    self.dropping = false;
-                    return None;
-                };
-                id = next;
-                if ok_to_drop {
-                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
-                } else {
-                    self.dropping = false;
-                }
-            }
-        } else if ok_to_drop {
-            // §5.4-5.5: enter the dropping state with this drop.
-            if drop_or_mark(p.ecn, id, ctx) {
-                let (next, _) = self.head(p, queue, ctx);
-                head = next;
-            }
-            self.dropping = true;
-            stats.dropping_entries += 1;
-            // §5.5: soon after the last dropping state, resume near its drop rate.
-            let delta = self.count.wrapping_sub(self.lastcount);
-            self.count =
-                if delta > 1 && self.count > self.lastcount && now.saturating_sub(self.drop_next) < 16 * p.interval {
-                    delta
-                } else {
-                    1
-                };
-            self.drop_next = control_law(now, p.interval, self.count);
-            self.lastcount = self.count;
-            return head;
-        }
-        Some(id)
     }
 }
 
@@ -323,23 +202,13 @@ impl QueueDisc for Codel {
     }
 }
 
-/// Drops `id`, or marks it CE and keeps it when `ecn` is on and the packet is ECN-capable
-/// (Linux codel_dequeue()); whether it was dropped. Shared by both profiles (codel_linux.rs).
-pub(crate) fn drop_or_mark(ecn: bool, id: PacketId, ctx: &mut QdiscCtx) -> bool {
-    if ecn && ctx.packets[id].ecn != Ecn::NotEct {
-        ctx.mark(id);
-        return false;
-    }
-    ctx.drop_packet(id, DropReason::Codel);
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Packet;
+    use crate::packet::{Ecn, Packet};
     use crate::qdisc::testing::{link, QdiscHarness, MS};
     use crate::rng::stream;
+    use crate::time::Time;
 
     const LINK: LinkInfo = link(10e6);
 

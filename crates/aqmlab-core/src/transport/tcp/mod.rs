@@ -23,6 +23,8 @@
 
 pub mod bbr;
 pub mod cc;
+pub mod cong;
+pub mod cubic;
 pub mod prr;
 pub mod rack;
 pub mod rate;

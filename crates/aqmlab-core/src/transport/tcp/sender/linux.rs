@@ -32,7 +32,8 @@
 use super::{Recovery, SenderCore, SenderTimer};
 use crate::packet::Packet;
 use crate::time::{from_secs, to_secs, Time};
-use crate::transport::tcp::cc::{AckSample, CaState, Connection, LinuxCc, Window};
+use crate::transport::tcp::cc::{AckSample, CaState, Connection, Window};
+use crate::transport::tcp::cong::LinuxCc;
 use crate::transport::tcp::prr::Prr;
 use crate::transport::tcp::rack::{Detection, RackBoard};
 use crate::transport::tcp::rate::DeliveryRate;

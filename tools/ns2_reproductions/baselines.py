@@ -408,7 +408,7 @@ def fragile_combined(per_seed: list[dict[tuple[str, str], list[dict]]]) -> dict[
 # 20-s epoch after a TCP joins, from 5 s into it): one ns-2 run per window, to its end and
 # measured over it (the export measures one window), ns-2's New-Reno for NetBSD's (FRED_TCP).
 def fred_cbr_scenario(tcp_starts: list[float], start: float, end: float) -> Scenario:
-    spec = fred_cbr.cbr_scenario("red", [t for t in tcp_starts if t < end], end)
+    spec = fred_cbr.cbr_scenario("red", fred_cbr.paper_gateway("red"), [t for t in tcp_starts if t < end], end)
     for flow in spec["flows"][1:]:
         flow["tcp"] = FRED_TCP
     spec["simulation"]["warmup"] = start

@@ -51,11 +51,9 @@ def paper_gateway(mechanism: str) -> dict[str, Any]:
     return gateway(mechanism, 64, 16, 32)
 
 
-def cbr_scenario(
-    mechanism: str, tcp_starts: list[float], duration: float, qdisc: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def cbr_scenario(mechanism: str, qdisc: dict[str, Any], tcp_starts: list[float], duration: float) -> dict[str, Any]:
     """Figs. 5 and 7: an 8 Mbps CBR (flow 0, from time 0) and TCPs starting at `tcp_starts`
-    on a 10 Mbps link whose queue is `qdisc` (default: the paper's gateway of `mechanism`)."""
+    on a 10 Mbps link whose queue is `qdisc` (`mechanism`'s)."""
     flows = [{"name": "cbr", "type": "cbr", "rate": CBR_BPS, "packet_size": WIRE_BYTES}]
     flows += [{"name": f"tcp{i + 1}", **tcp_flow(), "start": start} for i, start in enumerate(tcp_starts)]
     return {
@@ -63,7 +61,7 @@ def cbr_scenario(
         "simulation": {"duration": duration, "seed": 1, "sample_interval": 0, "throughput_bin": 0.5},
         "topology": {
             "type": "dumbbell",
-            "bottleneck": {"rate": CBR_LINK_BPS, "delay": "2ms", "qdisc": qdisc or paper_gateway(mechanism)},
+            "bottleneck": {"rate": CBR_LINK_BPS, "delay": "2ms", "qdisc": qdisc},
             "access_rate": "100Mbps",
             "access_delay": "1ms",
             "sink_delay": 0,
@@ -115,7 +113,7 @@ def cbr(quick: bool) -> Reproduction:
     joins = [EPOCH * (k + 1) for k in range(TCP_JOINERS)]
     gateways = with_extra_mechanisms({m: paper_gateway(m) for m in ("red", "fred")})
     staggered = {
-        m: run_seeds(cbr_scenario(m, joins, settings.duration, qdisc), settings.seeds) for m, qdisc in gateways.items()
+        m: run_seeds(cbr_scenario(m, qdisc, joins, settings.duration), settings.seeds) for m, qdisc in gateways.items()
     }
     epochs = {
         m: pd.concat([epoch_metrics(r) for r in runs])
@@ -124,7 +122,7 @@ def cbr(quick: bool) -> Reproduction:
         .reset_index()
         for m, runs in staggered.items()
     }
-    fig6 = run_seeds(cbr_scenario("red", [FIG6_TCP_START], FIG6_DURATION), settings.seeds)
+    fig6 = run_seeds(cbr_scenario("red", paper_gateway("red"), [FIG6_TCP_START], FIG6_DURATION), settings.seeds)
     fig6_mean = pd.DataFrame([fig6_metrics(r) for r in fig6]).mean()
     table = pd.concat([e.assign(mechanism=m) for m, e in epochs.items()])[
         ["mechanism", "epoch", "tcps", "fair_share", "cbr", "tcp_min", "tcp_mean"]

@@ -349,6 +349,7 @@ def test_a_folder_that_is_no_output_is_named(tmp_path):
     done = aqmlab_cli("report", tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        f"error: {tmp_path}: not an output folder of aqmlab sweep, compare, reproduce, emulate or run "
-        "(no sweep.json, compare.json, rows.json, emulation.json, summary.json, or experiment folders)"
+        f"error: {tmp_path}: not an output folder of aqmlab characterize, sweep, compare, reproduce, emulate or "
+        "run (no characterize.json, sweep.json, compare.json, rows.json, emulation.json, summary.json, or experiment "
+        "folders)"
     )

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "reproduce": "Reproduce a paper experiment and compare with the paper's numbers.",
     "report": "Write one self-contained HTML page of an output folder.",
     "compare": "Run one scenario under several queue disciplines on its bottleneck and compare them.",
+    "characterize": "Run the RFC 7928 AQM characterization tests for each mechanism and write their report.",
     "sweep": "Run every combination of a parameter grid over a base scenario.",
     "validate": "Check the simulator against closed-form models and exact event counts.",
     "bench": "Time whole runs and print wall time, simulated events and events/second.",

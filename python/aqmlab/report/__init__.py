@@ -10,7 +10,9 @@ marks one, and its page(s):
 - a sweep (`aqmlab sweep --out`; sweep.py): `sweep.json` → `report.html`;
 - a comparison (`aqmlab compare --out`; compare.py): `compare.json` → `report.html`;
 - a suite (`aqmlab reproduce --all --out`; suite.py): experiment folders → each one's
-  `report.html`, then `index.html` and `index.json`.
+  `report.html`, then `index.html` and `index.json`;
+- an RFC 7928 characterization (`aqmlab characterize --out`; characterize.py): `characterize.json`
+  → `index.html` and a page per test.
 
 A new kind is one subclass of `PageKind` (where its folders' manifests name it, their files
 mark it, and its `page`), added to `PAGE_KINDS`:
@@ -35,6 +37,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import outdir
+from .characterize import CharacterizePage
 from .compare import ComparePage
 from .emulate import EmulatePage
 from .experiment import ExperimentPage
@@ -45,7 +48,15 @@ from .sweep import SweepPage
 
 # Every kind of page, in the order a folder whose manifest names no kind is matched by its files
 # (an emulated run's folder holds a run's files too; a sweep's, its jobs' runs).
-PAGE_KINDS: tuple[type[PageKind], ...] = (SweepPage, ComparePage, ExperimentPage, EmulatePage, RunPage, SuitePage)
+PAGE_KINDS: tuple[type[PageKind], ...] = (
+    CharacterizePage,
+    SweepPage,
+    ComparePage,
+    ExperimentPage,
+    EmulatePage,
+    RunPage,
+    SuitePage,
+)
 
 
 def page_kind(folder: Path) -> type[PageKind]:

@@ -1,0 +1,156 @@
+"""`aqmlab characterize` (issue 38): RFC 7928's tests on the ns-3 suite's network, for built-in
+mechanisms and a user's own, their metrics against closed forms, and the folder that resumes."""
+
+import json
+import math
+
+import aqmlab
+import pytest
+from aqmlab import outdir
+from aqmlab.characterize import CELL_FILE, open_folder, select
+from aqmlab.characterize.metrics import ellipse
+from aqmlab.characterize.network import BUFFER_PACKETS, PACKET_BYTES, qdisc_for
+from aqmlab.characterize.rfc7928 import rtt_links
+from aqmlab.terminal import fmt
+from conftest import aqmlab_cli
+from test_python_qdisc import EXAMPLES
+from test_report import widths_at_1280
+
+EXCESS = f"{EXAMPLES / 'own_qdisc.py'}:ExcessDrop"
+MECHANISMS = ["droptail", "codel", EXCESS]
+SECTIONS = ["4.5", "5.1.1", "5.3.1", "5.3.2", "6"]
+# The bottleneck's buffer drained at its rate: what a full drop-tail makes each packet wait.
+FULL_BUFFER_MS = BUFFER_PACKETS * PACKET_BYTES * 8 / 1e6 * 1000
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    out = tmp_path_factory.mktemp("characterize")
+    with open_folder(out, MECHANISMS, quick=True, only=SECTIONS) as folder:
+        result = folder.run(workers=2)
+    return out, result, result.to_dict()
+
+
+def _cell(doc, section, case, mechanism):
+    test = next(t for t in doc["tests"] if t["section"] == section)
+    return next(c for c in test["cases"] if c["name"] == case)["cells"][mechanism]
+
+
+def test_every_mechanism_gets_the_suites_buffer_and_red_its_settings():
+    assert qdisc_for("droptail") == {"type": "droptail", "limit": 45}
+    red = qdisc_for("red")
+    assert (red["limit"], red["min_th"], red["max_th"], red["max_p"], red["gentle"]) == (45, 5, 15, 0.02, True)
+    assert qdisc_for("fred-2")["two_packet_buffer"] is True and qdisc_for("fred-2")["limit"] == 45
+    # A preset keeps its own settings; only its buffer becomes the network's.
+    assert qdisc_for("csfq")["k"] == aqmlab.mechanisms.PRESETS["csfq"]["k"]
+    assert qdisc_for("fq_codel", 500) == {"type": "fq_codel", "limit": 500}
+    assert qdisc_for(EXCESS)["type"] == "python"
+
+
+def test_the_rtt_fairness_links_give_the_two_rtts_the_suite_sets(done):
+    for r in (5, 40, 100, 300):
+        bottleneck, fixed, variable = rtt_links(r)
+        assert math.isclose(2 * (bottleneck + 2 * fixed), 100) and math.isclose(2 * (bottleneck + 2 * variable), r)
+    # And the core's base RTT (the route's propagation) of the flows agrees.
+    _, result, _ = done
+    scenario = result.cells[f"6/R=20ms/{MECHANISMS[0]}"].scenario
+    flows = aqmlab.run(scenario.with_duration(2, warmup=0)).flows.set_index("group")["base_rtt"]
+    assert math.isclose(flows["rtt100"], 0.100) and math.isclose(flows["rttR"], 0.020)
+
+
+def test_drop_tail_fills_its_buffer_and_codel_keeps_its_target(done):
+    _, _, doc = done
+    udp = _cell(doc, "5.3.1", "udp", "droptail")
+    # An unresponsive flow at ten times the rate keeps the buffer full: each packet waits it out.
+    assert FULL_BUFFER_MS * 0.96 < udp["delay_median_ms"] <= FULL_BUFFER_MS * 1.01
+    assert udp["goodput_bps"] > 0.99e6 and udp["utilisation"] > 0.99
+    one = {m: _cell(doc, "5.1.1", "newreno", m) for m in MECHANISMS}
+    assert one["codel"]["delay_median_ms"] < 10 < 100 < one["droptail"]["delay_median_ms"]
+    assert one["droptail"]["goodput_bps"] > 0.95e6
+    # Beside a UDP of 0.8 Mbit/s, a NewReno under drop-tail gets what the UDP leaves.
+    mixed = _cell(doc, "5.3.2", "newreno-udp", "droptail")
+    assert mixed["groups"]["udp"]["goodput_bps"] > 0.75e6 and mixed["groups"]["tcp"]["goodput_bps"] < 0.25e6
+
+
+def test_ecn_marks_where_the_mechanism_can_and_says_where_it_cannot(done):
+    _, _, doc = done
+    codel = _cell(doc, "4.5", "ecn", "codel")
+    assert codel["qdisc"]["ecn"] is True and codel["ecn_marks"] > 0 and codel["note"] == ""
+    assert _cell(doc, "4.5", "drop", "codel")["ecn_marks"] == 0
+    droptail = _cell(doc, "4.5", "ecn", "droptail")
+    assert droptail["note"] == "cannot mark: drops" and "ecn" not in droptail["qdisc"]
+
+
+def test_the_report_has_every_section_as_a_string_and_a_page_each(done):
+    out, result, doc = done
+    assert [t["section"] for t in doc["tests"]] == SECTIONS
+    assert json.loads((out / "characterize.json").read_text()) == doc
+    row = {r["mechanism"]: r for r in doc["summary"]}
+    assert row["codel"]["5.1.1"] == _cell(doc, "5.1.1", "newreno", "codel")["delay_median_ms"]
+    for section in SECTIONS:
+        page = (out / f"rfc7928-{section}.html").read_text()
+        assert f"§{section}" in page and "ellipses.png" in page
+        assert (out / f"rfc7928-{section}-ellipses.png").stat().st_size > 10_000
+    assert "RFC 7928 characterization" in (out / "index.html").read_text()
+    # Readable at 1280 px: no table wider than the page.
+    for page in ("index.html", "rfc7928-6.html"):
+        fit = widths_at_1280(out / page)
+        assert fit["page"] <= 1280 and fit["wide"] == [], (page, fit)
+    # The user's class ran in every cell.
+    assert not doc["errors"] and all(row[EXCESS][s] is not None for s in SECTIONS)
+
+
+def test_a_rerun_keeps_the_cells_and_runs_again_what_is_damaged(done):
+    out, result, _ = done
+    with open_folder(out, MECHANISMS, quick=True, only=SECTIONS) as folder:
+        assert folder.pending == [] and folder.total == len(result.cells)
+    key = f"5.1.1/newreno/{EXCESS}"
+    victim = result.cells[key].folder(out) / CELL_FILE
+    victim.write_text(victim.read_text().replace("delay", "dilay"))
+    with open_folder(out, MECHANISMS, quick=True, only=SECTIONS) as folder:
+        assert [cell.key for cell in folder.pending] == [key]
+        assert CELL_FILE in folder.damaged()[key]
+        again = folder.run(workers=1)
+
+    # The same scenario and seed give the same numbers, for the user's mechanism too.
+    def numbers(metrics):
+        return json.dumps({k: v for k, v in metrics.items() if k != "wall_s"})
+
+    assert numbers(again.metrics[key]) == numbers(result.metrics[key])
+    assert outdir.verify(victim.parent) is None
+
+
+def test_select_takes_sections_and_whole_parts():
+    assert [t.section for t in select(["8.2"])] == ["8.2.2", "8.2.3", "8.2.4", "8.2.6"]
+    assert [t.section for t in select(["6", "5.1.1"])] == ["5.1.1", "6"]
+    with pytest.raises(aqmlab.ScenarioError, match=r"--only: no RFC 7928 test '9\.9'"):
+        select(["9.9"])
+
+
+def test_the_ellipse_is_the_samples_one_sigma_contour():
+    e = ellipse([10.0, 20.0, 30.0, 40.0], [1e6, 1e6, 1e6, 1e6])
+    assert math.isclose(e["semi_axes"][0], (sum((d - 25) ** 2 for d in (10, 20, 30, 40)) / 3) ** 0.5)
+    assert e["semi_axes"][1] == 0 and (e["delay_ms"], e["goodput_mbps"]) == (25.0, 1.0)
+    assert ellipse([1.0, 2.0], [1.0, 2.0]) is None
+
+
+def test_the_cli_prints_the_summary_and_json_and_refuses_bad_input(tmp_path):
+    done = aqmlab_cli("characterize", "droptail,pie", "--quick", "--only", "5.1.1", "--json", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["tests"][0]["section"] == "5.1.1" and [m["name"] for m in doc["mechanisms"]] == ["droptail", "pie"]
+    table = aqmlab_cli("characterize", "droptail,pie", "--quick", "--only", "5.1.1", "--out", tmp_path)
+    # The second run keeps both cells and prints the summary: a row per mechanism, by its label.
+    assert table.returncode == 0 and "2 cells (quick), 2 already done, running 0" in table.stderr
+    rows = {line.split()[0]: line.split()[1] for line in table.stdout.splitlines() if line.startswith(("FIFO", "PIE"))}
+    assert rows == {"FIFO": fmt(doc["summary"][0]["5.1.1"]), "PIE": fmt(doc["summary"][1]["5.1.1"])}
+    for args, message in (
+        (("nosuch",), "mechanism 'nosuch', test 4.4"),
+        (("red", "--only", "9.9"), "--only: no RFC 7928 test '9.9'"),
+        (("red,red",), "MECHANISMS: red given twice"),
+        (("",), "MECHANISMS: give at least one mechanism"),
+    ):
+        bad = aqmlab_cli("characterize", *args, "--quick", "--out", tmp_path / "bad")
+        assert bad.returncode == 2, bad.stderr
+        assert message in bad.stderr and "Traceback" not in bad.stderr

@@ -128,7 +128,7 @@ def run_cell(scenario_json: str, about: dict[str, Any], folder: str) -> dict[str
         from ..python_qdisc import failure_text
 
         raise CellError(failure_text(e)) from None
-    metrics = cell_metrics(results, float(about["bin_s"]))
+    metrics = cell_metrics(results, float(about["bin_s"]), about["link"])
     metrics["wall_s"] = round(time.perf_counter() - started, 3)
     with outdir.atomic_folder(Path(folder), {"kind": "characterize-cell", **about}) as partial:
         (partial / CELL_FILE).write_text(json.dumps({**about, "metrics": metrics}, allow_nan=True) + "\n")
@@ -145,6 +145,7 @@ def _about(cell: Cell, quick: bool) -> dict[str, Any]:
         "mechanism": cell.mechanism,
         "scenario_digest": cell.scenario.digest(),
         "bin_s": cell.scenario.get("simulation.throughput_bin"),
+        "link": cell.case.link,
         "note": cell.note,
     }
 
@@ -305,7 +306,7 @@ class Characterization:
                 for m in self.mechanisms:
                     key = f"{test.section}/{case.name}/{m}"
                     cell = self.cells[key]
-                    entry: dict[str, Any] = {"qdisc": cell.scenario.qdisc(), "note": cell.note}
+                    entry: dict[str, Any] = {"qdisc": cell.scenario.qdisc(cell.case.link), "note": cell.note}
                     if key in self.metrics:
                         entry.update(self.metrics[key])
                         if (ns3 := ns3_cell(test.section, case.name, m)) is not None:

@@ -30,12 +30,13 @@ def _ms(seconds: float) -> float:
     return float(seconds) * 1000.0
 
 
-def cell_metrics(results: Results, bin_s: float) -> dict[str, Any]:
-    """The metrics of one run whose throughput bins are `bin_s` long (see the module's
+def cell_metrics(results: Results, bin_s: float, link: str = "L->R") -> dict[str, Any]:
+    """The metrics of one run whose throughput bins are `bin_s` long, its queueing delay and
+    utilisation those of `link` (the results' name of the link: see the module's
     docstring), as JSON-ready numbers; NaN where a figure has no sample (a group with no packet
     through the bottleneck in the window)."""
     flows = results.flows
-    bottleneck = results.link("L->R")
+    bottleneck = results.link(link)
     delays = results.queue_delay_groups
     delays = delays[delays["link"] == bottleneck["id"]].set_index("group")
     transfers = results.transfers.merge(flows[["id", "group"]], left_on="flow", right_on="id")
@@ -50,6 +51,7 @@ def cell_metrics(results: Results, bin_s: float) -> dict[str, Any]:
         groups[str(group)] = {
             "flows": len(members),
             "goodput_bps": float(members["goodput_bps"].sum()),
+            "fair_share_bps": float(members["fair_share_bps"].sum()),
             "loss_rate": float(members["window_dropped_packets"].sum() / sent) if sent else math.nan,
             "packets": int(row["packets"]) if row is not None else 0,
             "delay_median_ms": _ms(row["median"]) if row is not None else math.nan,

@@ -99,20 +99,12 @@ def qdisc_for(name: str, buffer_packets: int = BUFFER_PACKETS) -> dict[str, Any]
     return {"type": name, "limit": buffer_packets}
 
 
-def dumbbell(
-    flows: list[dict[str, Any]],
-    qdisc: dict[str, Any],
-    duration: float,
-    name: str,
-    bottleneck: dict[str, Any] | None = None,
-    access_rate: str = ACCESS_RATE,
-    bin_s: float = 1.0,
+def scenario(
+    topology: dict[str, Any], flows: list[dict[str, Any]], duration: float, name: str, bin_s: float
 ) -> dict[str, Any]:
-    """A scenario on the network: `flows` (`[[flows]]` tables; each gets the network's packet
-    size unless it sets one) through the bottleneck (rate, delay, the mechanism `qdisc`;
-    `bottleneck` overrides), measured from `WARMUP_S`, with goodput and queueing delay per
-    `bin_s` (K × the minimum RTT)."""
-    link = {"rate": BOTTLENECK_RATE, "delay": BOTTLENECK_DELAY, **(bottleneck or {}), "qdisc": qdisc}
+    """A scenario of `flows` (`[[flows]]` tables; each gets the network's packet size unless it
+    sets one) on `topology`, measured from `WARMUP_S`, with goodput and queueing delay per `bin_s`
+    (K × the minimum RTT) and the queueing delay of every packet kept per flow group."""
     return {
         "name": name,
         "simulation": {
@@ -123,14 +115,60 @@ def dumbbell(
             "queue_delay": "groups",
             "queue_delay_series": True,
         },
-        "topology": {
-            "type": "dumbbell",
-            "bottleneck": link,
-            "access_rate": access_rate,
-            "access_delay": ACCESS_DELAY,
-            "sink_delay": ACCESS_DELAY,
-        },
+        "topology": topology,
         "flows": [{"packet_size": f"{PACKET_BYTES}B", **flow} for flow in flows],
+    }
+
+
+def dumbbell(
+    qdisc: dict[str, Any], bottleneck: dict[str, Any] | None = None, access_rate: str = ACCESS_RATE
+) -> dict[str, Any]:
+    """The network's dumbbell with the mechanism `qdisc` on its bottleneck (`bottleneck` overrides
+    the link's rate and delay, or adds rate changes)."""
+    return {
+        "type": "dumbbell",
+        "bottleneck": {"rate": BOTTLENECK_RATE, "delay": BOTTLENECK_DELAY, **(bottleneck or {}), "qdisc": qdisc},
+        "access_rate": access_rate,
+        "access_delay": ACCESS_DELAY,
+        "sink_delay": ACCESS_DELAY,
+    }
+
+
+def two_way(qdisc: dict[str, Any]) -> dict[str, Any]:
+    """The dumbbell as a graph with one host on each side (A - L - R - B), so that flows run both
+    ways, with the mechanism on both directions of the bottleneck L - R (RFC 7928 §9.2)."""
+    access = {"rate": ACCESS_RATE, "delay": ACCESS_DELAY}
+    return {
+        "type": "graph",
+        "nodes": ["A", "L", "R", "B"],
+        "links": [
+            {"from": "A", "to": "L", **access},
+            {
+                "from": "L",
+                "to": "R",
+                "rate": BOTTLENECK_RATE,
+                "delay": BOTTLENECK_DELAY,
+                "qdisc": qdisc,
+                "reverse_qdisc": qdisc,
+                "monitor": True,
+            },
+            {"from": "R", "to": "B", **access},
+        ],
+    }
+
+
+def parking_lot(qdisc: dict[str, Any], links: int) -> dict[str, Any]:
+    """`links` bottlenecks in a row, each at the network's rate with the mechanism, their
+    propagation splitting the bottleneck's 48 ms so that a flow through all has the network's
+    100 ms RTT (RFC 7928 §10)."""
+    delay_ms = float(BOTTLENECK_DELAY.removesuffix("ms")) / links
+    return {
+        "type": "parking_lot",
+        "congested_links": links,
+        "link": {"rate": BOTTLENECK_RATE, "delay": f"{delay_ms:g}ms", "qdisc": qdisc},
+        "access_rate": ACCESS_RATE,
+        "access_delay": ACCESS_DELAY,
+        "sink_delay": ACCESS_DELAY,
     }
 
 

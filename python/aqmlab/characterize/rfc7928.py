@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .network import (
+    ACCESS_RATE,
     BOTTLENECK_DELAY,
     BUFFER_PACKETS,
     DURATION_S,
@@ -22,6 +23,9 @@ from .network import (
     SAMPLES_PER_RTT,
     bulk_tcp,
     dumbbell,
+    parking_lot,
+    scenario,
+    two_way,
 )
 
 
@@ -32,8 +36,13 @@ class Case:
     name: str
     label: str
     flows: tuple[dict[str, Any], ...]
+    # The network's dumbbell with these changes to its bottleneck and access links ...
     bottleneck: Mapping[str, Any] = field(default_factory=dict)
-    access_rate: str | None = None
+    access_rate: str = ACCESS_RATE
+    # ... or another topology, built around the mechanism's qdisc table.
+    topology: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # The link whose queue the metrics are of, as the results name it.
+    link: str = "L->R"
     buffer_packets: int = BUFFER_PACKETS
     # The smallest base RTT of its flows (s): the sampling interval is K times it (RFC 7928 §2.7).
     min_rtt_s: float = 0.1
@@ -42,16 +51,10 @@ class Case:
 
     def scenario(self, qdisc: dict[str, Any], duration: float, test: str, mark: bool) -> dict[str, Any]:
         """The case's scenario with the mechanism `qdisc`, told to mark (`ecn`) when `mark`."""
-        extra = {"access_rate": self.access_rate} if self.access_rate else {}
-        return dumbbell(
-            [dict(flow) for flow in self.flows],
-            {**qdisc, "ecn": True} if mark else qdisc,
-            duration,
-            name=f"rfc7928-{test}-{self.name}",
-            bottleneck=dict(self.bottleneck),
-            bin_s=round(SAMPLES_PER_RTT * self.min_rtt_s, 6),
-            **extra,
-        )
+        qdisc = {**qdisc, "ecn": True} if mark else qdisc
+        topology = self.topology(qdisc) if self.topology else dumbbell(qdisc, dict(self.bottleneck), self.access_rate)
+        bin_s = round(SAMPLES_PER_RTT * self.min_rtt_s, 6)
+        return scenario(topology, [dict(flow) for flow in self.flows], duration, f"rfc7928-{test}-{self.name}", bin_s)
 
 
 @dataclass(frozen=True)
@@ -273,6 +276,47 @@ def _size_ratio(cells: Mapping[str, Mapping[str, Any]]) -> float:
     return _goodput_ratio("small", "large")(cells["1500B-300B"])
 
 
+# §9.1: a traffic mix of the kinds the RFC lists (bulk TCP, web, VoIP, CBR UDP; its adaptive
+# video has no source here yet): one bulk NewReno, §7's five web sources, a VoIP-like call
+# (80 kbit/s of 200-byte packets: G.711's 160 B every 20 ms with 40 B of RTP/UDP/IP) and a CBR
+# UDP of 100 kbit/s.
+VOIP = {"type": "cbr", "name": "voip", "rate": "80kbps", "packet_size": "200B"}
+
+
+def _mix(_: bool) -> list[Case]:
+    web = {
+        "type": "tcp",
+        "name": "web",
+        "count": 5,
+        "tcp": NEWRENO,
+        "workload": {"type": "web", "pareto_mean": 10, "think_time": "1s"},
+    }
+    cbr = {"type": "cbr", "name": "cbr", "rate": "100kbps"}
+    return [Case("mix", "bulk + 5 web + VoIP + CBR", (bulk_tcp("bulk"), web, VOIP, cbr))]
+
+
+# §9.2: bidirectional traffic: a bulk NewReno each way, so that each direction's data shares the
+# bottleneck with the other's ACKs; the mechanism runs on both directions.
+def _two_way(_: bool) -> list[Case]:
+    flows = (bulk_tcp("forward", src="A", dst="B"), bulk_tcp("reverse", src="B", dst="A"))
+    return [Case("both-ways", "NewReno each way", flows, topology=two_way)]
+
+
+# §10: the mechanism on two bottlenecks in a row (a parking lot): a NewReno through both beside
+# one that crosses each; its fair share is half of each link.
+def _parking_lot(_: bool) -> list[Case]:
+    flows = (bulk_tcp("through"), bulk_tcp("cross0", hop=0), bulk_tcp("cross1", hop=1))
+    return [
+        Case("two-links", "through + 1 cross flow per link", flows, topology=lambda q: parking_lot(q, 2), link="R0->R1")
+    ]
+
+
+def _through_share(cells: Mapping[str, Mapping[str, Any]]) -> float:
+    """The through flow's goodput over its max-min fair share."""
+    group = cells["two-links"]["groups"]["through"]
+    return group["goodput_bps"] / group["fair_share_bps"] if group["fair_share_bps"] else float("nan")
+
+
 TESTS: tuple[Test, ...] = (
     Test(
         "4.4",
@@ -397,6 +441,33 @@ TESTS: tuple[Test, ...] = (
         "(suite: vary-available-capacity-uno.cc, -duo.cc)",
         _capacity,
         Merit("utilisation, fast changes", "fraction", "higher", _only("every-0.1s", "utilisation")),
+    ),
+    Test(
+        "9.1",
+        "Traffic mix",
+        "A mix of bulk, web, VoIP-like and CBR traffic: what each kind gets and waits.",
+        "nothing",
+        "1 bulk NewReno, 5 web sources, a VoIP-like CBR of 80 kbit/s in 200 B packets, a CBR of 100 kbit/s",
+        _mix,
+        Merit("VoIP delay, p99", "ms", "lower", _only("mix", "delay_p99_ms", "voip")),
+    ),
+    Test(
+        "9.2",
+        "Bidirectional traffic",
+        "Flows both ways: each direction's data queues with the other's ACKs.",
+        "nothing",
+        "a bulk NewReno each way; the mechanism on both directions of the bottleneck",
+        _two_way,
+        Merit("goodput, both ways", "Mbps", "higher", lambda cells: cells["both-ways"]["goodput_bps"] / 1e6),
+    ),
+    Test(
+        "10",
+        "Several bottlenecks",
+        "The mechanism on two bottlenecks in a row: what a flow through both keeps against one flow per link.",
+        "nothing",
+        "parking lot of 2 links of 1 Mbit/s, 24 ms each; a NewReno through both, one across each",
+        _parking_lot,
+        Merit("through flow / fair share", "ratio", "closer to 1", _through_share),
     ),
 )
 

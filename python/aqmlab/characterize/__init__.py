@@ -280,14 +280,16 @@ class Characterization:
     errors: dict[str, str]
     written: list[Path] | None = None
 
-    def merit(self, test: Test, mechanism: str) -> float | None:
-        """The test's figure of merit for `mechanism`, None when a cell of it did not run."""
+    def merit(self, test: Test, mechanism: str) -> float | list[float] | None:
+        """The test's figure of merit for `mechanism` (a number, or [goodput, delay] for a
+        trade-off), None when a cell of it did not run."""
         cases = {
             case.name: self.metrics.get(f"{test.section}/{case.name}/{mechanism}") for case in test.cases(self.quick)
         }
         if any(metrics is None for metrics in cases.values()):
             return None
-        return float(test.merit.of(cases))
+        value = test.merit.of(cases)
+        return [float(v) for v in value] if isinstance(value, list) else float(value)
 
     def summary(self) -> list[dict[str, Any]]:
         """One row per mechanism: its figure of merit in each test, by section."""
@@ -339,6 +341,21 @@ class Characterization:
                 "errors": dict(sorted(self.errors.items())),
             }
         )
+
+
+def merit_text(value: float | list[float] | None, unit: str) -> str:
+    """A figure of merit as the summary shows it, with its unit unless `unit` is "" (a trade-off:
+    `0.83 Mbps / 6.6 ms`)."""
+    if isinstance(value, list):
+        units = [u.strip() for u in unit.split(",")] if unit else ["", ""]
+        return (" / " if unit else "/").join(_merit_number(v, u) for v, u in zip(value, units, strict=True))
+    return _merit_number(value, unit)
+
+
+def _merit_number(value: float | None, unit: str) -> str:
+    if value is None or value != value:
+        return "-"
+    return f"{value:.3g}" if unit in ("", "ratio", "fraction") else f"{value:.3g} {unit}"
 
 
 def _finite(value: Any) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 from .. import outdir
 from ..plots import subplots
 from ..report.blocks import _e, _page, _png_file, _table
+from . import merit_text
 
 INDEX = "index.html"
 
@@ -45,12 +46,6 @@ def write_pages(out: Path, doc: Mapping[str, Any]) -> list[Path]:
     return [index, *pages]
 
 
-def _merit_text(value: float | None, unit: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:.3g}" if unit in ("ratio", "fraction") else f"{value:.3g} {unit}"
-
-
 def _index_page(doc: Mapping[str, Any]) -> str:
     tests = doc["tests"]
     # Sections only in the headers, so that the table fits the page; the list below names them.
@@ -58,7 +53,7 @@ def _index_page(doc: Mapping[str, Any]) -> str:
     rows = []
     for row in doc["summary"]:
         cells = [_e(_label(doc, row["mechanism"]))]
-        cells += [_e(_merit_text(row[t["section"]], t["merit"]["unit"])) for t in tests]
+        cells += [_e(merit_text(row[t["section"]], t["merit"]["unit"])) for t in tests]
         rows.append(cells)
     merits = "".join(
         f'<li><a href="{_page_name(t["section"])}">§{_e(t["section"])} {_e(t["title"])}</a>: '

@@ -73,7 +73,7 @@ def characterize(
     connect_timeout: ConnectTimeoutOption = f"{CONNECT_TIMEOUT_S:g}s",
     worker_timeout: WorkerTimeoutOption = f"{WORKER_TIMEOUT_S:g}s",
 ) -> None:
-    from ..characterize import open_folder
+    from ..characterize import merit_text, open_folder
 
     names = [name.strip() for name in mechanisms.split(",") if name.strip()]
     if not names:
@@ -96,13 +96,20 @@ def characterize(
     if json_output:
         print_json(doc)
     else:
-        tests = doc["tests"]
-        columns = ["mechanism", *(f"§{t['section']} {t['merit']['label']} ({t['merit']['unit']})" for t in tests)]
+        # One row per test, one column per mechanism: the table fits a terminal.
+        by_mechanism = {row["mechanism"]: row for row in doc["summary"]}
+        columns = ["test", *(m["label"] for m in doc["mechanisms"])]
         rows = [
-            [m["label"], *(row[t["section"]] for t in tests)]
-            for m, row in zip(doc["mechanisms"], doc["summary"], strict=True)
+            [f"§{t['section']}", *(merit_text(by_mechanism[m["name"]][t["section"]], "") for m in doc["mechanisms"])]
+            for t in doc["tests"]
         ]
-        terminal.show(terminal.table(columns, rows, "RFC 7928: each test's figure of merit"))
+        lines = terminal.table(columns, rows, "RFC 7928: each test's figure of merit")
+        for t in doc["tests"]:
+            merit = t["merit"]
+            lines += terminal.paragraph(
+                f"§{t['section']} {t['title']}: {merit['label']} ({merit['unit']}; {merit['better']})"
+            )
+        terminal.show(lines)
     say(f"wrote {done.written[0]} and {len(done.written) - 1} test pages")
     if done.errors:
         raise typer.Exit(1)

@@ -92,12 +92,16 @@ CASES: dict[str, list[Case]] = {
         Case(["compare", SCENARIO, "-m", "droptail", "--json"]),
         Case(["compare", "parking-lot", "-m", "scenario,fq_codel", "--link", "B->C", "--json"]),
     ],
+    "aqmlab characterize MECHS [--quick] [--only SECTIONS] [--out DIR] [--json] [--workers N | --scheduler ADDR]": [
+        Case(["characterize", "red,fq_codel", "--quick", "--only", "5.1.1,10", "--out", "{out}/characterize"]),
+        Case(["characterize", "codel", "--quick", "--only", "6", "--json", "--out", "{out}/characterize-json"]),
+    ],
     "aqmlab sweep SPEC --out DIR [--workers N] [--scheduler ADDRESS] [--wait]": [
         Case(["sweep", "droptail-buffer", "--out", "{out}/sweep", "--workers", "2", "--wait"])
     ],
     "aqmlab report DIR": [
         Case(["report", "{out}/" + folder], prints=False)
-        for folder in ("run", "pcap", "fig11", "all", "sweep", "compare")
+        for folder in ("run", "pcap", "fig11", "all", "sweep", "compare", "characterize")
     ],
     "aqmlab validate tcp [--json]": [Case(["validate", "tcp", "--json"])],
     "aqmlab validate ns2 [--live] [--json]": [Case(["validate", "ns2", "--json"], rows_on_stdout=True)],

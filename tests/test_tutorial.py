@@ -130,3 +130,16 @@ def test_its_pictures_are_what_its_commands_draw(folder):
     for picture, path in drawn.items():
         # Byte for byte (the figures are deterministic): regenerate the picture when this fails.
         assert (TUTORIAL.parent / picture).read_bytes() == path.read_bytes(), picture
+
+
+def test_its_characterization_says_what_the_text_says(folder):
+    """Chapter 10: ExcessDrop fills the 1 Mbit/s link at a mean delay many times CoDel's."""
+    out, _ = folder
+    doc = json.loads((out / "out" / "my-aqm-rfc7928" / "characterize.json").read_text())
+    summary = {row["mechanism"]: row for row in doc["summary"]}
+    (ours,) = [name for name in summary if name.endswith(":ExcessDrop")]
+    goodput, delay = summary[ours]["5.1.1"]
+    codel_goodput, codel_delay = summary["codel"]["5.1.1"]
+    assert goodput > 0.98 and 70 < delay < 90 and codel_delay < 7 and 0.8 < codel_goodput < 0.85
+    assert (out / "out" / "my-aqm-rfc7928" / "rfc7928-5.1.1-ellipses.png").stat().st_size > 10_000
+

@@ -124,10 +124,10 @@ def _test_page(test: Mapping[str, Any], doc: Mapping[str, Any], figures: Sequenc
         _table(columns, rows, sortable=True),
         "<p class=\"muted\">Delay: each packet's sojourn in the bottleneck's queue. The median and p99 "
         "of all flows are shown where the case has one flow group; the mean is always over every packet.</p>",
-        "<h2>Per flow group</h2>",
-        groups,
         "<h2>Figures</h2>",
         *(_png_file(path) for path in figures),
+        "<h2>Per flow group</h2>",
+        f"<details><summary>each flow group's goodput, loss, delay and transfers</summary>{groups}</details>",
         f'<p><a href="{INDEX}">back to the summary</a></p>',
     ]
     return _page(f"RFC 7928 §{test['section']}: {test['title']}", body)

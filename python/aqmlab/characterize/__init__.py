@@ -229,7 +229,7 @@ class CharacterizeFolder:
             errors_path.unlink(missing_ok=True)
         from .report import write_pages
 
-        done.written = write_pages(self.out, done.to_dict())
+        done.written = write_pages(self.out, done.to_dict(), workers or os.cpu_count() or 1)
         return done
 
 

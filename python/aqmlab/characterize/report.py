@@ -33,17 +33,26 @@ def _mbps(bps: float | None) -> float | None:
     return None if bps is None else bps / 1e6
 
 
-def write_pages(out: Path, doc: Mapping[str, Any]) -> list[Path]:
-    """Writes every test's page and figures and the index; returns the pages (index first)."""
-    pages = []
-    for test in doc["tests"]:
-        figures = _figures(out, test, doc["mechanisms"])
-        path = out / _page_name(test["section"])
-        outdir.write_text(path, _test_page(test, doc, figures))
-        pages.append(path)
+def write_pages(out: Path, doc: Mapping[str, Any], workers: int = 1) -> list[Path]:
+    """Writes every test's page and figures (on `workers` local processes: drawing is most of a
+    characterization's time) and the index; returns the pages (index first)."""
+    from ..workers import run_tasks
+
+    pages: dict[str, Path] = {}
+    tasks = [(test["section"], (str(out), test, doc)) for test in doc["tests"]]
+    # No error is expected: one raised in a worker is raised here.
+    run_tasks(_write_test_page, tasks, lambda section, page, _: pages.__setitem__(section, page), workers, expected=())
     index = out / INDEX
     outdir.write_text(index, _index_page(doc))
-    return [index, *pages]
+    return [index, *(pages[test["section"]] for test in doc["tests"])]
+
+
+def _write_test_page(out: str, test: Mapping[str, Any], doc: Mapping[str, Any]) -> Path:
+    folder = Path(out)
+    figures = _figures(folder, test, doc["mechanisms"])
+    path = folder / _page_name(test["section"])
+    outdir.write_text(path, _test_page(test, doc, figures))
+    return path
 
 
 def _index_page(doc: Mapping[str, Any]) -> str:

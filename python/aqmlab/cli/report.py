@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..report import write_report
+from ..report import page_kind, write_report
 from ._common import command_app, command_help, fail, say
 
 app = command_app()
@@ -18,7 +18,7 @@ app = command_app()
         "report",
         "DIR/report.html for the folder of `aqmlab run`, `reproduce ID` or `sweep` (figures embedded, tables, "
         "the scenario, the summary, pass/fail marks); for the folder of `reproduce --all`, each experiment's "
-        "page and DIR/index.html.",
+        "page and DIR/index.html; for the folder of `characterize`, DIR/index.html and a page per test.",
     )
 )
 def report(
@@ -28,5 +28,7 @@ def report(
         written = write_report(folder)
     except ValueError as e:  # OutputError included: a damaged or foreign file, named
         raise fail(str(e)) from None
-    more = f" and {len(written) - 2} experiment pages" if written[0].name == "index.html" else ""
+    # A suite's or a characterization's index comes first, then a page per experiment or test.
+    pages = [path for path in written[1:] if path.suffix == ".html"]
+    more = f" and {len(pages)} {page_kind(folder).subpages}" if pages else ""
     say(f"wrote {written[0]}{more}")

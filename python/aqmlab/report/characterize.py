@@ -15,6 +15,7 @@ class CharacterizePage(PageKind):
     manifest_kinds = ("characterize",)
     marker = "characterize.json"
     command = "characterize"
+    subpages = "test pages"
 
     def write(self, folder: Path) -> list[Path]:
         from ..characterize.report import write_pages

@@ -24,6 +24,8 @@ class PageKind:
     marker: ClassVar[str] = ""
     # The aqmlab command that writes such folders, for the error naming what a folder is not.
     command: ClassVar[str] = ""
+    # What the pages after a folder's index are, where it has one (`aqmlab report` counts them).
+    subpages: ClassVar[str] = "pages"
 
     @classmethod
     def recognises(cls, folder: Path) -> bool:

@@ -22,6 +22,7 @@ class SuitePage(PageKind):
     """A folder of experiment folders (no manifest of its own: each experiment has its own)."""
 
     command = "reproduce"
+    subpages = "experiment pages"
 
     @classmethod
     def recognises(cls, folder: Path) -> bool:

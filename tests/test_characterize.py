@@ -18,7 +18,7 @@ from test_report import widths_at_1280
 
 EXCESS = f"{EXAMPLES / 'own_qdisc.py'}:ExcessDrop"
 MECHANISMS = ["droptail", "codel", EXCESS]
-SECTIONS = ["4.5", "5.1.1", "5.3.1", "5.3.2", "6"]
+SECTIONS = ["4.5", "5.1.1", "5.3.1", "5.3.2", "6", "9.2", "10"]
 # The bottleneck's buffer drained at its rate: what a full drop-tail makes each packet wait.
 FULL_BUFFER_MS = BUFFER_PACKETS * PACKET_BYTES * 8 / 1e6 * 1000
 
@@ -70,6 +70,18 @@ def test_drop_tail_fills_its_buffer_and_codel_keeps_its_target(done):
     # Beside a UDP of 0.8 Mbit/s, a NewReno under drop-tail gets what the UDP leaves.
     mixed = _cell(doc, "5.3.2", "newreno-udp", "droptail")
     assert mixed["groups"]["udp"]["goodput_bps"] > 0.75e6 and mixed["groups"]["tcp"]["goodput_bps"] < 0.25e6
+
+
+def test_two_way_traffic_and_two_bottlenecks(done):
+    _, _, doc = done
+    both = _cell(doc, "9.2", "both-ways", "droptail")
+    # Each direction carries its data and the other's ACKs: both flows get most of their 1 Mbit/s.
+    assert both["groups"]["forward"]["goodput_bps"] > 0.6e6 and both["groups"]["reverse"]["goodput_bps"] > 0.6e6
+    through = {m: _cell(doc, "10", "two-links", m)["groups"]["through"] for m in ("droptail", "codel")}
+    # The fair share of the flow through both links is half of each; a FIFO gives it less (it
+    # loses at two queues and has twice the RTT of the cross flows).
+    assert all(0.49e6 < g["fair_share_bps"] < 0.51e6 for g in through.values())
+    assert through["droptail"]["goodput_bps"] < 0.4 * through["droptail"]["fair_share_bps"]
 
 
 def test_ecn_marks_where_the_mechanism_can_and_says_where_it_cannot(done):

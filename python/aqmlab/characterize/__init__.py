@@ -128,7 +128,7 @@ def run_cell(scenario_json: str, about: dict[str, Any], folder: str) -> dict[str
         from ..python_qdisc import failure_text
 
         raise CellError(failure_text(e)) from None
-    metrics = cell_metrics(results, float(about["bin_s"]), about["link"])
+    metrics = cell_metrics(results, float(about["bin_s"]), about["link"], float(about["min_rtt_s"]))
     metrics["wall_s"] = round(time.perf_counter() - started, 3)
     with outdir.atomic_folder(Path(folder), {"kind": "characterize-cell", **about}) as partial:
         (partial / CELL_FILE).write_text(json.dumps({**about, "metrics": metrics}, allow_nan=True) + "\n")
@@ -146,6 +146,7 @@ def _about(cell: Cell, quick: bool) -> dict[str, Any]:
         "scenario_digest": cell.scenario.digest(),
         "bin_s": cell.scenario.get("simulation.throughput_bin"),
         "link": cell.case.link,
+        "min_rtt_s": cell.case.min_rtt_s,
         "note": cell.note,
     }
 

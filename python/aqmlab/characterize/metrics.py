@@ -11,6 +11,11 @@ is: `groups` per flow group (a `[[flows]]` entry), the rest all flows together.
   with one group, its quantiles;
 - jitter (§2.4): the 99th percentile less the median of that delay, per group;
 - flow completion time (§2.1): each finished transfer's end less its start, per group;
+- loss synchronisation (§2.6), where the case records drops: the bottleneck's drops in the window
+  fall into congestion events (a drop within one minimum RTT of the previous one is in the same
+  event); the synchronisation rate is the mean, over events, of the fraction of the flows that
+  lost a packet in it (Hassayoun and Ros's global synchronisation rate: 1/N when each event hits
+  one flow of N, 1 when every event hits all);
 - §2.7's delay–goodput trade-off: all flows' goodput and mean queueing delay in each interval
   of K × the minimum RTT that lies in the window (the throughput bins), and their 1-σ ellipse.
 """
@@ -30,7 +35,7 @@ def _ms(seconds: float) -> float:
     return float(seconds) * 1000.0
 
 
-def cell_metrics(results: Results, bin_s: float, link: str = "L->R") -> dict[str, Any]:
+def cell_metrics(results: Results, bin_s: float, link: str = "L->R", min_rtt: float = 0.1) -> dict[str, Any]:
     """The metrics of one run whose throughput bins are `bin_s` long, its queueing delay and
     utilisation those of `link` (the results' name of the link: see the module's
     docstring), as JSON-ready numbers; NaN where a figure has no sample (a group with no packet
@@ -78,10 +83,25 @@ def cell_metrics(results: Results, bin_s: float, link: str = "L->R") -> dict[str
         "fct_median_s": float(np.median(all_fct)) if all_fct else math.nan,
         "transfers_done": len(all_fct),
         "jain_index": float(results.summary(wall_time=False)["jain_index"]),
+        "synchronisation": synchronisation(results, bottleneck["id"], min_rtt),
         "groups": groups,
         "series": series,
         "ellipse": ellipse(series["delay_ms"], series["goodput_bps"]),
     }
+
+
+def synchronisation(results: Results, link: int, min_rtt: float) -> dict[str, Any] | None:
+    """The loss synchronisation of the flows at `link` (see the module's docstring): the number of
+    congestion events and the synchronisation rate; None without recorded drops or flows."""
+    drops = results.drop_log
+    drops = drops[(drops["link"] == link) & (drops["time"] >= results.warmup)].sort_values("time", kind="stable")
+    flows = len(results.flows)
+    if drops.empty or flows == 0:
+        return None
+    # A new event starts where the gap to the previous drop exceeds one minimum RTT.
+    event = (drops["time"].diff().fillna(math.inf) > min_rtt).cumsum()
+    hit = drops.groupby(event)["flow"].nunique() / flows
+    return {"events": int(len(hit)), "rate": float(hit.mean())}
 
 
 def delay_goodput_series(results: Results, link: int, bin_s: float) -> dict[str, list[float]]:

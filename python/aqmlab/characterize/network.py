@@ -100,11 +100,17 @@ def qdisc_for(name: str, buffer_packets: int = BUFFER_PACKETS) -> dict[str, Any]
 
 
 def scenario(
-    topology: dict[str, Any], flows: list[dict[str, Any]], duration: float, name: str, bin_s: float
+    topology: dict[str, Any],
+    flows: list[dict[str, Any]],
+    duration: float,
+    name: str,
+    bin_s: float,
+    record_drops: bool = False,
 ) -> dict[str, Any]:
     """A scenario of `flows` (`[[flows]]` tables; each gets the network's packet size unless it
     sets one) on `topology`, measured from `WARMUP_S`, with goodput and queueing delay per `bin_s`
-    (K × the minimum RTT) and the queueing delay of every packet kept per flow group."""
+    (K × the minimum RTT), the queueing delay of every packet kept per flow group, and with
+    `record_drops` every drop's time (for loss synchronisation)."""
     return {
         "name": name,
         "simulation": {
@@ -114,6 +120,7 @@ def scenario(
             "sample_interval": 0,
             "queue_delay": "groups",
             "queue_delay_series": True,
+            "record_drops": record_drops,
         },
         "topology": topology,
         "flows": [{"packet_size": f"{PACKET_BYTES}B", **flow} for flow in flows],

@@ -99,13 +99,14 @@ def _test_page(test: Mapping[str, Any], doc: Mapping[str, Any], figures: Sequenc
         "transfers done",
         "transfer time median (s)",
         "Jain index",
+        "loss sync",
         "note",
     ]
     rows = []
     for case in test["cases"]:
         for mechanism, cell in case["cells"].items():
             if "error" in cell:
-                rows.append([case["label"], _label(doc, mechanism), *["-"] * 9, cell["error"]])
+                rows.append([case["label"], _label(doc, mechanism), *["-"] * 10, cell["error"]])
                 continue
             rows.append(
                 [
@@ -120,6 +121,7 @@ def _test_page(test: Mapping[str, Any], doc: Mapping[str, Any], figures: Sequenc
                     cell["transfers_done"],
                     cell["fct_median_s"],
                     cell["jain_index"],
+                    (cell["synchronisation"] or {}).get("rate"),
                     cell["note"],
                 ]
             )
@@ -132,7 +134,8 @@ def _test_page(test: Mapping[str, Any], doc: Mapping[str, Any], figures: Sequenc
         "<h2>All flows</h2>",
         _table(columns, rows, sortable=True),
         "<p class=\"muted\">Delay: each packet's sojourn in the bottleneck's queue. The median and p99 "
-        "of all flows are shown where the case has one flow group; the mean is always over every packet.</p>",
+        "of all flows are shown where the case has one flow group; the mean is always over every packet. "
+        "Loss sync: the mean fraction of the flows that lose a packet in each congestion event (RFC 7928 §2.6).</p>",
         "<h2>Figures</h2>",
         *(_png_file(path) for path in figures),
         "<h2>Per flow group</h2>",

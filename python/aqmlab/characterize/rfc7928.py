@@ -48,13 +48,16 @@ class Case:
     min_rtt_s: float = 0.1
     # The mechanism is asked to mark instead of drop (§4.5).
     ecn: bool = False
+    # Its long-lived TCPs' loss synchronisation is measured (§2.6): every drop is recorded.
+    synchronisation: bool = False
 
     def scenario(self, qdisc: dict[str, Any], duration: float, test: str, mark: bool) -> dict[str, Any]:
         """The case's scenario with the mechanism `qdisc`, told to mark (`ecn`) when `mark`."""
         qdisc = {**qdisc, "ecn": True} if mark else qdisc
         topology = self.topology(qdisc) if self.topology else dumbbell(qdisc, dict(self.bottleneck), self.access_rate)
         bin_s = round(SAMPLES_PER_RTT * self.min_rtt_s, 6)
-        return scenario(topology, [dict(flow) for flow in self.flows], duration, f"rfc7928-{test}-{self.name}", bin_s)
+        flows = [dict(flow) for flow in self.flows]
+        return scenario(topology, flows, duration, f"rfc7928-{test}-{self.name}", bin_s, self.synchronisation)
 
 
 @dataclass(frozen=True)
@@ -226,7 +229,7 @@ def _bursts(_: bool) -> list[Case]:
 def _congestion(flows: int, delay: str = BOTTLENECK_DELAY) -> Callable[[bool], list[Case]]:
     def cases(_: bool) -> list[Case]:
         tcps = tuple(bulk_tcp(f"tcp{i}", start=float(i)) for i in range(flows))
-        return [Case(f"{flows}-flows", f"{flows} NewReno", tcps, bottleneck={"delay": delay})]
+        return [Case(f"{flows}-flows", f"{flows} NewReno", tcps, bottleneck={"delay": delay}, synchronisation=True)]
 
     return cases
 

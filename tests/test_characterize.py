@@ -143,6 +143,19 @@ def test_red_desynchronises_the_losses_of_long_flows(tmp_path):
     assert 1 / 7 <= rate["red"] < 0.75 * rate["droptail"]
 
 
+def test_a_dask_cluster_gives_the_same_numbers(tmp_path, dask_cluster):
+    address, _ = dask_cluster
+    runs = {}
+    for where, options in (("local", {"workers": 1}), ("dask", {"scheduler": address})):
+        with open_folder(tmp_path / where, ["droptail", "codel"], quick=True, only=["5.1.1", "5.3.2"]) as folder:
+            runs[where] = folder.run(**options)
+
+    def numbers(done):
+        return json.dumps({k: {m: v for m, v in ms.items() if m != "wall_s"} for k, ms in sorted(done.metrics.items())})
+
+    assert len(runs["dask"].metrics) == 4 and numbers(runs["dask"]) == numbers(runs["local"])
+
+
 def test_select_takes_sections_and_whole_parts():
     assert [t.section for t in select(["8.2"])] == ["8.2.2", "8.2.3", "8.2.4", "8.2.6"]
     assert [t.section for t in select(["6", "5.1.1"])] == ["5.1.1", "6"]

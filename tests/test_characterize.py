@@ -13,7 +13,7 @@ from aqmlab.characterize.metrics import ellipse
 from aqmlab.characterize.network import BUFFER_PACKETS, PACKET_BYTES, qdisc_for
 from aqmlab.characterize.rfc7928 import rtt_links
 from conftest import aqmlab_cli
-from test_python_qdisc import EXAMPLES
+from test_python_qdisc import BROKEN, EXAMPLES, _user_module
 from test_report import widths_at_1280
 
 EXCESS = f"{EXAMPLES / 'own_qdisc.py'}:ExcessDrop"
@@ -154,6 +154,17 @@ def test_a_dask_cluster_gives_the_same_numbers(tmp_path, dask_cluster):
         return json.dumps({k: {m: v for m, v in ms.items() if m != "wall_s"} for k, ms in sorted(done.metrics.items())})
 
     assert len(runs["dask"].metrics) == 4 and numbers(runs["dask"]) == numbers(runs["local"])
+
+
+def test_a_mechanism_that_raises_fails_its_cells_with_the_users_traceback(tmp_path):
+    mine = _user_module(tmp_path, BROKEN["raises"][0])
+    done = aqmlab_cli("characterize", f"droptail,{mine}:Broken", "--quick", "--only", "5.1.1", "--out", tmp_path / "o")
+    assert done.returncode == 1, done.stderr
+    # Its cell says where it raised, with the user's own frames and not the engine's.
+    assert re.search(r"5\.1\.1/newreno/.*Broken failed to run: .*Broken\.enqueue raised ZeroDivisionError", done.stderr)
+    assert "mine.py" in done.stderr and "1 / 0" in done.stderr and "aqmlab/api.py" not in done.stderr
+    doc = json.loads((tmp_path / "o" / "characterize.json").read_text())
+    assert list(doc["errors"]) == [f"5.1.1/newreno/{mine}:Broken"] and doc["summary"][0]["5.1.1"] is not None
 
 
 def test_select_takes_sections_and_whole_parts():

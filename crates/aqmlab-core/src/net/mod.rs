@@ -8,6 +8,8 @@ use crate::qdisc::{Backlog, LinkInfo, QdiscEvents, QdiscSpec, QueueDisc, Verdict
 use crate::rng::stream;
 use crate::rng::Rng;
 use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, TopologySpec};
+
+pub mod resolved;
 use crate::time::{self, from_secs, Time};
 use crate::transport::udp::RateChange;
 use crate::units::{Rate, Seconds};
@@ -194,6 +196,59 @@ impl Network {
     }
 }
 
+/// One direction of a link as the scenario resolves it, before its queue is built: what
+/// [`Network::build`] builds, and what [`resolved`] shows.
+pub struct LinkPlan<'a> {
+    /// `L->R`, as results name it.
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    /// The link's rates in time: (from when, bits/s), the first from 0.
+    pub rates: Vec<(Time, f64)>,
+    pub delay: Time,
+    pub qdisc: &'a QdiscSpec,
+    /// The scenario's field its qdisc table is read from (`topology.bottleneck.qdisc`).
+    pub qdisc_path: String,
+    pub monitored: bool,
+    /// Keys the qdisc's random stream: its ends' stream keys (see `Builder::stream_keys`).
+    stream_key: String,
+}
+
+impl LinkPlan<'_> {
+    fn build(self, scenario: &Scenario) -> Link {
+        let rate = self.rates[0].1;
+        let info = LinkInfo {
+            rate_bps: rate,
+            delay: self.delay,
+            measure_from: from_secs(scenario.simulation.warmup.0),
+        };
+        let rng = stream(scenario.simulation.seed, &format!("link/{}/qdisc", self.stream_key));
+        Link {
+            to: self.to,
+            transmitting: false,
+            lazy_tx_done: None,
+            rate_bps: rate,
+            tx_memo: NO_TX_MEMO,
+            delay: self.delay,
+            queue: LinkQueue::build(self.qdisc, &info, rng),
+            name: self.name,
+            from: self.from,
+            qdisc_type: self.qdisc.type_name(),
+            monitored: self.monitored,
+            rates: self.rates,
+        }
+    }
+}
+
+/// A scenario's network before anything in it is built: the nodes, every link direction in
+/// the order the engine numbers them, and each expanded flow's endpoints.
+pub struct NetworkPlan<'a> {
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkPlan<'a>>,
+    /// Per expanded flow, in the order of [`Scenario::expanded_flows`]: (source, destination).
+    pub endpoints: Vec<(NodeId, NodeId)>,
+}
+
 /// What the builder needs to make a full-duplex link: a scenario's link, or a host's access link.
 struct Duplex<'s> {
     rate: Rate,
@@ -201,16 +256,20 @@ struct Duplex<'s> {
     qdisc: &'s QdiscSpec,
     reverse_qdisc: &'s QdiscSpec,
     rate_changes: &'s [RateChange],
+    /// The fields of `qdisc` and `reverse_qdisc`.
+    qdisc_paths: [String; 2],
 }
 
-impl<'s> From<&'s LinkSpec> for Duplex<'s> {
-    fn from(l: &'s LinkSpec) -> Self {
+impl<'s> Duplex<'s> {
+    /// A scenario's link, found at `path` (`topology.links[2]`).
+    fn of(l: &'s LinkSpec, path: &str) -> Self {
         Duplex {
             rate: l.rate,
             delay: l.delay,
             qdisc: &l.qdisc,
             reverse_qdisc: &l.reverse_qdisc,
             rate_changes: &l.rate_changes,
+            qdisc_paths: [format!("{path}.qdisc"), format!("{path}.reverse_qdisc")],
         }
     }
 }
@@ -222,8 +281,7 @@ struct Builder<'a> {
     /// does not change when flows are inserted before it, unlike `src<id>`.
     stream_keys: Vec<String>,
     index: HashMap<String, NodeId>,
-    links: Vec<Link>,
-    scenario: &'a Scenario,
+    links: Vec<LinkPlan<'a>>,
 }
 
 impl<'a> Builder<'a> {
@@ -239,47 +297,36 @@ impl<'a> Builder<'a> {
         id
     }
 
-    fn simplex(&mut self, from: NodeId, to: NodeId, link: &Duplex, qdisc: &QdiscSpec, monitored: bool) {
-        let name = format!("{}->{}", self.nodes[from as usize], self.nodes[to as usize]);
-        let rate = link.rate.0;
-        let info = LinkInfo {
-            rate_bps: rate,
-            delay: link.delay.nanos(),
-            measure_from: from_secs(self.scenario.simulation.warmup.0),
-        };
+    fn simplex(&mut self, from: NodeId, to: NodeId, link: &Duplex<'a>, reverse: bool, monitored: bool) {
+        let (f, t) = (from as usize, to as usize);
         let changes = link.rate_changes.iter().map(|c| (c.at.nanos(), c.rate.0));
-        let key = format!("{}->{}", self.stream_keys[from as usize], self.stream_keys[to as usize]);
-        let rng = stream(self.scenario.simulation.seed, &format!("link/{key}/qdisc"));
-        self.links.push(Link {
-            to,
-            transmitting: false,
-            lazy_tx_done: None,
-            rate_bps: rate,
-            tx_memo: NO_TX_MEMO,
-            delay: info.delay,
-            queue: LinkQueue::build(qdisc, &info, rng),
-            name,
+        self.links.push(LinkPlan {
+            name: format!("{}->{}", self.nodes[f], self.nodes[t]),
             from,
-            qdisc_type: qdisc.type_name(),
+            to,
+            rates: std::iter::once((0, link.rate.0)).chain(changes).collect(),
+            delay: link.delay.nanos(),
+            qdisc: if reverse { link.reverse_qdisc } else { link.qdisc },
+            qdisc_path: link.qdisc_paths[usize::from(reverse)].clone(),
             monitored,
-            rates: std::iter::once((0, rate)).chain(changes).collect(),
+            stream_key: format!("{}->{}", self.stream_keys[f], self.stream_keys[t]),
         });
     }
 
-    fn duplex(&mut self, from: NodeId, to: NodeId, link: Duplex, monitored: bool) {
-        self.simplex(from, to, &link, link.qdisc, monitored);
-        self.simplex(to, from, &link, link.reverse_qdisc, false);
+    fn duplex(&mut self, from: NodeId, to: NodeId, link: Duplex<'a>, monitored: bool) {
+        self.simplex(from, to, &link, false, monitored);
+        self.simplex(to, from, &link, true, false);
     }
 
     /// Gives flow `f` its own source and sink hosts, joined to routers `first` and
-    /// `last` by access links; returns its endpoints and where it was declared.
+    /// `last` by access links; returns its endpoints.
     fn attach_hosts(
         &mut self,
         f: &ExpandedFlow,
-        hosts: &HostLinks,
+        hosts: &HostLinks<'a>,
         first: NodeId,
         last: NodeId,
-    ) -> (NodeId, NodeId, String) {
+    ) -> (NodeId, NodeId) {
         let common = &f.spec.common;
         let src = self.keyed_node(format!("src{}", f.id), format!("{}/src", f.name));
         let dst = self.keyed_node(format!("dst{}", f.id), format!("{}/dst", f.name));
@@ -289,10 +336,74 @@ impl<'a> Builder<'a> {
             qdisc: hosts.qdisc,
             reverse_qdisc: hosts.qdisc,
             rate_changes: &[],
+            qdisc_paths: [ACCESS_QDISC.into(), ACCESS_QDISC.into()],
         };
         self.duplex(src, first, access(common.access_delay.unwrap_or(hosts.delay)), false);
         self.duplex(last, dst, access(common.sink_delay.unwrap_or(hosts.sink_delay)), false);
-        (src, dst, f.path.clone())
+        (src, dst)
+    }
+}
+
+/// The field every access link's qdisc is read from, both directions.
+const ACCESS_QDISC: &str = "topology.access_qdisc";
+
+impl<'a> NetworkPlan<'a> {
+    pub fn new(scenario: &'a Scenario) -> Self {
+        let mut b = Builder {
+            nodes: Vec::new(),
+            stream_keys: Vec::new(),
+            index: HashMap::new(),
+            links: Vec::new(),
+        };
+        let flows = scenario.expanded_flows();
+        let mut endpoints = Vec::with_capacity(flows.len());
+        match &scenario.topology {
+            TopologySpec::Dumbbell(d) => {
+                let left = b.node("L".into());
+                let right = b.node("R".into());
+                b.duplex(left, right, Duplex::of(&d.bottleneck, "topology.bottleneck"), true);
+                for f in &flows {
+                    endpoints.push(b.attach_hosts(f, &d.hosts(), left, right));
+                }
+            }
+            TopologySpec::ParkingLot(p) => {
+                let routers: Vec<NodeId> = (0..=p.congested_links).map(|i| b.node(format!("R{i}"))).collect();
+                for pair in routers.windows(2) {
+                    b.duplex(pair[0], pair[1], Duplex::of(&p.link, "topology.link"), true);
+                }
+                for f in &flows {
+                    let (first, last) = match f.spec.common.hop {
+                        Some(hop) => (routers[hop as usize], routers[hop as usize + 1]),
+                        None => (routers[0], routers[routers.len() - 1]),
+                    };
+                    endpoints.push(b.attach_hosts(f, &p.hosts(), first, last));
+                }
+            }
+            TopologySpec::Graph(g) => {
+                for n in &g.nodes {
+                    b.node(n.clone());
+                }
+                for (i, l) in g.links.iter().enumerate() {
+                    let (from, to) = (b.index[&l.from], b.index[&l.to]);
+                    b.duplex(
+                        from,
+                        to,
+                        Duplex::of(&l.link, &format!("topology.links[{i}]")),
+                        l.monitor,
+                    );
+                }
+                for f in &flows {
+                    let src = b.index[f.spec.common.src.as_deref().expect("validated")];
+                    let dst = b.index[f.spec.common.dst.as_deref().expect("validated")];
+                    endpoints.push((src, dst));
+                }
+            }
+        }
+        NetworkPlan {
+            nodes: b.nodes,
+            links: b.links,
+            endpoints,
+        }
     }
 }
 
@@ -386,61 +497,20 @@ impl<'l> Router<'l> {
 
 impl Network {
     pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
-        let mut b = Builder {
-            nodes: Vec::new(),
-            stream_keys: Vec::new(),
-            index: HashMap::new(),
-            links: Vec::new(),
-            scenario,
-        };
+        let plan = NetworkPlan::new(scenario);
+        let nodes = plan.nodes;
+        let links: Vec<Link> = plan.links.into_iter().map(|l| l.build(scenario)).collect();
         let flows = scenario.expanded_flows();
-        let mut endpoints = Vec::with_capacity(flows.len());
-        match &scenario.topology {
-            TopologySpec::Dumbbell(d) => {
-                let left = b.node("L".into());
-                let right = b.node("R".into());
-                b.duplex(left, right, (&d.bottleneck).into(), true);
-                for f in &flows {
-                    endpoints.push(b.attach_hosts(f, &d.hosts(), left, right));
-                }
-            }
-            TopologySpec::ParkingLot(p) => {
-                let routers: Vec<NodeId> = (0..=p.congested_links).map(|i| b.node(format!("R{i}"))).collect();
-                for pair in routers.windows(2) {
-                    b.duplex(pair[0], pair[1], (&p.link).into(), true);
-                }
-                for f in &flows {
-                    let (first, last) = match f.spec.common.hop {
-                        Some(hop) => (routers[hop as usize], routers[hop as usize + 1]),
-                        None => (routers[0], routers[routers.len() - 1]),
-                    };
-                    endpoints.push(b.attach_hosts(f, &p.hosts(), first, last));
-                }
-            }
-            TopologySpec::Graph(g) => {
-                for n in &g.nodes {
-                    b.node(n.clone());
-                }
-                for l in &g.links {
-                    let (from, to) = (b.index[&l.from], b.index[&l.to]);
-                    b.duplex(from, to, (&l.link).into(), l.monitor);
-                }
-                for f in &flows {
-                    let src = b.index[f.spec.common.src.as_deref().expect("validated")];
-                    let dst = b.index[f.spec.common.dst.as_deref().expect("validated")];
-                    endpoints.push((src, dst, f.path.clone()));
-                }
-            }
-        }
-        let mut router = Router::new(&b.links, b.nodes.len());
-        let mut routes = Vec::with_capacity(endpoints.len());
+        let mut router = Router::new(&links, nodes.len());
+        let mut routes = Vec::with_capacity(plan.endpoints.len());
         let mut hops = Vec::new();
-        for (src, dst, path) in endpoints {
+        for (&(src, dst), flow) in plan.endpoints.iter().zip(&flows) {
+            let path = &flow.path;
             let mut route_between = |a: NodeId, c: NodeId| {
                 router.path(a, c).ok_or_else(|| {
                     ScenarioError::new(
                         format!("{path}.dst"),
-                        format!("no route from {:?} to {:?}", b.nodes[a as usize], b.nodes[c as usize]),
+                        format!("no route from {:?} to {:?}", nodes[a as usize], nodes[c as usize]),
                     )
                 })
             };
@@ -456,12 +526,12 @@ impl Network {
                 end: hops.len() as u32,
             });
         }
-        let monitored = (0..b.links.len() as u32)
-            .filter(|&i| b.links[i as usize].monitored)
+        let monitored = (0..links.len() as u32)
+            .filter(|&i| links[i as usize].monitored)
             .collect();
         Ok(Network {
-            nodes: b.nodes,
-            links: b.links,
+            nodes,
+            links,
             routes,
             hops,
             monitored,

@@ -118,7 +118,7 @@ fn validate(scenario_json: &str, file: bool) -> PyResult<()> {
 /// settings, defaults filled in), `nodes`, `links` (each direction in the engine's order: name,
 /// from, to, rate in bit/s, rate_changes, delay in s, monitored, qdisc with its defaults filled
 /// in, qdisc_path) and `flows` (after `count` expansion: id, name, group, path, type, src,
-/// dst, start in s as a run draws it, stop, packet_size, weight, settings). Builds and runs
+/// dst, route and reverse_route (the links its data and its ACKs cross), start in s as a run draws it, stop, packet_size, weight, settings). Builds and runs
 /// nothing; raises ScenarioError naming the bad field.
 ///
 ///     >>> json.loads(resolve(scenario_json))["links"][0]["rate"]
@@ -126,7 +126,7 @@ fn validate(scenario_json: &str, file: bool) -> PyResult<()> {
 #[pyfunction]
 fn resolve(scenario_json: &str) -> PyResult<String> {
     let scenario = parse(scenario_json)?;
-    let resolved = aqmlab_core::net::resolved::resolve(&scenario);
+    let resolved = aqmlab_core::net::resolved::resolve(&scenario).map_err(to_py)?;
     Ok(serde_json::to_string(&resolved).expect("the resolved scenario is plain data"))
 }
 

@@ -178,12 +178,7 @@ impl Network {
     /// The links a packet of `kind` of `flow` crosses: data forward, ACKs in reverse.
     #[inline]
     pub fn path(&self, flow: u32, kind: PacketKind) -> &[u32] {
-        let r = &self.routes[flow as usize];
-        let (start, end) = match kind {
-            PacketKind::Data => (r.forward, r.reverse),
-            PacketKind::Ack => (r.reverse, r.end),
-        };
-        &self.hops[start as usize..end as usize]
+        route_links(&self.routes, &self.hops, flow, kind)
     }
 
     /// Asks for the links of `flow`'s paths to be fetched into the cache (see [`crate::cache`]).
@@ -241,12 +236,25 @@ impl LinkPlan<'_> {
 }
 
 /// A scenario's network before anything in it is built: the nodes, every link direction in
-/// the order the engine numbers them, and each expanded flow's endpoints.
+/// the order the engine numbers them, and each expanded flow's route.
 pub struct NetworkPlan<'a> {
     pub nodes: Vec<String>,
     pub links: Vec<LinkPlan<'a>>,
-    /// Per expanded flow, in the order of [`Scenario::expanded_flows`]: (source, destination).
-    pub endpoints: Vec<(NodeId, NodeId)>,
+    /// One route per expanded flow, in the order of [`Scenario::expanded_flows`].
+    pub routes: Vec<FlowRoute>,
+    /// The links of every route's paths, one after another.
+    hops: Vec<u32>,
+}
+
+/// The links of `flow`'s path for packets of `kind`, from its route and the table of hops.
+#[inline]
+fn route_links<'h>(routes: &[FlowRoute], hops: &'h [u32], flow: u32, kind: PacketKind) -> &'h [u32] {
+    let r = &routes[flow as usize];
+    let (start, end) = match kind {
+        PacketKind::Data => (r.forward, r.reverse),
+        PacketKind::Ack => (r.reverse, r.end),
+    };
+    &hops[start as usize..end as usize]
 }
 
 /// What the builder needs to make a full-duplex link: a scenario's link, or a host's access link.
@@ -348,7 +356,8 @@ impl<'a> Builder<'a> {
 const ACCESS_QDISC: &str = "topology.access_qdisc";
 
 impl<'a> NetworkPlan<'a> {
-    pub fn new(scenario: &'a Scenario) -> Self {
+    /// The network of `scenario`; an error names a flow that has no route.
+    pub fn new(scenario: &'a Scenario) -> Result<Self, ScenarioError> {
         let mut b = Builder {
             nodes: Vec::new(),
             stream_keys: Vec::new(),
@@ -399,17 +408,49 @@ impl<'a> NetworkPlan<'a> {
                 }
             }
         }
-        NetworkPlan {
+        let ends: Vec<(NodeId, NodeId)> = b.links.iter().map(|l| (l.from, l.to)).collect();
+        let mut router = Router::new(&ends, b.nodes.len());
+        let mut routes = Vec::with_capacity(endpoints.len());
+        let mut hops = Vec::new();
+        for (&(src, dst), flow) in endpoints.iter().zip(&flows) {
+            let mut route_between = |a: NodeId, c: NodeId| {
+                router.path(a, c).ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("{}.dst", flow.path),
+                        format!("no route from {:?} to {:?}", b.nodes[a as usize], b.nodes[c as usize]),
+                    )
+                })
+            };
+            let forward = hops.len() as u32;
+            hops.extend(route_between(src, dst)?);
+            let reverse = hops.len() as u32;
+            hops.extend(route_between(dst, src)?);
+            routes.push(FlowRoute {
+                src,
+                dst,
+                forward,
+                reverse,
+                end: hops.len() as u32,
+            });
+        }
+        Ok(NetworkPlan {
             nodes: b.nodes,
             links: b.links,
-            endpoints,
-        }
+            routes,
+            hops,
+        })
+    }
+
+    /// The links a packet of `kind` of `flow` crosses, as [`Network::path`].
+    pub fn path(&self, flow: u32, kind: PacketKind) -> &[u32] {
+        route_links(&self.routes, &self.hops, flow, kind)
     }
 }
 
 /// Hop-count shortest paths (ties: lowest link index first) as lists of links, each searched once.
 struct Router<'l> {
-    links: &'l [Link],
+    /// Per link, the nodes it joins (from, to).
+    ends: &'l [(NodeId, NodeId)],
     /// Per node, the links leaving it and the links entering it, in link order.
     outgoing: Vec<Vec<u32>>,
     incoming: Vec<Vec<u32>>,
@@ -417,15 +458,15 @@ struct Router<'l> {
 }
 
 impl<'l> Router<'l> {
-    fn new(links: &'l [Link], nodes: usize) -> Self {
+    fn new(ends: &'l [(NodeId, NodeId)], nodes: usize) -> Self {
         let mut outgoing = vec![Vec::new(); nodes];
         let mut incoming = vec![Vec::new(); nodes];
-        for (i, l) in links.iter().enumerate() {
-            outgoing[l.from as usize].push(i as u32);
-            incoming[l.to as usize].push(i as u32);
+        for (i, &(from, to)) in ends.iter().enumerate() {
+            outgoing[from as usize].push(i as u32);
+            incoming[to as usize].push(i as u32);
         }
         Router {
-            links,
+            ends,
             outgoing,
             incoming,
             searched: HashMap::new(),
@@ -444,14 +485,14 @@ impl<'l> Router<'l> {
         if let [out] = self.outgoing[from as usize][..] {
             if from != to {
                 first = Some(out);
-                from = self.links[out as usize].to;
+                from = self.ends[out as usize].1;
             }
         }
         let mut last = None;
         if let [into] = self.incoming[to as usize][..] {
             if from != to {
                 last = Some(into);
-                to = self.links[into as usize].from;
+                to = self.ends[into as usize].0;
             }
         }
         let between = match self.searched.get(&(from, to)) {
@@ -477,13 +518,13 @@ impl<'l> Router<'l> {
                 let mut at = dst;
                 while let Some(l) = via[at as usize] {
                     path.push(l);
-                    at = self.links[l as usize].from;
+                    at = self.ends[l as usize].0;
                 }
                 path.reverse();
                 return Some(path);
             }
             for &l in &self.outgoing[n as usize] {
-                let to = self.links[l as usize].to;
+                let to = self.ends[l as usize].1;
                 if !seen[to as usize] {
                     seen[to as usize] = true;
                     via[to as usize] = Some(l);
@@ -497,43 +538,16 @@ impl<'l> Router<'l> {
 
 impl Network {
     pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
-        let plan = NetworkPlan::new(scenario);
-        let nodes = plan.nodes;
+        let plan = NetworkPlan::new(scenario)?;
         let links: Vec<Link> = plan.links.into_iter().map(|l| l.build(scenario)).collect();
-        let flows = scenario.expanded_flows();
-        let mut router = Router::new(&links, nodes.len());
-        let mut routes = Vec::with_capacity(plan.endpoints.len());
-        let mut hops = Vec::new();
-        for (&(src, dst), flow) in plan.endpoints.iter().zip(&flows) {
-            let path = &flow.path;
-            let mut route_between = |a: NodeId, c: NodeId| {
-                router.path(a, c).ok_or_else(|| {
-                    ScenarioError::new(
-                        format!("{path}.dst"),
-                        format!("no route from {:?} to {:?}", nodes[a as usize], nodes[c as usize]),
-                    )
-                })
-            };
-            let forward = hops.len() as u32;
-            hops.extend(route_between(src, dst)?);
-            let reverse = hops.len() as u32;
-            hops.extend(route_between(dst, src)?);
-            routes.push(FlowRoute {
-                src,
-                dst,
-                forward,
-                reverse,
-                end: hops.len() as u32,
-            });
-        }
         let monitored = (0..links.len() as u32)
             .filter(|&i| links[i as usize].monitored)
             .collect();
         Ok(Network {
-            nodes,
+            nodes: plan.nodes,
             links,
-            routes,
-            hops,
+            routes: plan.routes,
+            hops: plan.hops,
             monitored,
         })
     }
@@ -569,6 +583,10 @@ dst = "h2"
 rate = "1Mbps"
 "#;
 
+    fn ends(net: &Network) -> Vec<(NodeId, NodeId)> {
+        net.links.iter().map(|l| (l.from, l.to)).collect()
+    }
+
     fn names<'n>(net: &'n Network, path: &[u32]) -> Vec<&'n str> {
         path.iter().map(|&l| net.links[l as usize].name.as_str()).collect()
     }
@@ -584,7 +602,8 @@ rate = "1Mbps"
             names(&net, net.path(0, PacketKind::Ack)),
             ["h2->d", "d->b", "b->a", "a->h1"]
         );
-        let mut router = Router::new(&net.links, net.nodes.len());
+        let ends = ends(&net);
+        let mut router = Router::new(&ends, net.nodes.len());
         for src in 0..net.nodes.len() as NodeId {
             for dst in 0..net.nodes.len() as NodeId {
                 assert_eq!(router.path(src, dst), router.search(src, dst), "{src} -> {dst}");
@@ -606,7 +625,8 @@ rate = "1Mbps"
 count = 50
 "#;
         let net = Network::build(&Scenario::from_toml_str(text).unwrap()).unwrap();
-        let mut router = Router::new(&net.links, net.nodes.len());
+        let ends = ends(&net);
+        let mut router = Router::new(&ends, net.nodes.len());
         for (flow, route) in net.routes.iter().enumerate() {
             let forward = net.path(flow as u32, PacketKind::Data);
             let reverse = net.path(flow as u32, PacketKind::Ack);

@@ -1,7 +1,7 @@
 //! A scenario as the core resolves it, before anything is built or run: the simulation's
 //! settings, the nodes, every link direction in the engine's order (rate in bit/s, delay in
 //! s, its qdisc's table with the defaults filled in), and every flow after `count` expansion
-//! (name, group, endpoints, its start drawn from its own stream as a run draws it, its
+//! (name, group, endpoints, the links its data and its ACKs cross, its start drawn from its own stream as a run draws it, its
 //! type's settings with the defaults filled in). Every value is in base units (bit/s, s,
 //! bytes) and named by the scenario's field names.
 //!
@@ -9,6 +9,8 @@
 //! defaults, units and expansion: the ns-2 export writes it as Tcl.
 
 use super::NetworkPlan;
+use crate::error::ScenarioError;
+use crate::packet::PacketKind;
 use crate::qdisc::{Profiled, QdiscSpec, LINUX_PROFILE};
 use crate::scenario::{Scenario, SimulationSpec};
 use crate::time::to_secs;
@@ -66,6 +68,9 @@ pub struct Flow {
     /// Its source and destination nodes, as indices into `nodes`.
     pub src: u32,
     pub dst: u32,
+    /// The links its data crosses, in order, and the links its ACKs cross back (indices into `links`).
+    pub route: Vec<u32>,
+    pub reverse_route: Vec<u32>,
     /// Seconds: `start`, plus the draw from the flow's stream in `[0, start_jitter)`.
     pub start: f64,
     pub stop: Option<Seconds>,
@@ -77,9 +82,10 @@ pub struct Flow {
     pub settings: Value,
 }
 
-/// `scenario` resolved (module docs). It builds nothing: no queue, no agent.
-pub fn resolve(scenario: &Scenario) -> Resolved<'_> {
-    let plan = NetworkPlan::new(scenario);
+/// `scenario` resolved (module docs), or the error naming a flow without a route. It builds
+/// nothing: no queue, no agent.
+pub fn resolve(scenario: &Scenario) -> Result<Resolved<'_>, ScenarioError> {
+    let plan = NetworkPlan::new(scenario)?;
     let links = plan
         .links
         .iter()
@@ -107,15 +113,17 @@ pub fn resolve(scenario: &Scenario) -> Resolved<'_> {
     let flows = scenario
         .expanded_flows()
         .into_iter()
-        .zip(&plan.endpoints)
-        .map(|(f, &(src, dst))| {
+        .zip(&plan.routes)
+        .map(|(f, r)| {
             let common = &f.spec.common;
             Flow {
                 id: f.id,
                 start: to_secs(common.draw_start(&mut f.stream(seed))),
                 kind: f.spec.kind.type_name(),
-                src,
-                dst,
+                src: r.src,
+                dst: r.dst,
+                route: plan.path(f.id, PacketKind::Data).to_vec(),
+                reverse_route: plan.path(f.id, PacketKind::Ack).to_vec(),
                 stop: common.stop,
                 packet_size: common.packet_size,
                 weight: common.weight,
@@ -126,12 +134,12 @@ pub fn resolve(scenario: &Scenario) -> Resolved<'_> {
             }
         })
         .collect();
-    Resolved {
+    Ok(Resolved {
         simulation: &scenario.simulation,
         nodes: plan.nodes,
         links,
         flows,
-    }
+    })
 }
 
 fn to_value(settings: impl Serialize) -> Value {
@@ -220,8 +228,12 @@ rate = "2Mbps"
     #[test]
     fn a_dumbbell_resolves_as_the_engine_builds_it() {
         let scenario = Scenario::from_toml_str(DUMBBELL).unwrap();
-        let resolved = resolve(&scenario);
+        let resolved = resolve(&scenario).unwrap();
         let net = super::super::Network::build(&scenario).unwrap();
+        for f in &resolved.flows {
+            assert_eq!(f.route, net.path(f.id, PacketKind::Data), "{}", f.name);
+            assert_eq!(f.reverse_route, net.path(f.id, PacketKind::Ack), "{}", f.name);
+        }
         assert_eq!(resolved.nodes, net.nodes);
         let names: Vec<&str> = resolved.links.iter().map(|l| l.name.as_str()).collect();
         let built: Vec<&str> = net.links.iter().map(|l| l.name.as_str()).collect();

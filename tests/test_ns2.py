@@ -14,8 +14,8 @@ import aqmlab
 import pytest
 from aqmlab import _core
 from aqmlab._core import ScenarioError
+from aqmlab.ns2 import drr_hash, redpd_suite, validate
 from aqmlab.ns2 import export as ns2_export
-from aqmlab.ns2 import redpd_suite, validate
 from aqmlab.ns2 import run as ns2_run
 from aqmlab.scenario import Scenario
 from conftest import ROOT, aqmlab_cli, dumbbell, write_scenario
@@ -258,7 +258,7 @@ def test_a_floyd93_red_exports_with_a_note_that_ns2s_red_is_the_ns2_profile():
 
 def test_two_flows_ns2s_drr_would_hash_to_one_queue_are_an_error():
     # drr.cc hashes source node i as i + (i >> 8) + ~(i >> 4): nodes 15 and 16 meet.
-    assert ns2_export._drr_hash(15) == ns2_export._drr_hash(16)
+    assert drr_hash.node_hash(15) == drr_hash.node_hash(16)
     nodes = [f"n{i}" for i in range(17)] + ["sink"]
     links = [{"from": "n15", "to": "n0", "rate": "100Mbps", "delay": "1ms"}]
     links += [{"from": "n16", "to": "n0", "rate": "100Mbps", "delay": "1ms"}]

@@ -1,7 +1,8 @@
 """One scenario in ns-2 and in aqmlab, measured alike (`aqmlab crosscheck FILE`).
 
 Both simulators run the scenario for each seed, every flow starting when aqmlab starts it (the
-export writes the core's start times, jittered ones included). Both are measured the same way over the measurement window:
+export writes the core's start times, jittered ones included). Both are measured the same way
+over the measurement window:
 
 - per flow: goodput (in-order bytes delivered to the application) and the drops of its
   packets at the monitored links (data and ACKs, as a flow monitor counts them);

@@ -7,21 +7,9 @@ end, each flow's in-order delivered bytes (TCP sink `bytes_`, UDP `LossMonitor`)
 its timeouts (`nrexmit_`); each monitored link's arrivals, departures and drops, in all and per
 flow (an ns-2 flow monitor, `makeflowmon Fid`).
 
-What each part becomes (docs/ns2.md has the table and the reasons):
-
-- drop-tail: `Queue/DropTail` with `limit_` one more than ours. ns-2's DropTail refuses an
-  arrival when `length + 1 >= limit_` (queue/drop-tail.cc `enque`), counting only the packets
-  waiting, not the one on the link (`Queue::recv` hands that one to the link and blocks), so
-  it keeps `limit_ - 1` waiting; aqmlab's keeps `limit` waiting. In bytes: `queue_in_bytes_`,
-  `mean_pktsize_ 1`, `limit_` = ours + 1 (refused when `bytes + size >= limit_`; ours when
-  `bytes + size > limit_bytes`);
-- RED: `Queue/RED` with every parameter set (ns-2.35's defaults auto-configure the thresholds
-  and the weight): ns-2 always runs its own red.cc, which aqmlab's RED `profile = "ns2"` models;
-- DRR: `Queue/DRR` (`blimit_`, `quantum_`); SFQ: `Queue/SFQ` (`maxqueue_`, `buckets_`) from
-  aqmlab's `variant = "ns2"`, its model of queue/sfq.cc (same hash of the node pair, so the same
-  flows share a bucket); the Linux SFQ is another algorithm and is refused;
-- TCP: ns-2's one-way agents as the `ns2` profile reproduces them: the ns-2 variables the
-  profile's rules correspond to are set to their 1997–2001 values (ns-2.35's defaults moved on).
+What each part becomes, and why, is docs/ns2.md's table: drop-tail, RED, DRR and SFQ (its ns2
+variant) become ns-2's queues with every parameter written out, TCP ns-2's one-way agents as the
+`ns2` profile reproduces them (`fixed_settings.py`: what the export sets whatever the scenario).
 
 The network, the flows and every default come from the core (`Scenario.resolved`): this module
 only writes them as Tcl. A part ns-2 cannot express raises `ScenarioError` naming its field path,
@@ -30,15 +18,16 @@ as the core does.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .. import __version__
 from .._core import ScenarioError
 from ..scenario import Scenario
+from . import drr_hash
+from .fixed_settings import NS2_PROFILE_CLASS_SETTINGS, RED_FIXED, TCP_AGENTS, TCP_SINKS, WINDOW_OPTIONS
 
 # Lines of the script's output that carry measurements start with this.
 MARK = "aqmlab-ns2"
@@ -113,44 +102,20 @@ def ns2_seed(seed: int) -> int:
 
 
 def _network(resolved: Mapping[str, Any]) -> tuple[list[Link], list[Flow]]:
-    links = []
     for link in resolved["links"]:
         if link["rate_changes"]:
             table = link["qdisc_path"].rpartition(".")[0]
             raise _unexportable(
                 f"{table}.rate_changes", "the export has no link rate changes (one bandwidth_ per link)"
             )
-        links.append(
-            Link(
-                index=link["index"],
-                name=link["name"],
-                src=link["from"],
-                dst=link["to"],
-                rate_bps=link["rate"],
-                delay_s=link["delay"],
-                qdisc=link["qdisc"],
-                qdisc_path=link["qdisc_path"],
-                monitored=link["monitored"],
-            )
-        )
-    flows = [
-        Flow(
-            id=f["id"],
-            name=f["name"],
-            type=f["type"],
-            src=f["src"],
-            dst=f["dst"],
-            route=f["route"],
-            reverse_route=f["reverse_route"],
-            start=f["start"],
-            stop=f["stop"],
-            packet_size=f["packet_size"],
-            settings=f["settings"],
-            path=f["path"],
-        )
-        for f in resolved["flows"]
-    ]
-    return links, flows
+    renamed = {"src": "from", "dst": "to", "rate_bps": "rate", "delay_s": "delay"}
+    links = [_read(Link, link, renamed) for link in resolved["links"]]
+    return links, [_read(Flow, flow) for flow in resolved["flows"]]
+
+
+def _read(record: type, table: Mapping[str, Any], renamed: Mapping[str, str] | None = None) -> Any:
+    """A `record` (Link, Flow) of a resolved scenario's table: each field from its key, or `renamed`'s."""
+    return record(**{f.name: table[(renamed or {}).get(f.name, f.name)] for f in fields(record)})
 
 
 # --- Tcl ---
@@ -258,23 +223,7 @@ def _red(qdisc: Mapping[str, Any], path: str, notes: list[str]) -> tuple[str, li
         ("gentle_", qdisc["gentle"], ""),
         ("wait_", qdisc["wait"], ""),
         ("setbit_", qdisc["ecn"], "ecn: mark instead of an early drop"),
-        ("use_mark_p_", False, "mark every early drop when setbit_, and drop at avg >= maxthresh_ (not gentle)"),
-        ("mark_p_", 0.1, "unused without use_mark_p_"),
-        ("drop_tail_", True, "a forced drop takes the arrival"),
-        ("drop_front_", False, ""),
-        ("drop_rand_", False, ""),
-        ("ns1_compat_", False, ""),
-        ("doubleq_", False, ""),
-        ("summarystats_", False, ""),
-        ("adaptive_", 0, "not Adaptive RED: cur_max_p stays 1/linterm_"),
-        ("feng_adaptive_", 0, ""),
-        ("cautious_", 0, ""),
-        ("alpha_", 0.01, "adaptive only"),
-        ("beta_", 0.9, "adaptive only"),
-        ("interval_", 0.5, "adaptive only"),
-        ("targetdelay_", 0.005, "adaptive only (and thresh_ 0)"),
-        ("top_", 0.5, "adaptive only"),
-        ("bottom_", 0.01, "adaptive only"),
+        *RED_FIXED,
     ]
 
 
@@ -303,78 +252,11 @@ def _sfq(qdisc: Mapping[str, Any], path: str) -> tuple[str, list[tuple[str, Any,
     ]
 
 
-def _drr_hash(address: int) -> int:
-    """ns-2 drr.cc hash() of a source node address (flat addressing: the node's index), before
-    the modulo by `buckets_`: `((i + (i >> 8) + ~(i >> 4)) % ((2 << 23) - 1)) + 1`, C's `%`."""
-    k = address + (address >> 8) + ~(address >> 4)
-    return int(math.fmod(k, (2 << 23) - 1)) + 1
-
-
-def _buckets(keys: dict[int, list[int]], path: str, what: str) -> int:
-    """The fewest buckets (at least 16, ns-2's default) in which no two flows' hash keys share a
-    bucket; `keys` maps each distinct hashed value to the flows it stands for."""
-    shared = next((flows for flows in keys.values() if len(flows) > 1), None)
-    if shared is not None:
-        raise _unexportable(path, f"ns-2 hashes flows {shared[0]} and {shared[1]} to one queue ({what})")
-    values = list(keys)
-    buckets = max(16, len(values))
-    while len({v % buckets for v in values}) < len(values):
-        buckets += 1
-    return buckets
-
-
 # --- TCP ---
-
-TCP_AGENTS = {"tahoe": "Agent/TCP", "reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno", "sack": "Agent/TCP/Sack1"}
-# (variant is sack, delayed ACK) -> the sink.
-TCP_SINKS = {
-    (False, False): "Agent/TCPSink",
-    (False, True): "Agent/TCPSink/DelAck",
-    (True, False): "Agent/TCPSink/Sack1",
-    (True, True): "Agent/TCPSink/Sack1/DelAck",
-}
-WINDOW_OPTIONS = {"per_window": 0, "per_ack": 1}
-
-# ns-2's one-way TCP as the `ns2` profile reproduces it (ns-2 of 1997–2001,
-# transport/tcp/mod.rs and sender.rs): the variables whose ns-2.35 defaults came later, set
-# back as the RED-PD authors' validation suite does (tcl/test/test-suite-red-pd.tcl).
-NS2_PROFILE_CLASS_SETTINGS: tuple[tuple[str, str, Any, str], ...] = (
-    ("Agent/TCP", "syn_", False, "no SYN: the first packet is data (default true from 2001/05/17)"),
-    ("Agent/TCP", "delay_growth_", False, "(true from 2001/05/17)"),
-    ("Agent/TCP", "singledup_", 0, "no limited transmit (1 from 2001/11/28)"),
-    ("Agent/TCP", "LimTransmitFix_", False, ""),
-    ("Agent/TCP", "precisionReduce_", False, "integer window halving (true from 2006/01/24)"),
-    ("Agent/TCP", "updated_rttvar_", False, "(added 2006/01/21)"),
-    ("Agent/TCP", "timerfix_", False, "(true from 2001/05/11)"),
-    ("Agent/TCP", "rfc2988_", False, "back-off up to 64 (true from 2002/03/07)"),
-    ("Agent/TCP", "maxrto_", 100000, "no practical cap (60 from 2007/03/28)"),
-    ("Agent/TCP", "exitFastRetrans_", True, "inflate by dupacks only in fast recovery, as the profile (and the suite)"),
-    ("Agent/TCP", "bugfix_ss_", True, "fast retransmit when packet 1 is lost (as the suite runs)"),
-    ("Agent/TCP", "bugFix_", True, "one window reduction per window of data"),
-    ("Agent/TCP", "useHeaders_", False, "packetSize_ is the packet on the wire, as aqmlab's packet_size"),
-    ("Agent/TCP", "timestamps_", False, "RTT from one timed packet per RTT"),
-    ("Agent/TCP", "windowInitOption_", 1, "windowInit_ packets"),
-    ("Agent/TCP", "max_ssthresh_", 0, "no limited slow start"),
-    ("Agent/TCP", "maxburst_", 0, ""),
-    ("Agent/TCP", "numdupacks_", 3, ""),
-    ("Agent/TCP", "overhead_", 0, ""),
-    ("Agent/TCP", "srtt_init_", 0, ""),
-    ("Agent/TCP", "rttvar_init_", 12, ""),
-    ("Agent/TCP", "T_SRTT_BITS", 3, ""),
-    ("Agent/TCP", "T_RTTVAR_BITS", 2, ""),
-    ("Agent/TCP", "rttvar_exp_", 2, ""),
-    ("Agent/TCP/Newreno", "newreno_changes_", 0, ""),
-    ("Agent/TCP/Newreno", "newreno_changes1_", 0, "restart the timer on every partial ACK"),
-    ("Agent/TCP/Newreno", "partial_window_deflation_", 0, "(1 from 2002)"),
-    ("Agent/TCP/Newreno", "exit_recovery_fix_", 0, ""),
-    ("Agent/TCPSink", "packetSize_", 40, "ACKs of 40 bytes, as aqmlab's"),
-    ("Agent/TCPSink", "maxSackBlocks_", 3, ""),
-    ("Agent/TCPSink", "generateDSacks_", False, ""),
-    ("Agent/TCPSink", "RFC2581_immediate_ack_", True, "a gap-filling packet is ACKed at once"),
-)
 
 
 def _tcp_options(flow: Flow) -> dict[str, Any]:
+    """The flow's resolved `tcp` table, once it is one ns-2 can run."""
     tcp, workload = flow.settings["tcp"], flow.settings["workload"]
     path = f"{flow.path}.tcp"
     if tcp["profile"] != "ns2":
@@ -384,31 +266,17 @@ def _tcp_options(flow: Flow) -> dict[str, Any]:
         )
     if tcp["tiny_window"]:
         raise _unexportable(f"{path}.tiny_window", "ns-2 has no FRED §11.3 tiny-window rule (singledup_ is RFC 3042's)")
-    avoidance = tcp["congestion_avoidance"]
-    if avoidance not in WINDOW_OPTIONS:
-        raise _unexportable(f"{path}.congestion_avoidance", f"ns-2 has no {avoidance!r} (windowOption_ 0 or 1)")
-    ssthresh = tcp["initial_ssthresh"]
-    if not float(ssthresh).is_integer():
+    if tcp["congestion_avoidance"] not in WINDOW_OPTIONS:
+        raise _unexportable(
+            f"{path}.congestion_avoidance", f"ns-2 has no {tcp['congestion_avoidance']!r} (windowOption_ 0 or 1)"
+        )
+    if not float(tcp["initial_ssthresh"]).is_integer():
         raise _unexportable(f"{path}.initial_ssthresh", "ns-2's ssthresh_ is a whole number of packets")
     if workload["type"] not in ("infinite", "transfer"):
         raise _unexportable(
             f"{flow.path}.workload.type", f"the export has no {workload['type']!r} (infinite, transfer)"
         )
-    return {
-        "variant": tcp["variant"],
-        "delayed_ack": tcp["delayed_ack"],
-        "window": tcp["window"],
-        "initial_window": tcp["initial_window"],
-        "window_option": WINDOW_OPTIONS[avoidance],
-        # ns-2 starts ssthresh_ at window_ (tcp.cc reset()), the core's default: set only when other.
-        "initial_ssthresh": None if ssthresh == tcp["window"] else int(ssthresh),
-        "delack_timeout": tcp["delack_timeout"],
-        "min_rto": tcp["min_rto"],
-        "tick": tcp["timer_granularity"],
-        "initial_rto": tcp["initial_rto"],
-        "ecn": tcp["ecn"],
-        "packets": workload.get("packets"),
-    }
+    return tcp
 
 
 # --- the script ---
@@ -464,15 +332,8 @@ def _links(script: _Script, scenario: Scenario, links: list[Link], flows: list[F
         elif kind == "red":
             ns2_type, settings = _red(link.qdisc, link.qdisc_path, notes)
         elif kind == "drr":
-            # ns-2 hashes a packet by its source node: a flow's data by its source, its ACKs by its sink.
-            crossing = [
-                (f, data)
-                for f in flows
-                for data, route in ((True, f.route), (False, f.reverse_route))
-                if link.index in route
-            ]
-            keys = _keys((_drr_hash(f.src if data else f.dst), f.id) for f, data in crossing)
-            ns2_type, settings = _drr(link.qdisc, link.qdisc_path, _buckets(keys, link.qdisc_path, "source node"))
+            keys = drr_hash.keys(link.index, flows)
+            ns2_type, settings = _drr(link.qdisc, link.qdisc_path, drr_hash.buckets(keys, link.qdisc_path))
         elif kind == "sfq":
             ns2_type, settings = _sfq(scenario.get_or(link.qdisc_path, {}), link.qdisc_path)
         elif kind == "red_pd":
@@ -491,70 +352,67 @@ def _links(script: _Script, scenario: Scenario, links: list[Link], flows: list[F
         script.settings(f"$q({link.index})", settings)
 
 
-def _keys(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
-    """Hash key -> the flows whose packets it stands for, from (key, flow) pairs."""
-    keys: dict[int, list[int]] = {}
-    for key, flow in pairs:
-        if flow not in keys.setdefault(key, []):
-            keys[key].append(flow)
-    return keys
-
-
 def _flows(script: _Script, flows: list[Flow]) -> None:
     script.section("Flows (fid_ is aqmlab's flow id)")
     for f in flows:
         script.add(f"# flow {f.id}: {f.name} ({f.type}), {f.path}")
-        src, dst = f"$n({f.src})", f"$n({f.dst})"
         if f.type == "tcp":
-            tcp = _tcp_options(f)
-            script.add(f"set src({f.id}) [new {TCP_AGENTS[tcp['variant']]}]")
-            script.settings(
-                f"$src({f.id})",
-                [
-                    ("fid_", f.id, ""),
-                    ("packetSize_", f.packet_size, "bytes on the wire"),
-                    ("window_", tcp["window"], ""),
-                    ("windowInit_", tcp["initial_window"], ""),
-                    ("windowOption_", tcp["window_option"], ""),
-                    ("tcpTick_", tcp["tick"], ""),
-                    ("rtxcur_init_", tcp["initial_rto"], ""),
-                    ("minrto_", tcp["min_rto"], ""),
-                    ("ecn_", int(tcp["ecn"]), ""),
-                ],
-            )
-            sink = TCP_SINKS[(tcp["variant"] == "sack", tcp["delayed_ack"])]
-            script.add(f"set dst({f.id}) [new {sink}]", f"$dst({f.id}) set fid_ {f.id}")
-            if tcp["delayed_ack"]:
-                script.add(f"$dst({f.id}) set interval_ {_num(tcp['delack_timeout'])}")
-            script.add(
-                f"$ns attach-agent {src} $src({f.id})",
-                f"$ns attach-agent {dst} $dst({f.id})",
-                f"$ns connect $src({f.id}) $dst({f.id})",
-                f"set app({f.id}) [new Application/FTP]",
-                f"$app({f.id}) attach-agent $src({f.id})",
-            )
-            if tcp["initial_ssthresh"] is not None:
-                script.add(f'$ns at 0 "$src({f.id}) set ssthresh_ {tcp["initial_ssthresh"]}"')
-            begin = "start" if tcp["packets"] is None else f"produce {tcp['packets']}"
-            script.add(f'$ns at {_num(f.start)} "$app({f.id}) {begin}"')
-            if tcp["packets"] is not None:
-                # tcp.cc calls `done` once the last packet is ACKed (highest_ack_ >= curseq_ - 1):
-                # the transfer's completion time, as aqmlab's Results.transfers.
-                script.add(f'$src({f.id}) proc done {{}} {{ puts "{MARK} done {f.id} [[Simulator instance] now]" }}')
+            _tcp_flow(script, f)
         else:
             script.add(
                 f"set src({f.id}) [new Agent/UDP]",
                 f"$src({f.id}) set fid_ {f.id}",
                 f"$src({f.id}) set packetSize_ {f.packet_size}",
                 f"set dst({f.id}) [new Agent/LossMonitor]",
-                f"$ns attach-agent {src} $src({f.id})",
-                f"$ns attach-agent {dst} $dst({f.id})",
-                f"$ns connect $src({f.id}) $dst({f.id})",
             )
+            _attach(script, f)
             _udp_source(script, f)
             script.add(f'$ns at {_num(f.start)} "$app({f.id}) start"')
         if f.stop is not None:
             script.add(f'$ns at {_num(f.stop)} "$app({f.id}) stop"')
+
+
+def _attach(script: _Script, f: Flow) -> None:
+    script.add(
+        f"$ns attach-agent $n({f.src}) $src({f.id})",
+        f"$ns attach-agent $n({f.dst}) $dst({f.id})",
+        f"$ns connect $src({f.id}) $dst({f.id})",
+    )
+
+
+def _tcp_flow(script: _Script, f: Flow) -> None:
+    tcp = _tcp_options(f)
+    packets = f.settings["workload"].get("packets")
+    script.add(f"set src({f.id}) [new {TCP_AGENTS[tcp['variant']]}]")
+    script.settings(
+        f"$src({f.id})",
+        [
+            ("fid_", f.id, ""),
+            ("packetSize_", f.packet_size, "bytes on the wire"),
+            ("window_", tcp["window"], ""),
+            ("windowInit_", tcp["initial_window"], ""),
+            ("windowOption_", WINDOW_OPTIONS[tcp["congestion_avoidance"]], ""),
+            ("tcpTick_", tcp["timer_granularity"], ""),
+            ("rtxcur_init_", tcp["initial_rto"], ""),
+            ("minrto_", tcp["min_rto"], ""),
+            ("ecn_", int(tcp["ecn"]), ""),
+        ],
+    )
+    sink = TCP_SINKS[(tcp["variant"] == "sack", tcp["delayed_ack"])]
+    script.add(f"set dst({f.id}) [new {sink}]", f"$dst({f.id}) set fid_ {f.id}")
+    if tcp["delayed_ack"]:
+        script.add(f"$dst({f.id}) set interval_ {_num(tcp['delack_timeout'])}")
+    _attach(script, f)
+    script.add(f"set app({f.id}) [new Application/FTP]", f"$app({f.id}) attach-agent $src({f.id})")
+    # ns-2 starts ssthresh_ at window_ (tcp.cc reset()), as the core's default is the window.
+    if tcp["initial_ssthresh"] != tcp["window"]:
+        script.add(f'$ns at 0 "$src({f.id}) set ssthresh_ {int(tcp["initial_ssthresh"])}"')
+    begin = "start" if packets is None else f"produce {packets}"
+    script.add(f'$ns at {_num(f.start)} "$app({f.id}) {begin}"')
+    if packets is not None:
+        # tcp.cc calls `done` once the last packet is ACKed (highest_ack_ >= curseq_ - 1):
+        # the transfer's completion time, as aqmlab's Results.transfers.
+        script.add(f'$src({f.id}) proc done {{}} {{ puts "{MARK} done {f.id} [[Simulator instance] now]" }}')
 
 
 def _udp_source(script: _Script, f: Flow) -> None:

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,41 @@ def failing(reproduction) -> set[str]:
 def rows(reproduction) -> dict:
     """A reproduction's rows by key."""
     return {row.key: row for row in reproduction.rows}
+
+
+# Generous bounds for a shared machine; what they catch takes minutes (LONG) or forever.
+WITHIN_S = 30.0
+
+
+def wait_for(condition: Callable[[], bool], what: str, within: float = WITHIN_S) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {within} s for {what}"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A Dask scheduler and one worker of two threads, each its own process (for the tests to
+    kill); yields the address and the processes."""
+    pytest.importorskip("distributed")
+    file = tmp_path / "scheduler.json"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0"]
+        + ["--no-dashboard", "--scheduler-file", str(file)],
+        **quiet,
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(file)]
+        + ["--nthreads", "2", "--no-nanny", "--no-dashboard"],
+        env={**os.environ, "MPLBACKEND": "Agg"},
+        **quiet,
+    )
+    try:
+        wait_for(lambda: file.is_file() and file.stat().st_size > 0, "the scheduler")
+        yield json.loads(file.read_text())["address"], {"scheduler": scheduler, "worker": worker}
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait()

@@ -160,7 +160,7 @@ def test_each_table_of_the_demo_is_one_block_at_80_columns(tmp_path, columns):
     # Issue 34 item 7: the per-flow table came in 8 column blocks and paper vs ours in 3, rows
     # matched across them by eye. Each table now has one header, and a row's cells stay together.
     done = aqmlab_cli("reproduce", "demo", "--quick", "--out", tmp_path, columns=columns)
-    assert done.returncode == 1, done.stderr  # the CSFQ row fails the paper (experiments/demo.py)
+    assert done.returncode == 1, done.stderr  # the CSFQ row fails the paper (experiments/csfq/demo.py)
     lines = done.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
     assert "(columns" not in done.stdout

@@ -3,7 +3,7 @@
 import aqmlab
 import pytest
 from aqmlab.experiments import Row, registry
-from aqmlab.experiments.demo import MECHANISMS, compare, udp_ordering_row
+from aqmlab.experiments.csfq.demo import MECHANISMS, compare, udp_ordering_row
 
 
 def stand_in() -> aqmlab.Scenario:
@@ -71,7 +71,7 @@ def test_compare_tables_and_rows_on_a_cbr_stand_in():
 
 
 def test_demo_is_registered():
-    assert registry()["demo"].function.__module__ == "aqmlab.experiments.demo"
+    assert registry()["demo"].function.__module__ == "aqmlab.experiments.csfq.demo"
 
 
 def test_row_tolerances():

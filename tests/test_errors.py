@@ -5,7 +5,7 @@ import time
 
 import aqmlab
 import pytest
-from aqmlab.experiments.demo import MECHANISMS
+from aqmlab.experiments.csfq.demo import MECHANISMS
 from conftest import aqmlab_cli, dumbbell, write_scenario
 
 GRAPH = {

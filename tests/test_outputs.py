@@ -13,28 +13,17 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from aqmlab import outdir
 from aqmlab.cli import app
 from aqmlab.sweep import load_spec, pending_jobs
-from conftest import LONG, aqmlab_cli, aqmlab_process, dumbbell, write_scenario
+from conftest import LONG, WITHIN_S, aqmlab_cli, aqmlab_process, dumbbell, wait_for, write_scenario
 
 QUICK = dumbbell({"type": "cbr", "rate": "4Mbps", "count": 2}, duration="1s", warmup="0.5s")
-# Generous bounds for a shared machine; what they catch takes minutes (LONG) or forever.
-WITHIN_S = 30.0
-
-
-def wait_for(condition: Callable[[], bool], what: str, within: float = WITHIN_S) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        assert time.monotonic() < deadline, f"waited {within} s for {what}"
-        time.sleep(0.05)
 
 
 def sweep_spec(tmp_path: Path, base: dict, grid: str) -> Path:
@@ -308,33 +297,6 @@ def test_a_grid_varying_the_scenario_name_combines_its_tables(tmp_path):
 
 
 # ---------------------------------------------------------------- 5. Dask faults
-
-
-@pytest.fixture
-def dask_cluster(tmp_path):
-    """A Dask scheduler and one worker of two threads, each its own process (for the tests to
-    kill); yields the address and the processes."""
-    pytest.importorskip("distributed")
-    file = tmp_path / "scheduler.json"
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    scheduler = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0"]
-        + ["--no-dashboard", "--scheduler-file", str(file)],
-        **quiet,
-    )
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(file)]
-        + ["--nthreads", "2", "--no-nanny", "--no-dashboard"],
-        env={**os.environ, "MPLBACKEND": "Agg"},
-        **quiet,
-    )
-    try:
-        wait_for(lambda: file.is_file() and file.stat().st_size > 0, "the scheduler")
-        yield json.loads(file.read_text())["address"], {"scheduler": scheduler, "worker": worker}
-    finally:
-        for process in (worker, scheduler):
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.parametrize(

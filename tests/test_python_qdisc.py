@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import aqmlab
+import pandas as pd
 import pytest
 from conftest import aqmlab_cli, dumbbell, write_scenario
 
@@ -91,7 +92,7 @@ BROKEN = {
             def dequeue(self, link):
                 return self.fifo.popleft() if self.fifo else None
         """,
-        r"Broken\.enqueue raised ZeroDivisionError: division by zero \(the arrival: flow \d+, data, 1000 B\)",
+        r"Broken\.enqueue raised ZeroDivisionError: division by zero \(the arrival: flow 0 \(flow0\), data, 1000 B\)",
     ),
     "twice": (
         """
@@ -136,6 +137,46 @@ BROKEN = {
         r"Reason\.enqueue: drop: the reason must be a string, got int",
     ),
 }
+
+
+def test_a_discipline_sees_each_packets_flow_by_id_and_by_name(tmp_path):
+    """`packet.flow_name` is the flows table's name (`count` expanded: `web[1]`), on every link
+    the class serves: here it drops the flow it is told to by name."""
+    _user_module(
+        tmp_path,
+        """
+        class DropFlow(aqmlab.Qdisc):
+            def __init__(self, victim):
+                self.victim = victim
+                self.victim_ids = set()
+                self.fifo = collections.deque()
+            def enqueue(self, packet, link):
+                if packet.flow_name == self.victim:
+                    self.victim_ids.add(packet.flow)
+                    link.drop(packet, "victim")
+                else:
+                    self.fifo.append(packet)
+            def dequeue(self, link):
+                return self.fifo.popleft() if self.fifo else None
+            def counters(self):
+                return {"victim_id": sum(self.victim_ids), "victim_ids": len(self.victim_ids)}
+        """,
+    )
+    flows = [
+        {"name": "video", "type": "cbr", "rate": "1Mbps"},
+        {"name": "web", "type": "cbr", "rate": "1Mbps", "count": 2},
+    ]
+    scenario = dumbbell(
+        *flows, qdisc={"type": "python", "class": f"{tmp_path / 'mine.py'}:DropFlow", "victim": "web[1]"}
+    )
+    results = aqmlab.run(scenario)
+    assert results.flows["name"].tolist() == ["video", "web[0]", "web[1]"]
+    dropped = results.drops[results.drops["count"] > 0].groupby(["flow", "reason"])["count"].sum()
+    assert dropped.index.tolist() == [(2, "victim")] and dropped.iloc[0] > 100
+    assert results.flows.set_index("name").loc["web[1]", "delivered_packets"] == 0
+    # The name went with the id the flows table gives it.
+    bottleneck = results.links.set_index("name").loc["L->R"]
+    assert (bottleneck["qdisc.victim_id"], bottleneck["qdisc.victim_ids"]) == (2, 1)
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
@@ -230,20 +271,57 @@ def test_a_users_mechanism_joins_a_paper_experiment_as_a_row_of_its_own(tmp_path
     assert "demo" in refused.stderr and "today-tcp" in refused.stderr and not (tmp_path / "fig11").exists()
 
 
-def test_a_sweep_runs_a_python_mechanism_over_its_parameters_on_the_workers(tmp_path):
+@pytest.mark.parametrize("experiment", ["fred-cbr", "redpd-fig15"])
+def test_a_users_mechanism_joins_the_unresponsive_flow_experiments(tmp_path, experiment):
+    """FRED's CBR and RED-PD's Fig. 15 run the user's mechanism on the paper's network: its own
+    epochs / column, graded by no row. ExcessDrop only trims a long queue, so, like RED, it leaves
+    the unresponsive flows most of the link (the CBR above each epoch's fair share; the 5 Mb/s
+    UDP above 3 Mb/s)."""
+    spec = f"{EXAMPLES / 'own_qdisc.py'}:ExcessDrop"
+    done = aqmlab_cli("reproduce", experiment, "--quick", "-m", spec, "--json", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    assert rows and all(row["pass"] for row in rows) and not any("ExcessDrop" in row["metric"] for row in rows)
+    if experiment == "fred-cbr":
+        epochs = pd.read_csv(tmp_path / "out" / "epochs.csv")
+        own = epochs[epochs["mechanism"] == spec]
+        assert len(own) == 4 and (own["cbr"] > own["fair_share"]).all(), own
+    else:
+        table = pd.read_csv(tmp_path / "out" / "fig15.csv")
+        assert table.loc[table["kind"] == "UDP 5", spec].item() > 3.0, table
+
+
+@pytest.fixture(params=["pool", "dask"])
+def sweep_workers(request) -> list[str]:
+    """The sweep's workers: the local process pool, or a Dask worker process of its own."""
+    if request.param == "pool":
+        return ["--workers", "2"]
+    address, _ = request.getfixturevalue("dask_cluster")
+    return ["--scheduler", address]
+
+
+def test_a_sweep_runs_a_python_mechanism_over_its_parameters_on_the_workers(tmp_path, sweep_workers):
     base = aqmlab.load(EXAMPLES / "own-red.toml").with_duration("4s", warmup="1s").to_dict()
     write_scenario(tmp_path / "base.toml", base)
     (tmp_path / "sweep.toml").write_text(
         'scenario = "base.toml"\n[grid]\n"topology.bottleneck.qdisc.max_p" = [0.02, 0.5]\n"simulation.seed" = [1, 2]\n'
     )
-    done = aqmlab_cli("sweep", tmp_path / "sweep.toml", "--out", tmp_path / "out", "--workers", "2")
+    done = aqmlab_cli("sweep", tmp_path / "sweep.toml", "--out", tmp_path / "out", *sweep_workers)
     assert done.returncode == 0, done.stderr
-    import pandas as pd
-
+    assert "Traceback" not in done.stderr
     jobs = pd.read_csv(tmp_path / "out" / "jobs.csv")
     assert len(jobs) == 4
     # Each job ran in a worker process that imported own_qdisc.py by its path: a steeper RED
-    # drops more early.
-    early = pd.read_csv(tmp_path / "out" / "flows.csv").groupby("job")["dropped_packets"].sum()
+    # drops more early, and each job is the run of its scenario here, to the packet.
+    flows = pd.read_csv(tmp_path / "out" / "flows.csv")
+    early = flows.groupby("job")["dropped_packets"].sum()
     by_max_p = jobs.assign(dropped=jobs["job"].map(early)).groupby("topology.bottleneck.qdisc.max_p")["dropped"]
     assert by_max_p.mean()[0.5] > by_max_p.mean()[0.02]
+    job = jobs.iloc[-1]
+    here = aqmlab.run(
+        aqmlab.Scenario.from_dict(base)
+        .with_qdisc({**base["topology"]["bottleneck"]["qdisc"], "max_p": float(job["topology.bottleneck.qdisc.max_p"])})
+        .with_seed(int(job["simulation.seed"]))
+    )
+    assert flows[flows["job"] == job["job"]]["dropped_packets"].tolist() == here.flows["dropped_packets"].tolist()

@@ -88,3 +88,28 @@ def test_an_unknown_detail_is_named():
         aqmlab.ScenarioError, match=r"simulation\.queue_delay: unknown variant `flow`, did you mean `flows`\?"
     ):
         aqmlab.run(scenario.with_({"simulation.queue_delay": "flow"}))
+
+
+@pytest.mark.parametrize("detail", ["flows", "groups"])
+def test_the_series_adds_up_to_the_histograms_and_changes_nothing_else(detail):
+    """`queue_delay_series`: a group's bins hold its packets of the window, their mean and maximum
+    the histograms' exact ones; bins are the throughput table's."""
+    scenario = aqmlab.load(TOOLS / "tutorial-scenario.toml").with_duration("6s", warmup="2s")
+    scenario = scenario.with_({"simulation.queue_delay": detail, "simulation.throughput_bin": "0.25s"})
+    plain = aqmlab.run(scenario)
+    series = aqmlab.run(scenario.with_({"simulation.queue_delay_series": True}))
+    bins = series.queue_delay_series
+    assert plain.queue_delay_series.empty and not bins.empty
+    assert bins["time"].min() >= 2.0 and set(bins["time"]) <= set(series.throughput["time"])
+    for group in series.queue_delay_groups.itertuples():
+        own = bins[(bins["group"] == group.group) & (bins["link"] == group.link)]
+        assert own["packets"].sum() == group.packets
+        assert (own["mean"] * own["packets"]).sum() / group.packets == pytest.approx(group.mean, rel=1e-9)
+        assert own["max"].max() == group.max
+    assert series.flows.equals(plain.flows) and series.queue_delay_groups.equals(plain.queue_delay_groups)
+
+
+def test_a_series_without_delays_is_refused_naming_the_field():
+    scenario = aqmlab.load(TOOLS / "tutorial-scenario.toml")
+    with pytest.raises(aqmlab.ScenarioError, match=r"^simulation\.queue_delay_series: needs the queueing delay kept"):
+        aqmlab.run(scenario.with_({"simulation.queue_delay": "off", "simulation.queue_delay_series": True}))

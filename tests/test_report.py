@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from aqmlab import outdir
 from aqmlab.experiments import Reproduction, Row, not_reproduced_list, registry
 from aqmlab.suite import pending_experiments, run_suite
 from conftest import aqmlab_cli, dumbbell, write_scenario
@@ -220,12 +221,30 @@ def test_a_run_page_shows_the_flows_its_qdisc_measured(tmp_path):
     assert "monitored" in page.rows[header]
 
 
-def test_a_damaged_emulation_file_is_named_and_nothing_is_written(tmp_path):
-    """An `emulate --out` folder's emulation.json that lost a key: `report` names the file and the
-    key, exits 2, and writes no page."""
+def test_a_folder_is_the_kind_its_manifest_names_whatever_else_it_holds(tmp_path):
+    """A run's folder with an experiment's rows.json dropped in stays a run's page: the manifest
+    says what the folder holds; a folder without one is read by its files."""
     scenario = dumbbell({"type": "cbr", "rate": "5Mbps"}, duration="1s", warmup="0.5s")
     out = tmp_path / "run"
     assert aqmlab_cli("run", write_scenario(tmp_path / "s.toml", scenario), "--out", out).returncode == 0
+    Reproduction(rows=[Row.at_least("m", 1, 2, 1, key="k")], id="x", title="x").save(tmp_path / "x")
+    shutil.copy(tmp_path / "x" / "rows.json", out / "rows.json")
+    assert aqmlab_cli("report", out).returncode == 0
+    assert "<title>Run: " in (out / "report.html").read_text()
+    (out / outdir.MANIFEST).unlink()
+    assert aqmlab_cli("report", out).returncode == 0
+    assert "<title>x: x</title>" in (out / "report.html").read_text()
+
+
+def test_a_damaged_emulation_file_is_named_and_nothing_is_written(tmp_path):
+    """An `emulate --out` folder's emulation.json that lost a key: `report` names the file and the
+    key, exits 2, and writes no page. (A run's folder made an emulated run's: its manifest says
+    so, as `emulate --out` writes it.)"""
+    scenario = dumbbell({"type": "cbr", "rate": "5Mbps"}, duration="1s", warmup="0.5s")
+    out = tmp_path / "run"
+    assert aqmlab_cli("run", write_scenario(tmp_path / "s.toml", scenario), "--out", out).returncode == 0
+    manifest = json.loads((out / outdir.MANIFEST).read_text())
+    (out / outdir.MANIFEST).write_text(json.dumps(manifest | {"kind": "emulate"}))
     (out / "emulation.json").write_text(json.dumps({"packets_written": 10, "wall_time_s": 1.0}))
     done = aqmlab_cli("report", out)
     assert done.returncode == 2
@@ -330,6 +349,6 @@ def test_a_folder_that_is_no_output_is_named(tmp_path):
     done = aqmlab_cli("report", tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        f"error: {tmp_path}: not an output folder of aqmlab run, reproduce, sweep or compare "
-        "(no summary.json, rows.json, sweep.json, compare.json, or experiment folders)"
+        f"error: {tmp_path}: not an output folder of aqmlab sweep, compare, reproduce, emulate or run "
+        "(no sweep.json, compare.json, rows.json, emulation.json, summary.json, or experiment folders)"
     )

@@ -1,12 +1,15 @@
-"""BRED §5 reproductions (python/aqmlab/experiments/bred_*.py, setup in _bred.py) in quick
+"""BRED §5 reproductions (python/aqmlab/experiments/bred/*.py, setup in bred/__init__.py) in quick
 mode: the setups follow the paper, and the rows that check the paper's orderings (BRED
 fairer than RED, the CBRs held near eq. 14's bound, F growing with the number of flows) pass."""
 
 import pandas as pd
 import pytest
-from aqmlab.experiments import Reproduction, bred_buffer, bred_many_flows, bred_short_lived, registry
-from aqmlab.experiments import _bred as b
+from aqmlab.experiments import Reproduction, registry
+from aqmlab.experiments import bred as b
 from aqmlab.experiments._verdicts import ns2_reference
+from aqmlab.experiments.bred import buffer as bred_buffer
+from aqmlab.experiments.bred import many_flows as bred_many_flows
+from aqmlab.experiments.bred import short_lived as bred_short_lived
 
 IDS = ["bred-fig5", "bred-short-lived", "bred-buffer", "bred-many-flows", "bred-vs-red"]
 

@@ -1,10 +1,10 @@
-"""BRED Fig. 12 (python/aqmlab/experiments/bred_fig12.py) in quick mode: LQD dropping from the
+"""BRED Fig. 12 (python/aqmlab/experiments/bred/fig12.py) in quick mode: LQD dropping from the
 front is less fair than BRED wherever the CBRs send well above their share; where they send
 below it (or at 1.3 x with 20 flows) LQD is as fair, and those rows fail with measured reasons."""
 
 import pytest
 from aqmlab.experiments import Reproduction, Verdict, registry
-from aqmlab.experiments.bred_fig12 import class_ceiling
+from aqmlab.experiments.bred.fig12 import class_ceiling
 from conftest import failing, rows
 
 

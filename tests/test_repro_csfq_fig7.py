@@ -1,11 +1,12 @@
-"""CSFQ §3.3 Fig. 7 (experiments/csfq_fig7.py): three RLM sessions and a TCP on 4 Mbps."""
+"""CSFQ §3.3 Fig. 7 (experiments/csfq/fig7.py): three RLM sessions and a TCP on 4 Mbps."""
 
 from types import SimpleNamespace
 
 import aqmlab
 import pandas as pd
 import pytest
-from aqmlab.experiments import csfq_fig7, not_reproduced_list, registry
+from aqmlab.experiments import not_reproduced_list, registry
+from aqmlab.experiments.csfq import fig7 as csfq_fig7
 from conftest import aqmlab_cli
 
 

@@ -1,10 +1,13 @@
-"""CSFQ §3.1–§3.3 figures (experiments/csfq_fig*.py): quick runs keep the paper's orderings."""
+"""CSFQ §3.1–§3.3 figures (experiments/csfq/fig*.py): quick runs keep the paper's orderings."""
 
 import aqmlab
 import pandas as pd
 import pytest
-from aqmlab.experiments import PAPER_NAMES, csfq_fig3a, csfq_fig4, csfq_fig6, registry
+from aqmlab.experiments import PAPER_NAMES, registry
 from aqmlab.experiments._verdicts import ns2_reference
+from aqmlab.experiments.csfq import fig3a as csfq_fig3a
+from aqmlab.experiments.csfq import fig4 as csfq_fig4
+from aqmlab.experiments.csfq import fig6 as csfq_fig6
 from aqmlab.presets import CSFQ_MECHANISMS as MECHANISMS
 
 

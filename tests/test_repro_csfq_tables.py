@@ -1,12 +1,13 @@
-"""CSFQ §3.4–§3.6 Tables 1–4 (experiments/csfq_table*.py) in quick mode, and their workload builders."""
+"""CSFQ §3.4–§3.6 Tables 1–4 (experiments/csfq/table*.py) in quick mode, and their workload builders."""
 
 import numpy as np
 import pytest
-from aqmlab.experiments import Row, csfq_table4, registry
-from aqmlab.experiments._csfq_tables import ORDERING, paper_groups
+from aqmlab.experiments import Row, registry
 from aqmlab.experiments._verdicts import ns2_reference
-from aqmlab.experiments.csfq_table2 import web_flows
-from aqmlab.experiments.csfq_table4 import relabel_scenario
+from aqmlab.experiments.csfq import table4 as csfq_table4
+from aqmlab.experiments.csfq._tables import ORDERING, paper_groups
+from aqmlab.experiments.csfq.table2 import web_flows
+from aqmlab.experiments.csfq.table4 import relabel_scenario
 from aqmlab.presets import PACKET_BYTES
 
 

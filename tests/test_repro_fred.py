@@ -1,11 +1,13 @@
-"""FRED's experiments (experiments/fred_*.py, setup in _fred.py): the setups follow the paper,
+"""FRED's experiments (experiments/fred/*.py, setup in fred/__init__.py): the setups follow the paper,
 and the quick runs reproduce the paper's orderings of RED and FRED."""
 
 import aqmlab
 import pandas as pd
 import pytest
-from aqmlab.experiments import Verdict, _fred, fred_fragile, fred_many_flows, registry
+from aqmlab.experiments import Verdict, fred, registry
 from aqmlab.experiments._verdicts import ns2_reference
+from aqmlab.experiments.fred import fragile as fred_fragile
+from aqmlab.experiments.fred import many_flows as fred_many_flows
 
 IDS = ("fred-fragile", "fred-cbr", "fred-many-flows")
 
@@ -22,7 +24,10 @@ def rows(reproduction, prefix: str = "") -> dict:
 
 def test_the_experiments_are_registered():
     for id in IDS:
-        assert registry()[id].function.__module__ == f"aqmlab.experiments.{id.replace('-', '_')}"
+        assert (
+            registry()[id].function.__module__
+            == f"aqmlab.experiments.fred.{id.removeprefix('fred-').replace('-', '_')}"
+        )
 
 
 def test_fragile_setup_matches_fig1():
@@ -41,10 +46,10 @@ def test_fragile_setup_matches_fig1():
     # §3.1: RTTs of 36 ms and 6 ms (propagation), 45 Mbps bottleneck, 552-byte packets in 12 cells.
     assert flows["base_rtt"].tolist() == pytest.approx([0.036] + [0.006] * 4)
     assert results.links.set_index("name").loc["L->R", "rate_bps"] == 45e6
-    assert _fred.WIRE_BYTES == 636 and 1 - 552 / _fred.WIRE_BYTES == pytest.approx(0.132, abs=5e-4)  # "13.2%"
+    assert fred.WIRE_BYTES == 636 and 1 - 552 / fred.WIRE_BYTES == pytest.approx(0.132, abs=5e-4)  # "13.2%"
     # §3.1: 16 packets of 512 bytes every 36 ms is "4.05% of the bottleneck link capacity".
     assert fred_fragile.FRAGILE_MAX_PAYLOAD_SHARE == pytest.approx(0.0405, abs=5e-5)
-    assert _fred.WINDOW_64KB == 128
+    assert fred.WINDOW_64KB == 128
 
 
 def test_many_flows_setup_has_a_16_packet_pipe():
@@ -57,7 +62,7 @@ def test_many_flows_setup_has_a_16_packet_pipe():
     assert links.loc["source->gateway", "rate_bps"] == 10 * links.loc["gateway->sink", "rate_bps"]  # "one tenth"
     # "BS=RTT=16": the round-trip propagation delay holds 16 packets at the bottleneck rate.
     rtt = results.flows["base_rtt"].iloc[0]
-    assert rtt * fred_many_flows.MANY_LINK_BPS / (_fred.WIRE_BYTES * 8) == pytest.approx(16, abs=0.5)
+    assert rtt * fred_many_flows.MANY_LINK_BPS / (fred.WIRE_BYTES * 8) == pytest.approx(16, abs=0.5)
     # RED-32's unstated thresholds follow the paper's rules (BS/4, BS/2); FRED-32 keeps Fig. 8's.
     runs = fred_many_flows.TABLE5_RUNS
     assert runs["RED-32"] == ("red", 32, 8, 16) and runs["FRED-32"] == ("fred-2pkt", 32, 4, 8)
@@ -65,7 +70,7 @@ def test_many_flows_setup_has_a_16_packet_pipe():
 
 def test_gateway_rejects_unknown_mechanisms():
     with pytest.raises(ValueError, match="mechanism: expected red, fred or fred-2pkt, got 'sfq'"):
-        _fred.gateway("sfq", 16, 4, 8)
+        fred.gateway("sfq", 16, 4, 8)
 
 
 def test_fragile_orderings_hold_in_quick_mode(quick_runs):

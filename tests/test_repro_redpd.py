@@ -1,16 +1,17 @@
-"""RED-PD §5.2 and §7 reproductions (python/aqmlab/experiments/redpd_*.py, setup in
-_redpd.py) in quick mode: the closed forms the rows compare with, the rows that hold, and the
+"""RED-PD §5.2 and §7 reproductions (python/aqmlab/experiments/redpd/*.py, setup in
+redpd/__init__.py) in quick mode: the closed forms the rows compare with, the rows that hold, and the
 rows that fail, by key, with their measured reason."""
 
 import math
 
 import aqmlab
 import pytest
-from aqmlab.experiments import Reproduction, not_reproduced_list, redpd_fig9_sim, registry
-from aqmlab.experiments import _redpd as r
-from aqmlab.experiments._redpd import DURATION
-from aqmlab.experiments._redpd_web import web_scenario
+from aqmlab.experiments import Reproduction, not_reproduced_list, registry
+from aqmlab.experiments import redpd as r
 from aqmlab.experiments._verdicts import ns2_reference
+from aqmlab.experiments.redpd import DURATION
+from aqmlab.experiments.redpd import fig9_sim as redpd_fig9_sim
+from aqmlab.experiments.redpd._web import web_scenario
 from conftest import failing, rows
 
 IDS = [
@@ -148,7 +149,7 @@ def test_fig14_red_pd_approaches_max_min_and_cuts_the_ambient_drop_rate(quick):
 def test_the_ambient_drop_rate_is_the_measurement_windows():
     """§7.2 measures "not before 20 seconds": the queue is plain RED until the engine starts at
     10.1 s (61 % drops in fig14's mix), which the window leaves out and the whole run does not."""
-    from aqmlab.experiments.redpd_fig14 import fig14_scenario
+    from aqmlab.experiments.redpd.fig14 import fig14_scenario
 
     results = aqmlab.run(fig14_scenario("red_pd", 40.0))
     link, drops = results.link("L->R"), results.drops

@@ -1,10 +1,10 @@
-"""RED-PD §7.6, Figs. 20–21 (python/aqmlab/experiments/redpd_fig20_21.py) in quick mode: the
+"""RED-PD §7.6, Figs. 20–21 (python/aqmlab/experiments/redpd/fig20_21.py) in quick mode: the
 setup taken from the authors' script, the rows that hold and the rows that fail, by key, with
 their measured reason, for both TFRC readings (RFC 5348's t_RTO = 4R, ns-2's t_RTO in ticks)."""
 
 import pytest
 from aqmlab.experiments import Reproduction, not_reproduced_list, registry
-from aqmlab.experiments import redpd_fig20_21 as fig
+from aqmlab.experiments.redpd import fig20_21 as fig
 from conftest import failing, rows
 
 

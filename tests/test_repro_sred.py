@@ -1,4 +1,4 @@
-"""SRED §VI–§VIII reproductions (python/aqmlab/experiments/sred_*.py, setup in _sred.py) in
+"""SRED §VI–§VIII reproductions (python/aqmlab/experiments/sred/*.py, setup in sred/__init__.py) in
 quick mode (30 s runs): the setup is the paper's network, and the rows that hold pass; the
 rows that fail, fail by key with their measured reason."""
 
@@ -9,9 +9,9 @@ import aqmlab
 import numpy as np
 import pytest
 from aqmlab.experiments import Reproduction, Verdict, registry
-from aqmlab.experiments import _sred as s
-from aqmlab.experiments.sred_fig17_21 import zap_factor
-from aqmlab.experiments.sred_table2 import paper_total_occurrence
+from aqmlab.experiments import sred as s
+from aqmlab.experiments.sred.fig17_21 import zap_factor
+from aqmlab.experiments.sred.table2 import paper_total_occurrence
 from conftest import ROOT, failing, rows
 
 IDS = [

@@ -4,8 +4,8 @@
 import math
 
 from aqmlab import terminal
-from aqmlab.experiments import Row
-from aqmlab.report import _cell
+from aqmlab.report.blocks import _cell
+from aqmlab.rows import Row
 
 
 def widest(lines: list[str]) -> int:
@@ -54,6 +54,21 @@ def test_long_texts_that_recur_are_written_once_in_a_legend():
         ["c", "[1]", "1.2"],
     ]
     assert lines[6:8] == ["[1] the RFC TCP (profile rfc) has no ns-2.35", "    agent"]
+
+
+def test_a_long_name_is_written_once_in_a_legend_even_where_it_does_not_recur():
+    # A user's mechanism named by its path (issue 35): as a row's name and as a column's.
+    spec = "/home/someone/research/aqm/my_aqm.py:ExcessDrop"
+    rows = [[name, 9.7 - i, 0.3 + i, 0.03 * (i + 1)] for i, name in enumerate(["droptail", "red", "fq_codel", spec])]
+    rows += [[f"m{i}", 1.0, 2.0, 0.5] for i in range(12)]  # too many rows to turn the table
+    lines = terminal.table(["mechanism", "udp_mbps", "tcp_total_mbps", "jain_index"], rows, "t", width_=60)
+    assert widest(lines) <= 60
+    assert lines[6].split() == ["[1]", "6.7", "3.3", "0.12"]
+    assert lines[-2] == f"[1] {spec}"
+    columns = ["flow", "red_mbps", f"{spec}_mbps"]
+    lines = terminal.table(columns, [[f"tcp{i}", 1.0, 2.0] for i in range(12)], "t", width_=60)
+    assert widest(lines) <= 60 and lines[1].split() == ["flow", "red", "(Mbps)", "[1]"]
+    assert lines[-2] == f"[1] {spec}_mbps"  # as written, as a dotted name is (a sweep's axis)
 
 
 def test_a_table_that_fits_is_left_as_it_was():

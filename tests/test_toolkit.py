@@ -1,5 +1,5 @@
-"""The experiments toolkit (python/aqmlab/experiments/_toolkit.py) and aqmlab.metrics: ordering
-rows, run settings, runs over seeds, row keys."""
+"""Checked rows (python/aqmlab/rows.py), the experiments toolkit (python/aqmlab/experiments/_toolkit.py)
+and aqmlab.metrics: ordering rows, run settings, runs over seeds, row keys, where experiments live."""
 
 import json
 
@@ -10,13 +10,14 @@ from aqmlab.experiments import (
     Judgement,
     Ns2ReferenceError,
     Reproduction,
-    Row,
     RunSettings,
     Verdict,
+    registry,
     run_seeds,
 )
 from aqmlab.experiments._verdicts import Ns2Value, verdict
 from aqmlab.metrics import bred_cbr_bound, jain_index
+from aqmlab.rows import Row
 
 
 def ordered(groups, **options) -> Row:
@@ -59,6 +60,18 @@ def test_rows_carry_their_key_into_json():
         "tolerance": "±15%",
         "pass": True,
     }
+
+
+def test_each_experiment_lives_in_its_papers_package():
+    # `csfq-fig3a` is experiments/csfq/fig3a.py, `redpd-sec6.3` redpd/sec6_3.py; the demo is CSFQ
+    # Fig. 3(b)'s comparison, in csfq/.
+    def expected(id: str) -> str:
+        paper, _, rest = id.partition("-")
+        return "csfq.demo" if id == "demo" else f"{paper}.{rest.replace('-', '_').replace('.', '_')}"
+
+    modules = {id: e.function.__module__.removeprefix("aqmlab.experiments.") for id, e in registry().items()}
+    assert {id: m for id, m in modules.items() if m != expected(id)} == {}
+    assert {m.partition(".")[0] for m in modules.values()} == {"bred", "csfq", "fred", "redpd", "sred", "today"}
 
 
 def test_an_experiment_needs_one_key_per_row():

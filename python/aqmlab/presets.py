@@ -1,6 +1,6 @@
 """The CSFQ paper's §3 configuration (Stoica, Shenker, Zhang, SIGCOMM 1998): its buffer, RED/FRED
 thresholds and CSFQ constant, and its mechanisms' qdisc tables (`csfq_mechanisms`), configured as
-the paper states, which its experiments (experiments/csfq_*.py, the demo) grade and vary. These are
+the paper states, which its experiments (experiments/csfq/*.py, the demo) grade and vary. These are
 the first six presets; the table of every mechanism, aqmlab's others on the same buffer included,
 is `aqmlab.mechanisms`.
 

@@ -29,7 +29,7 @@ In a scenario file: `qdisc = { type = "python", class = "my_aqm.py:ExcessDrop", 
 droptail,my_aqm.py:ExcessDrop`.
 
 The engine calls `enqueue(packet, link)` for each arrival and `dequeue(link)` when the link is
-free. A `packet` is a view of the engine's packet (`id`, `flow`, `size`, `kind`, `ecn`, `label`,
+free. A `packet` is a view of the engine's packet (`id`, `flow` and `flow_name`, `size`, `kind`, `ecn`, `label`,
 `enqueued_at`): hold it to queue it, return it from `dequeue` to send it. `link` tells `now`,
 `backlog_packets`, `backlog_bytes` (as the link counts them), `rate_bps`, `delay`, draws
 `random()` from the discipline's own stream, and takes the verbs `drop(packet, reason)` (the

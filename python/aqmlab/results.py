@@ -83,6 +83,16 @@ SCHEMA: dict[str, dict[str, str]] = {
     # seconds (metrics/queue_delay.rs; `simulation.queue_delay` says which are kept).
     "queue_delay": {"flow": "int64", "link": "int64", **_DELAY_STATS},
     "queue_delay_groups": {"group": "string", "link": "int64", "flows": "int64", **_DELAY_STATS},
+    # With `simulation.queue_delay_series`: each group's packets sent in a throughput bin, their
+    # mean and largest delay (s); bins without a packet left out.
+    "queue_delay_series": {
+        "time": "float64",
+        "link": "int64",
+        "group": "string",
+        "packets": "int64",
+        "mean": "float64",
+        "max": "float64",
+    },
     "drop_log": {"time": "float64", "flow": "int64", "link": "int64", "reason": "string"},
     "traces": {"time": "float64", "flow": "int64", "var": "string", "value": "float64"},
     # `end` is NaN for a transfer that did not complete.
@@ -169,12 +179,12 @@ def _with_names(frame: pd.DataFrame, raw: Mapping[str, Any]) -> pd.DataFrame:
 COUNTER_PREFIX = {"links": "qdisc.", "qdisc_flows": ""}
 
 # Tables `save()` writes only when they have rows (only some disciplines fill them).
-SAVED_IF_FILLED = ("marks", "qdisc_flows")
+SAVED_IF_FILLED = ("marks", "qdisc_flows", "queue_delay_series")
 
 
 class Results:
     """What one run produced: DataFrames (`flows`, `links`, `drops`, `marks`, `throughput`,
-    `queue`, `queue_delay`, `queue_delay_groups`, `drop_log`, `traces`, `transfers`,
+    `queue`, `queue_delay`, `queue_delay_groups`, `queue_delay_series`, `drop_log`, `traces`, `transfers`,
     `qdisc_flows`; a table with `flow` or `link` ids has their names beside them, `flow_name`,
     `link_name`), `summary()`, `save()`, the figures `plot_goodput()`, `plot_throughput()`,
     `plot_queue()`, `plot_window()`, and `pcap_files`: the packet captures written while it
@@ -188,6 +198,7 @@ class Results:
     queue: pd.DataFrame
     queue_delay: pd.DataFrame
     queue_delay_groups: pd.DataFrame
+    queue_delay_series: pd.DataFrame
     drop_log: pd.DataFrame
     traces: pd.DataFrame
     transfers: pd.DataFrame

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__, outdir
-from .report import ERRORS_FILE, write_suite_pages
+from .report.suite import ERRORS_FILE, write_suite_pages
 from .workers import Cluster, run_tasks
 
 

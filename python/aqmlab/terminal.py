@@ -32,8 +32,11 @@ WRAP_MIN = 20
 # A folded row's continuation lines: their indent, and how narrow a text column may wrap there.
 INDENT = 2
 FOLD_WRAP_MIN = 12
-# Text cells longer than this that recur in a column are written `[n]` when the table is too wide.
+# Text cells longer than this that recur in a column are written `[n]` when the table is too wide,
+# and so are headers and cells with a word longer than LONG_WORD, which cannot wrap (a user's
+# mechanism named by its path, `/home/me/aqm/my_aqm.py:ExcessDrop`).
 LEGEND_MIN = 20
+LONG_WORD = 32
 # Unit suffixes of column names (longest first, `_ms` before `_s`) and the unit a header shows.
 UNIT_SUFFIXES = (
     ("_mbps", "Mbps"),
@@ -230,15 +233,15 @@ def _render(
     flat = _line_widths(list(range(len(headers))), headers, cells, numeric, width_)
     if flat is not None:
         return lines + _flat_lines(headers, cells, numeric, flat) + [""]
-    shortened, legend = _legend(cells, numeric)
-    flat = _line_widths(list(range(len(headers))), headers, shortened, numeric, width_)
+    short_headers, shortened, legend = _legend(headers, cells, numeric)
+    flat = _line_widths(list(range(len(headers))), short_headers, shortened, numeric, width_)
     if flat is not None:
-        return lines + _flat_lines(headers, shortened, numeric, flat) + _legend_lines(legend, width_) + [""]
+        return lines + _flat_lines(short_headers, shortened, numeric, flat) + _legend_lines(legend, width_) + [""]
     t_headers, t_cells, t_numeric = _transposed(headers, cells, numeric)
     turned = _line_widths(list(range(len(t_headers))), t_headers, t_cells, t_numeric, width_)
     if turned is not None:
         return lines + _flat_lines(t_headers, t_cells, t_numeric, turned) + [""]
-    return lines + _folded_lines(headers, shortened, numeric, width_) + _legend_lines(legend, width_) + [""]
+    return lines + _folded_lines(short_headers, shortened, numeric, width_) + _legend_lines(legend, width_) + [""]
 
 
 def _cell_width(cells: list[list[str]], i: int) -> int:
@@ -353,26 +356,30 @@ def _transposed(
     return [headers[0], *(row[0] for row in cells)], turned, [False] + [mostly_numbers] * len(cells)
 
 
-def _legend(cells: list[list[str]], numeric: list[bool]) -> tuple[list[list[str]], list[str]]:
-    """`cells` with each text longer than LEGEND_MIN that recurs in a column replaced by `[n]`,
-    and the legend's texts (n - 1 in the list)."""
+def _legend(
+    headers: list[str], cells: list[list[str]], numeric: list[bool]
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """`headers` and text `cells` with a word longer than LONG_WORD, and the cells longer than
+    LEGEND_MIN that recur in a column, replaced by `[n]`; and the legend's texts (n - 1 in the list)."""
     counts: dict[tuple[int, str], int] = {}
     for row in cells:
         for i, text in enumerate(row):
             if not numeric[i] and _visible(text) > LEGEND_MIN:
                 counts[i, text] = counts.get((i, text), 0) + 1
     legend: list[str] = []
-    shortened = []
-    for row in cells:
-        line = []
-        for i, text in enumerate(row):
-            if counts.get((i, text), 0) > 1:
-                if text not in legend:
-                    legend.append(text)
-                text = f"[{legend.index(text) + 1}]"
-            line.append(text)
-        shortened.append(line)
-    return shortened, legend
+
+    def mark(text: str) -> str:
+        if text not in legend:
+            legend.append(text)
+        return f"[{legend.index(text) + 1}]"
+
+    short_headers = [mark(text) if _longest_word([text]) > LONG_WORD else text for text in headers]
+
+    def long(i: int, text: str) -> bool:
+        return counts.get((i, text), 0) > 1 or (not numeric[i] and _longest_word([text]) > LONG_WORD)
+
+    shortened = [[mark(text) if long(i, text) else text for i, text in enumerate(row)] for row in cells]
+    return short_headers, shortened, legend
 
 
 def _legend_lines(legend: list[str], width_: int) -> list[str]:

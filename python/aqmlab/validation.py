@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from . import _core
-from .experiments import Row
+from .rows import Row
 
 SUITES = {"tcp": _core.validate_tcp}
 

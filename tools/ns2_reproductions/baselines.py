@@ -34,25 +34,21 @@ from typing import Any
 import aqmlab
 import numpy as np
 import pandas as pd
-from aqmlab.experiments import (
-    PAPER_NAMES,
-    _bred,
-    _csfq,
-    bred_buffer,
-    bred_short_lived,
-    bred_vs_red,
-    csfq_fig3a,
-    csfq_fig4,
-    csfq_fig6,
-    csfq_table1,
-    csfq_table2,
-    csfq_table3,
-    fred_cbr,
-    fred_fragile,
-)
-from aqmlab.experiments._csfq_figures import LINK_MBPS, demo_scenario
-from aqmlab.experiments._csfq_tables import mechanisms, single_link_scenario
-from aqmlab.experiments._fred import NETBSD_TCP, WINDOW_64KB, pct
+from aqmlab.experiments import PAPER_NAMES, bred, csfq
+from aqmlab.experiments.bred import buffer as bred_buffer
+from aqmlab.experiments.bred import short_lived as bred_short_lived
+from aqmlab.experiments.bred import vs_red as bred_vs_red
+from aqmlab.experiments.csfq import fig3a as csfq_fig3a
+from aqmlab.experiments.csfq import fig4 as csfq_fig4
+from aqmlab.experiments.csfq import fig6 as csfq_fig6
+from aqmlab.experiments.csfq import table1 as csfq_table1
+from aqmlab.experiments.csfq import table2 as csfq_table2
+from aqmlab.experiments.csfq import table3 as csfq_table3
+from aqmlab.experiments.csfq._figures import LINK_MBPS, demo_scenario
+from aqmlab.experiments.csfq._tables import mechanisms, single_link_scenario
+from aqmlab.experiments.fred import NETBSD_TCP, WINDOW_64KB, pct
+from aqmlab.experiments.fred import cbr as fred_cbr
+from aqmlab.experiments.fred import fragile as fred_fragile
 from aqmlab.ns2 import export, run
 from aqmlab.presets import CSFQ_MECHANISMS, PACKET_BYTES
 from aqmlab.results import MBPS
@@ -280,15 +276,15 @@ def table3_rows(runs: dict[tuple[str, str], list[float]]) -> dict[str, object]:
     return rows
 
 
-# bred-vs-red: RED in BRED Figs. 10 (7 TCPs) and 11 (7 TCPs and 3 CBRs); flows in _bred.SOURCES order.
-BRED_TCPS = [i for i, name in enumerate(_bred.SOURCES) if name in _bred.TCPS]
-BRED_CBRS = [i for i, name in enumerate(_bred.SOURCES) if name in _bred.CBRS]
+# bred-vs-red: RED in BRED Figs. 10 (7 TCPs) and 11 (7 TCPs and 3 CBRs); flows in bred.SOURCES order.
+BRED_TCPS = [i for i, name in enumerate(bred.SOURCES) if name in bred.TCPS]
+BRED_CBRS = [i for i, name in enumerate(bred.SOURCES) if name in bred.CBRS]
 
 
 def bred_rows(runs: dict[tuple[str, str], list[float]]) -> dict[str, object]:
     fig11 = runs["fig11", "red"]
     return {
-        "fig10.red.long_run_fairness": _bred.fairness(runs["fig10", "red"]),
+        "fig10.red.long_run_fairness": bred.fairness(runs["fig10", "red"]),
         "fig11.red.tcp_total": sum(fig11[i] for i in BRED_TCPS),
         "fig11.red.cbr_min": min(fig11[i] for i in BRED_CBRS),
         "fig11.red.cbr_max": max(fig11[i] for i in BRED_CBRS),
@@ -320,8 +316,8 @@ def active(start: float, end: float) -> set[str]:
 
 SHORT_LIVED_PERIODS = [
     (start, end)
-    for start, end in bred_short_lived.periods(bred_short_lived.FIG6_SCHEDULE, _bred.DURATION)
-    if active(start, end) & set(_bred.CBRS)
+    for start, end in bred_short_lived.periods(bred_short_lived.FIG6_SCHEDULE, bred.DURATION)
+    if active(start, end) & set(bred.CBRS)
 ]
 
 
@@ -330,9 +326,9 @@ def period_key(start: float, end: float) -> str:
 
 
 def short_lived_scenario(start: float, end: float) -> Scenario:
-    spec = _bred.ten_sources_scenario(
+    spec = bred.ten_sources_scenario(
         bred_short_lived.FIG6_LINK,
-        _bred.red_qdisc(_bred.buffer_packets(bred_short_lived.FIG6_LINK)),
+        bred.red_qdisc(bred.buffer_packets(bred_short_lived.FIG6_LINK)),
         bred_short_lived.FIG6_CBR_RATE,
         schedule=bred_short_lived.FIG6_SCHEDULE,
         duration=end,
@@ -351,8 +347,8 @@ def short_lived_rows(runs: dict[tuple[str, str], list[tuple[str, float]]]) -> di
     for start, end in SHORT_LIVED_PERIODS:
         flows, goodputs = active(start, end), dict(runs[period_key(start, end), "red"])
         key = f"red.{period_key(start, end)}.tcp_total"
-        rows[key] = sum(goodputs[n] for n in _bred.TCPS if n in flows)
-        rows[f"{key}|CBR total"] = sum(goodputs[n] for n in _bred.CBRS if n in flows)
+        rows[key] = sum(goodputs[n] for n in bred.TCPS if n in flows)
+        rows[f"{key}|CBR total"] = sum(goodputs[n] for n in bred.CBRS if n in flows)
     return rows
 
 
@@ -412,7 +408,7 @@ def fragile_combined(per_seed: list[dict[tuple[str, str], list[dict]]]) -> dict[
 # 20-s epoch after a TCP joins, from 5 s into it): one ns-2 run per window, to its end and
 # measured over it (the export measures one window), ns-2's New-Reno for NetBSD's (FRED_TCP).
 def fred_cbr_scenario(tcp_starts: list[float], start: float, end: float) -> Scenario:
-    spec = fred_cbr.cbr_scenario("red", [t for t in tcp_starts if t < end], end)
+    spec = fred_cbr.cbr_scenario("red", fred_cbr.paper_gateway("red"), [t for t in tcp_starts if t < end], end)
     for flow in spec["flows"][1:]:
         flow["tcp"] = FRED_TCP
     spec["simulation"]["warmup"] = start
@@ -437,7 +433,7 @@ DEMO_NOTE = (
 
 
 def experiments() -> list[Baselines]:
-    demo_base = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml").with_tcp(_csfq.TCP)
+    demo_base = aqmlab.load(aqmlab.scenarios_dir() / "csfq-fig3b.toml").with_tcp(csfq.TCP)
     demo_absent = {"udp.csfq": NOT_CSFQ, "udp.fred-1": NOT_FRED, "order.udp": f"{NOT_CSFQ}; {NOT_FRED}"}
     rfc_rows = ("udp.droptail", "udp.red", "udp.drr", "udp.csfq", "udp.fred-1", "order.udp")
     demo_absent |= {f"{key}.alt_rfc": NOT_RFC for key in rfc_rows}
@@ -450,14 +446,14 @@ def experiments() -> list[Baselines]:
     fig4_scenarios = {
         f"n{n}": demo_scenario(f"csfq-fig4-n{n}", csfq_fig4.fig4_flows(n), csfq_fig4.FULL) for n in FIG4_N
     }
-    buffer10, buffer11 = _bred.buffer_packets(bred_vs_red.FIG10_LINK), _bred.buffer_packets(bred_vs_red.FIG11_LINK)
+    buffer10, buffer11 = bred.buffer_packets(bred_vs_red.FIG10_LINK), bred.buffer_packets(bred_vs_red.FIG11_LINK)
     bred_scenarios = {
-        ("fig10", "red"): _bred.ten_sources_scenario(
-            bred_vs_red.FIG10_LINK, _bred.red_qdisc(buffer10), tcp_only=True, sample=bred_vs_red.FIG10_SAMPLE
+        ("fig10", "red"): bred.ten_sources_scenario(
+            bred_vs_red.FIG10_LINK, bred.red_qdisc(buffer10), tcp_only=True, sample=bred_vs_red.FIG10_SAMPLE
         ),
-        ("fig11", "red"): _bred.ten_sources_scenario(
+        ("fig11", "red"): bred.ten_sources_scenario(
             bred_vs_red.FIG11_LINK,
-            _bred.red_qdisc(buffer11),
+            bred.red_qdisc(buffer11),
             bred_vs_red.FIG11_CBR_RATE,
             sample=bred_vs_red.FIG11_SAMPLE,
         ),
@@ -565,9 +561,9 @@ def experiments() -> list[Baselines]:
             "bred-buffer",
             {
                 ("fig7-50ms", "red"): Scenario.from_dict(
-                    _bred.ten_sources_scenario(
+                    bred.ten_sources_scenario(
                         bred_buffer.FIG7_LINK,
-                        _bred.red_qdisc(_bred.buffer_packets(bred_buffer.FIG7_LINK, 0.05)),
+                        bred.red_qdisc(bred.buffer_packets(bred_buffer.FIG7_LINK, 0.05)),
                         bred_buffer.FIG7_CBR_RATE,
                     )
                 )
@@ -577,10 +573,10 @@ def experiments() -> list[Baselines]:
             bred_mechanisms,
             {
                 "*": f"{bred_red_note}; Fig. 7's 7 TCPs and 3 CBRs at 10 Mb/s on 10 Mb/s, a 50 ms buffer "
-                f"({_bred.buffer_packets(bred_buffer.FIG7_LINK, 0.05)} packets), 100 s trials measured over the "
+                f"({bred.buffer_packets(bred_buffer.FIG7_LINK, 0.05)} packets), 100 s trials measured over the "
                 "latter half, as ours; the TCPs' total goodput (Mb/s), mean over the trials"
             },
-            "bred-buffer's scenario at 50 ms (_bred.ten_sources_scenario: Fig. 7)",
+            "bred-buffer's scenario at 50 ms (bred.ten_sources_scenario: Fig. 7)",
         ),
         Baselines(
             "bred-short-lived",
@@ -590,11 +586,11 @@ def experiments() -> list[Baselines]:
             short_lived_absent,
             {
                 "*": f"{bred_red_note}; Fig. 6's schedule of short-lived TCPs and 4.5 Mb/s CBRs on 4.5 Mb/s, "
-                f"buffer {_bred.buffer_packets(bred_short_lived.FIG6_LINK)} packets; one run per period, to its end, "
+                f"buffer {bred.buffer_packets(bred_short_lived.FIG6_LINK)} packets; one run per period, to its end, "
                 "measured over it (ours: one 100 s run, the mean of its 5-s samples in the period); the active "
                 "TCPs' total goodput (Mb/s), mean over the trials"
             },
-            "bred-short-lived's schedule (_bred.ten_sources_scenario: Fig. 6), one run per period",
+            "bred-short-lived's schedule (bred.ten_sources_scenario: Fig. 6), one run per period",
             value=named_goodput,
         ),
         Baselines(
@@ -614,7 +610,7 @@ def experiments() -> list[Baselines]:
                 "fig11.red.cbr_max": f"{bred_note}; Fig. 11: the largest CBR's goodput averaged over the trials "
                 "(spread: half the range of each trial's largest)",
             },
-            "bred-vs-red's scenarios (_bred.ten_sources_scenario: Figs. 10 and 11)",
+            "bred-vs-red's scenarios (bred.ten_sources_scenario: Figs. 10 and 11)",
             combined=bred_combined,
         ),
         Baselines(
@@ -695,7 +691,7 @@ def experiments() -> list[Baselines]:
                     "end, at most 64 of about 7000, not counted), mean over the seeds"
                 )
             },
-            "csfq-table1's scenario (_csfq_tables.single_link_scenario: an ON-OFF source and 19 TCPs)",
+            "csfq-table1's scenario (csfq._tables.single_link_scenario: an ON-OFF source and 19 TCPs)",
             value=delivered_dropped,
         ),
         Baselines(
@@ -725,7 +721,7 @@ def experiments() -> list[Baselines]:
             {
                 ("table3", q): single_link_scenario(
                     qdisc,
-                    csfq_table3.flows(_csfq.TCP),
+                    csfq_table3.flows(csfq.TCP),
                     csfq_table3.FULL.duration,
                     warmup=csfq_table3.FULL.warmup,
                     delay="100ms",
@@ -744,7 +740,7 @@ def experiments() -> list[Baselines]:
                     "19 flows, then over the seeds"
                 )
             },
-            "csfq-table3's scenario (_csfq_tables.single_link_scenario: a UDP and 19 TCPs, 100 ms)",
+            "csfq-table3's scenario (csfq._tables.single_link_scenario: a UDP and 19 TCPs, 100 ms)",
         ),
         Baselines(
             "csfq-fig6",

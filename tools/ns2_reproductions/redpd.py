@@ -52,10 +52,10 @@ PATCHES = (
 )
 
 SEEDS = (1, 2, 3, 4, 5)
-# Our §7 runs: 100 s, measured from 20 s (_redpd.py). The scripts' runs of our length are given
+# Our §7 runs: 100 s, measured from 20 s (redpd/__init__.py). The scripts' runs of our length are given
 # `time 101`: at `time 100` the run stops before the flows file's 100 s dump.
 WINDOW = (20.0, 100.0)
-# Drop rates, as ours (`_redpd.ambient_drop_rate`), over the measurement window: the engine's
+# Drop rates, as ours (`redpd.ambient_drop_rate`), over the measurement window: the engine's
 # intervals ending after its start. (The scripts' engine starts at 10.1 s, `sched-detect-reward
 # 10.1`, as ours; the queue is plain RED before, 48 % drops in allUDP.)
 DROPS_FROM = WINDOW[0]
@@ -479,7 +479,7 @@ K, M = 3, 5
 
 
 def cutdown_eq6(gamma: float, alpha: float, p: float) -> float:
-    """Eq. 6 as redpd_fig11 computes it (`_redpd.cutdown_time`)."""
+    """Eq. 6 as redpd_fig11 computes it (`redpd.cutdown_time`)."""
     return (gamma - alpha) * R * K * (M - 1) / (gamma * p * M * math.sqrt(1.5 * p))
 
 
@@ -614,7 +614,7 @@ def tfrc_measures(run: Run, n: int) -> dict[str, float]:
     return measures
 
 
-# The rows that hold at every n (ours: `_every_n` in redpd_fig20_21.py), with the measures each compares
+# The rows that hold at every n (ours: `_every_n` in redpd/fig20_21.py), with the measures each compares
 # between RED and RED-PD; recorded per n so that the paper's check grades ns-2's values as ours.
 TFRC_EVERY_N = {
     "ratio30.red_pd_ge_red": ("norm_30ms",),

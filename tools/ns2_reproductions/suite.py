@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from aqmlab.experiments.redpd_ns2_suite import MONITOR_AT, UNMONITOR_AT
+from aqmlab.ns2.redpd_scenarios import MONITOR_AT, UNMONITOR_AT
 from aqmlab.ns2.redpd_suite import R1, R2, flow_names, run_ns2, source_tree
 
 sys.path.insert(0, str(Path(__file__).parent))

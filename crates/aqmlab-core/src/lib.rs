@@ -24,8 +24,9 @@
 //! assert!((goodput - 5e6).abs() / 5e6 < 0.02);
 //! ```
 
-// The layers, bottom up. A module uses only the layers above it in this list;
-// nothing points back up (ARCHITECTURE.md draws the picture).
+// The layers, bottom up. A module uses only its own layer and the layers above it in this
+// list; nothing points back up (ARCHITECTURE.md's table, which tests/layers.rs checks the
+// code against). This file declares them and holds no code.
 
 // 1. Vocabulary: errors, units, field checks, time, random streams, packets, prefetch.
 pub mod cache;
@@ -56,14 +57,8 @@ pub mod validation;
 // 7. The engine in real time between real Linux endpoints (`aqmlab emulate`).
 pub mod emulate;
 
+// The front door, the names a program using the core needs first (the example above).
 pub use error::{Error, InternalError, MechanismError, ScenarioError};
 pub use metrics::Results;
 pub use scenario::Scenario;
-
-/// Builds and runs a validated scenario. An [`Error::Internal`] is a bug in
-/// the simulator (e.g. packets not conserved), not a problem of the scenario.
-pub fn run(scenario: &Scenario) -> Result<Results, Error> {
-    let mut sim = sim::Simulation::build(scenario)?;
-    sim.run_to_end();
-    sim.results()
-}
+pub use sim::run;

@@ -5,8 +5,16 @@ pub type Time = u64;
 
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
+/// The longest time a scenario may give: 1e9 s (about 32 years). In nanoseconds this is 1e18,
+/// so a run's clock (a u64) can add several such times without overflowing; `units` refuses
+/// a longer one where it is read.
+pub const MAX_SECONDS: f64 = 1e9;
+/// The shortest time other than 0: the clock's tick, 1 ns. A shorter one would round to 0,
+/// and a period of 0 can repeat forever without the clock moving on.
+pub const MIN_SECONDS: f64 = 1e-9;
+
 /// A time no run reaches: 2^62 ns (146 years). Durations and every other time
-/// of a scenario are at most 1e18 ns (`units::MAX_SECONDS`), so the clock plus a
+/// of a scenario are at most 1e18 ns ([`MAX_SECONDS`]), so the clock plus a
 /// few intervals clamped here stays below `u64::MAX`, however small a rate is.
 pub const FAR_FUTURE: Time = 1 << 62;
 

@@ -11,9 +11,11 @@
 //! Every quantity of a scenario is read here, so this is where each is checked
 //! for being a finite number no larger than its kind's limit ([`MAX_RATE_BPS`],
 //! [`MAX_SECONDS`], [`MAX_BYTES`]), a rate for being 0 or at least [`MIN_RATE_BPS`],
-//! and a time for being 0 or at least one tick of the clock ([`MIN_SECONDS`]);
+//! and a time for being 0 or at least one tick of the clock ([`MIN_SECONDS`]; the clock's
+//! bounds are `time`'s);
 //! whether it may be zero or negative is the field's own check (`validate`).
 
+use crate::time::{from_secs, Time, MAX_SECONDS, MIN_SECONDS};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -69,12 +71,6 @@ pub fn show_number(v: f64) -> String {
 /// The fastest link or source: 1 Tbit/s. Transmission times are whole
 /// nanoseconds, and at this rate a 125-byte packet already takes only one.
 pub const MAX_RATE_BPS: f64 = 1e12;
-/// The longest time: 1e9 s (about 32 years). In nanoseconds this is 1e18, so a
-/// run's clock (a u64) can add several such times without overflowing.
-pub const MAX_SECONDS: f64 = 1e9;
-/// The shortest time other than 0: the clock's tick, 1 ns. A shorter one would
-/// round to 0, and a period of 0 can repeat forever without the clock moving on.
-pub const MIN_SECONDS: f64 = 1e-9;
 /// The largest size: 1e12 bytes (1 TB).
 pub const MAX_BYTES: f64 = 1e12;
 /// The slowest link or source other than 0: 1 kbit/s. A 1000-byte packet takes 8 s at
@@ -317,8 +313,8 @@ unit_type!(Bytes, u64, SIZE, |v, shown| {
 });
 
 impl Seconds {
-    pub fn nanos(self) -> crate::time::Time {
-        crate::time::from_secs(self.0)
+    pub fn nanos(self) -> Time {
+        from_secs(self.0)
     }
 
     /// A time as a command-line option gives it: with its unit (`"10s"`, `"500ms"`), or a bare

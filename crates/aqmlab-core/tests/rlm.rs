@@ -1,11 +1,12 @@
 //! RLM end to end (issue 12): a receiver alone on a link settles at the most layers whose
 //! cumulative rate fits the link, and keeps probing the next one; beside a CBR that takes
-//! half the link it settles one level lower.
+//! half the link it settles one level lower. And an `rlm` flow's table, checked when the
+//! scenario is read.
 
 mod common;
 
 use aqmlab_core::Results;
-use common::simulate;
+use common::{error_of, simulate};
 
 /// CSFQ §3.3's layers: layer i sends 2^(i+4) kbps, i = 1…7.
 const BASE_BPS: f64 = 32e3;
@@ -108,4 +109,34 @@ fn beside_a_cbr_taking_half_the_link_it_settles_one_level_lower() {
         let cbr = results.flows[1].goodput_bps;
         assert!(cbr >= 0.97 * 0.5e6, "seed {seed}: CBR {cbr}");
     }
+}
+
+#[test]
+fn errors_name_the_field() {
+    let error = |fields: &str| {
+        error_of(&format!(
+            "[simulation]\nduration = \"10s\"\n[topology]\ntype = \"dumbbell\"\n\
+             bottleneck = {{ rate = \"1Mbps\", delay = \"1ms\" }}\n[[flows]]\ntype = \"rlm\"\n{fields}\n"
+        ))
+    };
+    assert_eq!(error("layers = 0"), "flows[0].layers: must be in [1, 32], got 0");
+    assert_eq!(
+        error("layers = 32\nbase_rate = \"1Mbps\""),
+        "flows[0].base_rate: layer 32 would send 2.147483648e15 bit/s, above the 1e12 limit of any rate"
+    );
+    assert_eq!(error("beta = 0"), "flows[0].beta: must be in (0, 1], got 0");
+    assert_eq!(error("alpha = 0.5"), "flows[0].alpha: must be >= 1, got 0.5");
+    assert_eq!(
+        error("join_timer_max = \"1s\""),
+        "flows[0].join_timer_max: must be >= join_timer_min (5s), got 1s"
+    );
+    assert_eq!(
+        error("loss_threshold = 2"),
+        "flows[0].loss_threshold: must be in [0, 1], got 2"
+    );
+    assert_eq!(
+        error("prune_latency = \"-1s\""),
+        "flows[0].prune_latency: must be >= 0, got -1s"
+    );
+    assert!(error("rate = 1").starts_with("flows[0].rate: unknown field `rate`"));
 }

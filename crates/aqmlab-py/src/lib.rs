@@ -101,6 +101,11 @@ fn parse(scenario_json: &str) -> PyResult<Scenario> {
     Scenario::from_json_str(scenario_json).map_err(to_py)
 }
 
+/// The simulation of `scenario`, its Python disciplines (if any) told the flows' names.
+fn build(scenario: &Scenario) -> PyResult<aqmlab_core::sim::Simulation> {
+    python_qdisc::building(scenario, || aqmlab_core::sim::Simulation::build(scenario)).map_err(to_py)
+}
+
 /// Validates a scenario given as JSON text; raises ScenarioError naming the bad field.
 /// `file=True`: the content of a scenario file, where every quantity must carry its unit
 /// (a bare number is an error saying what to write); otherwise a bare number is in base units.
@@ -152,7 +157,7 @@ fn results_json(results: &Results, summary_only: bool) -> String {
 #[pyo3(signature = (scenario_json, summary_only = false))]
 fn run(py: Python<'_>, scenario_json: &str, summary_only: bool) -> PyResult<String> {
     let scenario = parse(scenario_json)?;
-    let mut sim = aqmlab_core::sim::Simulation::build(&scenario).map_err(to_py)?;
+    let mut sim = build(&scenario)?;
     run_interruptibly(py, &mut sim, Time::MAX, scenario.simulation.duration.0)?;
     let results = py.allow_threads(move || sim.results().map(|r| results_json(&r, summary_only)));
     results.map_err(error_to_py)
@@ -182,7 +187,7 @@ impl Simulation {
     #[new]
     fn new(scenario_json: &str) -> PyResult<Self> {
         let scenario = parse(scenario_json)?;
-        let sim = aqmlab_core::sim::Simulation::build(&scenario).map_err(to_py)?;
+        let sim = build(&scenario)?;
         Ok(Simulation {
             inner: Mutex::new(sim),
             duration: scenario.simulation.duration.0,
@@ -270,7 +275,11 @@ impl Emulation {
     fn new(py: Python<'_>, scenario_json: &str, capture_dir: Option<std::path::PathBuf>) -> PyResult<Self> {
         let scenario = parse(scenario_json)?;
         let emulation = py
-            .allow_threads(|| aqmlab_core::emulate::Emulation::start(&scenario, capture_dir.as_deref()))
+            .allow_threads(|| {
+                python_qdisc::building(&scenario, || {
+                    aqmlab_core::emulate::Emulation::start(&scenario, capture_dir.as_deref())
+                })
+            })
             .map_err(emulate_error_to_py)?;
         Ok(Emulation {
             duration: emulation.duration(),

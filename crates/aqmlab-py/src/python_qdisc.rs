@@ -16,13 +16,53 @@ use aqmlab_core::qdisc::external::{ExternalConfig, ExternalQdiscs};
 use aqmlab_core::qdisc::{Backlog, DropReason, Gauges, LinkInfo, QdiscCtx, QueueDisc, ReasonName, Verdict};
 use aqmlab_core::rng::{self, Rng};
 use aqmlab_core::time::{to_secs, Time};
-use aqmlab_core::ScenarioError;
+use aqmlab_core::{Scenario, ScenarioError};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyDict, PyString};
-use std::sync::Mutex;
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
+
+thread_local! {
+    /// The flows of the scenario whose network this thread is building ([`building`]): a
+    /// provider's `build` sees one link, not the scenario. Their names are made for Python at
+    /// the first Python discipline, so that a scenario without one pays nothing for them.
+    static BUILDING: RefCell<Option<FlowNames>> = const { RefCell::new(None) };
+}
+
+enum FlowNames {
+    Pending(Box<Scenario>),
+    /// By flow id.
+    Made(Arc<[Py<PyString>]>),
+}
+
+/// Runs `build`, which makes `scenario`'s network, with the flows' names at hand for the Python
+/// disciplines it builds (their packets' `flow_name`).
+pub fn building<T>(scenario: &Scenario, build: impl FnOnce() -> T) -> T {
+    BUILDING.with(|b| *b.borrow_mut() = Some(FlowNames::Pending(Box::new(scenario.clone()))));
+    let built = build();
+    BUILDING.with(|b| b.borrow_mut().take());
+    built
+}
+
+/// The names of the flows of the network being built, by flow id (none outside [`building`]).
+fn flow_names(py: Python<'_>) -> Arc<[Py<PyString>]> {
+    BUILDING.with(|b| {
+        let mut slot = b.borrow_mut();
+        let names = match slot.take() {
+            Some(FlowNames::Made(names)) => names,
+            Some(FlowNames::Pending(scenario)) => {
+                let flows = scenario.expanded_flows();
+                flows.iter().map(|f| PyString::new(py, &f.name).unbind()).collect()
+            }
+            None => Arc::from([]),
+        };
+        *slot = Some(FlowNames::Made(names.clone()));
+        names
+    })
+}
 
 /// The exception that stopped the last run, for the Python caller to chain to its error.
 static EXCEPTION: Mutex<Option<PyErr>> = Mutex::new(None);
@@ -41,6 +81,9 @@ pub struct Packet {
     /// The flow's id (the `flows` table's `id`).
     #[pyo3(get)]
     flow: u32,
+    /// The flow's name (the `flows` table's `name`: `web[2]`).
+    #[pyo3(get)]
+    flow_name: Py<PyString>,
     /// Bytes on the wire.
     #[pyo3(get)]
     size: u32,
@@ -67,10 +110,14 @@ fn ecn_name(ecn: Ecn) -> &'static str {
 }
 
 impl Packet {
-    fn of(id: PacketId, p: &CorePacket) -> Packet {
+    fn of(py: Python<'_>, id: PacketId, p: &CorePacket, flow_names: &[Py<PyString>]) -> Packet {
         Packet {
             id,
             flow: p.flow,
+            flow_name: match flow_names.get(p.flow as usize) {
+                Some(name) => name.clone_ref(py),
+                None => PyString::new(py, &format!("flow{}", p.flow)).unbind(),
+            },
             size: p.size,
             kind: match p.kind {
                 PacketKind::Data => "data",
@@ -87,8 +134,8 @@ impl Packet {
 impl Packet {
     fn __repr__(&self) -> String {
         format!(
-            "<Packet {} of flow {}: {}, {} B, {}>",
-            self.id, self.flow, self.kind, self.size, self.ecn
+            "<Packet {} of flow {} ({}): {}, {} B, {}>",
+            self.id, self.flow, self.flow_name, self.kind, self.size, self.ecn
         )
     }
 }
@@ -247,6 +294,8 @@ struct PythonQdisc {
     link: Option<Py<Link>>,
     /// The class's name, for messages.
     class: String,
+    /// By flow id, for the packets' `flow_name`.
+    flow_names: Arc<[Py<PyString>]>,
     /// By packet id, whether the discipline holds it (an arrival it did not drop, not yet
     /// dequeued or dropped), and how many it holds.
     held: Vec<bool>,
@@ -271,6 +320,7 @@ impl PythonQdisc {
             link,
             // Its name in messages: the class's, not the path to it.
             class: class.rsplit(':').next().unwrap_or(class).to_owned(),
+            flow_names: flow_names(py),
             held: Vec::new(),
             holding: 0,
             failure: None,
@@ -313,8 +363,9 @@ impl PythonQdisc {
     /// the exception is kept for the caller's traceback.
     fn raised(&mut self, py: Python<'_>, e: PyErr, method: &str, packet: Option<&CorePacket>) {
         let about = packet.map_or(String::new(), |p| {
-            let view = Packet::of(0, p);
-            format!(" (the arrival: flow {}, {}, {} B)", view.flow, view.kind, view.size)
+            let view = Packet::of(py, 0, p, &self.flow_names);
+            let flow = format!("flow {} ({})", view.flow, view.flow_name);
+            format!(" (the arrival: {flow}, {}, {} B)", view.kind, view.size)
         });
         let kind = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default();
         self.fail(format!("{}.{method} raised {kind}: {}{about}", self.class, e.value(py)));
@@ -397,8 +448,9 @@ impl QueueDisc for PythonQdisc {
             return Verdict::Dropped(DropReason::Overflow);
         }
         let header = ctx.packets[id];
+        let names = Arc::clone(&self.flow_names);
         let called = self.call(ctx, "enqueue", Some(&header), |py, object, link| {
-            let packet = Py::new(py, Packet::of(id, &header))?;
+            let packet = Py::new(py, Packet::of(py, id, &header, &names))?;
             object.call_method1(py, intern!(py, "enqueue"), (packet, link.clone_ref(py)))
         });
         self.report(ctx);

@@ -76,8 +76,9 @@ def reproduce(
         typer.Option(
             "--mechanisms",
             "-m",
-            help="Comma-separated mechanisms to add to an experiment that compares mechanisms (demo, today-tcp): "
-            "presets, qdisc types, or your own (`my_aqm.py:ExcessDrop`), each as a row of its own beside the paper's.",
+            help="Comma-separated mechanisms to add to an experiment that compares mechanisms "
+            "(demo, today-tcp, fred-cbr, redpd-fig15): presets, qdisc types, or your own (`my_aqm.py:ExcessDrop`), "
+            "each as a row of its own beside the paper's.",
         ),
     ] = None,
     force: ForceOption = False,

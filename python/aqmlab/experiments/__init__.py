@@ -1,11 +1,14 @@
 """Paper reproductions: a registry of experiments, each returning a `Reproduction`.
 
-To add one, write one module per experiment id (`csfq-fig3a` -> `csfq_fig3a.py`); modules
-are found automatically and `aqmlab reproduce --list` shows them. A paper's shared setup
-(its topology, TCP, the choices where it is silent) goes in a private module that the
-experiments import (`_csfq.py`, `_fred.py`, `_bred.py`); the CSFQ paper's mechanisms are
-`aqmlab.presets`, which `aqmlab compare` offers by name. The module reads like the
-paper's section:
+One package per paper (`csfq/`, `fred/`, `bred/`, `redpd/`, `sred/`; `today/` for questions the
+papers could not ask), one module per experiment id in it (`csfq-fig3a` -> `csfq/fig3a.py`,
+`redpd-sec6.3` -> `redpd/sec6_3.py`; the demo is CSFQ Fig. 3(b)'s, `csfq/demo.py`); modules are
+found automatically and `aqmlab reproduce --list` shows them. A paper's shared setup (its
+topology, TCP, the choices where it is silent) is its package's `__init__.py`, which the
+experiments import (`from . import TCP`), with private modules beside it where a part of the
+paper shares more (`csfq/_figures.py`, `csfq/_tables.py`, `redpd/_web.py`); the CSFQ paper's
+mechanisms are `aqmlab.presets`, which `aqmlab compare` offers by name. The module reads like
+the paper's section:
 
 - the docstring cites the section and says what we chose where the paper is silent;
 - the paper's numbers are named constants quoting it, each tolerance beside its reason;
@@ -30,9 +33,9 @@ paper's section:
 
     import numpy as np
 
-    from ..results import MBPS, Results
-    from . import Reproduction, Row, RunSettings, experiment, run_seeds
-    from ..presets import CSFQ_MECHANISMS as MECHANISMS
+    from ...results import MBPS, Results
+    from .. import Reproduction, Row, RunSettings, experiment, run_seeds
+    from ...presets import CSFQ_MECHANISMS as MECHANISMS
 
     # "flow i sends i + 1 times more than its fair share of 0.3125 Mbps"
     FAIR_MBPS = 0.3125
@@ -63,10 +66,11 @@ paper's section:
         ]
         return Reproduction(rows=rows, figure=fig3a_figure(worst), notes=["..."])
 
-The toolkit (`_toolkit.py`): `Row.within/between/at_least/at_most` and `Row.ordered` (a
-paper's ordering of groups of values, with its ≪ and ≫), `Row.informative` (a row shown as
-"info" that `Reproduction.passed` ignores: the other reading of a choice made where the paper
-is open, beside the graded row of the reading its text supports; key `<key>.alt`), `RunSettings`, `run_seeds`, and
+The toolkit, re-exported here: the rows (`aqmlab.rows`, which the validations report in too):
+`Row.within/between/at_least/at_most` and `Row.ordered` (a paper's ordering of groups of values,
+with its ≪ and ≫), `Row.informative` (a row shown as "info" that `Reproduction.passed` ignores:
+the other reading of a choice made where the paper is open, beside the graded row of the reading
+its text supports; key `<key>.alt`); and `_toolkit.py`'s `RunSettings`, `run_seeds` and
 `PAPER_NAMES` (the mechanisms as the papers print them). Elsewhere: `Results.link(name)`,
 `Results.warmup`, `plots.subplots()` (figures that no backend holds), and `aqmlab.metrics` for the papers' closed forms.
 """
@@ -86,7 +90,8 @@ import pandas as pd
 
 from .._core import __version__
 from ..results import to_json_value
-from ._toolkit import MUCH, PAPER_NAMES, RELATIONS, Row, RunSettings, run_seeds
+from ..rows import MUCH, RELATIONS, Row
+from ._toolkit import PAPER_NAMES, RunSettings, run_seeds
 from ._verdicts import Judgement, Ns2ReferenceError, Ns2Value, Verdict, ns2_reference, verdict
 
 
@@ -304,10 +309,11 @@ def not_reproduced(id: str, title: str, reason: str) -> None:
 
 
 def _import_modules() -> None:
-    """Imports each module of this package once (their decorators fill the registries)."""
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{module.name}")
+    """Imports each paper's package and its experiment modules once (their decorators fill the
+    registries); private modules (`_figures.py`) are imported by the experiments that use them."""
+    for module in pkgutil.walk_packages(__path__, f"{__name__}."):
+        if not module.name.rpartition(".")[2].startswith("_"):
+            importlib.import_module(module.name)
 
 
 def registry() -> dict[str, Experiment]:

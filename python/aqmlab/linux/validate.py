@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..experiments import Row
 from ..results import MBPS, Results
+from ..rows import Row
 from ..scenario import Scenario
 from . import reference as ref
 from . import tc, uml

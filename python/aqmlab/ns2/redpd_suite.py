@@ -4,7 +4,7 @@ The RED-PD authors' suite (`tcl/test/test-suite-red-pd.tcl`, with `misc_simple.t
 engine `tcl/ex/red-pd/monitoring.tcl`, `helper.tcl`) cannot be exported: its engine is their
 OTcl, which ns-2's library does not hold. So ns-2 runs the suite itself, from an ns-2.35 source
 tree named by `NS2_SRC`, and aqmlab runs the same six tests as the experiment `redpd-ns2-suite`
-builds them (`experiments/redpd_ns2_suite.py`). The suite is copied into a temporary folder
+builds them (`redpd_scenarios.py`). The suite is copied into a temporary folder
 and its last line, `TestSuite runTest`, replaced by `HARNESS`, our lines: they seed ns-2's
 default RNG, skip the suite's graphs, log the engine's decisions and trace RED's early drops and
 the pre-filter's apart. Nothing of ns-2 is kept in this repository.
@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .crosscheck import Metrics
 from .export import ns2_seed
+from .redpd_scenarios import DURATION, SCENARIOS, Run
 from .run import TIMEOUT_S, Ns2Error, ns_command
 
 SUITE = Path("tcl/test/test-suite-red-pd.tcl")
@@ -38,7 +39,6 @@ FILES = (
     Path("tcl/ex/red-pd/helper.tcl"),
 )
 LAST_LINE = "TestSuite runTest"
-DURATION = 30.0  # every test's stoptime
 ENGINE_TESTS = ("complete", "cbrs", "cbrs-noidle")
 # The tests that print the bottleneck's utilisation (`printall`: departures × 200 bytes over 30 s).
 UTILISATION_TESTS = ("cbrs", "cbrs-noidle")
@@ -155,15 +155,12 @@ def _first(log: str, decision: str, fid: str) -> float:
 
 
 def flow_names(test: str) -> list[str]:
-    from ..experiments.redpd_ns2_suite import SCENARIOS
-
     return [flow["name"] for flow in SCENARIOS[test]()["flows"]]
 
 
 def run_aqmlab(test: str, seed: int) -> Metrics:
     """aqmlab's measures of the same test (the experiment's scenario) at `seed`."""
     from .. import run
-    from ..experiments.redpd_ns2_suite import SCENARIOS, Run
 
     scenario = SCENARIOS[test]()
     scenario["simulation"]["seed"] = seed

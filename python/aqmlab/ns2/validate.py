@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..experiments import Row
+from ..rows import Row
 from ..scenario import Scenario
 from . import crosscheck, redpd_suite
 from . import export as ns2_export

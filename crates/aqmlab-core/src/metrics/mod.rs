@@ -13,7 +13,7 @@ use serde::Serialize;
 
 pub use bounds::bred_cbr_bound;
 pub use fairness::{jain_index, max_min_shares};
-pub use queue_delay::{DelayStats, FlowDelay, GroupDelay};
+pub use queue_delay::{DelayBin, DelayStats, FlowDelay, GroupDelay};
 pub use recorder::{InFlight, Recorder};
 
 #[derive(Clone, Debug, Serialize)]
@@ -35,6 +35,10 @@ pub struct Results {
     /// (flow group, link), over the window (`simulation.queue_delay` says which are kept).
     pub queue_delay: Vec<FlowDelay>,
     pub queue_delay_groups: Vec<GroupDelay>,
+    /// Each flow group's queueing delay per throughput bin on monitored links, when
+    /// `simulation.queue_delay_series` is set; left out otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queue_delay_series: Vec<DelayBin>,
     /// Every drop, when `simulation.record_drops` is set.
     pub drop_log: Vec<DropEvent>,
     /// Traced transport variables (cwnd, ssthresh, rto, rtt, srtt, rttvar, ...) of flows with tracing on.

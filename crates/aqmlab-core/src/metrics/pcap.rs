@@ -278,7 +278,7 @@ impl<W: Write> PcapWriter<W> {
         }
         let headers = frame.headers();
         let mut record = [0u8; 16 + SNAP];
-        // Times are at most 1e18 ns (units::MAX_SECONDS): the seconds fit in 32 bits.
+        // Times are at most 1e18 ns (time::MAX_SECONDS): the seconds fit in 32 bits.
         record[0..4].copy_from_slice(&((at / NANOS_PER_SEC) as u32).to_le_bytes());
         record[4..8].copy_from_slice(&((at % NANOS_PER_SEC) as u32).to_le_bytes());
         record[8..12].copy_from_slice(&(headers.len() as u32).to_le_bytes());

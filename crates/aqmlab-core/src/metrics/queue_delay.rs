@@ -13,6 +13,10 @@
 //!
 //! Packets a queue drops have no sojourn here (a drop at dequeue, CoDel's, is a drop); only
 //! transmissions that start in the measurement window (at or after `warmup`) count.
+//!
+//! With `simulation.queue_delay_series`, each group's delays on each monitored link are also
+//! kept per `throughput_bin` (packets, mean, maximum): the delay beside the `throughput`
+//! table's goodput over time, which RFC 7928 §2.7's delay–goodput picture samples.
 
 use crate::packet::FlowId;
 use crate::scenario::{ExpandedFlow, QueueDelayDetail};
@@ -111,6 +115,35 @@ pub struct GroupDelay {
     pub stats: DelayStats,
 }
 
+/// One (flow group, monitored link, time bin)'s queueing delay: the packets whose transmission
+/// started in the bin.
+#[derive(Clone, Debug, Serialize)]
+pub struct DelayBin {
+    /// The bin's start, seconds.
+    pub time: f64,
+    pub link: u32,
+    pub group: String,
+    pub packets: u64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// A bin's running figures.
+#[derive(Clone, Copy, Default)]
+struct BinSums {
+    packets: u64,
+    sum: Time,
+    max: Time,
+}
+
+/// The per-bin delays of every (monitored link, group), when kept.
+struct Series {
+    bin: Time,
+    bins: usize,
+    /// `(slot * groups + group) * bins + bin`.
+    sums: Vec<BinSums>,
+}
+
 /// The distributions a run keeps: a slot per (key, monitored link), where a key is a flow
 /// (`QueueDelayDetail::Flows`) or a flow group (`Groups`).
 pub struct QueueDelays {
@@ -122,13 +155,20 @@ pub struct QueueDelays {
     /// By monitored link (its place in `monitored`) and key, created at its first packet.
     slots: Vec<Option<Box<Sojourns>>>,
     monitored: Vec<u32>,
+    series: Option<Series>,
 }
 
 /// A link whose delays are not kept (see [`QueueDelays::slot_of`]).
 pub const NOT_KEPT: u32 = u32::MAX;
 
 impl QueueDelays {
-    pub fn new(detail: QueueDelayDetail, flows: &[ExpandedFlow], monitored: &[u32]) -> Self {
+    /// `series`: the bin width and bins per run, when the per-bin delays are kept.
+    pub fn new(
+        detail: QueueDelayDetail,
+        flows: &[ExpandedFlow],
+        monitored: &[u32],
+        series: Option<(Time, usize)>,
+    ) -> Self {
         let mut numbers: HashMap<&str, u32> = HashMap::new();
         let mut group_names = Vec::new();
         let group_of = flows
@@ -146,6 +186,11 @@ impl QueueDelays {
             QueueDelayDetail::Off => 0,
         };
         let monitored = if keys == 0 { Vec::new() } else { monitored.to_vec() };
+        let series = series.filter(|_| keys > 0).map(|(bin, bins)| Series {
+            bin,
+            bins,
+            sums: vec![BinSums::default(); monitored.len() * group_names.len() * bins],
+        });
         QueueDelays {
             detail,
             group_of,
@@ -153,6 +198,7 @@ impl QueueDelays {
             keys,
             slots: vec![None; keys * monitored.len()],
             monitored,
+            series,
         }
     }
 
@@ -166,9 +212,9 @@ impl QueueDelays {
             .map_or(NOT_KEPT, |i| i as u32)
     }
 
-    /// A packet of `flow` waited `delay` in the queue of the monitored link at `slot`.
+    /// A packet of `flow` waited `delay` in the queue of the monitored link at `slot`, until `now`.
     #[inline]
-    pub fn record(&mut self, slot: u32, flow: FlowId, delay: Time) {
+    pub fn record(&mut self, slot: u32, flow: FlowId, delay: Time, now: Time) {
         let key = match self.detail {
             QueueDelayDetail::Groups => self.group_of[flow as usize] as usize,
             _ => flow as usize,
@@ -176,6 +222,39 @@ impl QueueDelays {
         self.slots[slot as usize * self.keys + key]
             .get_or_insert_with(|| Box::new(Sojourns::new()))
             .record(delay);
+        if let Some(series) = &mut self.series {
+            let group = self.group_of[flow as usize] as usize;
+            let bin = ((now / series.bin) as usize).min(series.bins - 1);
+            let sums = &mut series.sums[(slot as usize * self.group_names.len() + group) * series.bins + bin];
+            sums.packets += 1;
+            sums.sum += delay;
+            sums.max = sums.max.max(delay);
+        }
+    }
+
+    /// The rows of the `queue_delay_series` table (by link, then group in flow order, then
+    /// time; bins without a packet left out; empty unless kept).
+    pub fn series(&self) -> Vec<DelayBin> {
+        let Some(series) = &self.series else {
+            return Vec::new();
+        };
+        let per_key = series.sums.chunks(series.bins);
+        let keys = (self.monitored.iter()).flat_map(|&link| self.group_names.iter().map(move |g| (link, g)));
+        keys.zip(per_key)
+            .flat_map(|((link, group), bins)| {
+                bins.iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.packets > 0)
+                    .map(move |(i, b)| DelayBin {
+                        time: to_secs(i as Time * series.bin),
+                        link,
+                        group: group.clone(),
+                        packets: b.packets,
+                        mean: to_secs(b.sum) / b.packets as f64,
+                        max: to_secs(b.max),
+                    })
+            })
+            .collect()
     }
 
     /// The rows of the `queue_delay` table (by link, then flow; empty unless kept per flow).
@@ -270,16 +349,19 @@ rate = "100kbps"
     /// Flow 0 waits 1..=100 ms (one packet each), flow 1 waits 200 ms twice, flow 2 once 5 ms.
     fn recorded(detail: &str) -> QueueDelays {
         let scenario = scenario(detail);
-        let mut delays = QueueDelays::new(scenario.simulation.queue_delay, &scenario.expanded_flows(), &[7]);
+        let sim = &scenario.simulation;
+        let series = Some((100 * MS, (sim.duration.nanos() / (100 * MS)) as usize));
+        let mut delays = QueueDelays::new(sim.queue_delay, &scenario.expanded_flows(), &[7], series);
         let slot = delays.slot_of(7);
         assert_eq!(delays.slot_of(3), NOT_KEPT);
         if slot == NOT_KEPT {
             return delays;
         }
-        (1..=100).for_each(|ms| delays.record(slot, 0, ms * MS));
-        delays.record(slot, 1, 200 * MS);
-        delays.record(slot, 1, 200 * MS);
-        delays.record(slot, 2, 5 * MS);
+        // Flow 0's packet of `ms` leaves at 10·ms ms (in bin ms / 10), the others at 0.5 s.
+        (1..=100).for_each(|ms| delays.record(slot, 0, ms * MS, 10 * ms * MS - 1));
+        delays.record(slot, 1, 200 * MS, 500 * MS);
+        delays.record(slot, 1, 200 * MS, 500 * MS);
+        delays.record(slot, 2, 5 * MS, 500 * MS);
         delays
     }
 
@@ -333,6 +415,31 @@ rate = "100kbps"
     fn nothing_is_kept_when_off() {
         let delays = recorded("off");
         assert_eq!(delays.slot_of(7), NOT_KEPT);
-        assert!(delays.flows().is_empty() && delays.groups().is_empty());
+        assert!(delays.flows().is_empty() && delays.groups().is_empty() && delays.series().is_empty());
+    }
+
+    #[test]
+    fn the_series_keeps_each_groups_packets_per_bin_whatever_the_detail() {
+        for detail in ["flows", "groups"] {
+            let rows = recorded(detail).series();
+            let tcp: Vec<_> = rows.iter().filter(|r| r.group == "tcp").collect();
+            // Bins of 100 ms over 1 s: flow 0's ten packets a bin (1..=10 ms in the first,
+            // 91..=100 ms in the last), flow 1's two 200-ms packets in bin 5 with 5 of flow 0's.
+            assert_eq!(tcp.len(), 10, "{detail}");
+            assert_eq!(
+                (tcp[0].time, tcp[0].packets, tcp[0].mean, tcp[0].max),
+                (0.0, 10, 0.0055, 0.01)
+            );
+            assert_eq!((tcp[5].packets, tcp[5].max), (12, 0.2));
+            assert!((tcp[5].mean - (0.555 + 0.4) / 12.0).abs() < 1e-12); // 51..=60 ms and 2 x 200 ms
+            assert_eq!((tcp[9].time, tcp[9].max), (0.9, 0.1));
+            let video: Vec<_> = rows
+                .iter()
+                .filter(|r| r.group == "video")
+                .map(|r| (r.time, r.packets))
+                .collect();
+            assert_eq!(video, [(0.5, 1)], "{detail}");
+            assert!(rows.iter().all(|r| r.link == 7));
+        }
     }
 }

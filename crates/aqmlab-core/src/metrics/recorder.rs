@@ -159,11 +159,12 @@ impl Recorder {
     /// `monitored` are sampled and have their queueing delays kept.
     pub fn new(scenario: &Scenario, flows: &[ExpandedFlow], links: usize, monitored: &[u32]) -> Self {
         let sim = &scenario.simulation;
-        let queue_delays = QueueDelays::new(sim.queue_delay, flows, monitored);
         let end = sim.duration.nanos();
         let bin = sim.bin_width();
         // Bounded by the scenario's validation (`MAX_SERIES_ROWS`).
         let n_bins = sim.throughput_bins() as usize;
+        let series = sim.queue_delay_series.then_some((bin, n_bins));
+        let queue_delays = QueueDelays::new(sim.queue_delay, flows, monitored, series);
         Recorder {
             name: scenario.name.clone(),
             seed: sim.seed,
@@ -405,7 +406,8 @@ impl Recorder {
     #[inline(never)]
     fn record_delay(&mut self, slot: u32, packet: &Packet, now: Time) {
         if self.in_window(now) {
-            self.queue_delays.record(slot, packet.flow, now - packet.enqueued_at);
+            self.queue_delays
+                .record(slot, packet.flow, now - packet.enqueued_at, now);
         }
     }
 
@@ -570,6 +572,7 @@ impl Recorder {
             queue: self.queue_samples.clone(),
             queue_delay: self.queue_delays.flows(),
             queue_delay_groups: self.queue_delays.groups(),
+            queue_delay_series: self.queue_delays.series(),
             drop_log: self.drop_log.clone(),
             traces: self.traces.clone(),
             transfers,

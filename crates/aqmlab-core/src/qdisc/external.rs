@@ -63,32 +63,6 @@ impl QdiscConfig for ExternalConfig {
 #[cfg(test)]
 mod tests {
     use crate::qdisc::{DropReason, ReasonName};
-    use crate::Scenario;
-
-    #[test]
-    fn without_a_provider_a_python_qdisc_is_refused_naming_the_field() {
-        // No provider is installed in the crate's own tests (the PyO3 module installs one).
-        let text = r#"
-[simulation]
-duration = "1s"
-[topology]
-type = "dumbbell"
-bottleneck = { rate = "1Mbps", delay = "1ms", qdisc = { type = "python", class = "mine.py:Mine", slope = 0.1 } }
-[[flows]]
-type = "cbr"
-rate = "1Mbps"
-"#;
-        assert_eq!(
-            Scenario::from_toml_str(text).unwrap_err().to_string(),
-            "topology.bottleneck.qdisc.type: a python qdisc runs through aqmlab's Python package (`import aqmlab`), \
-             not the Rust crate alone"
-        );
-        let missing = text.replace(r#"class = "mine.py:Mine", "#, "");
-        assert!(Scenario::from_toml_str(&missing)
-            .unwrap_err()
-            .to_string()
-            .contains("missing field `class`"));
-    }
 
     #[test]
     fn a_named_reason_is_a_built_in_one_by_its_name_or_its_own_ordered_by_name() {

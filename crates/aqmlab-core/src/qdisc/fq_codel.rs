@@ -11,13 +11,15 @@
 //! the head of the queue with the most bytes: up to `drop_batch` packets, stopping once half
 //! of its bytes are gone (§4.1.1; Linux fq_codel_drop()).
 //!
-//! `profile = "linux"` runs each queue's CoDel with Linux's arithmetic (`codel_linux.rs`), whose
+//! `profile = "linux"` runs each queue's CoDel with Linux's arithmetic (`codel/linux.rs`), whose
 //! MTU test reads the whole qdisc's backlog (sch_fq_codel.c passes `sch->qstats.backlog`), not the
 //! flow queue's as RFC 8290's pseudocode; and `memory_limit` counts what Linux charges a packet,
 //! its `skb->truesize`: its length and [`TRUESIZE_OVERHEAD`].
 
-use super::codel::{CodelConfig, CodelParams, CodelProfile, CodelQueue, CodelState, CodelStats};
-use super::{flow_hash, DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::buckets::flow_hash;
+use super::codel::queue::{CodelQueue, CodelStats};
+use super::codel::{CodelConfig, CodelParams, CodelProfile, CodelState};
+use super::{DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{PacketArena, PacketId};
 use crate::rng::Rng;

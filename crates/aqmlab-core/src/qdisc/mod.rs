@@ -31,10 +31,10 @@ use std::collections::VecDeque;
 
 pub mod active_flows;
 pub mod bred;
+pub mod buckets;
 pub mod choke;
 pub mod choke_linux;
 pub mod codel;
-pub mod codel_linux;
 pub mod csfq;
 pub mod droptail;
 pub mod drr;
@@ -381,17 +381,6 @@ pub struct FlowCounters {
     pub flow: FlowId,
     pub kind: PacketKind,
     pub counters: Vec<(&'static str, f64)>,
-}
-
-/// A flow's bucket among `buckets` by a keyed hash of (flow, direction), for the hashing
-/// schedulers (SFQ, FQ-CoDel): SplitMix64's finaliser, so every bit of the key and the flow
-/// affects the bucket.
-pub fn flow_hash(flow: FlowId, kind: PacketKind, key: u64, buckets: u32) -> u32 {
-    let mut z = ((flow as u64) << 1 | (kind == PacketKind::Ack) as u64) ^ key;
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) % buckets as u64) as u32
 }
 
 /// What a qdisc is told about the link it serves.

@@ -29,7 +29,8 @@
 //! Linux warms it with the rate-limited flows only. We follow the paper.
 
 use super::active_flows::{flow_key, flow_of, FlowKey};
-use super::{flow_hash, DropReason, Fifo, FlowCounters, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::buckets::flow_hash;
+use super::{DropReason, Fifo, FlowCounters, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, FlowId, PacketId, PacketKind};
 use crate::rng::Rng;

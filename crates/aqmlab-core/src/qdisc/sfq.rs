@@ -12,17 +12,18 @@
 //! since 3.3 also moves them). Flows that land in a bucket another flow is using collide:
 //! they share one queue's share, which `colliding_flows` counts.
 
+use super::buckets::{flow_hash, Collisions};
 use super::sfq_ns2::SfqNs2;
-use super::{flow_hash, DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
+use super::{DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
-use crate::packet::{FlowId, PacketId};
+use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
 use crate::units::{Bytes, Seconds};
 use crate::validate::{require_non_negative, require_positive};
 use rand::Rng as _;
 use serde::Deserialize;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 /// Which SFQ runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -120,33 +121,6 @@ impl QdiscConfig for SfqConfig {
             active: VecDeque::new(),
             collisions: Collisions::default(),
         })
-    }
-}
-
-/// Measurement only: the flow each bucket has held since the hash was last keyed, and the flows
-/// that shared a bucket with another (`colliding_flows`).
-#[derive(Default)]
-pub(super) struct Collisions {
-    bucket_flows: HashMap<u32, FlowId>,
-    colliding: HashSet<FlowId>,
-}
-
-impl Collisions {
-    pub fn note(&mut self, bucket: u32, flow: FlowId) {
-        let first = *self.bucket_flows.entry(bucket).or_insert(flow);
-        if first != flow {
-            self.colliding.insert(flow);
-            self.colliding.insert(first);
-        }
-    }
-
-    /// The hash was re-keyed: buckets start afresh (flows already counted stay counted).
-    pub fn rekeyed(&mut self) {
-        self.bucket_flows.clear();
-    }
-
-    pub fn count(&self) -> usize {
-        self.colliding.len()
     }
 }
 

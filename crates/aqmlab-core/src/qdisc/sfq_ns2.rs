@@ -15,7 +15,7 @@
 //! So no packet is ever pushed out, and a lone flow holds at most about a third of the buffer.
 //! Flows whose node pairs meet in a bucket share one FIFO, as in ns-2 (`colliding_flows`).
 
-use super::sfq::Collisions;
+use super::buckets::Collisions;
 use super::{DropReason, Fifo, QdiscCtx, QueueDisc, Verdict};
 use crate::packet::{NodeId, PacketId};
 use std::collections::{HashMap, VecDeque};

@@ -21,7 +21,7 @@ use crate::validate::{
     require_positive, split_fields, struct_fields, suggest_field, take_tag,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub mod syntax;
 
@@ -64,6 +64,10 @@ pub struct SimulationSpec {
     /// What the per-packet queueing delay of monitored links is kept for (`metrics::queue_delay`).
     #[serde(default)]
     pub queue_delay: QueueDelayDetail,
+    /// Also keep each flow group's queueing delay per `throughput_bin` on monitored links (the
+    /// `queue_delay_series` table: RFC 7928 §2.7's delay beside goodput over time).
+    #[serde(default)]
+    pub queue_delay_series: bool,
 }
 
 /// Whose distribution of per-packet queueing delay a monitored link keeps: one histogram of
@@ -507,6 +511,30 @@ impl Scenario {
             TopologySpec::ParkingLot(p) => u64::from(p.congested_links),
             TopologySpec::Graph(g) => g.links.iter().filter(|l| l.monitor).count() as u64,
         };
+        if sim.queue_delay_series {
+            if sim.queue_delay == QueueDelayDetail::Off {
+                return Err(ScenarioError::new(
+                    "simulation.queue_delay_series",
+                    "needs the queueing delay kept: simulation.queue_delay = \"groups\" or \"flows\", not \"off\"",
+                ));
+            }
+            let groups = self
+                .expanded_flows()
+                .iter()
+                .map(|f| f.group.as_str())
+                .collect::<HashSet<_>>()
+                .len() as u64;
+            let rows = bins.saturating_mul(groups).saturating_mul(monitored);
+            if rows > MAX_SERIES_ROWS {
+                return Err(ScenarioError::new(
+                    "simulation.queue_delay_series",
+                    format!(
+                        "{bins} bins x {groups} flow groups x {monitored} monitored links make {rows} rows; \
+                         at most {MAX_SERIES_ROWS} are kept, use a wider simulation.throughput_bin"
+                    ),
+                ));
+            }
+        }
         let samples = sim.queue_samples();
         let rows = samples.saturating_mul(monitored);
         if rows > MAX_SERIES_ROWS {

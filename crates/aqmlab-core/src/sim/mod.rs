@@ -2,24 +2,38 @@
 //! [`Simulation`] that dispatches events and forwards packets between agents,
 //! queues and links. What happens is counted by a [`Recorder`], which also
 //! assembles the results.
+//!
+//! This file is the engine's state and its event loop with all that the loop calls: every event
+//! and every hop of a packet runs here, in one module, so that the compiler inlines the packet
+//! path as a whole and a change to it is measured as one (BENCHMARKS.md, cachegrind). What runs
+//! once or only from outside is beside it: setting a run up from a scenario (`setup.rs`), what a
+//! driver between slices asks and tells (`drive.rs`: captures, the clock, real endpoints'
+//! packets), the events (`event.rs`) and their order (`calendar.rs`).
 
 pub mod calendar;
+mod drive;
 pub mod event;
+mod setup;
 
 use crate::cache::prefetch;
-use crate::error::{Error, InternalError, MechanismError, ScenarioError};
-use crate::metrics::{pcap, InFlight, Recorder, Results};
+use crate::error::{Error, InternalError, MechanismError};
+use crate::metrics::{InFlight, Recorder, Results};
 use crate::net::{Discipline, Network};
-use crate::packet::{DoubleFree, Ecn, FlowId, Packet, PacketArena, PacketId, PacketKind};
+use crate::packet::{DoubleFree, FlowId, Packet, PacketArena, PacketId};
 use crate::qdisc::{DropReason, QdiscEvents, Verdict};
-use crate::rng;
-use crate::scenario::{ExpandedFlow, Scenario};
+use crate::scenario::Scenario;
 use crate::time::Time;
-use crate::transport::{Agent, AgentCtx, FlowKind, Token};
+use crate::transport::{Agent, AgentCtx, Token};
 use calendar::EventQueue;
 use event::{AgentId, Event, Role};
-use std::io;
-use std::path::{Path, PathBuf};
+
+/// Builds and runs a validated scenario. An [`Error::Internal`] is a bug in
+/// the simulator (e.g. packets not conserved), not a problem of the scenario.
+pub fn run(scenario: &Scenario) -> Result<Results, Error> {
+    let mut sim = Simulation::build(scenario)?;
+    sim.run_to_end();
+    sim.results()
+}
 
 /// How many events ahead of the next the engine starts fetching what an event will touch
 /// (see `fetch_named_by`).
@@ -60,95 +74,6 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    pub fn build(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
-        for (i, spec) in scenario.flows.iter().enumerate() {
-            if let FlowKind::Tcp(tcp) = &spec.kind {
-                tcp.tcp.require_simulated_cc(&format!("flows[{i}].tcp"))?;
-            }
-        }
-        Self::build_with(scenario, |f, stop, rng| f.spec.build_agents(stop, rng))
-    }
-
-    /// Like [`build`](Self::build), with each flow's (sender, receiver) agents made by
-    /// `agents(flow, stop, rng)` (`stop`: when the sender stops; `rng`: the flow's stream, its
-    /// start already drawn). `aqmlab emulate` gives agents that relay real endpoints' packets.
-    pub fn build_with(
-        scenario: &Scenario,
-        mut agents: impl FnMut(&ExpandedFlow, Time, rng::Rng) -> (Box<dyn Agent>, Box<dyn Agent>),
-    ) -> Result<Simulation, ScenarioError> {
-        let sim = &scenario.simulation;
-        let net = Network::build(scenario)?;
-        let capture_links = pcap::resolve_links(&sim.pcap, &net)?;
-        let end = sim.duration.nanos();
-        let expanded = scenario.expanded_flows();
-        let mut events = EventQueue::default();
-        // Scheduled first: a change at the instant of another event comes before it.
-        for (link, l) in net.links.iter().enumerate() {
-            for (change, &(at, _)) in l.rates.iter().skip(1).enumerate() {
-                let (link, change) = (link as u32, change as u32);
-                events.schedule(at, Event::RateChange { link, change });
-            }
-        }
-        let mut flows = Vec::with_capacity(expanded.len());
-        for f in &expanded {
-            let common = &f.spec.common;
-            let mut rng = rng::stream(sim.seed, &format!("flow/{}", f.name));
-            let start = common.draw_start(&mut rng);
-            let stop = common.stop.map_or(end, |s| s.nanos());
-            let (sender, receiver) = agents(f, stop, rng);
-            for role in [Role::Sender, Role::Receiver] {
-                let agent = AgentId { flow: f.id, role };
-                events.schedule(start, Event::Start { agent });
-            }
-            flows.push(FlowAgents {
-                sender,
-                receiver,
-                weight: common.weight,
-                traced: f.spec.kind.config().traced(),
-            });
-        }
-        let sample_interval = sim.sample_interval.nanos();
-        if sample_interval > 0 && !net.monitored.is_empty() {
-            events.schedule(0, Event::Sample);
-        }
-        Ok(Simulation {
-            now: 0,
-            end,
-            sample_interval,
-            events,
-            packets: PacketArena::default(),
-            recorder: Recorder::new(scenario, &expanded, net.links.len(), &net.monitored),
-            net,
-            flows,
-            outbox: Vec::new(),
-            timers: Vec::new(),
-            qdisc_events: QdiscEvents::default(),
-            fault: None,
-            failure: None,
-            lazy_events: 0,
-            capture_links,
-            capture_drops: sim.pcap_drops,
-        })
-    }
-
-    /// Writes the packets of the links `simulation.pcap` names into `dir`, as
-    /// they are transmitted (`<link>.pcap`, and `<link>.drops.pcap` with
-    /// `simulation.pcap_drops`); returns the files (none when it names no link).
-    /// Call it before running: what went before is not captured.
-    pub fn capture_into(&mut self, dir: &Path) -> io::Result<Vec<PathBuf>> {
-        self.recorder
-            .open_captures(dir, &self.capture_links, self.capture_drops)
-    }
-
-    /// Writes out what the capture files hold so far; the first write error, naming the file.
-    pub fn flush_captures(&mut self) -> io::Result<()> {
-        self.recorder.flush_captures()
-    }
-
-    pub fn now(&self) -> Time {
-        self.now
-    }
-
     /// Runs until the configured duration.
     pub fn run_to_end(&mut self) {
         self.run_until(self.end);
@@ -300,52 +225,6 @@ impl Simulation {
         self.packets[id].hop = 1;
         self.recorder.on_sent(&p, self.now);
         id
-    }
-
-    /// A packet of `flow` that came from outside the simulation (a real endpoint: `aqmlab
-    /// emulate`) enters the network now, as if its agent had sent it: `bytes`, an IPv4 packet
-    /// whose ECN field is `ecn`; the captures (`simulation.pcap`) record its real headers. Its
-    /// `seq` is set to the packet's id, by which the agent that receives it names it (the id
-    /// is free again after delivery or a drop, and reused by the next packet let in).
-    pub fn inject(&mut self, flow: FlowId, kind: PacketKind, bytes: &[u8], ecn: Ecn) -> PacketId {
-        let route = self.net.routes[flow as usize];
-        let (src, dst) = match kind {
-            PacketKind::Data => (route.src, route.dst),
-            PacketKind::Ack => (route.dst, route.src),
-        };
-        let weight = self.flows[flow as usize].weight;
-        let packet = Packet {
-            flow,
-            src,
-            dst,
-            size: bytes.len() as u32,
-            kind,
-            ecn,
-            weight,
-            sent_at: self.now,
-            ..Packet::default()
-        };
-        let id = self.admit(packet);
-        self.packets[id].seq = id as u64;
-        // Before it is queued: the queue may drop it at once, and the drop is captured too.
-        self.recorder.capture_real(id, bytes);
-        self.enqueue(self.net.path(flow, kind)[0], id);
-        id
-    }
-
-    /// A receiver outside the simulation handed `bytes` of new data to its application now.
-    pub fn add_goodput(&mut self, flow: FlowId, bytes: u64) {
-        self.recorder.on_goodput(flow, bytes, self.now);
-    }
-
-    /// The `type` of every link's discipline, link by link.
-    pub fn qdisc_types(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.net.links.iter().map(|l| l.qdisc_type)
-    }
-
-    /// When the next pending event is due, if any.
-    pub fn next_event_time(&mut self) -> Option<Time> {
-        self.events.next_time()
     }
 
     /// A link's rate changes: the packet it is sending (if any) finishes at the old rate, as
@@ -565,6 +444,7 @@ mod tests {
     use crate::qdisc::droptail::DropTail;
     use crate::qdisc::testing::{Breakage, Broken};
     use crate::qdisc::Limit;
+    use std::path::Path;
 
     /// 15 Mb/s offered to a 10 Mb/s drop-tail of 50 packets: at the end the
     /// queue is full and every link on the path carries packets.

@@ -11,7 +11,7 @@
 //! and listing the fields of both (`flows[0].rate: unknown field ...` for a rate on
 //! a tcp flow, `did you mean `access_delay`?` for `acess_delay`).
 
-use super::{rlm, tcp, tfrc, udp, Agent};
+use super::{rlm, tcp, tfrc, udp, Agent, FlowConfig};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
@@ -144,21 +144,6 @@ impl FlowCommon {
         }
         require_positive(&field("weight"), self.weight)
     }
-}
-
-/// The config of one flow type, as read from a scenario file.
-pub trait FlowConfig {
-    /// Checks the parameters; errors name the field under `path` (e.g. `flows[0].rate`).
-    fn validate(&self, path: &str) -> Result<(), ScenarioError>;
-    /// Offered load in bits/s for a rate-driven flow; None for an elastic one (TCP).
-    fn demand_bps(&self) -> Option<f64>;
-    /// Whether the flow records its transport variables (`traces`).
-    fn traced(&self) -> bool {
-        false
-    }
-    /// Builds the (sender, receiver) pair; `size` is the data packet size in
-    /// bytes, `stop` when the sender stops, `rng` the flow's random stream.
-    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>);
 }
 
 tagged_registry! {

@@ -16,12 +16,29 @@ pub mod tfrc;
 pub mod timer;
 pub mod udp;
 
+use crate::error::ScenarioError;
 use crate::packet::{FlowId, NodeId, Packet};
+use crate::rng::Rng;
 use crate::time::Time;
 use serde::Serialize;
 
-pub use flow::{FlowCommon, FlowConfig, FlowKind, FlowSpec};
+pub use flow::{FlowCommon, FlowKind, FlowSpec};
 pub use timer::{TimerKind, Token};
+
+/// The config of one flow type, as read from a scenario file.
+pub trait FlowConfig {
+    /// Checks the parameters; errors name the field under `path` (e.g. `flows[0].rate`).
+    fn validate(&self, path: &str) -> Result<(), ScenarioError>;
+    /// Offered load in bits/s for a rate-driven flow; None for an elastic one (TCP).
+    fn demand_bps(&self) -> Option<f64>;
+    /// Whether the flow records its transport variables (`traces`).
+    fn traced(&self) -> bool {
+        false
+    }
+    /// Builds the (sender, receiver) pair; `size` is the data packet size in
+    /// bytes, `stop` when the sender stops, `rng` the flow's random stream.
+    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>);
+}
 
 /// Everything an agent may do when it is called: send packets, set timers,
 /// report delivered data and trace variables.

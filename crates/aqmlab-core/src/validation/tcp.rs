@@ -377,7 +377,7 @@ fn scripted(variant: &str, window: u64, seqs: &[u64]) -> Result<crate::Results, 
         warmup: 0.0,
         duration: 4.0,
     };
-    crate::run(&setup.scenario(true)?)
+    crate::sim::run(&setup.scenario(true)?)
 }
 
 /// Scripted losses within one window.

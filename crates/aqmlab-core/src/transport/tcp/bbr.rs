@@ -31,6 +31,7 @@
 //! Linux counts gains in 1/256 (`BBR_UNIT`) and rates in packets/µs << 24: the gains here
 //! are Linux's integers over 256, rates packets per second.
 
+use super::cc::{CaState, Connection};
 use super::rate::RateSample;
 use crate::rng::Rng;
 use rand::Rng as _;
@@ -91,36 +92,6 @@ pub enum Mode {
     Drain,
     ProbeBw,
     ProbeRtt,
-}
-
-/// The sender's congestion state as BBR tells them apart (`icsk_ca_state`: Open, Disorder
-/// and CWR are all below Recovery).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CaState {
-    Open,
-    Recovery,
-    Loss,
-}
-
-/// What BBR reads of the connection on an ACK (`struct tcp_sock`).
-#[derive(Clone, Copy, Debug)]
-pub struct Connection {
-    pub now: f64,
-    pub cwnd: u64,
-    /// `snd_cwnd_clamp`: the receiver window.
-    pub clamp: u64,
-    /// tcp_packets_in_flight() after the ACK.
-    pub in_flight: u64,
-    /// `tp->delivered`, `tp->delivered_mstamp` (seconds) and `tp->lost`.
-    pub delivered: u64,
-    pub delivered_at: f64,
-    pub lost: u64,
-    pub state: CaState,
-    pub srtt: Option<f64>,
-    /// `tcp_wstamp_ns`: the earliest departure of the next packet (seconds).
-    pub next_departure: f64,
-    /// `mss_cache`: the packet size, bytes.
-    pub mss: f64,
 }
 
 /// A windowed running maximum over `BW_RTTS` rounds: the best, second and third best samples

@@ -1,8 +1,9 @@
 //! TCP as the papers simulated it: ns-2 style one-way agents (a sender and a
 //! sink), sequence numbers and windows in packets, packet sizes used only for
-//! serialization. Variants Tahoe, Reno, NewReno and SACK share one sender and
-//! differ only in loss recovery ([`sender`]); the sink ([`sink`]) sends
-//! cumulative ACKs, optionally delayed, with SACK blocks and ECN echo.
+//! serialization. The sender ([`sender`]) is one of two recovery families, picked by
+//! the profile: the Reno family (variants Tahoe, Reno, NewReno and SACK, by the RFCs or
+//! ns-2) or Linux's (RACK, PRR, Tail Loss Probes, a congestion control module); the sink
+//! ([`sink`]) sends cumulative ACKs, optionally delayed, with SACK blocks and ECN echo.
 //!
 //! A `tcp` flow has TCP options in its `tcp` sub-table, e.g.
 //! `tcp = { variant = "sack", window = 64, delayed_ack = true }`, and a
@@ -22,6 +23,8 @@
 
 pub mod bbr;
 pub mod cc;
+pub mod cong;
+pub mod cubic;
 pub mod prr;
 pub mod rack;
 pub mod rate;
@@ -67,7 +70,7 @@ impl FlowConfig for TcpFlow {
     fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
         let params = self.tcp.resolve();
         (
-            Box::new(sender::TcpSender::new(&params, &self.workload, size, stop, rng)),
+            sender::build(&params, &self.workload, size, stop, rng),
             Box::new(sink::TcpSink::new(&params)),
         )
     }
@@ -134,7 +137,8 @@ pub enum CongestionAvoidance {
 }
 
 /// Which TCP the agents reproduce; it supplies the defaults of the options
-/// left out and selects the rules that differ (sender.rs, `transport::ns2_rtt`).
+/// left out and picks the sender: `linux` the linux family, `rfc` and `ns2` the Reno family by
+/// their rules (`sender/`, `transport::ns2_rtt`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {

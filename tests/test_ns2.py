@@ -174,19 +174,24 @@ def test_the_resolved_scenario_is_in_base_units_with_the_defaults_the_engine_run
     written["topology"]["access_qdisc"] = {k: v for k, v in access["qdisc"].items() if v is not None}
     assert written != left_out
     assert _core.run(json.dumps(written)) == _core.run(json.dumps(left_out))
-    drr = Scenario(dumbbell(TCP, qdisc={"type": "drr"}, duration="2s"))
-    table = {k: v for k, v in drr.resolved()["links"][0]["qdisc"].items() if v is not None}
-    assert table == {"type": "drr", "limit_bytes": 64000, "quantum": 1000, "pushout": "head"}
-    assert _core.run(drr.with_qdisc(table).to_json()) == _core.run(drr.to_json())
 
 
-def test_the_sfq_defaults_the_export_fills_in_are_the_cores():
-    """The resolved scenario gives sfq's type only (its defaults are private to qdisc/sfq.rs)."""
-    runs = [
-        _core.run(json.dumps(dumbbell(TCP, qdisc=q, duration="2s")))
-        for q in ({"type": "sfq", "variant": "ns2"}, {"type": "sfq", "variant": "ns2"} | ns2_export.SFQ_NS2_DEFAULTS)
-    ]
-    assert runs[0] == runs[1]
+@pytest.mark.parametrize(
+    ("qdisc", "filled_in"),
+    [
+        ({"type": "drr"}, {"limit_bytes": 64000, "quantum": 1000, "pushout": "head"}),
+        ({"type": "sfq", "variant": "ns2"}, {"variant": "ns2", "limit": 40, "divisor": 16}),
+        (
+            {"type": "sfq"},
+            {"variant": "linux", "limit": 127, "divisor": 1024, "flows": 128, "quantum": 1514, "perturb": 0.0},
+        ),
+    ],
+)
+def test_a_resolved_qdisc_table_written_into_the_file_runs_byte_identical(qdisc, filled_in):
+    scenario = Scenario(dumbbell(TCP, qdisc=qdisc, duration="2s"))
+    table = {k: v for k, v in scenario.resolved()["links"][0]["qdisc"].items() if v is not None}
+    assert table == {"type": qdisc["type"], **filled_in}
+    assert _core.run(scenario.with_qdisc(table).to_json()) == _core.run(scenario.to_json())
 
 
 def test_resolve_names_a_bad_field():

@@ -32,10 +32,6 @@ from .fixed_settings import NS2_PROFILE_CLASS_SETTINGS, RED_FIXED, TCP_AGENTS, T
 # Lines of the script's output that carry measurements start with this.
 MARK = "aqmlab-ns2"
 
-# qdisc/sfq.rs NS2_LIMIT, NS2_BUCKETS: the resolved scenario gives sfq's type only (its defaults
-# are private to sfq.rs), so the export reads the table as written and fills these in.
-SFQ_NS2_DEFAULTS = {"limit": 40, "divisor": 16}
-
 
 @dataclass(frozen=True)
 class Link:
@@ -47,7 +43,7 @@ class Link:
     dst: int
     rate_bps: float
     delay_s: float
-    # The core's resolved table: `type` and, but for sfq, every parameter with its default.
+    # The core's resolved table: `type` and every parameter with its default.
     qdisc: dict[str, Any]
     qdisc_path: str
     monitored: bool
@@ -241,14 +237,14 @@ def _drr(qdisc: Mapping[str, Any], path: str, buckets: int) -> tuple[str, list[t
 
 
 def _sfq(qdisc: Mapping[str, Any], path: str) -> tuple[str, list[tuple[str, Any, str]]]:
-    if qdisc.get("variant", "linux") != "ns2":
+    if qdisc["variant"] != "ns2":
         raise _unexportable(
             f"{path}.variant",
             "ns-2's Queue/SFQ is not Linux's SFQ (a packet per turn, its own drop rule): write variant = \"ns2\"",
         )
     return "SFQ", [
-        ("maxqueue_", qdisc.get("limit", SFQ_NS2_DEFAULTS["limit"]), "packets in all queues"),
-        ("buckets_", qdisc.get("divisor", SFQ_NS2_DEFAULTS["divisor"]), "hashed by source + destination node"),
+        ("maxqueue_", qdisc["limit"], "packets in all queues"),
+        ("buckets_", qdisc["divisor"], "hashed by source + destination node"),
     ]
 
 
@@ -310,7 +306,7 @@ def export(scenario: Scenario) -> Export:
     script.section("Nodes (ns-2 node i is aqmlab's node i)")
     for i, name in enumerate(nodes):
         script.add(f"set n({i}) [$ns node] ;# {name}")
-    _links(script, scenario, links, flows, notes)
+    _links(script, links, flows, notes)
     _flows(script, flows)
     _monitors(script, links, flows, warmup, duration)
     script.add(
@@ -323,7 +319,7 @@ def export(scenario: Scenario) -> Export:
     return Export("\n".join(script.lines) + "\n", nodes, links, flows, warmup, duration, seed, notes)
 
 
-def _links(script: _Script, scenario: Scenario, links: list[Link], flows: list[Flow], notes: list[str]) -> None:
+def _links(script: _Script, links: list[Link], flows: list[Flow], notes: list[str]) -> None:
     script.section("Links: one simplex link per direction, each with its own queue (rate b/s, delay s)")
     for link in links:
         kind = link.qdisc["type"]
@@ -335,7 +331,7 @@ def _links(script: _Script, scenario: Scenario, links: list[Link], flows: list[F
             keys = drr_hash.keys(link.index, flows)
             ns2_type, settings = _drr(link.qdisc, link.qdisc_path, drr_hash.buckets(keys, link.qdisc_path))
         elif kind == "sfq":
-            ns2_type, settings = _sfq(scenario.get_or(link.qdisc_path, {}), link.qdisc_path)
+            ns2_type, settings = _sfq(link.qdisc, link.qdisc_path)
         elif kind == "red_pd":
             # red-pd.cc is only the pre-filter; the identification engine is the authors' OTcl
             # (tcl/ex/red-pd/monitoring.tcl), which ns-2's library does not hold (ns2/redpd_suite.py).

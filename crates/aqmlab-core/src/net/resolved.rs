@@ -46,8 +46,8 @@ pub struct Link {
     /// Sampled and summarised (a dumbbell's bottleneck, a parking lot's congested links,
     /// a graph's `monitor = true`).
     pub monitored: bool,
-    /// `type` and, for droptail, red (but its linux profile, which gives `profile` only) and
-    /// drr, every parameter with its default filled in; other disciplines give their type.
+    /// `type` and, for droptail, red (but its linux profile, which gives `profile` only), drr
+    /// and sfq, every parameter with its default filled in; other disciplines give their type.
     pub qdisc: Value,
     /// The scenario's field the qdisc table is read from (`topology.bottleneck.qdisc`).
     pub qdisc_path: String,
@@ -151,6 +151,7 @@ fn qdisc_table(spec: &QdiscSpec) -> Value {
         QdiscSpec::DropTail(c) => to_value(c.resolved()),
         QdiscSpec::Red(Profiled::Paper(c)) => to_value(c.resolved()),
         QdiscSpec::Drr(c) => to_value(c.resolved()),
+        QdiscSpec::Sfq(c) => to_value(c.resolved()),
         QdiscSpec::Red(Profiled::Linux(_))
         | QdiscSpec::Pie(Profiled::Linux(_))
         | QdiscSpec::Choke(Profiled::Linux(_)) => {

@@ -79,6 +79,15 @@ def test_a_run_of_many_flows_draws_a_profile_of_fixed_width():
     assert len(fig.axes[0].get_xticklabels()) < 20, "no label per flow"
 
 
+def test_a_links_rate_changes_are_marked_where_and_at_the_rate_the_core_reads_them():
+    scenario = dumbbell({"type": "cbr", "rate": "8Mbps"}, rate="5Mbps", duration="2s", warmup="0.5s")
+    scenario["topology"]["bottleneck"]["rate_changes"] = [{"at": "1200ms", "rate": "2500kbps"}]
+    ax = goodput_over_time_figure(aqmlab.run(scenario)).axes[0]
+    marks = [line for line in ax.get_lines() if line.get_label() == "rate change"]
+    assert [tuple(line.get_xdata()) for line in marks] == [(1.2, 1.2)]
+    assert [text.get_text() for text in ax.texts] == [" 2.5 Mbps"]
+
+
 def _rgba(colour: str) -> tuple:
     from matplotlib.colors import to_rgba
 

@@ -268,7 +268,7 @@ def ns2_comparison(name: str, scenario_file: Path, repeat: int = 3) -> dict:
         aqmlab_engine = min(aqmlab_engine, summary["wall_time_s"])
     ns2 = ns2_run.parse_output(stdout, exported)
     theirs = crosscheck.ns2_metrics(ns2, exported)
-    ours = crosscheck.aqmlab_metrics(run(ns2_export.pinned(scenario)), exported)
+    ours = crosscheck.aqmlab_metrics(run(scenario), exported)
     outcomes = ("total goodput (Mb/s)", "drops L->R", "utilisation L->R", "TCP timeouts (whole run)")
     return {
         "name": name,

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from .mechanisms import describe
 from .results import MBPS, Results
-from .units import rate, seconds
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -267,9 +266,10 @@ def mark_measurement(ax: Any, results: Results, links: list[str]) -> None:
         ax.axvspan(0, results.warmup, color="0.92", zorder=0, label="warm-up (not measured)")
     changes = {}
     if results.scenario is not None:
+        resolved = {link["name"]: link for link in results.scenario.resolved()["links"]}
         for link in links:
-            for change in results.scenario.link(link).get("rate_changes", []):
-                changes[seconds(change["at"])] = rate(change["rate"])
+            for change in resolved[link]["rate_changes"]:
+                changes[change["at"]] = change["rate"]
     for n, (at, bps) in enumerate(sorted(changes.items())):
         ax.axvline(at, color="tab:purple", linestyle=":", linewidth=1.2, label="rate change" if n == 0 else None)
         ax.annotate(

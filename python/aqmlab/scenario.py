@@ -286,6 +286,20 @@ class Scenario:
         _core.validate(self.to_json(), file=file)
         return self
 
+    def resolved(self) -> dict[str, Any]:
+        """The scenario as the core resolves it, without building or running anything (raises
+        ScenarioError as `validate`): `simulation` (its settings), `nodes`, `links` (each
+        direction in the results' order: `name`, `from`, `to`, `rate`, `rate_changes`, `delay`,
+        `monitored`, `qdisc` with the defaults the core fills in, `qdisc_path`) and `flows`
+        (after `count` expansion: `id`, `name`, `group`, `path`, `type`, `src`, `dst`, `route`,
+        `reverse_route`, `start` as the run draws it, `stop`, `packet_size`, `weight`,
+        `settings`), every quantity in base units (bit/s, s, bytes); docs/scenario.md.
+
+        >>> load("csfq-fig3b").resolved()["links"][0]["rate"]
+        10000000.0
+        """
+        return json.loads(_core.resolve(self.to_json()))
+
     def get(self, path: str) -> Any:
         """The value at a dotted path, e.g. `s.get("topology.bottleneck.rate")`."""
         return _copied(get_path(self._data, path), [])

@@ -119,6 +119,22 @@ fn validate(scenario_json: &str, file: bool) -> PyResult<()> {
     }
 }
 
+/// The scenario given as JSON text as the core resolves it, as JSON text: `simulation` (its
+/// settings, defaults filled in), `nodes`, `links` (each direction in the engine's order: name,
+/// from, to, rate in bit/s, rate_changes, delay in s, monitored, qdisc with its defaults filled
+/// in, qdisc_path) and `flows` (after `count` expansion: id, name, group, path, type, src,
+/// dst, route and reverse_route (the links its data and its ACKs cross), start in s as a run draws it, stop, packet_size, weight, settings). Builds and runs
+/// nothing; raises ScenarioError naming the bad field.
+///
+///     >>> json.loads(resolve(scenario_json))["links"][0]["rate"]
+///     10000000.0
+#[pyfunction]
+fn resolve(scenario_json: &str) -> PyResult<String> {
+    let scenario = parse(scenario_json)?;
+    let resolved = aqmlab_core::net::resolved::resolve(&scenario).map_err(to_py)?;
+    Ok(serde_json::to_string(&resolved).expect("the resolved scenario is plain data"))
+}
+
 /// The results as JSON text: every table, or with `summary_only` the summary, flows and drop
 /// counts (what a summary is made of; the queue samples and throughput bins are most of a
 /// whole result's bytes, issue 21's start-up goal).
@@ -372,6 +388,7 @@ fn jain_index(values: Vec<f64>) -> f64 {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(validate_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(bred_cbr_bound, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;

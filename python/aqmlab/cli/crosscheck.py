@@ -40,7 +40,7 @@ def crosscheck(
 ) -> None:
     try:
         scenario = load(file)
-        first = scenario.get_or("simulation.seed", 1)
+        first = scenario.resolved()["simulation"]["seed"]
         chosen = list(range(first, first + seeds))
         rows, _ = run_both(scenario, chosen, on_seed=lambda seed: say(f"seed {seed}: ns-2, then aqmlab"))
     except ScenarioError as e:

@@ -1,7 +1,8 @@
 """One scenario in ns-2 and in aqmlab, measured alike (`aqmlab crosscheck FILE`).
 
-Both simulators run the scenario as `export.pinned` gives it (jittered starts drawn once, the
-same in both) for each seed. Both are measured the same way over the measurement window:
+Both simulators run the scenario for each seed, every flow starting when aqmlab starts it (the
+export writes the core's start times, jittered ones included). Both are measured the same way
+over the measurement window:
 
 - per flow: goodput (in-order bytes delivered to the application) and the drops of its
   packets at the monitored links (data and ACKs, as a flow monitor counts them);
@@ -100,7 +101,7 @@ def run_both(
         seeded = scenario.with_seed(seed)
         exported = ns2_export.export(seeded)
         ns2_runs.append(ns2_metrics(ns2_run.run(exported), exported))
-        aqmlab_runs.append(aqmlab_metrics(run(ns2_export.pinned(seeded)), exported))
+        aqmlab_runs.append(aqmlab_metrics(run(seeded), exported))
     assert exported is not None, "at least one seed"
     rows = [
         Comparison(metric, [m[metric] for m in ns2_runs], [m[metric] for m in aqmlab_runs]) for metric in ns2_runs[0]

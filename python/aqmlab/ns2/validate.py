@@ -289,7 +289,7 @@ def _aqmlab_case(case: Case) -> tuple[dict[str, list[float]] | None, dict[str, s
         if error:
             continue
         try:
-            runs.append(crosscheck.aqmlab_metrics(run(ns2_export.pinned(scenario)), exported))
+            runs.append(crosscheck.aqmlab_metrics(run(scenario), exported))
         except ScenarioError as e:
             error = str(e)
     if error:

@@ -554,8 +554,7 @@ impl Emulation {
         // flow's sender is driven by its simulated source, which then sends as in a simulation.
         let mut schedule = Vec::new();
         let mut sim = Simulation::build_with(scenario, |f, stop, rng| {
-            let mut start_rng = crate::rng::stream(scenario.simulation.seed, &format!("flow/{}", f.name));
-            let start = f.spec.common.draw_start(&mut start_rng);
+            let start = f.spec.common.draw_start(&mut f.stream(scenario.simulation.seed));
             let source = match f.spec.kind {
                 FlowKind::Tcp(_) => None,
                 _ => Some(f.spec.build_agents(stop, rng).0),

@@ -8,6 +8,8 @@ use crate::qdisc::{Backlog, LinkInfo, QdiscEvents, QdiscSpec, QueueDisc, Verdict
 use crate::rng::stream;
 use crate::rng::Rng;
 use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, TopologySpec};
+
+pub mod resolved;
 use crate::time::{self, from_secs, Time};
 use crate::transport::udp::RateChange;
 use crate::units::{Rate, Seconds};
@@ -176,12 +178,7 @@ impl Network {
     /// The links a packet of `kind` of `flow` crosses: data forward, ACKs in reverse.
     #[inline]
     pub fn path(&self, flow: u32, kind: PacketKind) -> &[u32] {
-        let r = &self.routes[flow as usize];
-        let (start, end) = match kind {
-            PacketKind::Data => (r.forward, r.reverse),
-            PacketKind::Ack => (r.reverse, r.end),
-        };
-        &self.hops[start as usize..end as usize]
+        route_links(&self.routes, &self.hops, flow, kind)
     }
 
     /// Asks for the links of `flow`'s paths to be fetched into the cache (see [`crate::cache`]).
@@ -194,6 +191,72 @@ impl Network {
     }
 }
 
+/// One direction of a link as the scenario resolves it, before its queue is built: what
+/// [`Network::build`] builds, and what [`resolved`] shows.
+pub struct LinkPlan<'a> {
+    /// `L->R`, as results name it.
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    /// The link's rates in time: (from when, bits/s), the first from 0.
+    pub rates: Vec<(Time, f64)>,
+    pub delay: Time,
+    pub qdisc: &'a QdiscSpec,
+    /// The scenario's field its qdisc table is read from (`topology.bottleneck.qdisc`).
+    pub qdisc_path: String,
+    pub monitored: bool,
+    /// Keys the qdisc's random stream: its ends' stream keys (see `Builder::stream_keys`).
+    stream_key: String,
+}
+
+impl LinkPlan<'_> {
+    fn build(self, scenario: &Scenario) -> Link {
+        let rate = self.rates[0].1;
+        let info = LinkInfo {
+            rate_bps: rate,
+            delay: self.delay,
+            measure_from: from_secs(scenario.simulation.warmup.0),
+        };
+        let rng = stream(scenario.simulation.seed, &format!("link/{}/qdisc", self.stream_key));
+        Link {
+            to: self.to,
+            transmitting: false,
+            lazy_tx_done: None,
+            rate_bps: rate,
+            tx_memo: NO_TX_MEMO,
+            delay: self.delay,
+            queue: LinkQueue::build(self.qdisc, &info, rng),
+            name: self.name,
+            from: self.from,
+            qdisc_type: self.qdisc.type_name(),
+            monitored: self.monitored,
+            rates: self.rates,
+        }
+    }
+}
+
+/// A scenario's network before anything in it is built: the nodes, every link direction in
+/// the order the engine numbers them, and each expanded flow's route.
+pub struct NetworkPlan<'a> {
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkPlan<'a>>,
+    /// One route per expanded flow, in the order of [`Scenario::expanded_flows`].
+    pub routes: Vec<FlowRoute>,
+    /// The links of every route's paths, one after another.
+    hops: Vec<u32>,
+}
+
+/// The links of `flow`'s path for packets of `kind`, from its route and the table of hops.
+#[inline]
+fn route_links<'h>(routes: &[FlowRoute], hops: &'h [u32], flow: u32, kind: PacketKind) -> &'h [u32] {
+    let r = &routes[flow as usize];
+    let (start, end) = match kind {
+        PacketKind::Data => (r.forward, r.reverse),
+        PacketKind::Ack => (r.reverse, r.end),
+    };
+    &hops[start as usize..end as usize]
+}
+
 /// What the builder needs to make a full-duplex link: a scenario's link, or a host's access link.
 struct Duplex<'s> {
     rate: Rate,
@@ -201,16 +264,20 @@ struct Duplex<'s> {
     qdisc: &'s QdiscSpec,
     reverse_qdisc: &'s QdiscSpec,
     rate_changes: &'s [RateChange],
+    /// The fields of `qdisc` and `reverse_qdisc`.
+    qdisc_paths: [String; 2],
 }
 
-impl<'s> From<&'s LinkSpec> for Duplex<'s> {
-    fn from(l: &'s LinkSpec) -> Self {
+impl<'s> Duplex<'s> {
+    /// A scenario's link, found at `path` (`topology.links[2]`).
+    fn of(l: &'s LinkSpec, path: &str) -> Self {
         Duplex {
             rate: l.rate,
             delay: l.delay,
             qdisc: &l.qdisc,
             reverse_qdisc: &l.reverse_qdisc,
             rate_changes: &l.rate_changes,
+            qdisc_paths: [format!("{path}.qdisc"), format!("{path}.reverse_qdisc")],
         }
     }
 }
@@ -222,8 +289,7 @@ struct Builder<'a> {
     /// does not change when flows are inserted before it, unlike `src<id>`.
     stream_keys: Vec<String>,
     index: HashMap<String, NodeId>,
-    links: Vec<Link>,
-    scenario: &'a Scenario,
+    links: Vec<LinkPlan<'a>>,
 }
 
 impl<'a> Builder<'a> {
@@ -239,47 +305,36 @@ impl<'a> Builder<'a> {
         id
     }
 
-    fn simplex(&mut self, from: NodeId, to: NodeId, link: &Duplex, qdisc: &QdiscSpec, monitored: bool) {
-        let name = format!("{}->{}", self.nodes[from as usize], self.nodes[to as usize]);
-        let rate = link.rate.0;
-        let info = LinkInfo {
-            rate_bps: rate,
-            delay: link.delay.nanos(),
-            measure_from: from_secs(self.scenario.simulation.warmup.0),
-        };
+    fn simplex(&mut self, from: NodeId, to: NodeId, link: &Duplex<'a>, reverse: bool, monitored: bool) {
+        let (f, t) = (from as usize, to as usize);
         let changes = link.rate_changes.iter().map(|c| (c.at.nanos(), c.rate.0));
-        let key = format!("{}->{}", self.stream_keys[from as usize], self.stream_keys[to as usize]);
-        let rng = stream(self.scenario.simulation.seed, &format!("link/{key}/qdisc"));
-        self.links.push(Link {
-            to,
-            transmitting: false,
-            lazy_tx_done: None,
-            rate_bps: rate,
-            tx_memo: NO_TX_MEMO,
-            delay: info.delay,
-            queue: LinkQueue::build(qdisc, &info, rng),
-            name,
+        self.links.push(LinkPlan {
+            name: format!("{}->{}", self.nodes[f], self.nodes[t]),
             from,
-            qdisc_type: qdisc.type_name(),
+            to,
+            rates: std::iter::once((0, link.rate.0)).chain(changes).collect(),
+            delay: link.delay.nanos(),
+            qdisc: if reverse { link.reverse_qdisc } else { link.qdisc },
+            qdisc_path: link.qdisc_paths[usize::from(reverse)].clone(),
             monitored,
-            rates: std::iter::once((0, rate)).chain(changes).collect(),
+            stream_key: format!("{}->{}", self.stream_keys[f], self.stream_keys[t]),
         });
     }
 
-    fn duplex(&mut self, from: NodeId, to: NodeId, link: Duplex, monitored: bool) {
-        self.simplex(from, to, &link, link.qdisc, monitored);
-        self.simplex(to, from, &link, link.reverse_qdisc, false);
+    fn duplex(&mut self, from: NodeId, to: NodeId, link: Duplex<'a>, monitored: bool) {
+        self.simplex(from, to, &link, false, monitored);
+        self.simplex(to, from, &link, true, false);
     }
 
     /// Gives flow `f` its own source and sink hosts, joined to routers `first` and
-    /// `last` by access links; returns its endpoints and where it was declared.
+    /// `last` by access links; returns its endpoints.
     fn attach_hosts(
         &mut self,
         f: &ExpandedFlow,
-        hosts: &HostLinks,
+        hosts: &HostLinks<'a>,
         first: NodeId,
         last: NodeId,
-    ) -> (NodeId, NodeId, String) {
+    ) -> (NodeId, NodeId) {
         let common = &f.spec.common;
         let src = self.keyed_node(format!("src{}", f.id), format!("{}/src", f.name));
         let dst = self.keyed_node(format!("dst{}", f.id), format!("{}/dst", f.name));
@@ -289,16 +344,113 @@ impl<'a> Builder<'a> {
             qdisc: hosts.qdisc,
             reverse_qdisc: hosts.qdisc,
             rate_changes: &[],
+            qdisc_paths: [ACCESS_QDISC.into(), ACCESS_QDISC.into()],
         };
         self.duplex(src, first, access(common.access_delay.unwrap_or(hosts.delay)), false);
         self.duplex(last, dst, access(common.sink_delay.unwrap_or(hosts.sink_delay)), false);
-        (src, dst, f.path.clone())
+        (src, dst)
+    }
+}
+
+/// The field every access link's qdisc is read from, both directions.
+const ACCESS_QDISC: &str = "topology.access_qdisc";
+
+impl<'a> NetworkPlan<'a> {
+    /// The network of `scenario`; an error names a flow that has no route.
+    pub fn new(scenario: &'a Scenario) -> Result<Self, ScenarioError> {
+        let mut b = Builder {
+            nodes: Vec::new(),
+            stream_keys: Vec::new(),
+            index: HashMap::new(),
+            links: Vec::new(),
+        };
+        let flows = scenario.expanded_flows();
+        let mut endpoints = Vec::with_capacity(flows.len());
+        match &scenario.topology {
+            TopologySpec::Dumbbell(d) => {
+                let left = b.node("L".into());
+                let right = b.node("R".into());
+                b.duplex(left, right, Duplex::of(&d.bottleneck, "topology.bottleneck"), true);
+                for f in &flows {
+                    endpoints.push(b.attach_hosts(f, &d.hosts(), left, right));
+                }
+            }
+            TopologySpec::ParkingLot(p) => {
+                let routers: Vec<NodeId> = (0..=p.congested_links).map(|i| b.node(format!("R{i}"))).collect();
+                for pair in routers.windows(2) {
+                    b.duplex(pair[0], pair[1], Duplex::of(&p.link, "topology.link"), true);
+                }
+                for f in &flows {
+                    let (first, last) = match f.spec.common.hop {
+                        Some(hop) => (routers[hop as usize], routers[hop as usize + 1]),
+                        None => (routers[0], routers[routers.len() - 1]),
+                    };
+                    endpoints.push(b.attach_hosts(f, &p.hosts(), first, last));
+                }
+            }
+            TopologySpec::Graph(g) => {
+                for n in &g.nodes {
+                    b.node(n.clone());
+                }
+                for (i, l) in g.links.iter().enumerate() {
+                    let (from, to) = (b.index[&l.from], b.index[&l.to]);
+                    b.duplex(
+                        from,
+                        to,
+                        Duplex::of(&l.link, &format!("topology.links[{i}]")),
+                        l.monitor,
+                    );
+                }
+                for f in &flows {
+                    let src = b.index[f.spec.common.src.as_deref().expect("validated")];
+                    let dst = b.index[f.spec.common.dst.as_deref().expect("validated")];
+                    endpoints.push((src, dst));
+                }
+            }
+        }
+        let ends: Vec<(NodeId, NodeId)> = b.links.iter().map(|l| (l.from, l.to)).collect();
+        let mut router = Router::new(&ends, b.nodes.len());
+        let mut routes = Vec::with_capacity(endpoints.len());
+        let mut hops = Vec::new();
+        for (&(src, dst), flow) in endpoints.iter().zip(&flows) {
+            let mut route_between = |a: NodeId, c: NodeId| {
+                router.path(a, c).ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("{}.dst", flow.path),
+                        format!("no route from {:?} to {:?}", b.nodes[a as usize], b.nodes[c as usize]),
+                    )
+                })
+            };
+            let forward = hops.len() as u32;
+            hops.extend(route_between(src, dst)?);
+            let reverse = hops.len() as u32;
+            hops.extend(route_between(dst, src)?);
+            routes.push(FlowRoute {
+                src,
+                dst,
+                forward,
+                reverse,
+                end: hops.len() as u32,
+            });
+        }
+        Ok(NetworkPlan {
+            nodes: b.nodes,
+            links: b.links,
+            routes,
+            hops,
+        })
+    }
+
+    /// The links a packet of `kind` of `flow` crosses, as [`Network::path`].
+    pub fn path(&self, flow: u32, kind: PacketKind) -> &[u32] {
+        route_links(&self.routes, &self.hops, flow, kind)
     }
 }
 
 /// Hop-count shortest paths (ties: lowest link index first) as lists of links, each searched once.
 struct Router<'l> {
-    links: &'l [Link],
+    /// Per link, the nodes it joins (from, to).
+    ends: &'l [(NodeId, NodeId)],
     /// Per node, the links leaving it and the links entering it, in link order.
     outgoing: Vec<Vec<u32>>,
     incoming: Vec<Vec<u32>>,
@@ -306,15 +458,15 @@ struct Router<'l> {
 }
 
 impl<'l> Router<'l> {
-    fn new(links: &'l [Link], nodes: usize) -> Self {
+    fn new(ends: &'l [(NodeId, NodeId)], nodes: usize) -> Self {
         let mut outgoing = vec![Vec::new(); nodes];
         let mut incoming = vec![Vec::new(); nodes];
-        for (i, l) in links.iter().enumerate() {
-            outgoing[l.from as usize].push(i as u32);
-            incoming[l.to as usize].push(i as u32);
+        for (i, &(from, to)) in ends.iter().enumerate() {
+            outgoing[from as usize].push(i as u32);
+            incoming[to as usize].push(i as u32);
         }
         Router {
-            links,
+            ends,
             outgoing,
             incoming,
             searched: HashMap::new(),
@@ -333,14 +485,14 @@ impl<'l> Router<'l> {
         if let [out] = self.outgoing[from as usize][..] {
             if from != to {
                 first = Some(out);
-                from = self.links[out as usize].to;
+                from = self.ends[out as usize].1;
             }
         }
         let mut last = None;
         if let [into] = self.incoming[to as usize][..] {
             if from != to {
                 last = Some(into);
-                to = self.links[into as usize].from;
+                to = self.ends[into as usize].0;
             }
         }
         let between = match self.searched.get(&(from, to)) {
@@ -366,13 +518,13 @@ impl<'l> Router<'l> {
                 let mut at = dst;
                 while let Some(l) = via[at as usize] {
                     path.push(l);
-                    at = self.links[l as usize].from;
+                    at = self.ends[l as usize].0;
                 }
                 path.reverse();
                 return Some(path);
             }
             for &l in &self.outgoing[n as usize] {
-                let to = self.links[l as usize].to;
+                let to = self.ends[l as usize].1;
                 if !seen[to as usize] {
                     seen[to as usize] = true;
                     via[to as usize] = Some(l);
@@ -386,84 +538,16 @@ impl<'l> Router<'l> {
 
 impl Network {
     pub fn build(scenario: &Scenario) -> Result<Network, ScenarioError> {
-        let mut b = Builder {
-            nodes: Vec::new(),
-            stream_keys: Vec::new(),
-            index: HashMap::new(),
-            links: Vec::new(),
-            scenario,
-        };
-        let flows = scenario.expanded_flows();
-        let mut endpoints = Vec::with_capacity(flows.len());
-        match &scenario.topology {
-            TopologySpec::Dumbbell(d) => {
-                let left = b.node("L".into());
-                let right = b.node("R".into());
-                b.duplex(left, right, (&d.bottleneck).into(), true);
-                for f in &flows {
-                    endpoints.push(b.attach_hosts(f, &d.hosts(), left, right));
-                }
-            }
-            TopologySpec::ParkingLot(p) => {
-                let routers: Vec<NodeId> = (0..=p.congested_links).map(|i| b.node(format!("R{i}"))).collect();
-                for pair in routers.windows(2) {
-                    b.duplex(pair[0], pair[1], (&p.link).into(), true);
-                }
-                for f in &flows {
-                    let (first, last) = match f.spec.common.hop {
-                        Some(hop) => (routers[hop as usize], routers[hop as usize + 1]),
-                        None => (routers[0], routers[routers.len() - 1]),
-                    };
-                    endpoints.push(b.attach_hosts(f, &p.hosts(), first, last));
-                }
-            }
-            TopologySpec::Graph(g) => {
-                for n in &g.nodes {
-                    b.node(n.clone());
-                }
-                for l in &g.links {
-                    let (from, to) = (b.index[&l.from], b.index[&l.to]);
-                    b.duplex(from, to, (&l.link).into(), l.monitor);
-                }
-                for f in &flows {
-                    let src = b.index[f.spec.common.src.as_deref().expect("validated")];
-                    let dst = b.index[f.spec.common.dst.as_deref().expect("validated")];
-                    endpoints.push((src, dst, f.path.clone()));
-                }
-            }
-        }
-        let mut router = Router::new(&b.links, b.nodes.len());
-        let mut routes = Vec::with_capacity(endpoints.len());
-        let mut hops = Vec::new();
-        for (src, dst, path) in endpoints {
-            let mut route_between = |a: NodeId, c: NodeId| {
-                router.path(a, c).ok_or_else(|| {
-                    ScenarioError::new(
-                        format!("{path}.dst"),
-                        format!("no route from {:?} to {:?}", b.nodes[a as usize], b.nodes[c as usize]),
-                    )
-                })
-            };
-            let forward = hops.len() as u32;
-            hops.extend(route_between(src, dst)?);
-            let reverse = hops.len() as u32;
-            hops.extend(route_between(dst, src)?);
-            routes.push(FlowRoute {
-                src,
-                dst,
-                forward,
-                reverse,
-                end: hops.len() as u32,
-            });
-        }
-        let monitored = (0..b.links.len() as u32)
-            .filter(|&i| b.links[i as usize].monitored)
+        let plan = NetworkPlan::new(scenario)?;
+        let links: Vec<Link> = plan.links.into_iter().map(|l| l.build(scenario)).collect();
+        let monitored = (0..links.len() as u32)
+            .filter(|&i| links[i as usize].monitored)
             .collect();
         Ok(Network {
-            nodes: b.nodes,
-            links: b.links,
-            routes,
-            hops,
+            nodes: plan.nodes,
+            links,
+            routes: plan.routes,
+            hops: plan.hops,
             monitored,
         })
     }
@@ -499,6 +583,10 @@ dst = "h2"
 rate = "1Mbps"
 "#;
 
+    fn ends(net: &Network) -> Vec<(NodeId, NodeId)> {
+        net.links.iter().map(|l| (l.from, l.to)).collect()
+    }
+
     fn names<'n>(net: &'n Network, path: &[u32]) -> Vec<&'n str> {
         path.iter().map(|&l| net.links[l as usize].name.as_str()).collect()
     }
@@ -514,7 +602,8 @@ rate = "1Mbps"
             names(&net, net.path(0, PacketKind::Ack)),
             ["h2->d", "d->b", "b->a", "a->h1"]
         );
-        let mut router = Router::new(&net.links, net.nodes.len());
+        let ends = ends(&net);
+        let mut router = Router::new(&ends, net.nodes.len());
         for src in 0..net.nodes.len() as NodeId {
             for dst in 0..net.nodes.len() as NodeId {
                 assert_eq!(router.path(src, dst), router.search(src, dst), "{src} -> {dst}");
@@ -536,7 +625,8 @@ rate = "1Mbps"
 count = 50
 "#;
         let net = Network::build(&Scenario::from_toml_str(text).unwrap()).unwrap();
-        let mut router = Router::new(&net.links, net.nodes.len());
+        let ends = ends(&net);
+        let mut router = Router::new(&ends, net.nodes.len());
         for (flow, route) in net.routes.iter().enumerate() {
             let forward = net.path(flow as u32, PacketKind::Data);
             let reverse = net.path(flow as u32, PacketKind::Ack);

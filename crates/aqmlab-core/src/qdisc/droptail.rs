@@ -5,10 +5,10 @@ use crate::error::ScenarioError;
 use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::units::Bytes;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `limit` in packets and/or `limit_bytes`; with neither, 1000 packets.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DropTailConfig {
     pub limit: Option<u64>,
@@ -24,6 +24,15 @@ impl DropTailConfig {
             self.limit_bytes.map(|b| b.0),
             Limit::new(Some(Self::DEFAULT_LIMIT_PACKETS), None),
         )
+    }
+
+    /// The table with every default filled in (`net::resolved`): the bound the queue keeps.
+    pub fn resolved(&self) -> Self {
+        let limit = self.limit();
+        DropTailConfig {
+            limit: limit.packets,
+            limit_bytes: limit.bytes.map(Bytes),
+        }
     }
 }
 

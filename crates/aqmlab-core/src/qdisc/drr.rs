@@ -28,9 +28,9 @@ use crate::error::ScenarioError;
 use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::units::Bytes;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DrrConfig {
     /// Shared buffer in packets and/or bytes; with neither, 64 KB (CSFQ §3).
@@ -63,6 +63,16 @@ impl DrrConfig {
             self.limit_bytes.map(|b| b.0),
             Limit::new(None, Some(Self::DEFAULT_LIMIT_BYTES)),
         )
+    }
+
+    /// The table with every default filled in (`net::resolved`): the shared buffer.
+    pub fn resolved(&self) -> Self {
+        let limit = self.limit();
+        DrrConfig {
+            limit: limit.packets,
+            limit_bytes: limit.bytes.map(Bytes),
+            ..self.clone()
+        }
     }
 }
 

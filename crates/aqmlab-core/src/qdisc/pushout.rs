@@ -15,11 +15,11 @@
 
 use super::{DropReason, Limit, QdiscCtx, Verdict};
 use crate::packet::{FlowId, PacketId};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Which end of the longest flow's packets loses one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum End {
     /// Its oldest packet: the one farthest from the tail of the buffer.

@@ -49,7 +49,7 @@ use crate::time::{Time, NANOS_PER_SEC};
 use crate::units::Bytes;
 use crate::validate::{require_in, require_non_negative, require_positive, require_probability};
 use rand::Rng as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// RED's average queue size `avg` (F–J §4 and Fig. 2), in whatever unit the
 /// caller samples the queue in (packets or bytes). RED samples on arrivals;
@@ -221,7 +221,7 @@ pub fn uniformized(p_b: f64, count: f64, wait: bool) -> f64 {
 }
 
 /// Which RED runs: the 1993 paper's or ns-2.35's (module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RedProfile {
     /// Floyd & Jacobson 1993, Fig. 2: the default, so that files written before profiles existed keep their meaning.
@@ -233,7 +233,7 @@ pub enum RedProfile {
 
 /// RED parameters as in a scenario file. Thresholds and the average are in
 /// packets, or in bytes when `bytes = true`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedConfig {
     /// Unset: `floyd93`, or what the enclosing discipline's profile chooses (RED-PD's `ns2`: `ns2`).
@@ -331,6 +331,19 @@ impl RedConfig {
     /// The profile in effect.
     pub fn profile(&self) -> RedProfile {
         self.profile.unwrap_or_default()
+    }
+
+    /// The table with every default filled in (`net::resolved`): profile, buffer, thresholds.
+    pub fn resolved(&self) -> Self {
+        let limit = self.limit();
+        RedConfig {
+            profile: Some(self.profile()),
+            limit: limit.packets,
+            limit_bytes: limit.bytes.map(Bytes),
+            min_th: Some(self.min_th()),
+            max_th: Some(self.max_th()),
+            ..self.clone()
+        }
     }
 
     fn params(&self) -> Params {

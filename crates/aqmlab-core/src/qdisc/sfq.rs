@@ -22,11 +22,11 @@ use crate::time::{from_secs, Time};
 use crate::units::{Bytes, Seconds};
 use crate::validate::{require_non_negative, require_positive};
 use rand::Rng as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 
 /// Which SFQ runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SfqVariant {
     /// Linux sch_sfq: a byte quantum per turn; over the limit the longest queue's tail is dropped.
@@ -39,7 +39,7 @@ pub enum SfqVariant {
 
 /// `type = "sfq"`; every field optional. `divisor` and `limit` default by variant; `flows`,
 /// `quantum` and `perturb` are Linux's alone.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SfqConfig {
     pub variant: SfqVariant,
@@ -77,6 +77,20 @@ impl SfqConfig {
             SfqVariant::Linux => LINUX_LIMIT,
             SfqVariant::Ns2 => NS2_LIMIT,
         })
+    }
+
+    /// The table with every default filled in (`net::resolved`): the variant's divisor and
+    /// limit and, for linux, `flows`, `quantum` and `perturb` (which ns2 has not).
+    pub fn resolved(&self) -> Self {
+        let linux = self.variant == SfqVariant::Linux;
+        SfqConfig {
+            variant: self.variant,
+            divisor: Some(self.divisor()),
+            limit: Some(self.limit()),
+            flows: linux.then(|| self.flows.unwrap_or(LINUX_FLOWS)),
+            quantum: linux.then(|| self.quantum.unwrap_or(LINUX_QUANTUM)),
+            perturb: linux.then(|| self.perturb.unwrap_or(Seconds(0.0))),
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 
 use crate::error::ScenarioError;
 use crate::qdisc::QdiscSpec;
+use crate::rng::{stream, Rng};
 use crate::time::{to_secs, Time};
 use crate::transport::udp::RateChange;
 use crate::transport::FlowSpec;
@@ -19,7 +20,7 @@ use crate::validate::{
     from_tagged_value, join_nested, path_text, require_finite_floats, require_link_delay, require_non_negative,
     require_positive, split_fields, struct_fields, suggest_field, take_tag,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 pub mod syntax;
@@ -34,7 +35,7 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationSpec {
     pub duration: Seconds,
@@ -72,7 +73,7 @@ pub struct SimulationSpec {
 /// Whose distribution of per-packet queueing delay a monitored link keeps: one histogram of
 /// a few kilobytes each ([`crate::metrics::queue_delay`]), so a run of 10⁵ flows keeps
 /// its groups' only.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueDelayDetail {
     /// Each flow's, and each flow group's (its flows' merged).
@@ -315,6 +316,14 @@ pub struct ExpandedFlow<'a> {
     pub spec: &'a FlowSpec,
     /// Where the flow was declared, for error messages (`flows[2]`).
     pub path: String,
+}
+
+impl ExpandedFlow<'_> {
+    /// The flow's own random stream (`flow/<name>`, see [`crate::rng`]): its start is drawn
+    /// from it first ([`crate::transport::FlowCommon::draw_start`]), then its agents draw from it.
+    pub fn stream(&self, seed: u64) -> Rng {
+        stream(seed, &format!("flow/{}", self.name))
+    }
 }
 
 impl Scenario {

@@ -12,10 +12,10 @@ use crate::units::{Rate, Seconds};
 use crate::validate::{require_non_negative, require_positive};
 use rand::Rng as _;
 use rand_distr::{Distribution, Exp};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A `cbr` flow's settings.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CbrConfig {
     /// Sending rate, bits/s on the wire.
@@ -29,7 +29,7 @@ pub struct CbrConfig {
 }
 
 /// A new rate from a given time: a CBR source's (RED-PD §5.2/§7.3) or a link's.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateChange {
     pub at: Seconds,
@@ -57,7 +57,7 @@ impl FlowConfig for CbrConfig {
 }
 
 /// An `onoff` flow's settings.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OnOffConfig {
     /// Sending rate during ON periods, bits/s on the wire.

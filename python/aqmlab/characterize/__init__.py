@@ -24,7 +24,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from .._core import MechanismError, ScenarioError, __version__
 from ..mechanisms import describe
 from ..scenario import Scenario
 from ..workers import Cluster, run_tasks
+from . import ns3
 from .network import qdisc_for
 from .rfc7928 import BY_SECTION, SECTIONS, TESTS, Case, Test
 
@@ -61,13 +62,22 @@ class Cell:
     scenario: Scenario
     # What the cell could not do as the test asks (e.g. a mechanism that cannot mark for §4.5).
     note: str = ""
+    # The scenario's seed: 1, or another for the runs that measure our seed-to-seed spread where
+    # ns-3 has the cell (ns3.py).
+    seed: int = 1
 
     @property
     def key(self) -> str:
-        return f"{self.test.section}/{self.case.name}/{self.mechanism}"
+        return cell_key(self.test.section, self.case.name, self.mechanism, self.seed)
 
     def folder(self, out: Path) -> Path:
-        return out / "cells" / self.test.section / slug(self.case.name) / slug(self.mechanism)
+        name = slug(self.mechanism) + ("" if self.seed == 1 else f"@seed{self.seed}")
+        return out / "cells" / self.test.section / slug(self.case.name) / name
+
+
+def cell_key(section: str, case: str, mechanism: str, seed: int = 1) -> str:
+    """How a cell is named in `errors` and by the progress: `5.1.1/newreno/red`, `.../red/seed2`."""
+    return f"{section}/{case}/{mechanism}" + (f"/seed{seed}" if seed != 1 else "")
 
 
 def select(only: Sequence[str] | None) -> list[Test]:
@@ -95,9 +105,15 @@ def plan(mechanisms: Sequence[str], quick: bool, tests: Sequence[Test]) -> list[
             for case in test.cases(quick):
                 try:
                     qdisc = qdisc_for(mechanism, case.buffer_packets)
-                    cells.append(_cell(test, case, mechanism, qdisc, quick))
+                    cell = _cell(test, case, mechanism, qdisc, quick)
                 except ScenarioError as e:
                     raise ScenarioError(f"mechanism {mechanism!r}, test {test.section} ({case.name}): {e}") from None
+                cells.append(cell)
+                # Where ns-3 has the cell, more seeds give our spread to grade agreement by.
+                if not quick and ns3.has_cell(test.section, case.name, mechanism):
+                    cells += [
+                        replace(cell, seed=seed, scenario=cell.scenario.with_seed(seed)) for seed in ns3.OUR_SEEDS[1:]
+                    ]
     return cells
 
 
@@ -285,7 +301,7 @@ class Characterization:
         """The test's figure of merit for `mechanism` (a number, or [goodput, delay] for a
         trade-off), None when a cell of it did not run."""
         cases = {
-            case.name: self.metrics.get(f"{test.section}/{case.name}/{mechanism}") for case in test.cases(self.quick)
+            case.name: self.metrics.get(cell_key(test.section, case.name, mechanism)) for case in test.cases(self.quick)
         }
         if any(metrics is None for metrics in cases.values()):
             return None
@@ -299,21 +315,25 @@ class Characterization:
     def to_dict(self) -> dict[str, Any]:
         """What `characterize.json` and `--json` hold: every test with its section as a string,
         its cases and their cells' numbers, and the summary."""
-        from .ns3 import ns3_cell
-
         tests = []
         for test in self.tests:
             cases = []
             for case in test.cases(self.quick):
                 cells = {}
                 for m in self.mechanisms:
-                    key = f"{test.section}/{case.name}/{m}"
+                    key = cell_key(test.section, case.name, m)
                     cell = self.cells[key]
                     entry: dict[str, Any] = {"qdisc": cell.scenario.qdisc(cell.case.link), "note": cell.note}
                     if key in self.metrics:
                         entry.update(self.metrics[key])
-                        if (ns3 := ns3_cell(test.section, case.name, m)) is not None:
-                            entry["ns3"] = ns3
+                        seeds = [self.metrics.get(cell_key(test.section, case.name, m, n)) for n in ns3.OUR_SEEDS]
+                        udp = [
+                            flow["type"] == "cbr"
+                            for flow in cell.scenario.get("flows")
+                            for _ in range(flow.get("count", 1))
+                        ]
+                        if (compared := ns3.compare(test.section, case.name, m, udp, seeds, self.quick)) is not None:
+                            entry["ns3"] = compared
                     else:
                         entry["error"] = self.errors.get(key, "not run")
                     cells[m] = entry

@@ -49,19 +49,25 @@ NEWRENO = {
 }
 
 # The suite's AQM settings where they are not the type's own defaults (eval-topology.cc
-# `ConfigureQueueDisc`): RED in packets with min_th 5, max_th 15, max_p 1/50, w_q 0.002, gentle,
-# and a mean packet size of 750 B; PIE with ns-3's defaults of the time, a 20 ms target and a
-# 30 ms update interval (RFC 8033 §4 later recommends 15 ms and 15 ms); CoDel with RFC 8289's
-# 5 ms / 100 ms, its own defaults.
+# `ConfigureQueueDisc`, read back from ns-3.44's attributes by tools/ns3_aqm_eval/): RED in
+# packets with min_th 5, max_th 15, max_p 1/50 (`LInterm 50`), w_q 0.002, gentle, `wait` and a
+# mean packet size of 750 B; CoDel with RFC 8289's 5 ms / 100 ms and `MinBytes` 750, PIE with
+# `MeanPktSize` 750: the network's packet size where RFC 8289 and RFC 8033 (and our defaults)
+# have one MTU, 1500 B, as the backlog CoDel never drops below and as PIE's "2 * MEAN_PKTSIZE"
+# of RFC 8033 §4.1's work-conserving safeguard. PIE otherwise runs its own defaults, RFC 8033's
+# 15 ms target and 15 ms update interval, which ns-3.44's PIE has too (the suite of 2017 ran
+# ns-3's 20 ms and 30 ms of then).
 _SUITE_RED = {
     "min_th": 5,
     "max_th": 15,
     "max_p": 0.02,
     "w_q": 0.002,
     "gentle": True,
+    "wait": True,
     "mean_pktsize": f"{PACKET_BYTES}B",
 }
-_SUITE_PIE = {"target": "20ms", "t_update": "30ms"}
+_SUITE_CODEL = {"mtu": f"{PACKET_BYTES}B"}
+_SUITE_PIE = {"mtu": f"{PACKET_BYTES}B"}
 
 
 def qdisc_for(name: str, buffer_packets: int = BUFFER_PACKETS) -> dict[str, Any]:
@@ -69,7 +75,8 @@ def qdisc_for(name: str, buffer_packets: int = BUFFER_PACKETS) -> dict[str, Any]
     packets. `name` is what `aqmlab compare` takes: a preset (its own settings, the buffer made
     the network's), a qdisc type (its own defaults, the buffer made the network's where the type
     counts a `limit` in packets) or a queue discipline written in Python (`my_aqm.py:Class`:
-    unchanged, it keeps its own buffer). RED, RED-PD's RED and CHOKe run the suite's RED."""
+    unchanged, it keeps its own buffer). RED, RED-PD's RED and CHOKe run the suite's RED, CoDel
+    and PIE the suite's."""
     if python_qdisc.is_spec(name):
         return python_qdisc.table(name)
     buffer_bytes = buffer_packets * PACKET_BYTES
@@ -77,10 +84,13 @@ def qdisc_for(name: str, buffer_packets: int = BUFFER_PACKETS) -> dict[str, Any]
     if kind == "red":
         return {"type": "red", "limit": buffer_packets, **_SUITE_RED}
     if kind == "choke":
-        # CHOKe's RED has no gentle region (the CHOKe paper's RED is F-J's).
-        return {"type": "choke", "limit": buffer_packets, **{k: v for k, v in _SUITE_RED.items() if k != "gentle"}}
+        # CHOKe's RED has no gentle region nor `wait` (the CHOKe paper's RED is F-J's).
+        own = {k: v for k, v in _SUITE_RED.items() if k not in ("gentle", "wait")}
+        return {"type": "choke", "limit": buffer_packets, **own}
     if kind == "red_pd":
         return {"type": "red_pd", "red": {"limit": buffer_packets, **_SUITE_RED}}
+    if kind == "codel":
+        return {"type": "codel", "limit": buffer_packets, **_SUITE_CODEL}
     if kind == "pie":
         return {"type": "pie", "limit": buffer_packets, **_SUITE_PIE}
     if kind == "sred":

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import outdir
 from ..plots import subplots
-from ..report.blocks import _e, _page, _png_file, _table
+from ..report.blocks import _e, _mark, _page, _png_file, _table
 from . import merit_text
 
 INDEX = "index.html"
@@ -77,9 +77,75 @@ def _index_page(doc: Mapping[str, Any]) -> str:
         _table(columns, rows, raw=columns, sortable=True),
         f"<ul>{merits}</ul>",
     ]
+    body += _ns3_section(doc)
     if doc["errors"]:
         body += ["<h2>Cells that did not run</h2>", _table(["cell", "error"], sorted(doc["errors"].items()))]
     return _page("RFC 7928 characterization", body)
+
+
+def _ns3_section(doc: Mapping[str, Any]) -> list[str]:
+    """The cells ns-3's AQM Evaluation Suite shares with ours: both runs' numbers, whether they
+    agree within their seeds' spread, and why not where they do not (ns3.py)."""
+    columns = [
+        "test",
+        "case",
+        "mechanism",
+        "goodput ours / ns-3 (Mbps)",
+        "delay mean ours / ns-3 (ms)",
+        "delay median ours / ns-3 (ms)",
+        "agree",
+        "wall s per run ours / ns-3",
+        "why they differ",
+    ]
+    rows, graded, agreeing, source = [], 0, 0, ""
+    for test in doc["tests"]:
+        for case in test["cases"]:
+            for mechanism, cell in case["cells"].items():
+                ns3 = cell.get("ns3")
+                if not ns3:
+                    continue
+                source = ns3["source"]
+                theirs, ours = ns3["bql"], ns3.get("ours", {})
+
+                def pair(metric: str, scale: float = 1.0, ours=ours, theirs=theirs) -> str:
+                    mine = f"{ours[metric] / scale:.3g}" if metric in ours else "-"
+                    return f"{mine} / {theirs[metric] / scale:.3g}"
+
+                agree = ns3.get("agree", {})
+                graded += len(agree)
+                agreeing += sum(agree.values())
+                marks = " ".join(
+                    _mark("pass" if ok else "fail", name.split("_")[0 if name.startswith("goodput") else 1])
+                    for name, ok in agree.items()
+                ) or _mark("info", ns3.get("why_not", "not graded"))
+                wall = (
+                    f"{ours['wall_s']:.2f} / {theirs['wall_s']:.1f}"
+                    if "wall_s" in ours
+                    else f"- / {theirs['wall_s']:.1f}"
+                )
+                rows.append(
+                    [
+                        f"§{test['section']}",
+                        case["label"],
+                        _label(doc, mechanism),
+                        pair("goodput_bps", 1e6),
+                        pair("delay_mean_ms"),
+                        pair("delay_median_ms"),
+                        marks,
+                        wall,
+                        "; ".join(ns3.get("reasons", [])),
+                    ]
+                )
+    if not rows:
+        return []
+    return [
+        "<h2>Against the ns-3 AQM Evaluation Suite</h2>",
+        f'<p class="muted">{_e(source)}, with byte queue limits so that the AQM holds the queue (its default run, '
+        "where the device's own 100-packet FIFO holds it, is in characterize.json as <code>device_fifo</code>). "
+        "Ours: the mean of 5 seeds; ns-3: of its seeds. They agree within twice the standard error of the "
+        f"difference or the measurements' resolution (docs/characterize.md). {agreeing} of {graded} agree.</p>",
+        _table(columns, rows, raw=("agree",), sortable=True),
+    ]
 
 
 def _label(doc: Mapping[str, Any], mechanism: str) -> str:

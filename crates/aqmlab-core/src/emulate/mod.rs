@@ -149,6 +149,12 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                 if !matches!(tcp.workload, Workload::Infinite) {
                     return not_yet(&format!("{path}.workload"), "TCP flows are infinite backlogs, yet");
                 }
+                if cc_of(&tcp.tcp) == CongestionControl::Ledbat {
+                    return not_yet(
+                        &format!("{path}.tcp.cc"),
+                        r#""ledbat" is the simulator's (RFC 6817): Linux 6.1 has no LEDBAT module to set on a real socket; write "reno", "cubic" or "bbr""#,
+                    );
+                }
                 if tcp.tcp.ecn {
                     return not_yet(&format!("{path}.tcp.ecn"), "no ECN under emulation yet");
                 }

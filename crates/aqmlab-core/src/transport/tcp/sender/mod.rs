@@ -127,6 +127,8 @@ struct NewAck {
     /// The RTT it measured, seconds: the ACK echoes the send time of the packet it
     /// acknowledges (the sink's older one when it delays).
     rtt: f64,
+    /// The one-way delay it echoes, seconds (the newest data packet's: RFC 6817 §2.4.1).
+    one_way_delay: f64,
 }
 
 /// The state both families share: parameters, the application above TCP, then the
@@ -251,7 +253,12 @@ impl SenderCore {
         if !p.retransmit && ctx.tracing() {
             ctx.trace("rtt", rtt);
         }
-        NewAck { ack, acked, rtt }
+        NewAck {
+            ack,
+            acked,
+            rtt,
+            one_way_delay: to_secs(p.one_way_delay),
+        }
     }
 
     /// The ACK echoes congestion (RFC 3168 §6.1.2): outside recovery, for data sent after the

@@ -142,6 +142,14 @@ impl LinuxCc {
         }
     }
 
+    /// LEDBAT's state, for traces.
+    pub fn ledbat(&self) -> Option<&Ledbat> {
+        match &self.module {
+            Module::Ledbat(l) => Some(l),
+            Module::Reno | Module::Cubic(_) | Module::Bbr(_) => None,
+        }
+    }
+
     /// CUBIC's state, for tests and traces.
     pub fn cubic(&self) -> Option<&Cubic> {
         match &self.module {

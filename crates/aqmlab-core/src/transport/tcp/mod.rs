@@ -232,7 +232,7 @@ pub struct TcpOptions {
     pub tiny_window: bool,
     /// Record cwnd, ssthresh, RTO, SRTT and RTTVAR (packets, packets, seconds) when they
     /// change, and every RTT sample (`rtt`, seconds); under `cc = "bbr"` also the pacing
-    /// rate (`pacing_rate`, bytes/s).
+    /// rate (`pacing_rate`, bytes/s), under `cc = "ledbat"` the base delay (`base_delay`, seconds).
     pub trace: bool,
 }
 

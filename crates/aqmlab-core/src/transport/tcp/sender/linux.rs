@@ -669,6 +669,10 @@ impl Recovery for Linux {
     fn pacing_rate(&mut self) -> Option<f64> {
         self.cc.bbr().map(|b| b.pacing_rate)
     }
+
+    fn base_delay(&self) -> Option<f64> {
+        self.cc.ledbat().map(|l| l.base_delay()).filter(|d| d.is_finite())
+    }
 }
 
 #[cfg(test)]

@@ -29,8 +29,9 @@ use linux::Linux;
 use reno_family::{RenoFamily, Rules};
 
 /// The variables a traced sender records whenever they change (`pacing_rate`, bytes/s, only
-/// when it paces); besides, `rtt` at every RTT sample ([`SenderCore::acknowledge`]).
-const TRACED: [&str; 6] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar", "pacing_rate"];
+/// when it paces; `base_delay`, seconds, only under LEDBAT); besides, `rtt` at every RTT
+/// sample ([`SenderCore::acknowledge`]).
+const TRACED: [&str; 7] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar", "pacing_rate", "base_delay"];
 
 crate::timer_kinds! {
     /// The sender's timers.
@@ -87,6 +88,11 @@ pub(crate) trait Recovery: Send {
 
     /// The pacing rate, bytes/s, of a sender that paces.
     fn pacing_rate(&mut self) -> Option<f64> {
+        None
+    }
+
+    /// The base delay, seconds, of a module that estimates it (LEDBAT), once it has a sample.
+    fn base_delay(&self) -> Option<f64> {
         None
     }
 }
@@ -388,6 +394,7 @@ impl<R: Recovery> TcpSender<R> {
             srtt,
             rttvar,
             self.recovery.pacing_rate(),
+            self.recovery.base_delay(),
         ];
         for ((name, value), last) in TRACED.into_iter().zip(values).zip(&mut self.core.traced) {
             if let Some(value) = value.filter(|v| *v != *last) {

@@ -59,7 +59,7 @@ def test_beside_reno_it_takes_a_small_share_and_the_link_back_when_reno_stops():
 )
 def test_bad_parameters_name_the_field(parameters, message):
     with pytest.raises(aqmlab.ScenarioError, match=message):
-        scenario(ledbat(**parameters), limit=100, duration="1s", warmup="0s")
+        aqmlab.run(scenario(ledbat(**parameters), limit=100, duration="1s", warmup="0s"))
 
 
 def test_same_seed_same_results():

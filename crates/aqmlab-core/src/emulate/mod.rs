@@ -817,8 +817,11 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
                 .starts_with("flows[0].workload:")
         );
         assert!(refused("[[flows]]\ntype = \"tcp\"\npacket_size = \"9000B\"").starts_with("flows[0].packet_size:"));
-        assert!(refused("[[flows]]\ntype = \"tcp\"\ntcp = { profile = \"linux\", cc = \"ledbat\" }")
-            .starts_with(r#"flows[0].tcp.cc: "ledbat" is the simulator's (RFC 6817): Linux 6.1 has no LEDBAT module"#));
+        assert!(
+            refused("[[flows]]\ntype = \"tcp\"\ntcp = { profile = \"linux\", cc = \"ledbat\" }").starts_with(
+                r#"flows[0].tcp.cc: "ledbat" is the simulator's (RFC 6817): Linux 6.1 has no LEDBAT module"#
+            )
+        );
         assert!(refused(
             "[[flows]]\ntype = \"onoff\"\nrate = \"1Mbps\"\non_time = \"1s\"\noff_time = \"1s\"\npacket_size = \"9000B\""
         )

@@ -13,7 +13,8 @@
 //!   when the minutes that saw the lower one have rolled out (§2.5).
 //! - Current delay (§2.4.2 update_current_delay(), §3.4.2): FILTER() over the last
 //!   CURRENT_FILTER samples, none older than an RTT (§3.4.2's MUST; the RTT is the ACK's
-//!   sample); FILTER() is their minimum, the filter ns-3's TcpLedbat and the RFC's example use.
+//!   sample); FILTER(), which the RFC leaves to the implementation, is their minimum, as in
+//!   ns-3's TcpLedbat.
 //! - Window (§2.4.2, on acknowledgement), in packets where the RFC counts bytes by MSS:
 //!   off_target = (TARGET − queuing_delay)/TARGET, cwnd += GAIN · off_target · acked / cwnd,
 //!   then cwnd ≤ flightsize + ALLOWED_INCREASE (flightsize before the ACK, Linux's

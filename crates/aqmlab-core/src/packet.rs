@@ -67,6 +67,10 @@ pub struct Packet {
     pub seq: u64,
     /// Time the sender stamped the data packet (echoed in the ACK for RTT samples).
     pub sent_at: Time,
+    /// Ack: the one-way delay of the data packet that triggered it, its arrival less its
+    /// `sent_at` (RFC 6817 §2.4.1's receiver; one clock, so TCP timestamps' TSval − TSecr
+    /// without the clocks' offset). Zero on data packets.
+    pub one_way_delay: Time,
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     /// TFRC's header fields (RFC 5348 §3.2), zero for other transports.
     pub tfrc: TfrcHeader,

@@ -149,6 +149,12 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                 if !matches!(tcp.workload, Workload::Infinite) {
                     return not_yet(&format!("{path}.workload"), "TCP flows are infinite backlogs, yet");
                 }
+                if cc_of(&tcp.tcp) == CongestionControl::Ledbat {
+                    return not_yet(
+                        &format!("{path}.tcp.cc"),
+                        r#""ledbat" is the simulator's (RFC 6817): Linux 6.1 has no LEDBAT module to set on a real socket; write "reno", "cubic" or "bbr""#,
+                    );
+                }
                 if tcp.tcp.ecn {
                     return not_yet(&format!("{path}.tcp.ecn"), "no ECN under emulation yet");
                 }
@@ -810,6 +816,11 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
                 .starts_with("flows[0].workload:")
         );
         assert!(refused("[[flows]]\ntype = \"tcp\"\npacket_size = \"9000B\"").starts_with("flows[0].packet_size:"));
+        assert!(
+            refused("[[flows]]\ntype = \"tcp\"\ntcp = { profile = \"linux\", cc = \"ledbat\" }").starts_with(
+                r#"flows[0].tcp.cc: "ledbat" is the simulator's (RFC 6817): Linux 6.1 has no LEDBAT module"#
+            )
+        );
         assert!(refused(
             "[[flows]]\ntype = \"onoff\"\nrate = \"1Mbps\"\non_time = \"1s\"\noff_time = \"1s\"\npacket_size = \"9000B\""
         )

@@ -73,4 +73,10 @@ pub struct AckSample {
     pub snd_nxt: u64,
     /// The pacing rate Linux would set (bytes/s; tcp_update_pacing_rate()), or 0 before an RTT estimate.
     pub pacing_rate: f64,
+    /// The one-way delay the ACK echoes, seconds: the receiver's measure of the data packet that
+    /// triggered it (RFC 6817 §2.4.1; what LEDBAT reads).
+    pub one_way_delay: f64,
+    /// Packets in flight before the ACK (`struct ack_sample`'s `in_flight`: tcp_ack()'s
+    /// `prior_in_flight`).
+    pub prior_in_flight: u64,
 }

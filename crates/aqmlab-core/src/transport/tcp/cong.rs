@@ -11,13 +11,17 @@
 //! - BBR (tcp_bbr.c, [`Bbr`]): the module sets cwnd and the pacing rate itself on every ACK
 //!   (`cong_control`), so neither `cong_avoid` nor PRR runs; `ssthresh` only saves cwnd for
 //!   the end of recovery (bbr_ssthresh()); it asks for pacing (`SK_PACING_NEEDED`).
+//! - LEDBAT (RFC 6817, [`Ledbat`]; no Linux module): `pkts_acked` takes each ACK's one-way
+//!   delay, `cong_avoid` moves the window by the queueing delay's distance from TARGET, with
+//!   no slow start; `ssthresh` halves, at least MIN_CWND.
 //!
 //! Times are exact seconds where Linux counts jiffies and microseconds.
 
 use super::bbr::Bbr;
 use super::cc::{AckSample, Window};
 use super::cubic::Cubic;
-use super::CongestionControl;
+use super::ledbat::Ledbat;
+use super::{CongestionControl, TcpParams};
 
 /// A congestion control module and the `snd_cwnd_cnt` its additive increase counts in.
 #[derive(Clone, Debug)]
@@ -32,15 +36,17 @@ enum Module {
     Reno,
     Cubic(Box<Cubic>),
     Bbr(Box<Bbr>),
+    Ledbat(Box<Ledbat>),
 }
 
 impl LinuxCc {
-    /// The module at connection start (`init`), `now` seconds.
-    pub fn new(cc: CongestionControl, now: f64) -> Self {
-        let module = match cc {
+    /// The flow's module (`cc`, with `ledbat`'s parameters) at connection start (`init`), `now` seconds.
+    pub fn new(params: &TcpParams, now: f64) -> Self {
+        let module = match params.cc {
             CongestionControl::Reno => Module::Reno,
             CongestionControl::Cubic => Module::Cubic(Box::new(Cubic::new(now, 0))),
             CongestionControl::Bbr => Module::Bbr(Box::new(Bbr::new(now))),
+            CongestionControl::Ledbat => Module::Ledbat(Box::new(Ledbat::new(params.ledbat))),
         };
         LinuxCc { module, cwnd_cnt: 0 }
     }
@@ -48,6 +54,10 @@ impl LinuxCc {
     /// `cong_avoid`: an ACK acknowledged new data while the sender was cwnd-limited;
     /// `acked` packets were delivered (cumulatively or by SACK).
     pub fn cong_avoid(&mut self, w: &mut Window, acked: u64, now: f64) {
+        if let Module::Ledbat(l) = &mut self.module {
+            // RFC 6817 has no slow start: the delay rule alone moves the window.
+            return l.cong_avoid(w, acked);
+        }
         let mut acked = acked;
         if w.in_slow_start() {
             acked = w.slow_start(acked);
@@ -59,8 +69,9 @@ impl LinuxCc {
             // tcp_reno_cong_avoid(): one packet per window acked.
             Module::Reno => w.cwnd,
             Module::Cubic(c) => c.update(w.cwnd, acked, now),
-            // bbr_main() sets cwnd (`cong_control`): tcp_cong_avoid() never runs.
-            Module::Bbr(_) => return,
+            // bbr_main() sets cwnd (`cong_control`): tcp_cong_avoid() never runs; LEDBAT's
+            // rule ran above.
+            Module::Bbr(_) | Module::Ledbat(_) => return,
         };
         self.cong_avoid_ai(w, per, acked);
     }
@@ -89,14 +100,17 @@ impl LinuxCc {
             Module::Reno => (cwnd / 2).max(2),
             Module::Cubic(c) => c.recalc_ssthresh(cwnd),
             Module::Bbr(b) => b.on_ssthresh(cwnd),
+            Module::Ledbat(l) => l.ssthresh(cwnd),
         }
     }
 
     /// `pkts_acked`: an ACK with an RTT sample; may end slow start (HyStart) by lowering
-    /// `w.ssthresh` to `w.cwnd`.
+    /// `w.ssthresh` to `w.cwnd`; LEDBAT takes its one-way delay.
     pub fn on_ack_sample(&mut self, w: &mut Window, s: &AckSample) {
-        if let Module::Cubic(c) = &mut self.module {
-            c.acked(w, s);
+        match &mut self.module {
+            Module::Cubic(c) => c.acked(w, s),
+            Module::Ledbat(l) => l.acked(s),
+            Module::Reno | Module::Bbr(_) => {}
         }
     }
 
@@ -108,6 +122,7 @@ impl LinuxCc {
         match &mut self.module {
             Module::Cubic(c) => **c = Cubic::new(now, snd_nxt),
             Module::Bbr(b) => **b = Bbr::new(now),
+            Module::Ledbat(l) => l.restart(),
             Module::Reno => {}
         }
     }
@@ -123,7 +138,15 @@ impl LinuxCc {
     pub fn bbr(&mut self) -> Option<&mut Bbr> {
         match &mut self.module {
             Module::Bbr(b) => Some(b),
-            Module::Reno | Module::Cubic(_) => None,
+            Module::Reno | Module::Cubic(_) | Module::Ledbat(_) => None,
+        }
+    }
+
+    /// LEDBAT's state, for traces.
+    pub fn ledbat(&self) -> Option<&Ledbat> {
+        match &self.module {
+            Module::Ledbat(l) => Some(l),
+            Module::Reno | Module::Cubic(_) | Module::Bbr(_) => None,
         }
     }
 
@@ -131,7 +154,7 @@ impl LinuxCc {
     pub fn cubic(&self) -> Option<&Cubic> {
         match &self.module {
             Module::Cubic(c) => Some(c),
-            Module::Reno | Module::Bbr(_) => None,
+            Module::Reno | Module::Bbr(_) | Module::Ledbat(_) => None,
         }
     }
 }
@@ -139,6 +162,18 @@ impl LinuxCc {
 mod tests {
     use super::*;
     use crate::transport::tcp::cubic::{C, FRIENDLY_SCALE};
+    use crate::transport::tcp::{Profile, TcpOptions};
+
+    /// Module `cc` with the linux profile's defaults.
+    fn module(cc: CongestionControl) -> LinuxCc {
+        let params = TcpOptions {
+            profile: Profile::Linux,
+            cc: Some(cc),
+            ..Default::default()
+        }
+        .resolve();
+        LinuxCc::new(&params, 0.0)
+    }
 
     fn window(cwnd: u64, ssthresh: u64) -> Window {
         Window {
@@ -150,7 +185,7 @@ mod tests {
 
     #[test]
     fn reno_slow_start_then_one_packet_per_window() {
-        let mut cc = LinuxCc::new(CongestionControl::Reno, 0.0);
+        let mut cc = module(CongestionControl::Reno);
         let mut w = window(10, 14);
         // Slow start stops at ssthresh; the 2 packets left over count towards the increase.
         cc.cong_avoid(&mut w, 6, 0.0);
@@ -165,7 +200,7 @@ mod tests {
 
     #[test]
     fn cubic_cuts_to_beta_with_fast_convergence() {
-        let mut cc = LinuxCc::new(CongestionControl::Cubic, 0.0);
+        let mut cc = module(CongestionControl::Cubic);
         // 717/1024 of 100 = 70.
         assert_eq!(cc.ssthresh(100), 70);
         assert_eq!(cc.cubic().unwrap().last_max_cwnd, 100);
@@ -177,7 +212,7 @@ mod tests {
 
     #[test]
     fn cubic_k_and_target_follow_the_closed_form() {
-        let mut cc = LinuxCc::new(CongestionControl::Cubic, 0.0);
+        let mut cc = module(CongestionControl::Cubic);
         let ssthresh = cc.ssthresh(1000);
         let mut w = window(ssthresh, ssthresh);
         cc.cong_avoid(&mut w, 1, 10.0);
@@ -193,7 +228,7 @@ mod tests {
 
     #[test]
     fn hystart_delay_increase_ends_slow_start() {
-        let mut cc = LinuxCc::new(CongestionControl::Cubic, 0.0);
+        let mut cc = module(CongestionControl::Cubic);
         let mut w = window(20, 1000);
         let sample = |now: f64, rtt: f64| AckSample {
             now,
@@ -201,6 +236,8 @@ mod tests {
             snd_una: 1,
             snd_nxt: 40,
             pacing_rate: 0.0,
+            one_way_delay: 0.0,
+            prior_in_flight: 0,
         };
         // The minimum RTT is 100 ms; the threshold is 100 ms + clamp(12.5 ms, 4, 16) = 112.5 ms.
         cc.on_ack_sample(&mut w, &sample(0.1, 0.100));
@@ -228,7 +265,7 @@ mod tests {
 
     #[test]
     fn hystart_ack_train_spanning_half_the_rtt_ends_slow_start() {
-        let mut cc = LinuxCc::new(CongestionControl::Cubic, 0.0);
+        let mut cc = module(CongestionControl::Cubic);
         let mut w = window(32, 1000);
         let sample = |now: f64| AckSample {
             now,
@@ -236,6 +273,8 @@ mod tests {
             snd_una: 1,
             snd_nxt: 64,
             pacing_rate: 0.0,
+            one_way_delay: 0.0,
+            prior_in_flight: 0,
         };
         // ACKs 1 ms apart from the round's start at 0: the train passes 50 ms = delay_min/2.
         for i in 0..50 {

@@ -17,7 +17,8 @@
 //! `profile` picks the TCP being reproduced: `"rfc"` (default) follows today's
 //! RFCs (5681, 6298, 6582, 6675); `"ns2"` reproduces ns-2's one-way agents of
 //! 1997–2001, which every paper here ran; `"linux"` is Linux 6.1's TCP with the
-//! congestion control `cc` (`"cubic"`, its default, `"reno"` or `"bbr"`; see [`Profile`]).
+//! congestion control `cc` (`"cubic"`, its default, `"reno"`, `"bbr"` or `"ledbat"`, RFC 6817's
+//! LEDBAT with its parameters in `ledbat = { ... }`; see [`Profile`]).
 //! The options a profile sets have no fixed default: left out, they take the
 //! profile's value ([`TcpOptions::resolve`]); written out, they override it.
 
@@ -25,6 +26,7 @@ pub mod bbr;
 pub mod cc;
 pub mod cong;
 pub mod cubic;
+pub mod ledbat;
 pub mod prr;
 pub mod rack;
 pub mod rate;
@@ -40,6 +42,7 @@ use crate::rng::Rng;
 use crate::time::Time;
 use crate::units::{Bytes, Seconds};
 use crate::validate::{error_at, from_tagged_value, require_non_negative, require_positive, take_tag};
+use ledbat::LedbatConfig;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// A `tcp` flow's settings.
@@ -158,10 +161,10 @@ pub enum Profile {
 }
 
 /// Linux's congestion control module (`net.ipv4.tcp_congestion_control`), `cc`. Under the
-/// linux profile the simulator runs `cubic` (its default), `reno` ([`cc`]) and `bbr`
-/// ([`bbr`]); `aqmlab emulate` sets any of the three on the flow's real socket
-/// (`TCP_CONGESTION`). Elsewhere the simulator's TCP is the Reno family (`variant`), which
-/// `reno` names.
+/// linux profile the simulator runs `cubic` (its default), `reno` ([`cc`]), `bbr`
+/// ([`bbr`]) and `ledbat` ([`ledbat`], RFC 6817, which Linux does not ship); `aqmlab emulate`
+/// sets any of the first three on the flow's real socket (`TCP_CONGESTION`). Elsewhere the
+/// simulator's TCP is the Reno family (`variant`), which `reno` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CongestionControl {
@@ -172,15 +175,19 @@ pub enum CongestionControl {
     /// tcp_bbr.c, BBR v1 as Linux 6.1 runs it ([`bbr`]), paced by the sender (Linux's
     /// internal pacing, as without the fq qdisc).
     Bbr,
+    /// RFC 6817's LEDBAT ([`ledbat`]), with the parameters of `ledbat = { ... }`.
+    Ledbat,
 }
 
 impl CongestionControl {
-    /// The name Linux knows it by (`/proc/sys/net/ipv4/tcp_available_congestion_control`).
+    /// The name Linux knows it by (`/proc/sys/net/ipv4/tcp_available_congestion_control`);
+    /// `ledbat` is the out-of-tree modules' name, which no Linux 6.1 has.
     pub fn linux_name(self) -> &'static str {
         match self {
             CongestionControl::Reno => "reno",
             CongestionControl::Cubic => "cubic",
             CongestionControl::Bbr => "bbr",
+            CongestionControl::Ledbat => "ledbat",
         }
     }
 }
@@ -194,9 +201,11 @@ pub struct TcpOptions {
     /// Linux's congestion control module (default: linux profile `cubic`, else `reno`);
     /// what the simulator runs of it: [`TcpOptions::require_simulated_cc`].
     pub cc: Option<CongestionControl>,
+    /// LEDBAT's parameters (RFC 6817 §2.5), read only with `cc = "ledbat"` (default: the RFC's).
+    pub ledbat: Option<LedbatConfig>,
     /// Maximum (receiver) window in packets (profile default).
     pub window: Option<u64>,
-    /// Initial congestion window in packets (profile default).
+    /// Initial congestion window in packets (profile default; under `cc = "ledbat"` INIT_CWND, 2).
     pub initial_window: Option<u64>,
     /// Congestion-avoidance growth rule (profile default: rfc `per_window`, ns2 `per_ack`).
     pub congestion_avoidance: Option<CongestionAvoidance>,
@@ -223,7 +232,7 @@ pub struct TcpOptions {
     pub tiny_window: bool,
     /// Record cwnd, ssthresh, RTO, SRTT and RTTVAR (packets, packets, seconds) when they
     /// change, and every RTT sample (`rtt`, seconds); under `cc = "bbr"` also the pacing
-    /// rate (`pacing_rate`, bytes/s).
+    /// rate (`pacing_rate`, bytes/s), under `cc = "ledbat"` the base delay (`base_delay`, seconds).
     pub trace: bool,
 }
 
@@ -233,6 +242,7 @@ pub struct TcpParams {
     pub profile: Profile,
     pub variant: Variant,
     pub cc: CongestionControl,
+    pub ledbat: LedbatConfig,
     pub window: u64,
     pub initial_window: u64,
     pub congestion_avoidance: CongestionAvoidance,
@@ -328,8 +338,13 @@ impl TcpOptions {
             profile: self.profile,
             variant: self.variant.unwrap_or(d.variant),
             cc: self.congestion_control(),
+            ledbat: self.ledbat.unwrap_or_default(),
             window,
-            initial_window: self.initial_window.unwrap_or(d.initial_window),
+            initial_window: self.initial_window.unwrap_or(match self.congestion_control() {
+                // RFC 6817 §2.5.
+                CongestionControl::Ledbat => ledbat::INIT_CWND,
+                _ => d.initial_window,
+            }),
             congestion_avoidance: self.congestion_avoidance.unwrap_or(d.congestion_avoidance),
             initial_ssthresh: self.initial_ssthresh.unwrap_or(window as f64),
             delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
@@ -353,10 +368,14 @@ impl TcpOptions {
         })
     }
 
-    /// What the simulator runs: CUBIC and BBR only under the linux profile; `run` says so,
-    /// naming `path.cc`.
+    /// What the simulator runs: CUBIC, BBR and LEDBAT only under the linux profile (the Reno
+    /// family has no module interface); `run` says so, naming `path.cc`.
     pub fn require_simulated_cc(&self, path: &str) -> Result<(), ScenarioError> {
         match (self.profile, self.congestion_control()) {
+            (Profile::Rfc | Profile::Ns2, CongestionControl::Ledbat) => Err(ScenarioError::new(
+                format!("{path}.cc"),
+                r#""ledbat" is a module of the linux profile's congestion control interface: write profile = "linux"; the rfc and ns2 profiles' TCP is the Reno family (`variant`)"#,
+            )),
             (Profile::Rfc | Profile::Ns2, cc @ (CongestionControl::Cubic | CongestionControl::Bbr)) => {
                 Err(ScenarioError::new(
                     format!("{path}.cc"),
@@ -375,6 +394,16 @@ impl TcpOptions {
         let field = |name: &str| format!("{path}.{name}");
         self.check_profile_fields(&field)?;
         let p = self.resolve();
+        match (&self.ledbat, p.cc) {
+            (Some(ledbat), CongestionControl::Ledbat) => ledbat.validate(&field("ledbat"))?,
+            (Some(_), cc) => {
+                return Err(ScenarioError::new(
+                    field("ledbat"),
+                    format!(r#"read only with cc = "ledbat", got cc = "{}""#, cc.linux_name()),
+                ))
+            }
+            (None, _) => {}
+        }
         if p.window == 0 {
             return Err(ScenarioError::new(field("window"), "must be >= 1 packet, got 0"));
         }

@@ -4,7 +4,8 @@
 //!
 //! The ACK echoes the send time and retransmit flag of the oldest packet it
 //! acknowledges (RFC 7323 timestamp echo), so the sender can take RTT samples
-//! and apply Karn's rule.
+//! and apply Karn's rule; and the one-way delay of the newest data packet, its arrival
+//! less its send time (RFC 6817 §2.4.1's receiver, which LEDBAT reads).
 //!
 //! Under the linux profile the ACKs are Linux 6.1's ([`LinuxAcks`], tcp_input.c
 //! tcp_event_data_recv(), __tcp_ack_snd_check(), tcp_send_delayed_ack(); tcp_timer.c
@@ -152,6 +153,8 @@ pub struct TcpSink {
     unacked: u32,
     /// Send time and retransmit flag the next ACK echoes.
     echo: (Time, bool),
+    /// The newest data packet's one-way delay, which the next ACK echoes (RFC 6817 §2.4.1).
+    one_way_delay: Time,
     /// A packet covered by the next ACK arrived with Congestion Experienced (RFC 3168).
     ce: bool,
     delack: Restartable<SinkTimer>,
@@ -171,6 +174,7 @@ impl TcpSink {
             recent: Vec::new(),
             unacked: 0,
             echo: (0, false),
+            one_way_delay: 0,
             ce: false,
             delack: Restartable::new(|generation| SinkTimer::DelAck { generation }),
         }
@@ -238,6 +242,7 @@ impl TcpSink {
             seq: self.rcv_nxt,
             sent_at: self.echo.0,
             retransmit: self.echo.1,
+            one_way_delay: self.one_way_delay,
             ece: self.ce,
             ..Default::default()
         };
@@ -305,6 +310,7 @@ impl Agent for TcpSink {
             return;
         }
         self.ce |= p.ecn == Ecn::Ce;
+        self.one_way_delay = ctx.now - p.sent_at;
         if self.unacked == 0 {
             self.echo = (p.sent_at, p.retransmit);
         }

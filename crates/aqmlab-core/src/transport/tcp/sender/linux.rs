@@ -29,7 +29,7 @@
 //!   reduction ends, and is paced ([`Pacing`], Linux's internal pacing): the only flows that set
 //!   the pacing timer.
 
-use super::{Recovery, SenderCore, SenderTimer};
+use super::{NewAck, Recovery, SenderCore, SenderTimer};
 use crate::packet::Packet;
 use crate::time::{from_secs, to_secs, Time};
 use crate::transport::tcp::cc::{AckSample, CaState, Connection, Window};
@@ -149,7 +149,7 @@ pub struct Linux {
 
 impl Linux {
     pub fn new(opts: &TcpParams) -> Self {
-        let cc = LinuxCc::new(opts.cc, 0.0);
+        let cc = LinuxCc::new(opts, 0.0);
         let cong_control = cc.cong_control();
         Linux {
             cc,
@@ -306,9 +306,18 @@ impl Linux {
         self.rtt.srtt_and_rttvar().map_or(0, |(srtt, _)| from_secs(srtt))
     }
 
-    /// On an ACK of new data: the RTT sample to the module (HyStart), then growth by the
-    /// packets delivered, outside recovery and while cwnd-limited (tcp_cong_control()).
-    fn grow(&mut self, core: &mut SenderCore, rtt: f64, delivered: u64, grow: bool, now: f64) {
+    /// On an ACK of new data: the RTT and delay sample to the module (HyStart, LEDBAT), then
+    /// growth by the packets delivered, outside recovery and while cwnd-limited
+    /// (tcp_cong_control()); `prior_in_flight` were in flight before the ACK.
+    fn grow(
+        &mut self,
+        core: &mut SenderCore,
+        new: &NewAck,
+        prior_in_flight: u64,
+        delivered: u64,
+        grow: bool,
+        now: f64,
+    ) {
         let mut w = Window {
             cwnd: core.cwnd as u64,
             ssthresh: core.ssthresh as u64,
@@ -326,10 +335,12 @@ impl Linux {
         };
         let sample = AckSample {
             now,
-            rtt,
+            rtt: new.rtt,
             snd_una: core.snd_una,
             snd_nxt: core.snd_max,
             pacing_rate,
+            one_way_delay: new.one_way_delay,
+            prior_in_flight,
         };
         self.cc.on_ack_sample(&mut w, &sample);
         if grow && self.cwnd_usage.limits(&w) {
@@ -351,15 +362,16 @@ impl Linux {
         }
     }
 
-    /// An ACK of new data, `newly_sacked` packets SACKed by its blocks for the first time;
-    /// `ece`: it echoed congestion, so the window does not grow. Returns the packets it
-    /// delivered, cumulatively or by SACK (Linux's `delivered`).
+    /// An ACK of new data, `newly_sacked` packets SACKed by its blocks for the first time,
+    /// `prior_in_flight` in flight before it; `ece`: it echoed congestion, so the window does
+    /// not grow. Returns the packets it delivered, cumulatively or by SACK (Linux's `delivered`).
     fn on_new_ack(
         &mut self,
         core: &mut SenderCore,
         p: &Packet,
         ece: bool,
         newly_sacked: u64,
+        prior_in_flight: u64,
         ctx: &mut AgentCtx,
     ) -> u64 {
         let new = core.acknowledge(p, ctx);
@@ -385,7 +397,7 @@ impl Linux {
                 grow = false;
             }
         }
-        self.grow(core, new.rtt, delivered, grow, to_secs(ctx.now));
+        self.grow(core, &new, prior_in_flight, delivered, grow, to_secs(ctx.now));
         core.check_transfer_done(ctx);
         delivered
     }
@@ -602,7 +614,7 @@ impl Recovery for Linux {
         }
         let new_ack = p.seq > core.snd_una;
         let delivered = if new_ack {
-            self.on_new_ack(core, p, ece, newly_sacked, ctx)
+            self.on_new_ack(core, p, ece, newly_sacked, prior_in_flight, ctx)
         } else {
             newly_sacked
         };
@@ -656,6 +668,10 @@ impl Recovery for Linux {
 
     fn pacing_rate(&mut self) -> Option<f64> {
         self.cc.bbr().map(|b| b.pacing_rate)
+    }
+
+    fn base_delay(&self) -> Option<f64> {
+        self.cc.ledbat().map(|l| l.base_delay()).filter(|d| d.is_finite())
     }
 }
 

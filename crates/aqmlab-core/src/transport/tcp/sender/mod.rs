@@ -29,8 +29,9 @@ use linux::Linux;
 use reno_family::{RenoFamily, Rules};
 
 /// The variables a traced sender records whenever they change (`pacing_rate`, bytes/s, only
-/// when it paces); besides, `rtt` at every RTT sample ([`SenderCore::acknowledge`]).
-const TRACED: [&str; 6] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar", "pacing_rate"];
+/// when it paces; `base_delay`, seconds, only under LEDBAT); besides, `rtt` at every RTT
+/// sample ([`SenderCore::acknowledge`]).
+const TRACED: [&str; 7] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar", "pacing_rate", "base_delay"];
 
 crate::timer_kinds! {
     /// The sender's timers.
@@ -89,6 +90,11 @@ pub(crate) trait Recovery: Send {
     fn pacing_rate(&mut self) -> Option<f64> {
         None
     }
+
+    /// The base delay, seconds, of a module that estimates it (LEDBAT), once it has a sample.
+    fn base_delay(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The [`Workload`] as the sender draws from it.
@@ -127,6 +133,8 @@ struct NewAck {
     /// The RTT it measured, seconds: the ACK echoes the send time of the packet it
     /// acknowledges (the sink's older one when it delays).
     rtt: f64,
+    /// The one-way delay it echoes, seconds (the newest data packet's: RFC 6817 §2.4.1).
+    one_way_delay: f64,
 }
 
 /// The state both families share: parameters, the application above TCP, then the
@@ -251,7 +259,12 @@ impl SenderCore {
         if !p.retransmit && ctx.tracing() {
             ctx.trace("rtt", rtt);
         }
-        NewAck { ack, acked, rtt }
+        NewAck {
+            ack,
+            acked,
+            rtt,
+            one_way_delay: to_secs(p.one_way_delay),
+        }
     }
 
     /// The ACK echoes congestion (RFC 3168 §6.1.2): outside recovery, for data sent after the
@@ -381,6 +394,7 @@ impl<R: Recovery> TcpSender<R> {
             srtt,
             rttvar,
             self.recovery.pacing_rate(),
+            self.recovery.base_delay(),
         ];
         for ((name, value), last) in TRACED.into_iter().zip(values).zip(&mut self.core.traced) {
             if let Some(value) = value.filter(|v| *v != *last) {

@@ -167,6 +167,16 @@ def test_a_mechanism_that_raises_fails_its_cells_with_the_users_traceback(tmp_pa
     assert list(doc["errors"]) == [f"5.1.1/newreno/{mine}:Broken"] and doc["summary"][0]["5.1.1"] is not None
 
 
+def test_ledbat_yields_behind_a_fifo_and_competes_under_codel(tmp_path):
+    """§5.4: LEDBAT backs off only once the queueing delay reaches its 100 ms target. A full
+    45-packet FIFO holds 270 ms, so it yields (measured share 0.04 of NewReno's); CoDel keeps the
+    delay near 5 ms, so it never sees its target and competes (measured 1.95)."""
+    with open_folder(tmp_path, ["droptail", "codel"], quick=True, only=["5.4"]) as folder:
+        done = folder.run(workers=2)
+    ratio = {row["mechanism"]: row["5.4"] for row in done.summary()}
+    assert ratio["droptail"] < 0.15 and ratio["codel"] > 0.5
+
+
 def test_select_takes_sections_and_whole_parts():
     assert [t.section for t in select(["8.2"])] == ["8.2.2", "8.2.3", "8.2.4", "8.2.6"]
     assert [t.section for t in select(["6", "5.1.1"])] == ["5.1.1", "6"]

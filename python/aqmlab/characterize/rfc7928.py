@@ -100,6 +100,11 @@ def _only(case: str, metric: str, group: str | None = None) -> Callable[[Mapping
     return of
 
 
+def _goodput_ratio_of(case: str, numerator: str, denominator: str) -> Callable[[Mapping[str, Any]], float]:
+    """The merit that is one group's goodput over another's in one case."""
+    return lambda cells: _goodput_ratio(numerator, denominator)(cells[case])
+
+
 def _trade_off(case: str) -> Merit:
     """RFC 7928 §2.7's figure: the centre of the case's delay-goodput ellipse, [goodput, delay]."""
 
@@ -152,6 +157,19 @@ def _iw10(quick: bool) -> list[Case]:
 def _cubic(_: bool) -> list[Case]:
     cubic = {"type": "tcp", "name": "cubic", "tcp": {"profile": "linux", "cc": "cubic", "initial_window": 3}}
     return [Case("cubic", "1 CUBIC", (cubic,))]
+
+
+# §5.4: LBE-transport-sender.cc: a less-than-best-effort LEDBAT (RFC 6817, target 100 ms, the
+# suite's `TargetDelay`) beside a NewReno. LEDBAT is Linux-profile here (ledbat.rs), the suite's
+# IW3; it yields where the queueing delay reaches its target, so an AQM that keeps the delay below
+# 100 ms leaves it nothing to yield to: it then takes about what the NewReno takes.
+def _lbe(_: bool) -> list[Case]:
+    ledbat = {
+        "type": "tcp",
+        "name": "ledbat",
+        "tcp": {"profile": "linux", "cc": "ledbat", "initial_window": 3, "ledbat": {"target": "100ms"}},
+    }
+    return [Case("ledbat-newreno", "LEDBAT + NewReno", (ledbat, bulk_tcp("newreno")))]
 
 
 # §5.3.1: single-unresponsive-transport.cc: one UDP source at 10 Mbit/s, ten times the bottleneck.
@@ -398,6 +416,16 @@ TESTS: tuple[Test, ...] = (
         Merit(
             "TCP goodput", "Mbps", "higher", lambda cells: cells["newreno-udp"]["groups"]["tcp"]["goodput_bps"] / 1e6
         ),
+    ),
+    Test(
+        "5.4",
+        "Less-than-best-effort sender",
+        "A LEDBAT beside a NewReno: whether the mechanism lets the background transport yield, as it "
+        "does behind a FIFO, or keeps the delay below its target so that it competes.",
+        "nothing",
+        "LEDBAT (RFC 6817, target 100 ms) + NewReno (suite: LBE-transport-sender.cc)",
+        _lbe,
+        Merit("LEDBAT / NewReno goodput", "ratio", "lower", _goodput_ratio_of("ledbat-newreno", "ledbat", "newreno")),
     ),
     Test(
         "6",

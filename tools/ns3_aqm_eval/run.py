@@ -17,6 +17,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -72,18 +73,10 @@ def ns3_wheel(cache: Path) -> tuple[Path, str]:
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", NS3_PIN], check=True)
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    version = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print(m.version('ns3'))"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    query = "import sysconfig, importlib.metadata as m; print(sysconfig.get_paths()['purelib'], m.version('ns3'))"
+    purelib, version = subprocess.run(
+        [str(python), "-c", query], check=True, capture_output=True, text=True
+    ).stdout.split()
     return Path(purelib) / "ns3", version
 
 
@@ -405,7 +398,7 @@ def main() -> int:
         "suite": suite_label,
         "patch": "tools/ns3_aqm_eval/aqm-eval-suite-ns3.44.patch sha256:"
         + hashlib.sha256(PATCH.read_bytes()).hexdigest()[:16],
-        "command": "python3 tools/ns3_aqm_eval/run.py " + " ".join(sys.argv[1:]),
+        "command": shlex.join(["python3", "tools/ns3_aqm_eval/run.py", *sys.argv[1:]]),
         "window_s": list(WINDOW_S),
         "measures": {
             "goodput_bps": "application payload bytes received by each flow's PacketSink in the window, x 8 / 290 s",

@@ -203,7 +203,8 @@ def _rtt(quick: bool) -> list[Case]:
         bottleneck, fixed, variable = rtt_links(r)
         flows = (
             bulk_tcp("rtt100", access_delay=f"{fixed:g}ms", sink_delay=f"{fixed:g}ms"),
-            bulk_tcp("rttR", access_delay=f"{variable:g}ms", sink_delay=f"{variable:g}ms"),
+            # The suite starts the second flow at 0.5 s (rtt-fairness.cc).
+            bulk_tcp("rttR", access_delay=f"{variable:g}ms", sink_delay=f"{variable:g}ms", start=0.5),
         )
         cases.append(
             Case(

@@ -227,17 +227,19 @@ def _rtt_fairness(cells: Mapping[str, Mapping[str, Any]]) -> float:
 # over bulk TCP; the video frames have no source here yet. Web: five sources of Pareto-sized
 # transfers (mean 10 packets, shape 1.2, think 1 s) beside one bulk NewReno; CBR: a 64 kbit/s
 # stream of 200-byte packets (a VoIP-like G.711 call without its RTP) beside it.
+WEB = {
+    "type": "tcp",
+    "name": "web",
+    "count": 5,
+    "tcp": NEWRENO,
+    "workload": {"type": "web", "pareto_mean": 10, "think_time": "1s"},
+}
+
+
 def _bursts(_: bool) -> list[Case]:
-    web = {
-        "type": "tcp",
-        "name": "web",
-        "count": 5,
-        "tcp": NEWRENO,
-        "workload": {"type": "web", "pareto_mean": 10, "think_time": "1s"},
-    }
     cbr = {"type": "cbr", "name": "cbr", "rate": "64kbps", "packet_size": "200B"}
     return [
-        Case("web", "bulk + 5 web sources", (bulk_tcp("bulk"), web)),
+        Case("web", "bulk + 5 web sources", (bulk_tcp("bulk"), WEB)),
         Case("cbr", "bulk + CBR 64 kbit/s", (bulk_tcp("bulk"), cbr)),
     ]
 
@@ -317,15 +319,8 @@ VOIP = {"type": "cbr", "name": "voip", "rate": "80kbps", "packet_size": "200B"}
 
 
 def _mix(_: bool) -> list[Case]:
-    web = {
-        "type": "tcp",
-        "name": "web",
-        "count": 5,
-        "tcp": NEWRENO,
-        "workload": {"type": "web", "pareto_mean": 10, "think_time": "1s"},
-    }
     cbr = {"type": "cbr", "name": "cbr", "rate": "100kbps"}
-    return [Case("mix", "bulk + 5 web + VoIP + CBR", (bulk_tcp("bulk"), web, VOIP, cbr))]
+    return [Case("mix", "bulk + 5 web + VoIP + CBR", (bulk_tcp("bulk"), WEB, VOIP, cbr))]
 
 
 # §9.2: bidirectional traffic: a bulk NewReno each way, so that each direction's data shares the

@@ -171,9 +171,11 @@ def _network(scenario: Scenario) -> tuple[list[str], list[Link], list[Flow]]:
 
     def duplex(a: int, b: int, table: Mapping[str, Any], paths: tuple[str, str], monitored: bool) -> None:
         """Links a -> b (`table["qdisc"]`, its field path `paths[0]`) and b -> a (`reverse_qdisc`)."""
+        link = paths[0].removesuffix(".qdisc")
         if table.get("rate_changes"):
-            link = paths[0].removesuffix(".qdisc")
             raise _unexportable(f"{link}.rate_changes", "the export has no link rate changes (one bandwidth_ per link)")
+        if table.get("trace"):
+            raise _unexportable(f"{link}.trace", "the export has no capacity traces (one bandwidth_ per link)")
         for src, dst, key, path, watched in (
             (a, b, "qdisc", paths[0], monitored),
             (b, a, "reverse_qdisc", paths[1], False),
@@ -529,6 +531,8 @@ def export(scenario: Scenario) -> Export:
     for flow in flows:
         if flow.type not in ("tcp", "cbr", "onoff"):
             raise _unexportable(f"{flow.path}.type", f"the export has no {flow.type!r} flows (tcp, cbr, onoff)")
+        if flow.spec.get("pauses"):
+            raise _unexportable(f"{flow.path}.pauses", "the export has no pauses (one start and stop per application)")
     duration = seconds(scenario.get("simulation.duration"))
     warmup = seconds(scenario.get_or("simulation.warmup", 0))
     seed = scenario.get_or("simulation.seed", 1)

@@ -149,6 +149,9 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                 if !matches!(tcp.workload, Workload::Infinite) {
                     return not_yet(&format!("{path}.workload"), "TCP flows are infinite backlogs, yet");
                 }
+                if !spec.common.pauses.is_empty() {
+                    return not_yet(&format!("{path}.pauses"), "real TCP endpoints do not pause, yet");
+                }
                 if tcp.tcp.ecn {
                     return not_yet(&format!("{path}.tcp.ecn"), "no ECN under emulation yet");
                 }

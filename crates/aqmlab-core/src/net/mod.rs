@@ -13,6 +13,8 @@ use crate::transport::udp::RateChange;
 use crate::units::{Rate, Seconds};
 use std::collections::{HashMap, VecDeque};
 
+pub mod trace;
+
 /// One direction of a link. What every hop reads comes first, in the first two cache
 /// lines (a link starts a line): with 10⁴ flows the links no longer fit in the cache,
 /// and the engine fetches the next event's link ahead (issue 15).
@@ -31,6 +33,8 @@ pub struct Link {
     /// The size of the last packet serialized and its time at `rate_bps` (see
     /// [`Link::tx_time`]).
     tx_memo: (u32, Time),
+    /// A link whose capacity follows a trace: its opportunities, in place of `rate_bps`.
+    delivery: Option<Box<trace::DeliveryClock>>,
     pub delay: Time,
     pub queue: LinkQueue,
     pub name: String,
@@ -60,6 +64,16 @@ impl Link {
         self.tx_memo.1
     }
 
+    /// When a packet of `bytes` that starts now has left: `tx_time` later, or at the trace's
+    /// opportunity that completes it.
+    #[inline]
+    pub fn tx_end(&mut self, now: Time, bytes: u32) -> Time {
+        if let Some(clock) = &mut self.delivery {
+            return clock.departure(now, bytes);
+        }
+        now + self.tx_time(bytes)
+    }
+
     /// Changes the rate from now on (its queue is told by the caller).
     pub fn set_rate(&mut self, rate_bps: f64) {
         self.rate_bps = rate_bps;
@@ -68,6 +82,9 @@ impl Link {
 
     /// The time average of the link's rate over `[from, to)`, bits/s (its rate if it never changes).
     pub fn mean_rate(&self, from: Time, to: Time) -> f64 {
+        if let Some(clock) = &self.delivery {
+            return clock.mean_rate(from, to);
+        }
         if let [(_, rate)] = self.rates[..] {
             return rate;
         }
@@ -197,6 +214,7 @@ impl Network {
 /// What the builder needs to make a full-duplex link: a scenario's link, or a host's access link.
 struct Duplex<'s> {
     rate: Rate,
+    trace: Option<&'s crate::scenario::trace::LinkTrace>,
     delay: Seconds,
     qdisc: &'s QdiscSpec,
     reverse_qdisc: &'s QdiscSpec,
@@ -205,8 +223,13 @@ struct Duplex<'s> {
 
 impl<'s> From<&'s LinkSpec> for Duplex<'s> {
     fn from(l: &'s LinkSpec) -> Self {
+        // A trace's mean capacity is the rate the disciplines that read one are given.
+        let rate = l
+            .rate
+            .unwrap_or_else(|| Rate(l.trace.as_ref().map_or(0.0, |t| t.mean_rate_bps())));
         Duplex {
-            rate: l.rate,
+            rate,
+            trace: l.trace.as_ref(),
             delay: l.delay,
             qdisc: &l.qdisc,
             reverse_qdisc: &l.reverse_qdisc,
@@ -256,6 +279,7 @@ impl<'a> Builder<'a> {
             lazy_tx_done: None,
             rate_bps: rate,
             tx_memo: NO_TX_MEMO,
+            delivery: link.trace.map(|t| Box::new(trace::DeliveryClock::new(t))),
             delay: info.delay,
             queue: LinkQueue::build(qdisc, &info, rng),
             name,
@@ -285,6 +309,7 @@ impl<'a> Builder<'a> {
         let dst = self.keyed_node(format!("dst{}", f.id), format!("{}/dst", f.name));
         let access = |delay: Seconds| Duplex {
             rate: common.access_rate.unwrap_or(hosts.rate),
+            trace: None,
             delay,
             qdisc: hosts.qdisc,
             reverse_qdisc: hosts.qdisc,

@@ -224,6 +224,11 @@ def test_resolve_names_a_bad_field():
             {"topology.bottleneck.rate_changes": [{"at": "1s", "rate": "5Mbps"}]},
             "topology.bottleneck.rate_changes: the export has no link rate changes",
         ),
+        (
+            {"topology.bottleneck": {"trace": str(ROOT / "docs/examples/traces/const-12mbps.up"), "delay": "5ms"}},
+            "topology.bottleneck.trace: the export has no capacity traces",
+        ),
+        ({"flows[0].pauses": [{"at": "1s", "until": "2s"}]}, "flows[0].pauses: the export has no pauses"),
         ({"flows[0].count": 0}, "flows[0].count: must be >= 1"),
         (
             {"topology.bottleneck.qdisc": {"type": "sfq"}},

@@ -214,6 +214,18 @@ def _qdisc_tables(data: Any) -> Iterator[dict]:
             yield from _qdisc_tables(value)
 
 
+def _trace_tables(data: Any) -> Iterator[dict]:
+    """Every table of `data` whose `trace` is a file (a link's capacity trace), wherever it stands."""
+    if isinstance(data, dict):
+        if isinstance(data.get("trace"), str):
+            yield data
+        for value in data.values():
+            yield from _trace_tables(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _trace_tables(value)
+
+
 class Scenario:
     """A scenario: the content of a scenario file as a dict, plus where it came from: `source`,
     the file, and `text`, the file's text as it was read (comments and all; None for a dict).
@@ -243,10 +255,13 @@ class Scenario:
 
         path = find(path)
         data, text = read_toml_text(path)
-        # A Python discipline's `class = "my_aqm.py:Class"` is relative to the file.
+        # A Python discipline's `class = "my_aqm.py:Class"` is relative to the file, and so is a
+        # link's capacity trace (`trace = "cell.up"`; a flow's `trace` is a boolean).
         for table in _qdisc_tables(data):
             if table.get("type") == "python" and isinstance(table.get("class"), str):
                 table["class"] = absolute(table["class"], path.parent)
+        for table in _trace_tables(data):
+            table["trace"] = str(path.parent / table["trace"])
         return cls(data, source=path, text=text).validate(file=True)
 
     def to_dict(self) -> dict[str, Any]:

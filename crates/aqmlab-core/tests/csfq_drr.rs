@@ -269,8 +269,8 @@ fn parking_lot_and_qdisc_errors_name_the_field() {
     );
     assert_eq!(
         error_of(&text.replace("link = {", "link = { from = \"A\",")),
-        "topology.link.from: unknown field `from`, expected one of `rate`, `delay`, `qdisc`, `reverse_qdisc`, \
-         `rate_changes`"
+        "topology.link.from: unknown field `from`, expected one of `rate`, `trace`, `trace_repeat`, `delay`, \
+         `qdisc`, `reverse_qdisc`, `rate_changes`"
     );
     assert_eq!(
         error_of(&text.replace("type = \"csfq\"", "type = \"csfq\", k_c = 0")),

@@ -240,7 +240,7 @@ fn flow_types_take_only_their_own_settings() {
     assert!(Scenario::from_toml_str(&cbr).is_ok());
     assert_eq!(
         error_of(&cbr.replace("start = \"1s\"", "tcp = { window = 8 }")),
-        "flows[0].tcp: unknown field `tcp`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `rate`, `jitter`, `rate_changes`"
+        "flows[0].tcp: unknown field `tcp`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `pauses`, `rate`, `jitter`, `rate_changes`"
     );
     assert_eq!(
         error_of(&cbr.replace("rate = \"5Mbps\"", "")),
@@ -259,14 +259,14 @@ fn flow_types_take_only_their_own_settings() {
     );
     assert_eq!(
         error_of(&cbr.replace("\"cbr\"", "\"ftp\"")),
-        "flows[0].type: unknown type `ftp`, expected one of tcp, cbr, onoff, tfrc, rlm"
+        "flows[0].type: unknown type `ftp`, expected one of tcp, cbr, onoff, tfrc, rlm, video"
     );
     // What README and the demo call UDP is named (issue 34 item 10).
     assert!(error_of(&cbr.replace("\"cbr\"", "\"udp\""))
         .starts_with("flows[0].type: unknown type `udp`: aqmlab's UDP sources are `cbr`"));
     assert_eq!(
         error_of(&cbr.replace("type = \"cbr\"", "")),
-        "flows[0]: missing field `type` (one of tcp, cbr, onoff, tfrc, rlm)"
+        "flows[0]: missing field `type` (one of tcp, cbr, onoff, tfrc, rlm, video)"
     );
     let onoff = cbr
         .replace("\"cbr\"", "\"onoff\"")
@@ -282,7 +282,7 @@ fn flow_types_take_only_their_own_settings() {
     );
     assert_eq!(
         error_of(&onoff.replace("off_time = \"1s\"", "off_time = \"1s\"\njitter = true")),
-        "flows[0].jitter: unknown field `jitter`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `rate`, `on_time`, `off_time`"
+        "flows[0].jitter: unknown field `jitter`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `pauses`, `rate`, `on_time`, `off_time`"
     );
 }
 

@@ -447,7 +447,7 @@ fn tcp_flows_have_no_rate() {
             format!(
                 "flows[0].{field}: unknown field `{field}`, expected one of `name`, `count`, `src`, `dst`, \
                  `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, \
-                 `weight`, `tcp`, `workload`"
+                 `weight`, `pauses`, `tcp`, `workload`"
             )
         );
     }

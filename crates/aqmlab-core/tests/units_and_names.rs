@@ -57,7 +57,7 @@ fn a_file_writes_every_quantity_with_its_unit() {
     let aqmlab_core::scenario::TopologySpec::Dumbbell(d) = &spaced.topology else {
         panic!("a dumbbell")
     };
-    assert_eq!(d.bottleneck.rate.0, 10e6);
+    assert_eq!(d.bottleneck.rate.unwrap().0, 10e6);
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn a_misspelt_name_is_suggested() {
     assert_eq!(
         error_of(&with("type = \"tcp\"", "type = \"tcp\"\nrate = \"1Mbps\"")),
         "flows[0].rate: unknown field `rate`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, \
-         `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `tcp`, `workload`"
+         `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `pauses`, `tcp`, `workload`"
     );
 }
 
@@ -146,8 +146,8 @@ fn a_misspelt_name_is_suggested() {
 fn a_dumbbell_s_link_lists_only_a_link_s_fields() {
     assert_eq!(
         error_of(&with("delay = \"5ms\",", "delay = \"5ms\", monitor = true,")),
-        "topology.bottleneck.monitor: unknown field `monitor`, expected one of `rate`, `delay`, `qdisc`, \
-         `reverse_qdisc`, `rate_changes`"
+        "topology.bottleneck.monitor: unknown field `monitor`, expected one of `rate`, `trace`, `trace_repeat`, \
+         `delay`, `qdisc`, `reverse_qdisc`, `rate_changes`"
     );
     // A graph's link has its ends and `monitor` besides, and lists them all.
     let graph = r#"
@@ -169,8 +169,8 @@ rate = "100kbps"
     );
     assert_eq!(
         error_of(&graph.replace(", monitr = true", ", color = 1")),
-        "topology.links[0].color: unknown field `color`, expected one of `from`, `to`, `monitor`, `rate`, `delay`, \
-         `qdisc`, `reverse_qdisc`, `rate_changes`"
+        "topology.links[0].color: unknown field `color`, expected one of `from`, `to`, `monitor`, `rate`, `trace`, \
+         `trace_repeat`, `delay`, `qdisc`, `reverse_qdisc`, `rate_changes`"
     );
     assert_eq!(
         error_of(&graph.replace("from = \"a\", ", "").replace(", monitr = true", "")),

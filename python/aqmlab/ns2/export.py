@@ -47,6 +47,8 @@ class Link:
     qdisc: dict[str, Any]
     qdisc_path: str
     monitored: bool
+    # Its capacity follows a trace (refused: ns-2 has one bandwidth_ per link).
+    traced: bool
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class Flow:
     # Its type's settings with the core's defaults (tcp: `tcp` and `workload`), base units.
     settings: dict[str, Any]
     path: str
+    # It pauses (refused: ns-2's applications start and stop once).
+    paused: bool
 
 
 @dataclass
@@ -99,11 +103,13 @@ def ns2_seed(seed: int) -> int:
 
 def _network(resolved: Mapping[str, Any]) -> tuple[list[Link], list[Flow]]:
     for link in resolved["links"]:
+        table = link["qdisc_path"].rpartition(".")[0]
         if link["rate_changes"]:
-            table = link["qdisc_path"].rpartition(".")[0]
             raise _unexportable(
                 f"{table}.rate_changes", "the export has no link rate changes (one bandwidth_ per link)"
             )
+        if link["traced"]:
+            raise _unexportable(f"{table}.trace", "the export has no capacity traces (one bandwidth_ per link)")
     renamed = {"src": "from", "dst": "to", "rate_bps": "rate", "delay_s": "delay"}
     links = [_read(Link, link, renamed) for link in resolved["links"]]
     return links, [_read(Flow, flow) for flow in resolved["flows"]]
@@ -287,6 +293,8 @@ def export(scenario: Scenario) -> Export:
     for flow in flows:
         if flow.type not in ("tcp", "cbr", "onoff"):
             raise _unexportable(f"{flow.path}.type", f"the export has no {flow.type!r} flows (tcp, cbr, onoff)")
+        if flow.paused:
+            raise _unexportable(f"{flow.path}.pauses", "the export has no pauses (one start and stop per application)")
     simulation = resolved["simulation"]
     duration, warmup, seed = simulation["duration"], simulation["warmup"], simulation["seed"]
     notes: list[str] = []

@@ -155,6 +155,9 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                         r#""ledbat" is the simulator's (RFC 6817): Linux 6.1 has no LEDBAT module to set on a real socket; write "reno", "cubic" or "bbr""#,
                     );
                 }
+                if !spec.common.pauses.is_empty() {
+                    return not_yet(&format!("{path}.pauses"), "real TCP endpoints do not pause, yet");
+                }
                 if tcp.tcp.ecn {
                     return not_yet(&format!("{path}.tcp.ecn"), "no ECN under emulation yet");
                 }

@@ -7,9 +7,11 @@ use crate::qdisc::droptail::DropTail;
 use crate::qdisc::{Backlog, LinkInfo, QdiscEvents, QdiscSpec, QueueDisc, Verdict};
 use crate::rng::stream;
 use crate::rng::Rng;
+use crate::scenario::trace::LinkTrace;
 use crate::scenario::{ExpandedFlow, HostLinks, LinkSpec, Scenario, TopologySpec};
 
 pub mod resolved;
+pub mod trace;
 use crate::time::{self, from_secs, Time};
 use crate::transport::udp::RateChange;
 use crate::units::{Rate, Seconds};
@@ -33,6 +35,8 @@ pub struct Link {
     /// The size of the last packet serialized and its time at `rate_bps` (see
     /// [`Link::tx_time`]).
     tx_memo: (u32, Time),
+    /// A link whose capacity follows a trace: its opportunities, in place of `rate_bps`.
+    delivery: Option<Box<trace::DeliveryClock>>,
     pub delay: Time,
     pub queue: LinkQueue,
     pub name: String,
@@ -62,6 +66,16 @@ impl Link {
         self.tx_memo.1
     }
 
+    /// When a packet of `bytes` that starts now has left: `tx_time` later, or at the trace's
+    /// opportunity that completes it.
+    #[inline]
+    pub fn tx_end(&mut self, now: Time, bytes: u32) -> Time {
+        if let Some(clock) = &mut self.delivery {
+            return clock.departure(now, bytes);
+        }
+        now + self.tx_time(bytes)
+    }
+
     /// Changes the rate from now on (its queue is told by the caller).
     pub fn set_rate(&mut self, rate_bps: f64) {
         self.rate_bps = rate_bps;
@@ -70,6 +84,9 @@ impl Link {
 
     /// The time average of the link's rate over `[from, to)`, bits/s (its rate if it never changes).
     pub fn mean_rate(&self, from: Time, to: Time) -> f64 {
+        if let Some(clock) = &self.delivery {
+            return clock.mean_rate(from, to);
+        }
         if let [(_, rate)] = self.rates[..] {
             return rate;
         }
@@ -205,6 +222,8 @@ pub struct LinkPlan<'a> {
     /// The scenario's field its qdisc table is read from (`topology.bottleneck.qdisc`).
     pub qdisc_path: String,
     pub monitored: bool,
+    /// The capacity trace it follows, if any (its `rates` then hold the trace's mean).
+    pub trace: Option<&'a LinkTrace>,
     /// Keys the qdisc's random stream: its ends' stream keys (see `Builder::stream_keys`).
     stream_key: String,
 }
@@ -224,6 +243,7 @@ impl LinkPlan<'_> {
             lazy_tx_done: None,
             rate_bps: rate,
             tx_memo: NO_TX_MEMO,
+            delivery: self.trace.map(|t| Box::new(trace::DeliveryClock::new(t))),
             delay: self.delay,
             queue: LinkQueue::build(self.qdisc, &info, rng),
             name: self.name,
@@ -260,6 +280,7 @@ fn route_links<'h>(routes: &[FlowRoute], hops: &'h [u32], flow: u32, kind: Packe
 /// What the builder needs to make a full-duplex link: a scenario's link, or a host's access link.
 struct Duplex<'s> {
     rate: Rate,
+    trace: Option<&'s LinkTrace>,
     delay: Seconds,
     qdisc: &'s QdiscSpec,
     reverse_qdisc: &'s QdiscSpec,
@@ -271,8 +292,13 @@ struct Duplex<'s> {
 impl<'s> Duplex<'s> {
     /// A scenario's link, found at `path` (`topology.links[2]`).
     fn of(l: &'s LinkSpec, path: &str) -> Self {
+        // A trace's mean capacity is the rate the disciplines that read one are given.
+        let rate = l
+            .rate
+            .unwrap_or_else(|| Rate(l.trace.as_ref().map_or(0.0, |t| t.mean_rate_bps())));
         Duplex {
-            rate: l.rate,
+            rate,
+            trace: l.trace.as_ref(),
             delay: l.delay,
             qdisc: &l.qdisc,
             reverse_qdisc: &l.reverse_qdisc,
@@ -317,6 +343,7 @@ impl<'a> Builder<'a> {
             qdisc: if reverse { link.reverse_qdisc } else { link.qdisc },
             qdisc_path: link.qdisc_paths[usize::from(reverse)].clone(),
             monitored,
+            trace: link.trace,
             stream_key: format!("{}->{}", self.stream_keys[f], self.stream_keys[t]),
         });
     }
@@ -340,6 +367,7 @@ impl<'a> Builder<'a> {
         let dst = self.keyed_node(format!("dst{}", f.id), format!("{}/dst", f.name));
         let access = |delay: Seconds| Duplex {
             rate: common.access_rate.unwrap_or(hosts.rate),
+            trace: None,
             delay,
             qdisc: hosts.qdisc,
             reverse_qdisc: hosts.qdisc,

@@ -51,6 +51,8 @@ pub struct Link {
     pub qdisc: Value,
     /// The scenario's field the qdisc table is read from (`topology.bottleneck.qdisc`).
     pub qdisc_path: String,
+    /// Its capacity follows a trace (`trace`): `rate` is then the trace's mean.
+    pub traced: bool,
 }
 
 /// One flow after `count` expansion.
@@ -76,9 +78,11 @@ pub struct Flow {
     pub stop: Option<Seconds>,
     pub packet_size: Bytes,
     pub weight: f64,
+    /// It pauses (`pauses`).
+    pub paused: bool,
     /// Its type's settings: tcp `{tcp, workload}` with every option the profile sets filled
     /// in (`workload`: its type, and a transfer's `packets`); cbr and onoff their tables;
-    /// tfrc and rlm nothing.
+    /// tfrc, rlm and video nothing.
     pub settings: Value,
 }
 
@@ -107,6 +111,7 @@ pub fn resolve(scenario: &Scenario) -> Result<Resolved<'_>, ScenarioError> {
             monitored: l.monitored,
             qdisc: qdisc_table(l.qdisc),
             qdisc_path: l.qdisc_path.clone(),
+            traced: l.trace.is_some(),
         })
         .collect();
     let seed = scenario.simulation.seed;
@@ -127,6 +132,7 @@ pub fn resolve(scenario: &Scenario) -> Result<Resolved<'_>, ScenarioError> {
                 stop: common.stop,
                 packet_size: common.packet_size,
                 weight: common.weight,
+                paused: !common.pauses.is_empty(),
                 settings: flow_settings(&f.spec.kind),
                 name: f.name,
                 group: f.group,
@@ -168,7 +174,7 @@ fn flow_settings(kind: &FlowKind) -> Value {
         FlowKind::Tcp(tcp) => tcp_settings(tcp),
         FlowKind::Cbr(c) => to_value(c),
         FlowKind::OnOff(c) => to_value(c),
-        FlowKind::Tfrc(_) | FlowKind::Rlm(_) => json!({}),
+        FlowKind::Tfrc(_) | FlowKind::Rlm(_) | FlowKind::Video(_) => json!({}),
     }
 }
 

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 pub mod syntax;
+pub mod trace;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -118,6 +119,9 @@ impl SimulationSpec {
 fn default_seed() -> u64 {
     1
 }
+fn default_true() -> bool {
+    true
+}
 fn default_bin() -> Seconds {
     Seconds(1.0)
 }
@@ -132,7 +136,16 @@ fn default_sample_interval() -> Seconds {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
-    pub rate: Rate,
+    /// Required unless `trace` gives the capacity.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// The capacity as a Mahimahi trace ([`trace`]), in place of `rate`.
+    #[serde(default)]
+    pub trace: Option<trace::LinkTrace>,
+    /// Whether the trace loops after its last line (Mahimahi's default); without, the run
+    /// must end within it (mm-link stops: "reached end of link recording").
+    #[serde(default = "default_true")]
+    pub trace_repeat: bool,
     pub delay: Seconds,
     #[serde(default)]
     pub qdisc: QdiscSpec,
@@ -603,7 +616,42 @@ fn located(path: &str, message: &str) -> ScenarioError {
 }
 
 fn validate_link(l: &LinkSpec, path: &str, duration: Seconds) -> Result<(), ScenarioError> {
-    require_positive(&format!("{path}.rate"), l.rate)?;
+    let field = |name: &str| format!("{path}.{name}");
+    match (&l.rate, &l.trace) {
+        (Some(_), None) if !l.trace_repeat => {
+            return Err(ScenarioError::new(field("trace_repeat"), "only with `trace`"));
+        }
+        (Some(rate), None) => require_positive(&field("rate"), *rate)?,
+        (None, None) => {
+            return Err(ScenarioError::new(
+                field("rate"),
+                "required (or a `trace` of the capacity)",
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err(ScenarioError::new(
+                field("rate"),
+                "not used with `trace`, which gives the capacity: leave one out",
+            ))
+        }
+        (None, Some(trace)) => {
+            if !l.rate_changes.is_empty() {
+                return Err(ScenarioError::new(
+                    field("rate_changes"),
+                    "not used with `trace`, which gives the capacity over time",
+                ));
+            }
+            if !l.trace_repeat && trace.period() < duration.nanos() {
+                return Err(ScenarioError::new(
+                    field("trace_repeat"),
+                    format!(
+                        "false, but the trace lasts {}, less than simulation.duration ({duration}): Mahimahi stops at the end of a recording",
+                        Seconds(to_secs(trace.period()))
+                    ),
+                ));
+            }
+        }
+    }
     require_link_delay(&format!("{path}.delay"), l.delay)?;
     validate_rate_changes(&l.rate_changes, &format!("{path}.rate_changes"), duration)?;
     l.qdisc.config().validate(&format!("{path}.qdisc"))?;

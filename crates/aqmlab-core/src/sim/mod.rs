@@ -320,7 +320,7 @@ impl Simulation {
 
     /// `link` starts sending packet `id`.
     fn transmit(&mut self, link: u32, id: PacketId) {
-        let done = self.now + self.net.links[link as usize].tx_time(self.packets[id].size);
+        let done = self.net.links[link as usize].tx_end(self.now, self.packets[id].size);
         let l = &self.net.links[link as usize];
         let p = &self.packets[id];
         let at_far_end = if p.dst == l.to {

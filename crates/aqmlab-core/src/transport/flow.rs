@@ -11,7 +11,7 @@
 //! and listing the fields of both (`flows[0].rate: unknown field ...` for a rate on
 //! a tcp flow, `did you mean `access_delay`?` for `acess_delay`).
 
-use super::{rlm, tcp, tfrc, udp, Agent, FlowConfig};
+use super::{rlm, tcp, tfrc, udp, video, Agent, FlowConfig, Offer};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
 use crate::time::{from_secs, Time};
@@ -49,6 +49,17 @@ pub struct FlowCommon {
     pub packet_size: Bytes,
     /// CSFQ weight (weighted CSFQ §2.3); default 1.
     pub weight: f64,
+    /// Times the application offers no data (RFC 7928 §8.2.5), sorted and disjoint.
+    pub pauses: Vec<Pause>,
+}
+
+/// The application offers no new data from `at` until `until` (`pauses = [{ at = "40s",
+/// until = "60s" }]`); what the transport does meanwhile and after is its own (docs/scenario.md).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pause {
+    pub at: Seconds,
+    pub until: Seconds,
 }
 
 impl Default for FlowCommon {
@@ -67,6 +78,7 @@ impl Default for FlowCommon {
             stop: None,
             packet_size: Bytes(1000),
             weight: 1.0,
+            pauses: Vec::new(),
         }
     }
 }
@@ -142,7 +154,52 @@ impl FlowCommon {
                 format!("must be in [40, 65535] bytes, got {}", self.packet_size.0),
             ));
         }
-        require_positive(&field("weight"), self.weight)
+        require_positive(&field("weight"), self.weight)?;
+        self.validate_pauses(&field, duration)
+    }
+
+    /// Each pause starts after the flow's start (its latest, with jitter) and after the
+    /// previous pause ends, and ends after it starts, within the run and before `stop`.
+    fn validate_pauses(&self, field: &dyn Fn(&str) -> String, duration: Seconds) -> Result<(), ScenarioError> {
+        let end = self.stop.unwrap_or(duration);
+        let mut earliest = (
+            Seconds(self.start.0 + self.start_jitter.0),
+            "the flow's start + start_jitter",
+        );
+        for (i, pause) in self.pauses.iter().enumerate() {
+            let at = |name: &str| field(&format!("pauses[{i}].{name}"));
+            if pause.at <= earliest.0 {
+                return Err(ScenarioError::new(
+                    at("at"),
+                    format!("must be > {} ({}), got {}", earliest.1, earliest.0, pause.at),
+                ));
+            }
+            if pause.until <= pause.at {
+                return Err(ScenarioError::new(
+                    at("until"),
+                    format!("must be > at ({}), got {}", pause.at, pause.until),
+                ));
+            }
+            if pause.until > end {
+                let bound = if self.stop.is_some() {
+                    "stop"
+                } else {
+                    "simulation.duration"
+                };
+                return Err(ScenarioError::new(
+                    at("until"),
+                    format!("must be <= {bound} ({end}), got {}", pause.until),
+                ));
+            }
+            earliest = (pause.until, "the previous pause's until");
+        }
+        Ok(())
+    }
+
+    /// When the application offers data: until `stop`, except in the pauses.
+    pub fn offer(&self, stop: Time) -> Offer {
+        let pauses = self.pauses.iter().map(|p| (p.at.nanos(), p.until.nanos())).collect();
+        Offer { stop, pauses }
     }
 }
 
@@ -154,6 +211,7 @@ tagged_registry! {
         "onoff" => OnOff(udp::OnOffConfig),
         "tfrc" => Tfrc(tfrc::TfrcConfig),
         "rlm" => Rlm(rlm::RlmConfig),
+        "video" => Video(video::VideoConfig),
     }
 }
 
@@ -190,11 +248,16 @@ impl FlowSpec {
     /// `nodes` is the graph's node list (None for a dumbbell or parking lot).
     pub fn validate(&self, path: &str, nodes: Option<&[String]>, duration: Seconds) -> Result<(), ScenarioError> {
         self.common.validate(path, nodes, duration)?;
-        self.kind.config().validate(path)
+        let config = self.kind.config();
+        if let Some(why) = config.cannot_pause().filter(|_| !self.common.pauses.is_empty()) {
+            return Err(ScenarioError::new(format!("{path}.pauses"), why));
+        }
+        config.validate(path)
     }
 
     /// Builds the (sender, receiver) pair; `stop` is when the sender stops.
     pub fn build_agents(&self, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
-        self.kind.config().build(self.common.packet_size.0 as u32, stop, rng)
+        let offer = self.common.offer(stop);
+        self.kind.config().build(self.common.packet_size.0 as u32, &offer, rng)
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod testing;
 pub mod tfrc;
 pub mod timer;
 pub mod udp;
+pub mod video;
 
 use crate::error::ScenarioError;
 use crate::packet::{FlowId, NodeId, Packet};
@@ -35,9 +36,46 @@ pub trait FlowConfig {
     fn traced(&self) -> bool {
         false
     }
+    /// Why the flow's source cannot pause (`pauses`), if it cannot.
+    fn cannot_pause(&self) -> Option<&'static str> {
+        Some("only tcp flows with the infinite workload, cbr, onoff and video flows pause")
+    }
     /// Builds the (sender, receiver) pair; `size` is the data packet size in
-    /// bytes, `stop` when the sender stops, `rng` the flow's random stream.
-    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>);
+    /// bytes, `offer` when the application offers data, `rng` the flow's random stream.
+    fn build(&self, size: u32, offer: &Offer, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>);
+}
+
+/// When a sender's application offers data: from the flow's start until `stop`, except in
+/// its `pauses` (`[at, until)` each, sorted and disjoint; a flow's `pauses`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offer {
+    pub stop: Time,
+    pub pauses: Vec<(Time, Time)>,
+}
+
+impl Offer {
+    /// Data until `stop`, without pauses.
+    pub fn until(stop: Time) -> Self {
+        Offer {
+            stop,
+            pauses: Vec::new(),
+        }
+    }
+
+    /// Whether the application offers data at `now`.
+    #[inline]
+    pub fn offers(&self, now: Time) -> bool {
+        now < self.stop && self.paused_until(now).is_none()
+    }
+
+    /// The end of the pause `now` is in, if it is in one.
+    #[inline]
+    pub fn paused_until(&self, now: Time) -> Option<Time> {
+        self.pauses
+            .iter()
+            .find(|&&(at, until)| at <= now && now < until)
+            .map(|&(_, until)| until)
+    }
 }
 
 /// Everything an agent may do when it is called: send packets, set timers,

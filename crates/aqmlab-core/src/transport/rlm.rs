@@ -30,7 +30,7 @@
 //! receiver that had once held every layer would never try again).
 
 use super::timer::Generation;
-use super::{Agent, AgentCtx, FlowConfig, TimerKind, Token};
+use super::{Agent, AgentCtx, FlowConfig, Offer, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
@@ -178,10 +178,10 @@ impl FlowConfig for RlmConfig {
         self.trace
     }
 
-    fn build(&self, size: u32, stop: Time, mut rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+    fn build(&self, size: u32, offer: &Offer, mut rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
         let receiver_rng = Rng::from_rng(&mut rng).expect("PCG seeds from PCG");
         (
-            Box::new(RlmSource::new(self, size, stop, rng)),
+            Box::new(RlmSource::new(self, size, offer.stop, rng)),
             Box::new(RlmReceiver::new(self, receiver_rng)),
         )
     }

@@ -49,7 +49,7 @@
 
 use super::ns2_rtt::Ns2Rtt;
 use super::timer::{Generation, Restartable};
-use super::{Agent, AgentCtx, FlowConfig, TimerKind, Token};
+use super::{Agent, AgentCtx, FlowConfig, Offer, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet, PacketKind, TfrcHeader};
 use crate::rng::Rng;
@@ -141,11 +141,11 @@ impl FlowConfig for TfrcConfig {
         self.trace
     }
 
-    fn build(&self, size: u32, stop: Time, _rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+    fn build(&self, size: u32, offer: &Offer, _rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
         let sender = TfrcSender::new(SenderParams {
             size: size as f64,
             initial_rate: self.initial_rate.map_or(size as f64, |r| r.0 / 8.0),
-            stop,
+            stop: offer.stop,
             rto_tick: self.rto_tick.map(|tick| tick.nanos()),
         });
         (Box::new(sender), Box::new(TfrcReceiver::new(self.history_discounting)))

@@ -3,7 +3,7 @@
 //! Flow types `cbr` (`rate`, optional `jitter` and `rate_changes`) and `onoff`
 //! (`rate`, `on_time`, `off_time`).
 
-use super::{Agent, AgentCtx, FlowConfig, TimerKind, Token};
+use super::{Agent, AgentCtx, FlowConfig, Offer, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
@@ -51,8 +51,12 @@ impl FlowConfig for CbrConfig {
         Some(self.rate_changes.iter().fold(self.rate.0, |m, c| m.max(c.rate.0)))
     }
 
-    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
-        (Box::new(Cbr::new(self, size, stop, rng)), Box::new(UdpSink))
+    fn cannot_pause(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn build(&self, size: u32, offer: &Offer, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        (Box::new(Cbr::new(self, size, offer.clone(), rng)), Box::new(UdpSink))
     }
 }
 
@@ -80,8 +84,12 @@ impl FlowConfig for OnOffConfig {
         Some(self.rate.0 * on / (on + off))
     }
 
-    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
-        (Box::new(OnOff::new(self, size, stop, rng)), Box::new(UdpSink))
+    fn cannot_pause(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn build(&self, size: u32, offer: &Offer, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        (Box::new(OnOff::new(self, size, offer.clone(), rng)), Box::new(UdpSink))
     }
 }
 
@@ -108,19 +116,20 @@ crate::timer_kinds! {
 }
 
 /// Constant bit rate: one packet every `size·8/rate` seconds, optionally
-/// jittered uniformly in [0.5, 1.5) of that (CSFQ §3), with scheduled rate changes.
+/// jittered uniformly in [0.5, 1.5) of that (CSFQ §3), with scheduled rate changes. A packet
+/// due in a pause is sent when the pause ends, and the gaps go on from there.
 pub struct Cbr {
     size: u32,
     interval: f64,
     jitter: bool,
     changes: Vec<(Time, f64)>,
-    stop: Time,
+    offer: Offer,
     seq: u64,
     rng: Rng,
 }
 
 impl Cbr {
-    pub fn new(config: &CbrConfig, size: u32, stop: Time, rng: Rng) -> Self {
+    pub fn new(config: &CbrConfig, size: u32, offer: Offer, rng: Rng) -> Self {
         Cbr {
             size,
             interval: interval_for(config.rate.0, size),
@@ -130,7 +139,7 @@ impl Cbr {
                 .iter()
                 .map(|c| (from_secs(c.at.0), interval_for(c.rate.0, size)))
                 .collect(),
-            stop,
+            offer,
             seq: 0,
             rng,
         }
@@ -146,7 +155,11 @@ impl Cbr {
     /// 0.6 M instructions on bench-ns3-a (cachegrind).
     #[inline(always)]
     fn send(&mut self, ctx: &mut AgentCtx) {
-        if ctx.now >= self.stop {
+        if ctx.now >= self.offer.stop {
+            return;
+        }
+        if let Some(until) = self.offer.paused_until(ctx.now) {
+            ctx.set_timer(until, CbrTimer::Send);
             return;
         }
         ctx.send(udp_packet(self.size, self.seq, ctx.now));
@@ -156,7 +169,8 @@ impl Cbr {
     }
 }
 
-fn udp_packet(size: u32, seq: u64, now: Time) -> Packet {
+/// A UDP source's data packet (the video source's too).
+pub(super) fn udp_packet(size: u32, seq: u64, now: Time) -> Packet {
     Packet {
         size,
         seq,
@@ -184,27 +198,28 @@ impl Agent for Cbr {
     }
 }
 
-/// ON-OFF source: exponential ON periods at the peak `rate`, exponential OFF periods.
+/// ON-OFF source: exponential ON periods at the peak `rate`, exponential OFF periods. A
+/// pause silences it whatever the period; the periods run on meanwhile, drawn as without it.
 pub struct OnOff {
     size: u32,
     interval: Time,
     on: Exp<f64>,
     off: Exp<f64>,
     on_until: Time,
-    stop: Time,
+    offer: Offer,
     seq: u64,
     rng: Rng,
 }
 
 impl OnOff {
-    pub fn new(config: &OnOffConfig, size: u32, stop: Time, rng: Rng) -> Self {
+    pub fn new(config: &OnOffConfig, size: u32, offer: Offer, rng: Rng) -> Self {
         OnOff {
             size,
             interval: from_secs(interval_for(config.rate.0, size)).max(1),
             on: Exp::new(1.0 / config.on_time.0).expect("validated > 0"),
             off: Exp::new(1.0 / config.off_time.0).expect("validated > 0"),
             on_until: 0,
-            stop,
+            offer,
             seq: 0,
             rng,
         }
@@ -212,7 +227,7 @@ impl OnOff {
 
     /// Sends the next packet of an ON period, or starts an OFF period when the ON period is over.
     fn next(&mut self, ctx: &mut AgentCtx) {
-        if ctx.now >= self.stop {
+        if ctx.now >= self.offer.stop {
             return;
         }
         if ctx.now >= self.on_until {
@@ -223,8 +238,10 @@ impl OnOff {
             ctx.set_timer(resume, OnOffTimer::Next);
             return;
         }
-        ctx.send(udp_packet(self.size, self.seq, ctx.now));
-        self.seq += 1;
+        if self.offer.offers(ctx.now) {
+            ctx.send(udp_packet(self.size, self.seq, ctx.now));
+            self.seq += 1;
+        }
         ctx.set_timer(ctx.now + self.interval, OnOffTimer::Next);
     }
 }

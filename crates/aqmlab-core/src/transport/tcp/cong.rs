@@ -127,6 +127,16 @@ impl LinuxCc {
         }
     }
 
+    /// `cwnd_event(CA_EVENT_TX_START)` after `idle` seconds without sending: CUBIC shifts its
+    /// epoch by the idle time, no later than `now`, to stay on its curve (cubictcp_cwnd_event()).
+    pub fn idle_restart(&mut self, idle: f64, now: f64) {
+        if let Module::Cubic(c) = &mut self.module {
+            if let Some(start) = &mut c.epoch_start {
+                *start = (*start + idle).min(now);
+            }
+        }
+    }
+
     /// The module sets cwnd and the pacing rate itself on every ACK (`cong_control`, BBR) and
     /// asks for pacing (bbr_init(): `SK_PACING_NEEDED`): no `cong_avoid`, no PRR, and the
     /// window is not set to ssthresh when a reduction ends (tcp_end_cwnd_reduction()).

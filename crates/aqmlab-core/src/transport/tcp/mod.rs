@@ -36,10 +36,9 @@ pub mod sender;
 pub mod sink;
 pub mod web;
 
-use super::{Agent, FlowConfig};
+use super::{Agent, FlowConfig, Offer};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
-use crate::time::Time;
 use crate::units::{Bytes, Seconds};
 use crate::validate::{error_at, from_tagged_value, require_non_negative, require_positive, take_tag};
 use ledbat::LedbatConfig;
@@ -70,10 +69,24 @@ impl FlowConfig for TcpFlow {
         self.tcp.trace
     }
 
-    fn build(&self, size: u32, stop: Time, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+    /// An infinite source pauses (each transfer of the others is a connection of its own); BBR's
+    /// own rule after idle (bbr_cwnd_event()) is not simulated.
+    fn cannot_pause(&self) -> Option<&'static str> {
+        if self.workload != Workload::Infinite {
+            Some("only the infinite workload pauses (a transfer workload has its own think times)")
+        } else if self.tcp.congestion_control() == CongestionControl::Bbr {
+            Some(
+                r#"not simulated under cc = "bbr": its restart after idle (tcp_bbr.c bbr_cwnd_event()) is not modelled"#,
+            )
+        } else {
+            None
+        }
+    }
+
+    fn build(&self, size: u32, offer: &Offer, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
         let params = self.tcp.resolve();
         (
-            sender::build(&params, &self.workload, size, stop, rng),
+            sender::build(&params, &self.workload, size, offer.clone(), rng),
             Box::new(sink::TcpSink::new(&params)),
         )
     }

@@ -658,6 +658,27 @@ impl Recovery for Linux {
         }
     }
 
+    /// tcp_slow_start_after_idle_check() and tcp_cwnd_restart() (`tcp_slow_start_after_idle`
+    /// 1): after more than an RTO idle, ssthresh = tcp_current_ssthresh() (at least 3/4 of
+    /// cwnd) and cwnd halves once per RTO idle, down to the restart window min(IW, cwnd); then
+    /// the first packet out with nothing in flight is CA_EVENT_TX_START, on which CUBIC moves
+    /// its epoch on by the idle time (cubictcp_cwnd_event()).
+    fn restart_after_idle(&mut self, core: &mut SenderCore, idle: Time, ctx: &mut AgentCtx) {
+        let rto = from_secs(self.rtt.rto());
+        if idle > rto {
+            let cwnd = core.cwnd as u64;
+            core.ssthresh = core.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) as f64);
+            let restart = cwnd.min(core.params.initial_window as u64);
+            let (mut cwnd, mut left) = (cwnd, idle);
+            while left > rto && cwnd > restart {
+                left -= rto;
+                cwnd >>= 1;
+            }
+            core.cwnd = cwnd.max(restart) as f64;
+        }
+        self.cc.idle_restart(to_secs(idle), to_secs(ctx.now));
+    }
+
     fn rto(&self) -> f64 {
         self.rtt.rto()
     }

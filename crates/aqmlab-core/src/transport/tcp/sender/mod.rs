@@ -24,7 +24,7 @@ use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
 use crate::transport::timer::{Generation, Restartable};
-use crate::transport::{Agent, AgentCtx, AgentStats, TimerKind, Token, Transfer};
+use crate::transport::{Agent, AgentCtx, AgentStats, Offer, TimerKind, Token, Transfer};
 use linux::Linux;
 use reno_family::{RenoFamily, Rules};
 
@@ -44,13 +44,15 @@ crate::timer_kinds! {
         /// The linux family's internal pacing (tcp_output.c `pacing_timer`, tcp_pace_kick()):
         /// the next packet's departure time has come.
         Pace { generation: Generation },
+        /// A pause of the application ends (`pauses`): new data again.
+        Resume,
     }
 }
 
 /// The sender the flow's profile runs: the linux family under `linux`, the Reno family by
 /// the RFCs' rules or ns-2's under `rfc` and `ns2`.
-pub fn build(params: &TcpParams, workload: &Workload, size: u32, stop: Time, rng: Rng) -> Box<dyn Agent> {
-    let core = SenderCore::new(params, workload, size, stop, rng);
+pub fn build(params: &TcpParams, workload: &Workload, size: u32, offer: Offer, rng: Rng) -> Box<dyn Agent> {
+    let core = SenderCore::new(params, workload, size, offer, rng);
     match params.profile {
         Profile::Rfc => Box::new(TcpSender::new(core, |rng| RenoFamily::new(params, Rules::Rfc, rng))),
         Profile::Ns2 => Box::new(TcpSender::new(core, |rng| RenoFamily::new(params, Rules::Ns2, rng))),
@@ -79,6 +81,11 @@ pub(crate) trait Recovery: Send {
 
     /// The pacing timer fired; only a family that paces sets it.
     fn on_pace_timer(&mut self, _core: &mut SenderCore, _generation: Generation, _ctx: &mut AgentCtx) {}
+
+    /// The application offers data again after a pause, with nothing outstanding and nothing
+    /// sent for `idle`: the family's rule for a connection that was idle (RFC 5681 §4.1's
+    /// restart window, Linux's tcp_cwnd_restart(), or none as ns-2's).
+    fn restart_after_idle(&mut self, core: &mut SenderCore, idle: Time, ctx: &mut AgentCtx);
 
     /// The retransmission timeout, seconds.
     fn rto(&self) -> f64;
@@ -120,8 +127,8 @@ struct CoreParams {
     initial_window: f64,
     initial_ssthresh: f64,
     ecn: bool,
-    /// No new data is sent from this time on.
-    stop: Time,
+    /// When the application offers new data (until the flow's stop, except in its pauses).
+    offer: Offer,
 }
 
 /// What an ACK of new data moved ([`SenderCore::acknowledge`]).
@@ -165,13 +172,15 @@ pub(crate) struct SenderCore {
     ecn_reduced: bool,
     retransmit_timer: Restartable<SenderTimer>,
     transfer_timer: Restartable<SenderTimer>,
+    /// When a data packet was last sent (Linux's `lsndtime`): how long a pause left it idle.
+    last_sent: Time,
     stats: AgentStats,
     /// Last traced value of each of [`TRACED`] (NaN: none yet).
     traced: [f64; TRACED.len()],
 }
 
 impl SenderCore {
-    fn new(opts: &TcpParams, workload: &Workload, size: u32, stop: Time, rng: Rng) -> Self {
+    fn new(opts: &TcpParams, workload: &Workload, size: u32, offer: Offer, rng: Rng) -> Self {
         let application = match workload {
             Workload::Infinite => Application::Infinite,
             Workload::Transfer(t) => Application::Transfer(t.packets),
@@ -191,7 +200,7 @@ impl SenderCore {
                 initial_window: opts.initial_window as f64,
                 initial_ssthresh: opts.initial_ssthresh,
                 ecn: opts.ecn,
-                stop,
+                offer,
             },
             application,
             rng,
@@ -207,6 +216,7 @@ impl SenderCore {
             ecn_reduced: false,
             retransmit_timer: Restartable::new(|generation| SenderTimer::Retransmit { generation }),
             transfer_timer: Restartable::new(|generation| SenderTimer::NextTransfer { generation }),
+            last_sent: 0,
             stats: AgentStats::default(),
             traced: [f64::NAN; TRACED.len()],
         }
@@ -214,7 +224,7 @@ impl SenderCore {
 
     /// Whether packet `seq` exists: already sent once, or new data the application still has.
     fn has_data(&self, seq: u64, now: Time) -> bool {
-        seq < self.snd_max || (seq < self.data_end && now < self.params.stop)
+        seq < self.snd_max || (seq < self.data_end && self.params.offer.offers(now))
     }
 
     /// Packets sent and not cumulatively acknowledged.
@@ -225,6 +235,7 @@ impl SenderCore {
     /// Sends data packet `seq`, new or again; returns whether it was a retransmission.
     fn transmit(&mut self, seq: u64, ctx: &mut AgentCtx) -> bool {
         let retransmit = seq < self.snd_max;
+        self.last_sent = ctx.now;
         if retransmit {
             self.stats.retransmitted_packets += 1;
         } else {
@@ -382,6 +393,17 @@ impl<R: Recovery> TcpSender<R> {
         }
     }
 
+    /// A pause ends: after the family's rule for an idle connection if everything sent was
+    /// acknowledged (else the ACKs still clock the sender), new data as the window allows.
+    fn resume(&mut self, ctx: &mut AgentCtx) {
+        let core = &mut self.core;
+        if core.snd_una == core.snd_max {
+            let idle = ctx.now - core.last_sent;
+            self.recovery.restart_after_idle(core, idle, ctx);
+        }
+        self.recovery.send_more(core, ctx);
+    }
+
     fn trace(&mut self, ctx: &mut AgentCtx) {
         if !ctx.tracing() {
             return;
@@ -410,6 +432,9 @@ impl<R: Recovery> Agent for TcpSender<R> {
         match self.core.application {
             Application::Infinite => {
                 self.core.data_end = u64::MAX;
+                for &(_, until) in &self.core.params.offer.pauses {
+                    ctx.set_timer(until, SenderTimer::Resume);
+                }
                 self.recovery.init_module(&mut self.core, ctx);
                 self.recovery.send_more(&mut self.core, ctx);
             }
@@ -435,11 +460,12 @@ impl<R: Recovery> Agent for TcpSender<R> {
                 }
             }
             SenderTimer::NextTransfer { generation } => {
-                if self.core.transfer_timer.expired(generation, ctx) && ctx.now < self.core.params.stop {
+                if self.core.transfer_timer.expired(generation, ctx) && ctx.now < self.core.params.offer.stop {
                     self.start_web_transfer(ctx);
                 }
             }
             SenderTimer::Pace { generation } => self.recovery.on_pace_timer(&mut self.core, generation, ctx),
+            SenderTimer::Resume => self.resume(ctx),
         }
         self.trace(ctx);
     }
@@ -465,7 +491,8 @@ mod testing {
         params: &TcpParams,
         recovery: impl FnOnce(&TcpParams, &mut Rng) -> R,
     ) -> AgentHarness<TcpSender<R>> {
-        let core = SenderCore::new(params, &Workload::Infinite, 1000, Time::MAX, crate::rng::stream(1, "t"));
+        let offer = Offer::until(Time::MAX);
+        let core = SenderCore::new(params, &Workload::Infinite, 1000, offer, crate::rng::stream(1, "t"));
         let mut h = AgentHarness::sender(TcpSender::new(core, |rng| recovery(params, rng)));
         h.start(0);
         h

@@ -546,6 +546,16 @@ impl Recovery for RenoFamily {
         self.timeout(core, ctx);
     }
 
+    /// RFC 5681 §4.1: after more than an RTO without sending, cwnd is at most the restart
+    /// window RW = min(IW, cwnd); ssthresh stays. ns-2's one-way agents keep both: newtimer()
+    /// cancels their retransmission timer once everything is acknowledged, so
+    /// `slow_start_restart_` (which acts in timeout()) never runs, and `QOption_` is off.
+    fn restart_after_idle(&mut self, core: &mut SenderCore, idle: Time, _ctx: &mut AgentCtx) {
+        if self.params.rules == Rules::Rfc && idle > from_secs(self.rtt.rto()) {
+            core.cwnd = core.cwnd.min(core.params.initial_window);
+        }
+    }
+
     fn rto(&self) -> f64 {
         self.rtt.rto()
     }

@@ -224,9 +224,10 @@ def _rtt_fairness(cells: Mapping[str, Mapping[str, Any]]) -> float:
 
 
 # §7: burst absorption. RFC 7928 §7 names IW10 bursts, bursty video frames, web transfers and CBR
-# over bulk TCP; the video frames have no source here yet. Web: five sources of Pareto-sized
-# transfers (mean 10 packets, shape 1.2, think 1 s) beside one bulk NewReno; CBR: a 64 kbit/s
-# stream of 200-byte packets (a VoIP-like G.711 call without its RTP) beside it.
+# over bulk TCP. Web: five sources of Pareto-sized transfers (mean 10 packets, shape 1.2, think
+# 1 s) beside one bulk NewReno; video: 25 frames a second of 300 kbit/s (1500 B, two packets, a
+# burst every 40 ms; video.rs) beside it; CBR: a 64 kbit/s stream of 200-byte packets (a VoIP-like
+# G.711 call without its RTP) beside it.
 WEB = {
     "type": "tcp",
     "name": "web",
@@ -238,8 +239,10 @@ WEB = {
 
 def _bursts(_: bool) -> list[Case]:
     cbr = {"type": "cbr", "name": "cbr", "rate": "64kbps", "packet_size": "200B"}
+    video = {"type": "video", "name": "video", "rate": "300kbps", "fps": 25}
     return [
         Case("web", "bulk + 5 web sources", (bulk_tcp("bulk"), WEB)),
+        Case("video", "bulk + video 300 kbit/s", (bulk_tcp("bulk"), video)),
         Case("cbr", "bulk + CBR 64 kbit/s", (bulk_tcp("bulk"), cbr)),
     ]
 
@@ -253,6 +256,19 @@ def _congestion(flows: int, delay: str = BOTTLENECK_DELAY) -> Callable[[bool], l
         return [Case(f"{flows}-flows", f"{flows} NewReno", tcps, bottleneck={"delay": delay}, synchronisation=True)]
 
     return cases
+
+
+# §8.2.5: vary-congestion-level.cc: 7 NewReno from 0 s; the flows i with 0.036·62 < i < 0.081·62
+# (i = 3, 4, 5) pause at 40, 100, 160, 220 and 280 s and resume 20 s later (the last one not
+# before the end), so that the load steps between 4 and 7 flows.
+PAUSES_AT_S = (40, 100, 160, 220, 280)
+
+
+def _varying_congestion(quick: bool) -> list[Case]:
+    duration = QUICK_DURATION_S if quick else DURATION_S
+    pauses = [{"at": at, "until": min(at + 20, duration)} for at in PAUSES_AT_S if at < duration]
+    tcps = tuple(bulk_tcp(f"tcp{i}", **({"pauses": pauses} if 2 < i < 6 else {})) for i in range(7))
+    return [Case("7-flows-pausing", "7 NewReno, 3 pausing", tcps, synchronisation=True)]
 
 
 # §8.2.6: vary-available-capacity-uno.cc / -duo.cc: two NewReno on a 100 Mbit/s bottleneck that
@@ -439,7 +455,8 @@ TESTS: tuple[Test, ...] = (
         "Short transfers and a small constant-rate stream beside a bulk flow: whether the mechanism "
         "absorbs their bursts without raising their delay.",
         "the burst traffic",
-        "bulk NewReno + 5 web sources (Pareto mean 10 packets, think 1 s); bulk + CBR 64 kbit/s of 200 B",
+        "bulk NewReno + 5 web sources (Pareto mean 10 packets, think 1 s); bulk + video of 300 kbit/s at 25 "
+        "frames/s; bulk + CBR 64 kbit/s of 200 B",
         _bursts,
         Merit("web transfer time, median", "s", "lower", _only("web", "fct_median_s")),
     ),
@@ -469,6 +486,16 @@ TESTS: tuple[Test, ...] = (
         "7 NewReno, flow i from i s (suite: heavy-congestion.cc)",
         _congestion(7),
         _trade_off("7-flows"),
+    ),
+    Test(
+        "8.2.5",
+        "Varying congestion",
+        "How the mechanism follows a load that steps between 4 and 7 long flows.",
+        "the number of active flows over time",
+        "7 NewReno from 0 s; flows 3, 4, 5 pause at 40, 100, 160, 220, 280 s for 20 s "
+        "(suite: vary-congestion-level.cc)",
+        _varying_congestion,
+        _trade_off("7-flows-pausing"),
     ),
     Test(
         "8.2.6",

@@ -7,7 +7,8 @@ folder outside the checkout, runs the README's commands: `aqmlab --version`, `aq
 which needs the dask extra: exit status 2 naming it), `aqmlab reproduce demo --quick`, which reads its
 scenario file from the package data, and `aqmlab validate ns2 --json`, which reads its scenarios and
 ns-2's recorded numbers from there. Each must exit with its status exactly (the demo and the ns2
-suite 1 exactly when one of their graded rows fails) and print no traceback.
+suite 1 exactly when one of their graded rows fails) and print no traceback; `aqmlab characterize red
+--quick --only 5.1.1 --json` shows the ns-3 suite's column from the package data.
 
 The fresh venv gets no network: it borrows from the running venv exactly the distributions the
 wheel requires without extras, and what they require in turn (each linked into a folder the venv
@@ -169,6 +170,11 @@ def main() -> int:
         printed = json.loads(ns2.stdout) if ns2.stdout.startswith("{") else {}
         failed = any(not row["pass"] and row.get("graded", True) for row in printed.get("rows", []))
         expect(printed.get("stale") == [] and ns2.returncode == int(failed), f"exit status {ns2.returncode}", ns2)
+
+        # The ns-3 suite's recorded numbers ship in the package: quick mode shows them, ungraded.
+        char = aqmlab("characterize", "red", "--quick", "--only", "5.1.1", "--json", "--out", outside / "char")
+        cell = json.loads(char.stdout)["tests"][0]["cases"][0]["cells"]["red"] if char.stdout.startswith("{") else {}
+        expect("ns3" in cell and (outside / "char" / "index.html").is_file(), "characterize with ns-3's column", char)
 
         for failure in failures:
             print(f"FAILED: {failure}", file=sys.stderr)

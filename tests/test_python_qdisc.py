@@ -325,3 +325,36 @@ def test_a_sweep_runs_a_python_mechanism_over_its_parameters_on_the_workers(tmp_
         .with_seed(int(job["simulation.seed"]))
     )
     assert flows[flows["job"] == job["job"]]["dropped_packets"].tolist() == here.flows["dropped_packets"].tolist()
+
+
+def test_threads_that_load_one_file_at_once_all_get_the_whole_module(tmp_path):
+    """A Dask worker runs a sweep's jobs on several threads: each must find the class, though the
+    file takes a while to execute (it failed as `no class 'Red' ... (its classes: none)` when a
+    second thread replaced the module the first was still executing)."""
+    import threading
+    import time
+
+    from aqmlab import python_qdisc
+
+    mine = tmp_path / "slow.py"
+    mine.write_text(
+        "import time\nimport aqmlab\ntime.sleep(0.3)\n\n\nclass Slow(aqmlab.Qdisc):\n"
+        "    def enqueue(self, packet, link):\n        pass\n\n    def dequeue(self, link):\n        return None\n"
+    )
+    found, errors = [], []
+
+    def load():
+        try:
+            found.append(python_qdisc.resolve(f"{mine}:Slow"))
+        except aqmlab.ScenarioError as e:
+            errors.append(str(e))
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(found) == 4 and len(set(found)) == 1
+    # Executed once: the threads waited for the one load, not four.
+    assert time.monotonic() - started < 1.0

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,15 +137,17 @@ def spec_of(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-# Modules loaded from a file path, by path: a file is loaded once per process.
+# Modules loaded from a file path, by path: a file is loaded once per process. The lock makes
+# the check and the load one step: a Dask worker runs jobs on several threads, and a second
+# thread must not see (or replace) a module the first is still executing.
 _LOADED_FROM_FILE: dict[str, str] = {}
+# Re-entrant: a user's module may itself name another file's class while it loads.
+_LOADING = threading.RLock()
 
 
 def _module(name: str, path: str) -> Any:
     """The module `name` (`package.module`) or the file at `path` (`my_aqm.py`), imported."""
-    import hashlib
     import importlib
-    import importlib.util
 
     if not name.endswith(".py"):
         return importlib.import_module(name)
@@ -152,6 +155,15 @@ def _module(name: str, path: str) -> Any:
     if not file.is_file():
         raise ScenarioError(f"{path}.class: no file {name}")
     key = str(file.resolve())
+    with _LOADING:
+        return _loaded(key, file)
+
+
+def _loaded(key: str, file: Path) -> Any:
+    """The module of the file at `key` (its resolved path), executed once (under `_LOADING`)."""
+    import hashlib
+    import importlib.util
+
     if key not in _LOADED_FROM_FILE:
         module_name = f"aqmlab_user_{hashlib.sha256(key.encode()).hexdigest()[:12]}_{file.stem}"
         spec = importlib.util.spec_from_file_location(module_name, key)

@@ -266,8 +266,9 @@ def open_folder(
     with outdir.locked(out, wait, say):
         outdir.check_folder_path(out)
         (out / "cells").mkdir(parents=True, exist_ok=True)
-        for partial_parent in {cell_parent for cell_parent in (out / "cells").glob("*/*")}:
-            outdir.remove_partials(partial_parent)
+        # A cell's partial folder lies beside its place: in its case's folder.
+        for case_folder in (out / "cells").glob("*/*"):
+            outdir.remove_partials(case_folder)
         yield CharacterizeFolder(out, mechanisms, tests, quick)
 
 

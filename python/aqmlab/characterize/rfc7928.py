@@ -323,10 +323,6 @@ def _sizes(_: bool) -> list[Case]:
     ]
 
 
-def _size_ratio(cells: Mapping[str, Mapping[str, Any]]) -> float:
-    return _goodput_ratio("small", "large")(cells["1500B-300B"])
-
-
 # §9.1: a traffic mix of the kinds the RFC lists (bulk TCP, web, VoIP, CBR UDP; its adaptive
 # video has no source here yet): one bulk NewReno, §7's five web sources, a VoIP-like call
 # (80 kbit/s of 200-byte packets: G.711's 160 B every 20 ms with 40 B of RTP/UDP/IP) and a CBR
@@ -370,7 +366,7 @@ TESTS: tuple[Test, ...] = (
         "the packet size of two otherwise equal NewReno flows",
         f"1500 B and 300 B on the standard network; buffer {BUFFER_PACKETS} packets",
         _sizes,
-        Merit("small/large goodput", "ratio", "closer to 1", _size_ratio),
+        Merit("small/large goodput", "ratio", "closer to 1", _goodput_ratio_of("1500B-300B", "small", "large")),
     ),
     Test(
         "4.5",

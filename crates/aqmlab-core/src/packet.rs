@@ -16,12 +16,14 @@ pub enum PacketKind {
     Ack,
 }
 
-/// ECN codepoint (RFC 3168), as a router sees it.
+/// ECN codepoint (RFC 3168 §5), as a router sees it. ECT(0) is classic ECN's; ECT(1) is the
+/// L4S identifier (RFC 9331 §4.1): a queue that has an L4S queue classifies on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Ecn {
     #[default]
     NotEct,
-    Ect,
+    Ect0,
+    Ect1,
     Ce,
 }
 

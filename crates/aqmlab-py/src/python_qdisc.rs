@@ -90,7 +90,8 @@ pub struct Packet {
     /// `"data"` or `"ack"`.
     #[pyo3(get)]
     kind: &'static str,
-    /// `"not-ect"`, `"ect"` or `"ce"` (RFC 3168).
+    /// `"not-ect"`, `"ect"` (ECT(0), RFC 3168), `"ect1"` (ECT(1), the L4S identifier of RFC 9331)
+    /// or `"ce"`.
     #[pyo3(get)]
     ecn: &'static str,
     /// CSFQ's label (the flow's rate estimate, bit/s), 0 when unlabelled.
@@ -104,7 +105,8 @@ pub struct Packet {
 fn ecn_name(ecn: Ecn) -> &'static str {
     match ecn {
         Ecn::NotEct => "not-ect",
-        Ecn::Ect => "ect",
+        Ecn::Ect0 => "ect",
+        Ecn::Ect1 => "ect1",
         Ecn::Ce => "ce",
     }
 }

@@ -260,8 +260,9 @@ fn parse_ipv4(bytes: &[u8]) -> Option<Ipv4Header> {
     let port = |at: usize| u16::from_be_bytes([bytes[at], bytes[at + 1]]);
     let ecn = match bytes[1] & 3 {
         0 => Ecn::NotEct,
-        3 => Ecn::Ce,
-        _ => Ecn::Ect,
+        1 => Ecn::Ect1,
+        2 => Ecn::Ect0,
+        _ => Ecn::Ce,
     };
     Some(Ipv4Header {
         tuple: FiveTuple {
@@ -859,7 +860,7 @@ bottleneck = {{ rate = "10Mbps", delay = "1ms" }}
         packet[22..24].copy_from_slice(&(RECEIVER_PORT + 7).to_be_bytes());
         let h = parse_ipv4(&packet).unwrap();
         assert_eq!(h.tuple, five_tuple(7, true));
-        assert_eq!(h.ecn, Ecn::Ect);
+        assert_eq!(h.ecn, Ecn::Ect0);
         assert_ne!(h.tuple, five_tuple(7, false), "UDP and TCP flows differ by protocol");
         assert_eq!(five_tuple(7, true).reversed().src, five_tuple(7, true).dst);
         packet[6] = 0x20; // a later fragment carries no ports

@@ -210,7 +210,8 @@ impl Frame {
 fn ecn_bits(ecn: Ecn) -> u8 {
     match ecn {
         Ecn::NotEct => 0b00,
-        Ecn::Ect => 0b10,
+        Ecn::Ect0 => 0b10,
+        Ecn::Ect1 => 0b01,
         Ecn::Ce => 0b11,
     }
 }

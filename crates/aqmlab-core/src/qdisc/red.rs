@@ -974,7 +974,7 @@ mod tests {
         let mut h = held(ecn.clone(), 10);
         let ect = Packet {
             size: 1000,
-            ecn: Ecn::Ect,
+            ecn: Ecn::Ect0,
             ..Default::default()
         };
         let outcomes: Vec<_> = (0..n).map(|_| offer_held(&mut h, ect)).collect();
@@ -1002,7 +1002,7 @@ mod tests {
         let mut h = held(ecn, 16);
         assert_eq!(
             offer_held(&mut h, ect),
-            (Verdict::Dropped(DropReason::Forced), Ecn::Ect)
+            (Verdict::Dropped(DropReason::Forced), Ecn::Ect0)
         );
     }
 

@@ -535,7 +535,7 @@ mod tests {
         let ect = Packet {
             flow: 1,
             size: 1000,
-            ecn: Ecn::Ect,
+            ecn: Ecn::Ect0,
             ..Default::default()
         };
         // Before the warm-up only the active set (0) counts.
@@ -607,7 +607,7 @@ mod tests {
                 let packet = Packet {
                     flow: 1,
                     size: 1000,
-                    ecn: Ecn::Ect,
+                    ecn: Ecn::Ect0,
                     ..Default::default()
                 };
                 match h.offer(0, packet) {

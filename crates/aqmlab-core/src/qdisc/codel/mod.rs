@@ -324,7 +324,7 @@ mod tests {
             ..Default::default()
         });
         for _ in 0..500 {
-            h.offer(0, packet_at(0, Ecn::Ect));
+            h.offer(0, packet_at(0, Ecn::Ect0));
         }
         let mut marked = 0;
         for ms in 1..=400 {

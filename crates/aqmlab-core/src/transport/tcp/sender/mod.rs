@@ -243,7 +243,7 @@ impl SenderCore {
         }
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
         let ecn = if self.params.ecn && !retransmit {
-            Ecn::Ect
+            Ecn::Ect0
         } else {
             Ecn::NotEct
         };

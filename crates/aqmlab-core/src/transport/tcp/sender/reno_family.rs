@@ -794,7 +794,7 @@ mod tests {
     #[test]
     fn ecn_echo_halves_once_per_window_and_data_is_ect() {
         let mut h = ecn_sender();
-        assert!(h.sent.iter().all(|p| p.ecn == Ecn::Ect) && h.sent.len() == 8);
+        assert!(h.sent.iter().all(|p| p.ecn == Ecn::Ect0) && h.sent.len() == 8);
         h.ack_with(1, true);
         assert_eq!((h.agent.core.cwnd, h.agent.core.ssthresh), (4.0, 4.0));
         // Further echoes for data sent before the reduction are ignored.

@@ -229,6 +229,11 @@ def test_resolve_names_a_bad_field():
             "topology.bottleneck.trace: the export has no capacity traces",
         ),
         ({"flows[0].pauses": [{"at": "1s", "until": "2s"}]}, "flows[0].pauses: the export has no pauses"),
+        ({"flows[0].tcp.ecn": "ect1"}, "flows[0].tcp.ecn: ns-2's agents set ECT(0) only (ecn_ 1): write ecn = true"),
+        (
+            {"flows[0]": {"type": "cbr", "rate": "1Mbps", "ecn": "ect1"}},
+            "flows[0].ecn: ns-2's UDP agent sends no ECN codepoint",
+        ),
         ({"flows[0].count": 0}, "flows[0].count: must be >= 1"),
         (
             {"topology.bottleneck.qdisc": {"type": "sfq"}},

@@ -73,6 +73,9 @@ pub struct Packet {
     /// `sent_at` (RFC 6817 §2.4.1's receiver; one clock, so TCP timestamps' TSval − TSecr
     /// without the clocks' offset). Zero on data packets.
     pub one_way_delay: Time,
+    /// Ack under accurate ECN feedback: the CE-marked data packets the receiver has had so far
+    /// (AccECN's packet counter r.cep, draft-ietf-tcpm-accurate-ecn §3.2). Zero otherwise.
+    pub ce_packets: u32,
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     /// TFRC's header fields (RFC 5348 §3.2), zero for other transports.
     pub tfrc: TfrcHeader,

@@ -240,7 +240,7 @@ fn flow_types_take_only_their_own_settings() {
     assert!(Scenario::from_toml_str(&cbr).is_ok());
     assert_eq!(
         error_of(&cbr.replace("start = \"1s\"", "tcp = { window = 8 }")),
-        "flows[0].tcp: unknown field `tcp`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `pauses`, `rate`, `jitter`, `rate_changes`"
+        "flows[0].tcp: unknown field `tcp`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `pauses`, `rate`, `jitter`, `rate_changes`, `ecn`"
     );
     assert_eq!(
         error_of(&cbr.replace("rate = \"5Mbps\"", "")),
@@ -282,7 +282,7 @@ fn flow_types_take_only_their_own_settings() {
     );
     assert_eq!(
         error_of(&onoff.replace("off_time = \"1s\"", "off_time = \"1s\"\njitter = true")),
-        "flows[0].jitter: unknown field `jitter`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `pauses`, `rate`, `on_time`, `off_time`"
+        "flows[0].jitter: unknown field `jitter`, expected one of `name`, `count`, `src`, `dst`, `access_rate`, `access_delay`, `sink_delay`, `hop`, `start`, `start_jitter`, `stop`, `packet_size`, `weight`, `pauses`, `rate`, `on_time`, `off_time`, `ecn`"
     );
 }
 

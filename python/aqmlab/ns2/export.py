@@ -274,6 +274,10 @@ def _tcp_options(flow: Flow) -> dict[str, Any]:
         )
     if not float(tcp["initial_ssthresh"]).is_integer():
         raise _unexportable(f"{path}.initial_ssthresh", "ns-2's ssthresh_ is a whole number of packets")
+    if tcp["ecn"] == "ect1":
+        raise _unexportable(f"{path}.ecn", "ns-2's agents set ECT(0) only (ecn_ 1): write ecn = true")
+    if tcp.get("ecn_feedback", "classic") != "classic":
+        raise _unexportable(f"{path}.ecn_feedback", 'ns-2\'s sinks echo ECE only (RFC 3168): write "classic"')
     if workload["type"] not in ("infinite", "transfer"):
         raise _unexportable(
             f"{flow.path}.workload.type", f"the export has no {workload['type']!r} (infinite, transfer)"
@@ -399,7 +403,7 @@ def _tcp_flow(script: _Script, f: Flow) -> None:
             ("tcpTick_", tcp["timer_granularity"], ""),
             ("rtxcur_init_", tcp["initial_rto"], ""),
             ("minrto_", tcp["min_rto"], ""),
-            ("ecn_", int(tcp["ecn"]), ""),
+            ("ecn_", int(tcp["ecn"] == "ect0"), ""),
         ],
     )
     sink = TCP_SINKS[(tcp["variant"] == "sack", tcp["delayed_ack"])]
@@ -420,6 +424,8 @@ def _tcp_flow(script: _Script, f: Flow) -> None:
 
 
 def _udp_source(script: _Script, f: Flow) -> None:
+    if f.settings.get("ecn", "not-ect") != "not-ect":
+        raise _unexportable(f"{f.path}.ecn", "ns-2's UDP agent sends no ECN codepoint")
     if f.type == "cbr":
         script.add(f"set app({f.id}) [new Application/Traffic/CBR]")
         script.settings(

@@ -158,7 +158,16 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                 if !spec.common.pauses.is_empty() {
                     return not_yet(&format!("{path}.pauses"), "real TCP endpoints do not pause, yet");
                 }
-                if tcp.tcp.ecn {
+                if let cc @ (CongestionControl::Dctcp | CongestionControl::Prague) = cc_of(&tcp.tcp) {
+                    return not_yet(
+                        &format!("{path}.tcp.cc"),
+                        &format!(
+                            r#""{}" is not in this machine's kernel (net.ipv4.tcp_available_congestion_control: reno, cubic, bbr); `validate linux` runs it in User-Mode Linux"#,
+                            cc.linux_name()
+                        ),
+                    );
+                }
+                if tcp.tcp.resolve().ecn != crate::transport::Codepoint::NotEct {
                     return not_yet(&format!("{path}.tcp.ecn"), "no ECN under emulation yet");
                 }
                 if tcp.tcp.trace {

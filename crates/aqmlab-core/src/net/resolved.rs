@@ -16,6 +16,7 @@ use crate::scenario::{Scenario, SimulationSpec};
 use crate::time::to_secs;
 use crate::transport::tcp::{TcpFlow, Workload};
 use crate::transport::udp::RateChange;
+use crate::transport::Codepoint;
 use crate::transport::FlowKind;
 use crate::units::{Bytes, Rate, Seconds};
 use serde::Serialize;
@@ -186,7 +187,7 @@ fn tcp_settings(flow: &TcpFlow) -> Value {
         Workload::Web(_) => json!({ "type": "web" }),
         Workload::Neidhardt(_) => json!({ "type": "neidhardt" }),
     };
-    json!({
+    let mut settings = json!({
         "tcp": {
             "profile": p.profile,
             "variant": p.variant,
@@ -205,7 +206,12 @@ fn tcp_settings(flow: &TcpFlow) -> Value {
             "trace": p.trace,
         },
         "workload": workload,
-    })
+    });
+    // Feedback is read only with ECN, and refused without it.
+    if p.ecn != Codepoint::NotEct {
+        settings["tcp"]["ecn_feedback"] = json!(p.ecn_feedback);
+    }
+    settings
 }
 
 #[cfg(test)]

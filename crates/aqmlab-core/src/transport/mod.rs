@@ -45,6 +45,28 @@ pub trait FlowConfig {
     fn build(&self, size: u32, offer: &Offer, rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>);
 }
 
+/// The ECN codepoint a source sends its data packets with (`ecn`; RFC 3168 §5): not
+/// ECN-capable, ECT(0) (classic ECN), or ECT(1), the L4S identifier (RFC 9331 §4.1) that a
+/// dual-queue AQM classifies into its low-latency queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Codepoint {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+}
+
+impl Codepoint {
+    pub fn ecn(self) -> crate::packet::Ecn {
+        match self {
+            Codepoint::NotEct => crate::packet::Ecn::NotEct,
+            Codepoint::Ect0 => crate::packet::Ecn::Ect0,
+            Codepoint::Ect1 => crate::packet::Ecn::Ect1,
+        }
+    }
+}
+
 /// When a sender's application offers data: from the flow's start until `stop`, except in
 /// its `pauses` (`[at, until)` each, sorted and disjoint; a flow's `pauses`).
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,7 @@
 //! Flow types `cbr` (`rate`, optional `jitter` and `rate_changes`) and `onoff`
 //! (`rate`, `on_time`, `off_time`).
 
-use super::{Agent, AgentCtx, FlowConfig, Offer, TimerKind, Token};
+use super::{Agent, AgentCtx, Codepoint, FlowConfig, Offer, TimerKind, Token};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
@@ -26,6 +26,10 @@ pub struct CbrConfig {
     /// New rates at given times; default none.
     #[serde(default)]
     pub rate_changes: Vec<RateChange>,
+    /// The packets' ECN codepoint: `"not-ect"` (default), `"ect0"` or `"ect1"` (an
+    /// unresponsive flow in an L4S queue, RFC 9331 §8).
+    #[serde(default)]
+    pub ecn: Codepoint,
 }
 
 /// A new rate from a given time: a CBR source's (RED-PD §5.2/§7.3) or a link's.
@@ -69,6 +73,9 @@ pub struct OnOffConfig {
     /// Mean ON and OFF periods (exponential).
     pub on_time: Seconds,
     pub off_time: Seconds,
+    /// The packets' ECN codepoint, as a `cbr` flow's.
+    #[serde(default)]
+    pub ecn: Codepoint,
 }
 
 impl FlowConfig for OnOffConfig {
@@ -120,6 +127,7 @@ crate::timer_kinds! {
 /// due in a pause is sent when the pause ends, and the gaps go on from there.
 pub struct Cbr {
     size: u32,
+    ecn: Ecn,
     interval: f64,
     jitter: bool,
     changes: Vec<(Time, f64)>,
@@ -132,6 +140,7 @@ impl Cbr {
     pub fn new(config: &CbrConfig, size: u32, offer: Offer, rng: Rng) -> Self {
         Cbr {
             size,
+            ecn: config.ecn.ecn(),
             interval: interval_for(config.rate.0, size),
             jitter: config.jitter,
             changes: config
@@ -162,7 +171,7 @@ impl Cbr {
             ctx.set_timer(until, CbrTimer::Send);
             return;
         }
-        ctx.send(udp_packet(self.size, self.seq, ctx.now));
+        ctx.send(udp_packet(self.size, self.seq, ctx.now, self.ecn));
         self.seq += 1;
         let gap = self.next_gap();
         ctx.set_timer(ctx.now + gap, CbrTimer::Send);
@@ -170,12 +179,12 @@ impl Cbr {
 }
 
 /// A UDP source's data packet (the video source's too).
-pub(super) fn udp_packet(size: u32, seq: u64, now: Time) -> Packet {
+pub(super) fn udp_packet(size: u32, seq: u64, now: Time, ecn: Ecn) -> Packet {
     Packet {
         size,
         seq,
         sent_at: now,
-        ecn: Ecn::NotEct,
+        ecn,
         ..Default::default()
     }
 }
@@ -202,6 +211,7 @@ impl Agent for Cbr {
 /// pause silences it whatever the period; the periods run on meanwhile, drawn as without it.
 pub struct OnOff {
     size: u32,
+    ecn: Ecn,
     interval: Time,
     on: Exp<f64>,
     off: Exp<f64>,
@@ -215,6 +225,7 @@ impl OnOff {
     pub fn new(config: &OnOffConfig, size: u32, offer: Offer, rng: Rng) -> Self {
         OnOff {
             size,
+            ecn: config.ecn.ecn(),
             interval: from_secs(interval_for(config.rate.0, size)).max(1),
             on: Exp::new(1.0 / config.on_time.0).expect("validated > 0"),
             off: Exp::new(1.0 / config.off_time.0).expect("validated > 0"),
@@ -239,7 +250,7 @@ impl OnOff {
             return;
         }
         if self.offer.offers(ctx.now) {
-            ctx.send(udp_packet(self.size, self.seq, ctx.now));
+            ctx.send(udp_packet(self.size, self.seq, ctx.now, self.ecn));
             self.seq += 1;
         }
         ctx.set_timer(ctx.now + self.interval, OnOffTimer::Next);

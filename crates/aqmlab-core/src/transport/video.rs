@@ -100,7 +100,7 @@ impl VideoSource {
         let due = (self.frames as f64 * self.frame_bytes / f64::from(self.size) + 1e-9).floor() as u64;
         if self.offer.offers(ctx.now) {
             while self.seq < due {
-                ctx.send(udp_packet(self.size, self.seq, ctx.now));
+                ctx.send(udp_packet(self.size, self.seq, ctx.now, crate::packet::Ecn::NotEct));
                 self.seq += 1;
             }
         } else {

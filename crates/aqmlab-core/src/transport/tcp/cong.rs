@@ -14,14 +14,30 @@
 //! - LEDBAT (RFC 6817, [`Ledbat`]; no Linux module): `pkts_acked` takes each ACK's one-way
 //!   delay, `cong_avoid` moves the window by the queueing delay's distance from TARGET, with
 //!   no slow start; `ssthresh` halves, at least MIN_CWND.
+//! - DCTCP (tcp_dctcp.c, RFC 8257, [`Dctcp`]): Reno's growth; `in_ack_event` estimates the
+//!   marked fraction α once per round; ssthresh is cwnd·(1 − α/2) on ECN-echo and half on loss.
+//! - Prague (the L4S team's tcp_prague.c, [`Prague`]): sets cwnd itself on every ACK
+//!   (`cong_control`) from a fractional window, reduces it by α/2 on entering CWR and by half
+//!   on a loss (`set_state`), and paces at its own rate.
 //!
 //! Times are exact seconds where Linux counts jiffies and microseconds.
 
 use super::bbr::Bbr;
 use super::cc::{AckSample, Window};
 use super::cubic::Cubic;
+use super::dctcp::Dctcp;
 use super::ledbat::Ledbat;
+use super::prague::{Prague, PragueAck};
 use super::{CongestionControl, TcpParams};
+
+/// Why the window is reduced: the sender entering CWR (ECN-echo, or a loss repaired by a
+/// Tail Loss Probe: tcp_process_tlp_ack()) or Recovery and Loss (a loss, a timeout). Most
+/// modules' `ssthresh` does not tell them apart; DCTCP's and Prague's `set_state` do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduction {
+    Cwr,
+    Loss,
+}
 
 /// A congestion control module and the `snd_cwnd_cnt` its additive increase counts in.
 #[derive(Clone, Debug)]
@@ -37,16 +53,21 @@ enum Module {
     Cubic(Box<Cubic>),
     Bbr(Box<Bbr>),
     Ledbat(Box<Ledbat>),
+    Dctcp(Box<Dctcp>),
+    Prague(Box<Prague>),
 }
 
 impl LinuxCc {
-    /// The flow's module (`cc`, with `ledbat`'s parameters) at connection start (`init`), `now` seconds.
-    pub fn new(params: &TcpParams, now: f64) -> Self {
+    /// The flow's module (`cc`, with `ledbat`'s parameters) at connection start (`init`), `now`
+    /// seconds, for data packets of `size` bytes.
+    pub fn new(params: &TcpParams, size: u32, now: f64) -> Self {
         let module = match params.cc {
             CongestionControl::Reno => Module::Reno,
             CongestionControl::Cubic => Module::Cubic(Box::new(Cubic::new(now, 0))),
             CongestionControl::Bbr => Module::Bbr(Box::new(Bbr::new(now))),
             CongestionControl::Ledbat => Module::Ledbat(Box::new(Ledbat::new(params.ledbat))),
+            CongestionControl::Dctcp => Module::Dctcp(Box::new(Dctcp::new(0))),
+            CongestionControl::Prague => Module::Prague(Box::new(Prague::new(params.initial_window, size, now))),
         };
         LinuxCc { module, cwnd_cnt: 0 }
     }
@@ -66,12 +87,12 @@ impl LinuxCc {
             }
         }
         let per = match &mut self.module {
-            // tcp_reno_cong_avoid(): one packet per window acked.
-            Module::Reno => w.cwnd,
+            // tcp_reno_cong_avoid(): one packet per window acked (DCTCP's too).
+            Module::Reno | Module::Dctcp(_) => w.cwnd,
             Module::Cubic(c) => c.update(w.cwnd, acked, now),
-            // bbr_main() sets cwnd (`cong_control`): tcp_cong_avoid() never runs; LEDBAT's
-            // rule ran above.
-            Module::Bbr(_) | Module::Ledbat(_) => return,
+            // bbr_main() and prague_cong_control() set cwnd (`cong_control`): tcp_cong_avoid()
+            // never runs; LEDBAT's rule ran above.
+            Module::Bbr(_) | Module::Ledbat(_) | Module::Prague(_) => return,
         };
         self.cong_avoid_ai(w, per, acked);
     }
@@ -91,9 +112,10 @@ impl LinuxCc {
         w.cwnd = w.cwnd.min(w.clamp);
     }
 
-    /// `ssthresh`: the window after a loss or ECN-echo, from the window `cwnd` before it.
-    /// The reduction restarts the additive-increase count (tcp_init_cwnd_reduction()).
-    pub fn ssthresh(&mut self, cwnd: u64) -> u64 {
+    /// `ssthresh` and `set_state` on a reduction for `why`: the new ssthresh, from the window
+    /// `cwnd` before it and the current `ssthresh`. The reduction restarts the
+    /// additive-increase count (tcp_init_cwnd_reduction()).
+    pub fn reduce(&mut self, why: Reduction, cwnd: u64, ssthresh: u64) -> u64 {
         self.cwnd_cnt = 0;
         match &mut self.module {
             // tcp_reno_ssthresh().
@@ -101,6 +123,47 @@ impl LinuxCc {
             Module::Cubic(c) => c.recalc_ssthresh(cwnd),
             Module::Bbr(b) => b.on_ssthresh(cwnd),
             Module::Ledbat(l) => l.ssthresh(cwnd),
+            Module::Dctcp(d) => match why {
+                Reduction::Cwr => d.ssthresh_for_ecn(cwnd),
+                Reduction::Loss => d.ssthresh_for_loss(cwnd),
+            },
+            // prague_ssthresh() keeps ssthresh; prague_state() moves the fractional window.
+            Module::Prague(p) => {
+                match why {
+                    Reduction::Cwr => p.enter_cwr(),
+                    Reduction::Loss => p.enter_loss(),
+                }
+                ssthresh
+            }
+        }
+    }
+
+    /// The ssthresh a loss gives, for tests: [`LinuxCc::reduce`] for a loss.
+    #[cfg(test)]
+    pub fn ssthresh(&mut self, cwnd: u64) -> u64 {
+        self.reduce(Reduction::Loss, cwnd, u64::MAX)
+    }
+
+    /// `in_ack_event`, before the ACK's reductions: DCTCP ends its round once `snd_una`
+    /// passes it (dctcp_update_alpha()).
+    pub fn in_ack_event(&mut self, snd_una: u64, snd_nxt: u64) {
+        if let Module::Dctcp(d) = &mut self.module {
+            d.end_round(snd_una, snd_nxt);
+        }
+    }
+
+    /// The packets an ACK delivered, `delivered_ce` of them echoed CE (`tp->delivered`,
+    /// `tp->delivered_ce`): DCTCP counts them in its round.
+    pub fn delivered(&mut self, delivered: u64, delivered_ce: u64) {
+        if let Module::Dctcp(d) = &mut self.module {
+            d.count(delivered, delivered_ce);
+        }
+    }
+
+    /// `set_state(TCP_CA_Open)`: a loss is repaired (Prague grows again).
+    pub fn open(&mut self) {
+        if let Module::Prague(p) = &mut self.module {
+            p.open();
         }
     }
 
@@ -110,7 +173,7 @@ impl LinuxCc {
         match &mut self.module {
             Module::Cubic(c) => c.acked(w, s),
             Module::Ledbat(l) => l.acked(s),
-            Module::Reno | Module::Bbr(_) => {}
+            Module::Reno | Module::Bbr(_) | Module::Dctcp(_) | Module::Prague(_) => {}
         }
     }
 
@@ -123,6 +186,8 @@ impl LinuxCc {
             Module::Cubic(c) => **c = Cubic::new(now, snd_nxt),
             Module::Bbr(b) => **b = Bbr::new(now),
             Module::Ledbat(l) => l.restart(),
+            Module::Dctcp(d) => **d = Dctcp::new(snd_nxt),
+            Module::Prague(p) => p.restart(now),
             Module::Reno => {}
         }
     }
@@ -137,18 +202,34 @@ impl LinuxCc {
         }
     }
 
-    /// The module sets cwnd and the pacing rate itself on every ACK (`cong_control`, BBR) and
-    /// asks for pacing (bbr_init(): `SK_PACING_NEEDED`): no `cong_avoid`, no PRR, and the
+    /// The module sets cwnd and the pacing rate itself on every ACK (`cong_control`: BBR,
+    /// Prague) and asks for pacing (`SK_PACING_NEEDED`): no `cong_avoid`, no PRR, and the
     /// window is not set to ssthresh when a reduction ends (tcp_end_cwnd_reduction()).
     pub fn cong_control(&self) -> bool {
-        matches!(self.module, Module::Bbr(_))
+        matches!(self.module, Module::Bbr(_) | Module::Prague(_))
+    }
+
+    /// prague_cong_control() on an ACK: Prague sets the window `w`.
+    pub fn prague_on_ack(&mut self, w: &mut Window, ack: &PragueAck) {
+        if let Module::Prague(p) = &mut self.module {
+            p.on_ack(w, ack);
+        }
+    }
+
+    /// The pacing rate, bytes/s, of a module that paces.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        match &self.module {
+            Module::Bbr(b) => Some(b.pacing_rate),
+            Module::Prague(p) => Some(p.pacing_rate()),
+            _ => None,
+        }
     }
 
     /// BBR's state, for the sender's `cong_control` calls, tests and traces.
     pub fn bbr(&mut self) -> Option<&mut Bbr> {
         match &mut self.module {
             Module::Bbr(b) => Some(b),
-            Module::Reno | Module::Cubic(_) | Module::Ledbat(_) => None,
+            _ => None,
         }
     }
 
@@ -156,7 +237,16 @@ impl LinuxCc {
     pub fn ledbat(&self) -> Option<&Ledbat> {
         match &self.module {
             Module::Ledbat(l) => Some(l),
-            Module::Reno | Module::Cubic(_) | Module::Bbr(_) => None,
+            _ => None,
+        }
+    }
+
+    /// α of a module that estimates the marked fraction (DCTCP, Prague), for traces.
+    pub fn alpha(&self) -> Option<f64> {
+        match &self.module {
+            Module::Dctcp(d) => Some(d.alpha()),
+            Module::Prague(p) => Some(p.alpha()),
+            _ => None,
         }
     }
 
@@ -164,7 +254,7 @@ impl LinuxCc {
     pub fn cubic(&self) -> Option<&Cubic> {
         match &self.module {
             Module::Cubic(c) => Some(c),
-            Module::Reno | Module::Bbr(_) | Module::Ledbat(_) => None,
+            _ => None,
         }
     }
 }
@@ -182,7 +272,7 @@ mod tests {
             ..Default::default()
         }
         .resolve();
-        LinuxCc::new(&params, 0.0)
+        LinuxCc::new(&params, 1000, 0.0)
     }
 
     fn window(cwnd: u64, ssthresh: u64) -> Window {

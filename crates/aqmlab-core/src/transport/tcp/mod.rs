@@ -26,7 +26,9 @@ pub mod bbr;
 pub mod cc;
 pub mod cong;
 pub mod cubic;
+pub mod dctcp;
 pub mod ledbat;
+pub mod prague;
 pub mod prr;
 pub mod rack;
 pub mod rate;
@@ -36,7 +38,7 @@ pub mod sender;
 pub mod sink;
 pub mod web;
 
-use super::{Agent, FlowConfig, Offer};
+use super::{Agent, Codepoint, FlowConfig, Offer};
 use crate::error::ScenarioError;
 use crate::rng::Rng;
 use crate::units::{Bytes, Seconds};
@@ -190,6 +192,11 @@ pub enum CongestionControl {
     Bbr,
     /// RFC 6817's LEDBAT ([`ledbat`]), with the parameters of `ledbat = { ... }`.
     Ledbat,
+    /// tcp_dctcp.c, DCTCP (RFC 8257, [`dctcp`]): ECT(0) as Linux 6.1 sends it, the receiver's
+    /// ECE state machine of RFC 8257 §3.2 under classic feedback.
+    Dctcp,
+    /// The L4S team's tcp_prague.c ([`prague`]): ECT(1), accurate ECN feedback, paced.
+    Prague,
 }
 
 impl CongestionControl {
@@ -201,6 +208,8 @@ impl CongestionControl {
             CongestionControl::Cubic => "cubic",
             CongestionControl::Bbr => "bbr",
             CongestionControl::Ledbat => "ledbat",
+            CongestionControl::Dctcp => "dctcp",
+            CongestionControl::Prague => "prague",
         }
     }
 }
@@ -236,8 +245,13 @@ pub struct TcpOptions {
     pub timer_granularity: Option<Seconds>,
     /// RTO before the first RTT sample (profile default).
     pub initial_rto: Option<Seconds>,
-    /// Send data as ECN-capable and halve the window on ECN-echo, once per window (RFC 3168).
-    pub ecn: bool,
+    /// Send data as ECN-capable and reduce the window on ECN-echo, once per window (RFC 3168):
+    /// `true` (ECT(0)), `false`, or the codepoint, `"ect0"` or `"ect1"` (default: `cc =
+    /// "dctcp"` ECT(0), `"prague"` ECT(1), else off).
+    pub ecn: Option<EcnOption>,
+    /// How the receiver tells the sender of CE marks (default `classic`; `accurate` under
+    /// `cc = "prague"`, which needs it).
+    pub ecn_feedback: Option<EcnFeedback>,
     /// FRED §11.3: on each of the first two duplicate ACKs while the window is
     /// below 10 packets, send a new packet (or re-send the last one if the
     /// window allows no new data), so that tiny windows still reach three
@@ -265,9 +279,53 @@ pub struct TcpParams {
     pub min_rto: Seconds,
     pub timer_granularity: Seconds,
     pub initial_rto: Seconds,
-    pub ecn: bool,
+    /// The data packets' codepoint (NotEct: not ECN-capable).
+    pub ecn: Codepoint,
+    pub ecn_feedback: EcnFeedback,
     pub tiny_window: bool,
     pub trace: bool,
+}
+
+/// `ecn` as a scenario writes it: on or off (on is ECT(0)), or the codepoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnOption {
+    On(bool),
+    Codepoint(Codepoint),
+}
+
+impl<'de> Deserialize<'de> for EcnOption {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = EcnOption;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"true, false, "ect0", "ect1" or "not-ect""#)
+            }
+            fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<EcnOption, E> {
+                Ok(EcnOption::On(on))
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<EcnOption, E> {
+                Codepoint::deserialize(serde::de::value::StrDeserializer::<E>::new(name)).map(EcnOption::Codepoint)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// How the receiver tells the sender of CE marks (`ecn_feedback`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnFeedback {
+    /// RFC 3168 §6.1.3: ECE on the ACK of a CE-marked packet (under `cc = "dctcp"` RFC 8257
+    /// §3.2's receiver: ECE mirrors the last packet's CE state, and a change of it is
+    /// acknowledged at once, the delayed ACK for the packets before it first).
+    #[default]
+    Classic,
+    /// Accurate ECN (draft-ietf-tcpm-accurate-ecn §3.2): every ACK carries the count of
+    /// CE-marked packets received, and a CE packet after a non-CE one is acknowledged at once
+    /// (§3.2.2.5.1's change-triggered ACK). The count is exact here: ACE's 3-bit wrap is not
+    /// modelled.
+    Accurate,
 }
 
 /// The defaults a profile supplies: variant, window, initial window, growth, delayed ACKs,
@@ -366,7 +424,21 @@ impl TcpOptions {
             min_rto: self.min_rto.unwrap_or(Seconds(d.min_rto)),
             timer_granularity: self.timer_granularity.unwrap_or(Seconds(d.timer_granularity)),
             initial_rto: self.initial_rto.unwrap_or(Seconds(d.initial_rto)),
-            ecn: self.ecn,
+            ecn: match self.ecn {
+                Some(EcnOption::On(true)) => Codepoint::Ect0,
+                Some(EcnOption::On(false)) => Codepoint::NotEct,
+                Some(EcnOption::Codepoint(c)) => c,
+                // tcp_dctcp.c INET_ECN_xmit(); tcp_prague.c `TCP_ECN_ECT_1`.
+                None => match self.congestion_control() {
+                    CongestionControl::Dctcp => Codepoint::Ect0,
+                    CongestionControl::Prague => Codepoint::Ect1,
+                    _ => Codepoint::NotEct,
+                },
+            },
+            ecn_feedback: self.ecn_feedback.unwrap_or(match self.congestion_control() {
+                CongestionControl::Prague => EcnFeedback::Accurate,
+                _ => EcnFeedback::Classic,
+            }),
             tiny_window: self.tiny_window,
             trace: self.trace,
         }
@@ -381,13 +453,19 @@ impl TcpOptions {
         })
     }
 
-    /// What the simulator runs: CUBIC, BBR and LEDBAT only under the linux profile (the Reno
-    /// family has no module interface); `run` says so, naming `path.cc`.
+    /// What the simulator runs: CUBIC, BBR, LEDBAT, DCTCP and Prague only under the linux
+    /// profile (the Reno family has no module interface); `run` says so, naming `path.cc`.
     pub fn require_simulated_cc(&self, path: &str) -> Result<(), ScenarioError> {
         match (self.profile, self.congestion_control()) {
-            (Profile::Rfc | Profile::Ns2, CongestionControl::Ledbat) => Err(ScenarioError::new(
+            (
+                Profile::Rfc | Profile::Ns2,
+                cc @ (CongestionControl::Ledbat | CongestionControl::Dctcp | CongestionControl::Prague),
+            ) => Err(ScenarioError::new(
                 format!("{path}.cc"),
-                r#""ledbat" is a module of the linux profile's congestion control interface: write profile = "linux"; the rfc and ns2 profiles' TCP is the Reno family (`variant`)"#,
+                format!(
+                    r#""{}" is a module of the linux profile's congestion control interface: write profile = "linux"; the rfc and ns2 profiles' TCP is the Reno family (`variant`)"#,
+                    cc.linux_name()
+                ),
             )),
             (Profile::Rfc | Profile::Ns2, cc @ (CongestionControl::Cubic | CongestionControl::Bbr)) => {
                 Err(ScenarioError::new(
@@ -417,6 +495,7 @@ impl TcpOptions {
             }
             (None, _) => {}
         }
+        self.check_ecn(&field, &p)?;
         if p.window == 0 {
             return Err(ScenarioError::new(field("window"), "must be >= 1 packet, got 0"));
         }
@@ -445,6 +524,31 @@ impl TcpOptions {
             Profile::Ns2 => require_positive(&field("timer_granularity"), p.timer_granularity)?,
         }
         require_positive(&field("initial_rto"), p.initial_rto)?;
+        Ok(())
+    }
+
+    /// DCTCP and Prague need ECN (`TCP_CONG_NEEDS_ECN`), Prague accurate feedback
+    /// (`TCP_CONG_NEEDS_ACCECN`); feedback without ECN would be silently unread.
+    fn check_ecn(&self, field: &dyn Fn(&str) -> String, p: &TcpParams) -> Result<(), ScenarioError> {
+        let cc = p.cc.linux_name();
+        if matches!(p.cc, CongestionControl::Dctcp | CongestionControl::Prague) && p.ecn == Codepoint::NotEct {
+            return Err(ScenarioError::new(
+                field("ecn"),
+                format!(r#"cc = "{cc}" needs ECN (TCP_CONG_NEEDS_ECN): leave `ecn` out, or write "ect0" or "ect1""#),
+            ));
+        }
+        if p.cc == CongestionControl::Prague && p.ecn_feedback == EcnFeedback::Classic {
+            return Err(ScenarioError::new(
+                field("ecn_feedback"),
+                r#"cc = "prague" needs accurate ECN feedback (TCP_CONG_NEEDS_ACCECN): leave `ecn_feedback` out or write "accurate""#,
+            ));
+        }
+        if self.ecn_feedback.is_some() && p.ecn == Codepoint::NotEct {
+            return Err(ScenarioError::new(
+                field("ecn_feedback"),
+                "read only when the flow is ECN-capable: set `ecn` too, or leave it out",
+            ));
+        }
         Ok(())
     }
 

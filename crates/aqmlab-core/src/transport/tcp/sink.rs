@@ -25,7 +25,7 @@
 //!
 //! The receiver's RTO bounds `ato`: with no handshake modelled it is TCP_TIMEOUT_INIT, 1 s.
 
-use super::{Profile, TcpParams, Variant};
+use super::{CongestionControl, EcnFeedback, Profile, TcpParams, Variant};
 use crate::packet::{Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::time::{from_secs, Time};
 use crate::transport::timer::{Generation, Restartable};
@@ -126,6 +126,85 @@ impl LinuxAcks {
 /// Size of a pure ACK on the wire (IP + TCP headers), bytes.
 pub const ACK_SIZE: u32 = 40;
 
+/// How the sink tells the sender of CE marks, with the state it keeps for it.
+#[derive(Clone, Copy, Debug)]
+enum EcnEcho {
+    /// RFC 3168: ECE on the next ACK after a CE-marked packet (`ce`: one is owed).
+    Classic { ce: bool },
+    /// RFC 8257 §3.2 (Linux 6.1 dctcp_ece_ack_update()): ECE on every ACK while the last packet
+    /// was CE (`ce_state`); when the state changes, a delayed ACK is sent first for the packets
+    /// before (with the old state), and the packet is acknowledged at once.
+    Dctcp { ce_state: bool },
+    /// Accurate ECN: every ACK carries the CE count; a CE packet after a non-CE one is
+    /// acknowledged at once (change-triggered ACK, draft-ietf-tcpm-accurate-ecn §3.2.2.5.1).
+    Accurate { received_ce: u32, last_ce: bool },
+}
+
+/// What a data packet's ECN field asks of the ACKs ([`EcnEcho::on_data`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EchoAction {
+    None,
+    /// Acknowledge this packet at once.
+    AckNow,
+    /// Send the delayed ACK for the packets before this one first, then acknowledge it at once.
+    AckPriorThenNow,
+}
+
+impl EcnEcho {
+    fn new(opts: &TcpParams) -> Self {
+        match (opts.ecn_feedback, opts.cc) {
+            (EcnFeedback::Accurate, _) => EcnEcho::Accurate {
+                received_ce: 0,
+                last_ce: false,
+            },
+            (EcnFeedback::Classic, CongestionControl::Dctcp) => EcnEcho::Dctcp { ce_state: false },
+            (EcnFeedback::Classic, _) => EcnEcho::Classic { ce: false },
+        }
+    }
+
+    /// A data packet arrived, marked CE or not.
+    fn on_data(&mut self, ce: bool) -> EchoAction {
+        match self {
+            EcnEcho::Classic { ce: owed } => {
+                *owed |= ce;
+                EchoAction::None
+            }
+            EcnEcho::Dctcp { ce_state } => {
+                let changed = *ce_state != ce;
+                *ce_state = ce;
+                if changed {
+                    EchoAction::AckPriorThenNow
+                } else {
+                    EchoAction::None
+                }
+            }
+            EcnEcho::Accurate { received_ce, last_ce } => {
+                let rise = ce && !*last_ce;
+                *received_ce += u32::from(ce);
+                *last_ce = ce;
+                if rise {
+                    EchoAction::AckNow
+                } else {
+                    EchoAction::None
+                }
+            }
+        }
+    }
+
+    /// Writes the echo into `ack`; `ce_state` is the state it reports (the DCTCP receiver's
+    /// prior state for the ACK of the packets before a change).
+    fn fill(&mut self, ack: &mut Packet, ce_state: Option<bool>) {
+        match self {
+            EcnEcho::Classic { ce } => {
+                ack.ece = *ce;
+                *ce = false;
+            }
+            EcnEcho::Dctcp { ce_state: now } => ack.ece = ce_state.unwrap_or(*now),
+            EcnEcho::Accurate { received_ce, .. } => ack.ce_packets = *received_ce,
+        }
+    }
+}
+
 /// What the sink runs with, resolved once in [`TcpSink::new`] from the flow's [`TcpParams`]: never
 /// changed by the algorithm.
 #[derive(Clone, Copy, Debug)]
@@ -155,8 +234,8 @@ pub struct TcpSink {
     echo: (Time, bool),
     /// The newest data packet's one-way delay, which the next ACK echoes (RFC 6817 §2.4.1).
     one_way_delay: Time,
-    /// A packet covered by the next ACK arrived with Congestion Experienced (RFC 3168).
-    ce: bool,
+    /// The ECN feedback.
+    ecn: EcnEcho,
     delack: Restartable<SinkTimer>,
 }
 
@@ -175,7 +254,7 @@ impl TcpSink {
             unacked: 0,
             echo: (0, false),
             one_way_delay: 0,
-            ce: false,
+            ecn: EcnEcho::new(opts),
             delack: Restartable::new(|generation| SinkTimer::DelAck { generation }),
         }
     }
@@ -236,6 +315,11 @@ impl TcpSink {
     }
 
     fn send_ack(&mut self, ctx: &mut AgentCtx) {
+        self.send_ack_reporting(None, ctx);
+    }
+
+    /// Sends the ACK, its ECN echo reporting `ce_state` if given (see [`EcnEcho::fill`]).
+    fn send_ack_reporting(&mut self, ce_state: Option<bool>, ctx: &mut AgentCtx) {
         let mut ack = Packet {
             kind: PacketKind::Ack,
             size: ACK_SIZE,
@@ -243,27 +327,27 @@ impl TcpSink {
             sent_at: self.echo.0,
             retransmit: self.echo.1,
             one_way_delay: self.one_way_delay,
-            ece: self.ce,
             ..Default::default()
         };
+        self.ecn.fill(&mut ack, ce_state);
         if self.params.sack {
             self.sack_blocks(&mut ack);
         }
         ctx.send(ack);
         self.unacked = 0;
-        self.ce = false;
         self.delack.clear();
         if let Some(linux) = &mut self.linux {
             linux.ack_sent(self.rcv_nxt);
         }
     }
 
-    /// __tcp_ack_snd_check() after a new data packet; `emptied`: it emptied the out-of-order queue.
-    fn linux_ack(&mut self, emptied: bool, ctx: &mut AgentCtx) {
+    /// __tcp_ack_snd_check() after a new data packet; `at_once`: it emptied the out-of-order
+    /// queue, or its CE mark asks for an ACK now (ICSK_ACK_NOW).
+    fn linux_ack(&mut self, at_once: bool, ctx: &mut AgentCtx) {
         let Some(linux) = &mut self.linux else { return };
         // More than one full packet unacknowledged (rcv_nxt − rcv_wup > rcv_mss), quick-ACK
-        // mode, or the out-of-order queue just emptied (ICSK_ACK_NOW).
-        if self.rcv_nxt - linux.rcv_wup >= 2 || linux.quick > 0 || emptied {
+        // mode, or ICSK_ACK_NOW.
+        if self.rcv_nxt - linux.rcv_wup >= 2 || linux.quick > 0 || at_once {
             return self.send_ack(ctx);
         }
         if self.ranges.is_empty() {
@@ -309,7 +393,13 @@ impl Agent for TcpSink {
         if p.kind != PacketKind::Data {
             return;
         }
-        self.ce |= p.ecn == Ecn::Ce;
+        let ce = p.ecn == Ecn::Ce;
+        let echo = self.ecn.on_data(ce);
+        if echo == EchoAction::AckPriorThenNow && self.unacked > 0 {
+            // dctcp_ece_ack_update(): the delayed ACK goes first, with the prior CE state.
+            self.send_ack_reporting(Some(!ce), ctx);
+        }
+        let ack_now = echo != EchoAction::None;
         self.one_way_delay = ctx.now - p.sent_at;
         if self.unacked == 0 {
             self.echo = (p.sent_at, p.retransmit);
@@ -344,11 +434,11 @@ impl Agent for TcpSink {
         self.unacked += 1;
         if let Some(linux) = &mut self.linux {
             linux.data_received(ctx.now);
-            return self.linux_ack(filled_gap && self.ranges.is_empty(), ctx);
+            return self.linux_ack(ack_now || (filled_gap && self.ranges.is_empty()), ctx);
         }
         // RFC 5681 §4.2: ACK at once a packet that fills a gap; otherwise at
         // least every second packet, or when the delayed-ACK timer expires.
-        if filled_gap || !self.params.delayed_ack || self.unacked >= 2 {
+        if ack_now || filled_gap || !self.params.delayed_ack || self.unacked >= 2 {
             self.send_ack(ctx);
         } else if !self.delack.is_set() {
             self.delack.set(ctx.now + self.params.delack_timeout, ctx);
@@ -535,5 +625,70 @@ mod tests {
         assert_eq!((at, ack.seq, blocks(&ack)[0]), (21 * MS, 16, (17, 22)));
         // The retransmission fills the hole and empties the out-of-order queue: an ACK at once.
         assert_eq!(h.data(23 * MS, 16)[0].seq, 22);
+    }
+
+    /// A sink that delays ACKs (every second packet) under `cc` and `feedback`.
+    fn ecn_sink(cc: CongestionControl, feedback: EcnFeedback) -> AgentHarness<TcpSink> {
+        sink(TcpOptions {
+            delayed_ack: Some(true),
+            cc: Some(cc),
+            ecn: Some(crate::transport::tcp::EcnOption::On(true)),
+            ecn_feedback: Some(feedback),
+            ..Default::default()
+        })
+    }
+
+    /// Data packet `seq` at `now`, marked CE or not.
+    fn marked(h: &mut AgentHarness<TcpSink>, now: Time, seq: u64, ce: bool) -> Vec<Packet> {
+        let p = Packet {
+            kind: PacketKind::Data,
+            size: 1000,
+            seq,
+            ecn: if ce { Ecn::Ce } else { Ecn::Ect0 },
+            ..Default::default()
+        };
+        h.receive(now, &p)
+    }
+
+    #[test]
+    fn dctcp_receiver_echoes_the_ce_state_and_acks_its_changes_at_once() {
+        let mut h = ecn_sink(CongestionControl::Dctcp, EcnFeedback::Classic);
+        // Unmarked: every second packet, no ECE.
+        assert!(marked(&mut h, 0, 0, false).is_empty());
+        let ack = marked(&mut h, 1, 1, false);
+        assert_eq!((ack[0].seq, ack[0].ece), (2, false));
+        // Packet 2 unmarked waits; packet 3 marked changes the state: the delayed ACK of 2 goes
+        // first without ECE, then 3's at once with ECE (RFC 8257 §3.2).
+        assert!(marked(&mut h, 2, 2, false).is_empty());
+        let acks = marked(&mut h, 3, 3, true);
+        assert_eq!(
+            acks.iter().map(|a| (a.seq, a.ece)).collect::<Vec<_>>(),
+            vec![(3, false), (4, true)]
+        );
+        // While marked, ECE on every ACK, every second packet.
+        assert!(marked(&mut h, 4, 4, true).is_empty());
+        assert!(marked(&mut h, 5, 5, true)[0].ece);
+        // Back to unmarked: acknowledged at once without ECE.
+        assert!(!marked(&mut h, 6, 6, false)[0].ece);
+    }
+
+    #[test]
+    fn accurate_feedback_counts_every_ce_packet() {
+        let mut h = ecn_sink(CongestionControl::Prague, EcnFeedback::Accurate);
+        let mut acks = Vec::new();
+        for (seq, ce) in [false, true, true, false, true, true, true, false]
+            .into_iter()
+            .enumerate()
+        {
+            acks.extend(marked(&mut h, seq as Time, seq as u64, ce));
+        }
+        // A CE packet after an unmarked one is acknowledged at once: after 1 and after 4.
+        let counts: Vec<_> = acks.iter().map(|a| (a.seq, a.ce_packets, a.ece)).collect();
+        assert_eq!(counts, vec![(2, 1, false), (4, 2, false), (5, 3, false), (7, 5, false)]);
+        // Classic feedback tells only that one of the packets an ACK covers was marked.
+        let mut h = ecn_sink(CongestionControl::Reno, EcnFeedback::Classic);
+        assert!(marked(&mut h, 0, 0, true).is_empty());
+        let ack = marked(&mut h, 1, 1, true);
+        assert_eq!((ack[0].ece, ack[0].ce_packets), (true, 0));
     }
 }

@@ -33,7 +33,8 @@ use super::{NewAck, Recovery, SenderCore, SenderTimer};
 use crate::packet::Packet;
 use crate::time::{from_secs, to_secs, Time};
 use crate::transport::tcp::cc::{AckSample, CaState, Connection, Window};
-use crate::transport::tcp::cong::LinuxCc;
+use crate::transport::tcp::cong::{LinuxCc, Reduction};
+use crate::transport::tcp::prague::PragueAck;
 use crate::transport::tcp::prr::Prr;
 use crate::transport::tcp::rack::{Detection, RackBoard};
 use crate::transport::tcp::rate::DeliveryRate;
@@ -148,8 +149,9 @@ pub struct Linux {
 }
 
 impl Linux {
-    pub fn new(opts: &TcpParams) -> Self {
-        let cc = LinuxCc::new(opts, 0.0);
+    /// The family for data packets of `size` bytes.
+    pub fn new(opts: &TcpParams, size: u32) -> Self {
+        let cc = LinuxCc::new(opts, size, 0.0);
         let cong_control = cc.cong_control();
         Linux {
             cc,
@@ -176,7 +178,7 @@ impl Linux {
         }
         self.board.sent(seq, ctx.now);
         if let Some(p) = &mut self.pacing {
-            let rate = self.cc.bbr().map_or(0.0, |b| b.pacing_rate);
+            let rate = self.cc.pacing_rate().unwrap_or(0.0);
             p.sent(core.params.size, rate, ctx.now);
         }
         let retransmit = core.transmit(seq, ctx);
@@ -271,7 +273,8 @@ impl Linux {
             self.probe = None;
         } else if ack > probe.high_seq {
             self.probe = None;
-            self.reduce_ssthresh(core);
+            // tcp_process_tlp_ack(): the reduction is CWR's.
+            self.reduce_ssthresh(core, Reduction::Cwr);
             self.end_cwnd_reduction(core);
         }
     }
@@ -343,16 +346,18 @@ impl Linux {
             prior_in_flight,
         };
         self.cc.on_ack_sample(&mut w, &sample);
-        if grow && self.cwnd_usage.limits(&w) {
+        // tcp_cong_control(): a module that sets cwnd itself replaces tcp_cong_avoid().
+        if grow && !self.cc.cong_control() && self.cwnd_usage.limits(&w) {
             self.cc.cong_avoid(&mut w, delivered, now);
         }
         core.cwnd = w.cwnd as f64;
         core.ssthresh = w.ssthresh as f64;
     }
 
-    /// ssthresh from the module, given the window before the reduction.
-    fn reduce_ssthresh(&mut self, core: &mut SenderCore) {
-        core.ssthresh = self.cc.ssthresh(core.window_before_reduction() as u64) as f64;
+    /// ssthresh from the module for a reduction for `why`, given the window before it.
+    fn reduce_ssthresh(&mut self, core: &mut SenderCore, why: Reduction) {
+        let cwnd = core.window_before_reduction() as u64;
+        core.ssthresh = self.cc.reduce(why, cwnd, core.ssthresh as u64) as f64;
     }
 
     /// tcp_end_cwnd_reduction(): cwnd = ssthresh, unless the module sets cwnd itself.
@@ -382,6 +387,7 @@ impl Linux {
         if self.in_loss && core.recover.is_some_and(|r| new.ack >= r) {
             // tcp_process_loss(): everything outstanding at the timeout is acknowledged.
             self.in_loss = false;
+            self.cc.open();
         }
         // Linux's timestamps echo the retransmission's send time: every ACK is a sample.
         self.rtt.sample(new.rtt, new.ack, core.snd_max);
@@ -391,6 +397,7 @@ impl Linux {
                 // The exiting ACK returns to Open before tcp_cong_control() grows the window.
                 core.in_recovery = false;
                 self.end_cwnd_reduction(core);
+                self.cc.open();
             } else {
                 // PRR sets cwnd (on_ack); the timer is rearmed on every ACK of new data there
                 // (tcp_set_xmit_timer()).
@@ -419,7 +426,7 @@ impl Linux {
     /// and its first window sends the fast retransmission.
     fn enter_recovery(&mut self, core: &mut SenderCore, ctx: &mut AgentCtx) {
         if core.recover.is_none_or(|r| core.snd_una >= r) {
-            self.reduce_ssthresh(core);
+            self.reduce_ssthresh(core, Reduction::Loss);
         }
         self.probe = None;
         core.fast_retransmitting();
@@ -434,7 +441,7 @@ impl Linux {
         // acknowledged); within one, ssthresh stays.
         let ssthresh = |core: &mut SenderCore| {
             if core.recover.is_none_or(|r| core.snd_una >= r) {
-                self.reduce_ssthresh(core);
+                self.reduce_ssthresh(core, Reduction::Loss);
             }
         };
         if !core.timed_out(ssthresh) {
@@ -453,10 +460,12 @@ impl Linux {
         self.probe = None;
         self.rtt.back_off();
         if self.cc.cong_control() {
-            // bbr_set_state(TCP_CA_Loss).
-            let c = self.connection(core, ctx.now);
-            if let Some(bbr) = self.cc.bbr() {
-                bbr.enter_loss(&c, &mut core.rng);
+            // bbr_set_state(TCP_CA_Loss); Prague's CA_EVENT_LOSS halved its window in `reduce`.
+            if self.cc.bbr().is_some() {
+                let c = self.connection(core, ctx.now);
+                if let Some(bbr) = self.cc.bbr() {
+                    bbr.enter_loss(&c, &mut core.rng);
+                }
             }
         } else {
             self.cc.restart(to_secs(ctx.now), core.snd_max);
@@ -464,20 +473,21 @@ impl Linux {
         self.send_more(core, ctx);
     }
 
-    /// RFC 3168 §6.1.2: reduce the window once per window of data on ECN-echo.
+    /// RFC 3168 §6.1.2: reduce the window once per window of data on ECN-echo (tcp_enter_cwr()).
     fn ecn_reduce(&mut self, core: &mut SenderCore) {
-        self.reduce_ssthresh(core);
+        self.reduce_ssthresh(core, Reduction::Cwr);
         self.end_cwnd_reduction(core);
         core.reduced_for_ecn();
     }
 
-    /// bbr_main() on an ACK (tcp_ack(): tcp_rate_gen(), then tcp_cong_control()): the ACK
-    /// delivered `delivered` packets and marked `lost` lost; `prior_in_flight` were in flight
-    /// before it.
+    /// `cong_control` on an ACK (tcp_ack(): tcp_rate_gen(), then tcp_cong_control()): the ACK
+    /// delivered `delivered` packets, `delivered_ce` of them echoed CE, and marked `lost`
+    /// lost; `prior_in_flight` were in flight before it. bbr_main() or prague_cong_control().
     fn cong_control_on_ack(
         &mut self,
         core: &mut SenderCore,
         delivered: u64,
+        delivered_ce: u64,
         lost: u64,
         prior_in_flight: u64,
         ctx: &mut AgentCtx,
@@ -485,6 +495,26 @@ impl Linux {
         let min_rtt = self.board.min_rtt();
         let Some(rate) = &mut self.rate else { return };
         let rs = rate.sample(ctx.now, delivered, lost, min_rtt, prior_in_flight);
+        if self.cc.bbr().is_none() {
+            let mut w = Window {
+                cwnd: core.cwnd as u64,
+                ssthresh: core.ssthresh as u64,
+                clamp: core.params.window,
+            };
+            let ack = PragueAck {
+                now: to_secs(ctx.now),
+                delivered,
+                newly_ce: delivered_ce,
+                app_limited: rs.app_limited,
+                srtt: self.rtt.srtt_and_rttvar().map(|(srtt, _)| srtt),
+                snd_una: core.snd_una,
+                snd_nxt: core.snd_max,
+            };
+            self.cc.prague_on_ack(&mut w, &ack);
+            core.cwnd = w.cwnd as f64;
+            core.ssthresh = w.ssthresh as f64;
+            return;
+        }
         let c = self.connection(core, ctx.now);
         let Some(bbr) = self.cc.bbr() else {
             return;
@@ -535,6 +565,8 @@ impl Recovery for Linux {
         self.cc.restart(to_secs(ctx.now), core.snd_max);
         if let Some(bbr) = self.cc.bbr() {
             core.ssthresh = bbr.ssthresh as f64;
+        }
+        if self.cc.cong_control() {
             self.rate = Some(DeliveryRate::default());
             self.pacing = Some(Pacing::new(ctx.now));
         }
@@ -608,7 +640,10 @@ impl Recovery for Linux {
             }
             newly_sacked += self.board.sack(start, end, ctx.now);
         }
-        let ece = core.ecn_echo(p);
+        let echo = core.congestion_echo(p);
+        // tcp_in_ack_event() before tcp_fastretrans_alert()'s CWR: DCTCP's α first.
+        self.cc.in_ack_event(p.seq.max(core.snd_una), core.snd_max);
+        let ece = core.ecn_echo(&echo, p);
         if ece {
             self.ecn_reduce(core);
         }
@@ -618,10 +653,12 @@ impl Recovery for Linux {
         } else {
             newly_sacked
         };
+        let delivered_ce = echo.delivered_ce(delivered);
+        self.cc.delivered(delivered, delivered_ce);
         self.process_probe_ack(core, p.seq, new_ack, newly_sacked);
         let found = self.detect_loss(core, ctx);
         if self.cc.cong_control() {
-            self.cong_control_on_ack(core, delivered, found.marked, prior_in_flight, ctx);
+            self.cong_control_on_ack(core, delivered, delivered_ce, found.marked, prior_in_flight, ctx);
         } else if core.in_recovery {
             let in_flight = self.board.in_flight();
             if let Some(cwnd) = self
@@ -688,11 +725,15 @@ impl Recovery for Linux {
     }
 
     fn pacing_rate(&mut self) -> Option<f64> {
-        self.cc.bbr().map(|b| b.pacing_rate)
+        self.cc.pacing_rate()
     }
 
     fn base_delay(&self) -> Option<f64> {
         self.cc.ledbat().map(|l| l.base_delay()).filter(|d| d.is_finite())
+    }
+
+    fn alpha(&self) -> Option<f64> {
+        self.cc.alpha()
     }
 }
 
@@ -711,7 +752,7 @@ mod tests {
             ..opts
         }
         .resolve();
-        started(&params, |params, _| Linux::new(params))
+        started(&params, |params, _| Linux::new(params, 1000))
     }
 
     fn linux(cc: CongestionControl) -> AgentHarness<TcpSender<Linux>> {

@@ -19,7 +19,7 @@ pub mod linux;
 pub mod reno_family;
 
 use super::web::{FileSize, ThinkTime};
-use super::{Profile, TcpParams, Workload};
+use super::{EcnFeedback, Profile, TcpParams, Workload};
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
@@ -29,9 +29,19 @@ use linux::Linux;
 use reno_family::{RenoFamily, Rules};
 
 /// The variables a traced sender records whenever they change (`pacing_rate`, bytes/s, only
-/// when it paces; `base_delay`, seconds, only under LEDBAT); besides, `rtt` at every RTT
-/// sample ([`SenderCore::acknowledge`]).
-const TRACED: [&str; 7] = ["cwnd", "ssthresh", "rto", "srtt", "rttvar", "pacing_rate", "base_delay"];
+/// when it paces; `base_delay`, seconds, only under LEDBAT; `alpha`, the estimated marked
+/// fraction, only under DCTCP and Prague); besides, `rtt` at every RTT sample
+/// ([`SenderCore::acknowledge`]).
+const TRACED: [&str; 8] = [
+    "cwnd",
+    "ssthresh",
+    "rto",
+    "srtt",
+    "rttvar",
+    "pacing_rate",
+    "base_delay",
+    "alpha",
+];
 
 crate::timer_kinds! {
     /// The sender's timers.
@@ -56,7 +66,7 @@ pub fn build(params: &TcpParams, workload: &Workload, size: u32, offer: Offer, r
     match params.profile {
         Profile::Rfc => Box::new(TcpSender::new(core, |rng| RenoFamily::new(params, Rules::Rfc, rng))),
         Profile::Ns2 => Box::new(TcpSender::new(core, |rng| RenoFamily::new(params, Rules::Ns2, rng))),
-        Profile::Linux => Box::new(TcpSender::new(core, |_| Linux::new(params))),
+        Profile::Linux => Box::new(TcpSender::new(core, |_| Linux::new(params, size))),
     }
 }
 
@@ -102,6 +112,11 @@ pub(crate) trait Recovery: Send {
     fn base_delay(&self) -> Option<f64> {
         None
     }
+
+    /// α, the marked fraction a module estimates (DCTCP, Prague).
+    fn alpha(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The [`Workload`] as the sender draws from it.
@@ -126,7 +141,9 @@ struct CoreParams {
     window: u64,
     initial_window: f64,
     initial_ssthresh: f64,
-    ecn: bool,
+    /// The codepoint of new data packets (NotEct: not ECN-capable) and how CE comes back.
+    ecn: Ecn,
+    ecn_feedback: EcnFeedback,
     /// When the application offers new data (until the flow's stop, except in its pauses).
     offer: Offer,
 }
@@ -142,6 +159,24 @@ struct NewAck {
     rtt: f64,
     /// The one-way delay it echoes, seconds (the newest data packet's: RFC 6817 §2.4.1).
     one_way_delay: f64,
+}
+
+/// What an ACK says of CE marks ([`SenderCore::congestion_echo`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct CongestionEcho {
+    /// It echoes congestion: ECE set, or the receiver's CE count rose.
+    echoed: bool,
+    /// Under accurate feedback, the data packets newly reported CE.
+    newly_ce: Option<u64>,
+}
+
+impl CongestionEcho {
+    /// Of `delivered` packets the ACK delivered, those echoed CE (`tp->delivered_ce`): the
+    /// count under accurate feedback; under classic, all of them when it has ECE (Linux 6.1
+    /// tcp_count_delivered()'s `ece_ack`).
+    fn delivered_ce(&self, delivered: u64) -> u64 {
+        self.newly_ce.unwrap_or(if self.echoed { delivered } else { 0 })
+    }
 }
 
 /// The state both families share: parameters, the application above TCP, then the
@@ -170,6 +205,8 @@ pub(crate) struct SenderCore {
     /// The last window reduction was for ECN-echo (ns-2 `last_cwnd_action_ == CWND_ACTION_ECN`):
     /// a loss detected in that window is repaired without halving again.
     ecn_reduced: bool,
+    /// Under accurate feedback, the receiver's CE count as last reported.
+    ce_reported: u32,
     retransmit_timer: Restartable<SenderTimer>,
     transfer_timer: Restartable<SenderTimer>,
     /// When a data packet was last sent (Linux's `lsndtime`): how long a pause left it idle.
@@ -199,7 +236,8 @@ impl SenderCore {
                 window: opts.window,
                 initial_window: opts.initial_window as f64,
                 initial_ssthresh: opts.initial_ssthresh,
-                ecn: opts.ecn,
+                ecn: opts.ecn.ecn(),
+                ecn_feedback: opts.ecn_feedback,
                 offer,
             },
             application,
@@ -214,6 +252,7 @@ impl SenderCore {
             recover: None,
             ecn_recover: 0,
             ecn_reduced: false,
+            ce_reported: 0,
             retransmit_timer: Restartable::new(|generation| SenderTimer::Retransmit { generation }),
             transfer_timer: Restartable::new(|generation| SenderTimer::NextTransfer { generation }),
             last_sent: 0,
@@ -242,11 +281,7 @@ impl SenderCore {
             self.snd_max = seq + 1;
         }
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
-        let ecn = if self.params.ecn && !retransmit {
-            Ecn::Ect0
-        } else {
-            Ecn::NotEct
-        };
+        let ecn = if retransmit { Ecn::NotEct } else { self.params.ecn };
         ctx.send(Packet {
             kind: PacketKind::Data,
             size: self.params.size,
@@ -278,10 +313,32 @@ impl SenderCore {
         }
     }
 
-    /// The ACK echoes congestion (RFC 3168 §6.1.2): outside recovery, for data sent after the
-    /// last reduction.
-    fn ecn_echo(&self, p: &Packet) -> bool {
-        self.params.ecn && p.ece && !self.in_recovery && p.seq > self.ecn_recover
+    /// What ACK `p` says of CE marks: ECE under classic feedback; under accurate feedback the
+    /// rise of the receiver's CE count, which this reads.
+    fn congestion_echo(&mut self, p: &Packet) -> CongestionEcho {
+        if self.params.ecn == Ecn::NotEct {
+            return CongestionEcho::default();
+        }
+        match self.params.ecn_feedback {
+            EcnFeedback::Classic => CongestionEcho {
+                echoed: p.ece,
+                newly_ce: None,
+            },
+            EcnFeedback::Accurate => {
+                let newly = p.ce_packets.saturating_sub(self.ce_reported);
+                self.ce_reported = self.ce_reported.max(p.ce_packets);
+                CongestionEcho {
+                    echoed: newly > 0,
+                    newly_ce: Some(u64::from(newly)),
+                }
+            }
+        }
+    }
+
+    /// The ACK's echo calls for a reduction (RFC 3168 §6.1.2): outside recovery, for data sent
+    /// after the last reduction (Linux's CWR state, held until `high_seq` is acknowledged).
+    fn ecn_echo(&self, echo: &CongestionEcho, p: &Packet) -> bool {
+        echo.echoed && !self.in_recovery && p.seq > self.ecn_recover
     }
 
     /// The window a reduction halves (or gives the module): in Reno/NewReno recovery
@@ -417,6 +474,7 @@ impl<R: Recovery> TcpSender<R> {
             rttvar,
             self.recovery.pacing_rate(),
             self.recovery.base_delay(),
+            self.recovery.alpha(),
         ];
         for ((name, value), last) in TRACED.into_iter().zip(values).zip(&mut self.core.traced) {
             if let Some(value) = value.filter(|v| *v != *last) {

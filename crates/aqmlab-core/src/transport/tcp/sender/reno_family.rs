@@ -521,7 +521,8 @@ impl Recovery for RenoFamily {
             // tcp-sack1.cc recv(): every ACK in recovery takes one packet out of `pipe_`.
             self.ns2_pipe -= 1;
         }
-        let ece = core.ecn_echo(p);
+        let echo = core.congestion_echo(p);
+        let ece = core.ecn_echo(&echo, p);
         if ece {
             self.ecn_reduce(core);
         }
@@ -699,7 +700,7 @@ mod tests {
         sender(
             Rules::Rfc,
             TcpOptions {
-                ecn: true,
+                ecn: Some(crate::transport::tcp::EcnOption::On(true)),
                 initial_window: Some(8),
                 ..Default::default()
             },

@@ -455,6 +455,50 @@ mod tests {
     }
 
     #[test]
+    fn ce_threshold_marks_ect_packets_above_it_whatever_codels_state() {
+        use crate::packet::Ecn;
+        let step = |selector, mask| FqCodelConfig {
+            profile: FqCodelProfile::Linux,
+            ce_threshold: Some(Seconds(0.001)),
+            ce_threshold_selector: selector,
+            ce_threshold_mask: mask,
+            ..Default::default()
+        };
+        // Sojourns of 0.5 and 1.5 ms, well under CoDel's 5 ms target: only the step can mark.
+        let marked = |config: FqCodelConfig, ecn: Ecn, sojourn: Time| {
+            let mut h = fq(config);
+            h.offer(
+                0,
+                Packet {
+                    ecn,
+                    ..packet(1, 1000, 0)
+                },
+            );
+            (
+                h.depart(sojourn).expect("queued").ecn == Ecn::Ce,
+                h.q.counters().last().copied(),
+            )
+        };
+        assert_eq!(marked(step(0, 0), Ecn::Ect0, MS / 2), (false, Some(("ce_mark", 0.0))));
+        assert_eq!(
+            marked(step(0, 0), Ecn::Ect0, 3 * MS / 2),
+            (true, Some(("ce_mark", 1.0)))
+        );
+        assert_eq!(marked(step(0, 0), Ecn::NotEct, 3 * MS / 2).0, false);
+        // ce_threshold_selector 0x1/0x3: ECT(1) only.
+        assert_eq!(marked(step(1, 3), Ecn::Ect1, 3 * MS / 2).0, true);
+        assert_eq!(marked(step(1, 3), Ecn::Ect0, 3 * MS / 2).0, false);
+        // Without ce_threshold there is no such counter (results of other runs keep their columns).
+        let counters = fq(FqCodelConfig::default()).q.counters();
+        assert!(counters.iter().all(|(name, _)| *name != "ce_mark"));
+        let err = step(1, 2).validate("q").unwrap_err().to_string();
+        assert!(
+            err.starts_with("q.ce_threshold_selector: has bits outside ce_threshold_mask"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn errors_name_the_field() {
         let err = FqCodelConfig {
             quantum: Bytes(0),

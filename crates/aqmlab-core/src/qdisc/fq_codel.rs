@@ -484,10 +484,10 @@ mod tests {
             marked(step(0, 0), Ecn::Ect0, 3 * MS / 2),
             (true, Some(("ce_mark", 1.0)))
         );
-        assert_eq!(marked(step(0, 0), Ecn::NotEct, 3 * MS / 2).0, false);
+        assert!(!marked(step(0, 0), Ecn::NotEct, 3 * MS / 2).0);
         // ce_threshold_selector 0x1/0x3: ECT(1) only.
-        assert_eq!(marked(step(1, 3), Ecn::Ect1, 3 * MS / 2).0, true);
-        assert_eq!(marked(step(1, 3), Ecn::Ect0, 3 * MS / 2).0, false);
+        assert!(marked(step(1, 3), Ecn::Ect1, 3 * MS / 2).0);
+        assert!(!marked(step(1, 3), Ecn::Ect0, 3 * MS / 2).0);
         // Without ce_threshold there is no such counter (results of other runs keep their columns).
         let counters = fq(FqCodelConfig::default()).q.counters();
         assert!(counters.iter().all(|(name, _)| *name != "ce_mark"));

@@ -30,8 +30,8 @@ def test_demo_setup_matches_the_paper():
     assert scenario.get("topology.access_delay") == scenario.get("topology.sink_delay") == "1ms"
     assert scenario.get("flows[0]") == {"name": "udp", "type": "cbr", "rate": "10Mbps", "jitter": True}
     # §3's 64 KB buffer everywhere: the paper's mechanisms, SRED and LQD in bytes, RED-PD in its
-    # RED, BRED, CoDel, FQ-CoDel, PIE, SFQ, SFB and CHOKe as 64 packets of 1000 bytes.
-    in_packets = ("bred", "codel", "fq_codel", "pie", "sfq", "sfb", "choke")
+    # RED, BRED, CoDel, FQ-CoDel, PIE, DualPI2, SFQ, SFB and CHOKe as 64 packets of 1000 bytes.
+    in_packets = ("bred", "codel", "fq_codel", "pie", "dualpi2", "sfq", "sfb", "choke")
     others = {"red_pd", *in_packets}
     assert {m["limit_bytes"] for name, m in MECHANISMS.items() if name not in others} == {"64KB"}
     assert MECHANISMS["red_pd"]["red"]["limit_bytes"] == "64KB"

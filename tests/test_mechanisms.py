@@ -32,7 +32,7 @@ def test_the_csfq_papers_six_come_first_as_the_paper_configures_them():
 
 def test_a_linux_twin_is_the_same_discipline_as_its_preset():
     twins = [m for m in MECHANISMS if m.tc is not None]
-    assert [m.name for m in twins] == ["droptail", "red", "codel", "fq_codel", "pie", "sfq", "sfb", "choke"]
+    assert [m.name for m in twins] == ["droptail", "red", "codel", "fq_codel", "pie", "dualpi2", "sfq", "sfb", "choke"]
     for m in twins:
         assert tc.qdisc_table(m.tc)["type"] == m.qdisc["type"], m.name
 

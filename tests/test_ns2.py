@@ -207,6 +207,14 @@ def test_resolve_names_a_bad_field():
             {"topology.bottleneck.qdisc": {"type": "red_pd", "profile": "ns2"}},
             "topology.bottleneck.qdisc.type: the export has no 'red_pd': ns-2's RED-PD engine is the authors' OTcl",
         ),
+        (
+            {"topology.bottleneck.qdisc": {"type": "dualpi2", "profile": "linux"}},
+            "topology.bottleneck.qdisc.type: the export has no 'dualpi2': ns-2 has no DualQ Coupled AQM",
+        ),
+        (
+            {"topology.bottleneck.qdisc": {"type": "red", "profile": "ns2", "ecn": True, "mark_forced": True}},
+            "topology.bottleneck.qdisc.mark_forced: ns-2's Queue/RED drops in its forced region",
+        ),
         ({"flows[0].tcp": {}}, 'flows[0].tcp.profile: ns-2\'s TCP agents are the "ns2" profile'),
         ({"flows[0]": {"type": "tfrc"}}, "flows[0].type: the export has no 'tfrc' flows"),
         ({"topology.bottleneck.qdisc": {"type": "red", "fixed_p": 0.01}}, "topology.bottleneck.qdisc.fixed_p: "),

@@ -57,8 +57,8 @@ class Mechanism:
 
 # aqmlab's others on the CSFQ paper's 64 KB buffer: SRED with B = 64 KB and the SRED paper's
 # other settings, RED-PD around the paper's RED, LQD on 64 KB as DRR, BRED with its paper's §5.1
-# parameters (its defaults), CoDel, FQ-CoDel and PIE with their RFCs' settings, SFQ and SFB with
-# Linux's, each with a limit of 64 packets (64 KB of 1000-byte packets; FQ-CoDel's memory limit
+# parameters (its defaults), CoDel, FQ-CoDel and PIE with their RFCs' settings, DualPI2, SFQ and SFB
+# with Linux's, each with a limit of 64 packets (64 KB of 1000-byte packets; FQ-CoDel's memory limit
 # 64 KB too), and CHOKe with the paper's RED counted in packets (thresholds 16 and 32 packets =
 # 16 KB and 32 KB, its w_q and max_p).
 _RED = CSFQ_MECHANISMS["red"]
@@ -172,6 +172,15 @@ MECHANISMS: tuple[Mechanism, ...] = (
         tc="pie limit 64",
         summary="proportional integral controller enhanced, its RFC's settings",
         source="Pan et al., RFC 8033",
+    ),
+    Mechanism(
+        "dualpi2",
+        {"type": "dualpi2", "profile": "linux", "limit": 64},
+        "#ad494a",
+        "DualPI2",
+        tc="dualpi2 limit 64",
+        summary="the DualQ Coupled AQM, L4S packets in a shallow queue coupled to the Classic one, as Linux runs it",
+        source="De Schepper, Briscoe & White, RFC 9332",
     ),
     Mechanism(
         "sfq",

@@ -36,8 +36,10 @@ REFERENCE = HERE / "reference.json"
 RECORD_COMMAND = "make linux-reference"
 CCS = ("reno", "cubic", "bbr")
 # Each qdisc as `tc qdisc add` takes it (iproute2's words and units): the Linux twin of every
-# mechanism that has one (`Mechanism.tc`), by its tc kind.
-CELLS: dict[str, str] = {m.tc.split()[0]: m.tc for m in MECHANISMS if m.tc is not None}
+# mechanism that has one (`Mechanism.tc`) and that the reference kernel has, by its tc kind.
+CELLS: dict[str, str] = {
+    m.tc.split()[0]: m.tc for m in MECHANISMS if m.tc is not None and m.tc.split()[0] not in uml.MISSING_QDISCS
+}
 METRICS = ("udp_mbps", "tcp_mbps", "jain", "delay_median_ms")
 DURATION_S = 30
 WARMUP_S = 10

@@ -75,9 +75,28 @@ def milliseconds(value: str) -> str:
     return f"{count(value)}ms"
 
 
+def step_threshold(value: str) -> dict[str, Any]:
+    """dualpi2's `step_thresh`: a time, or packets with a `p` (`5p`, as tc dualpi2 prints them)."""
+    if value.lower().endswith("p"):
+        return {"step_thresh_packets": count(value[:-1])}
+    return {"step_thresh": time(value)}
+
+
+def selector(value: str) -> dict[str, Any]:
+    """fq_codel's and codel's `ce_threshold_selector VALUE/MASK` (each a byte, decimal or 0x hex)."""
+    try:
+        selected, mask = (int(part, 0) for part in value.split("/"))
+    except ValueError:
+        raise TcError(f"{value!r} is not VALUE/MASK") from None
+    if not (0 <= selected <= 255 and 0 <= mask <= 255):
+        raise TcError(f"{value!r}: VALUE and MASK are bytes (0 to 255)")
+    return {"ce_threshold_selector": selected, "ce_threshold_mask": mask}
+
+
+# A reader returns the field's value, or a table of fields (a word that sets two).
 Reader = Callable[[str], Any]
 # Each discipline's words: a value reader, or a flag's (field, value).
-_RED_WORDS: dict[str, Reader | tuple[str, bool]] = {
+_RED_WORDS: dict[str, Reader | tuple[str, Any]] = {
     "limit": size,
     "min": size,
     "max": size,
@@ -88,14 +107,16 @@ _RED_WORDS: dict[str, Reader | tuple[str, bool]] = {
     "ecn": ("ecn", True),
     "harddrop": ("harddrop", True),
 }
-_CODEL_WORDS: dict[str, Reader | tuple[str, bool]] = {
+_CODEL_WORDS: dict[str, Reader | tuple[str, Any]] = {
     "limit": count,
     "target": time,
     "interval": time,
     "ecn": ("ecn", True),
     "noecn": ("ecn", False),
+    "ce_threshold": time,
+    "ce_threshold_selector": selector,
 }
-WORDS: dict[str, dict[str, Reader | tuple[str, bool]]] = {
+WORDS: dict[str, dict[str, Reader | tuple[str, Any]]] = {
     "bfifo": {"limit": size},
     "pfifo": {"limit": count},
     "red": _RED_WORDS,
@@ -112,6 +133,24 @@ WORDS: dict[str, dict[str, Reader | tuple[str, bool]]] = {
         "noecn": ("ecn", False),
         "bytemode": ("bytemode", True),
         "nobytemode": ("bytemode", False),
+    },
+    "dualpi2": {
+        "limit": count,
+        "memlimit": size,
+        "target": time,
+        "tupdate": time,
+        "alpha": float,
+        "beta": float,
+        "step_thresh": step_threshold,
+        "min_qlen_step": count,
+        "coupling_factor": count,
+        "drop_on_overload": ("drop_on_overload", True),
+        "overflow": ("drop_on_overload", False),
+        "drop_enqueue": ("drop_enqueue", True),
+        "drop_dequeue": ("drop_enqueue", False),
+        "l4s_ect": ("classification", "l4s_ect"),
+        "any_ect": ("classification", "any_ect"),
+        "classic_protection": count,
     },
     "sfq": {"limit": count, "perturb": seconds, "quantum": size, "divisor": count, "flows": count},
     "sfb": {
@@ -160,5 +199,8 @@ def qdisc_table(command: str) -> dict[str, Any]:
             read = reader(value)
         except TcError as e:
             raise TcError(f"{kind} {word}: {e}") from None
-        table[_FIFOS.get(kind, word) if word == "limit" else word] = read
+        if isinstance(read, dict):
+            table |= read
+        else:
+            table[_FIFOS.get(kind, word) if word == "limit" else word] = read
     return table

@@ -189,6 +189,8 @@ def _red(qdisc: Mapping[str, Any], path: str, notes: list[str]) -> tuple[str, li
         raise _unexportable(f"{path}.profile", 'ns-2 has no Linux RED (sch_red.c): export profile "ns2"')
     if qdisc["profile"] != "ns2":
         notes.append(f'{path}: ns-2 runs its own RED (red.cc), which aqmlab runs with profile = "ns2"')
+    if qdisc["mark_forced"]:
+        raise _unexportable(f"{path}.mark_forced", "ns-2's Queue/RED drops in its forced region (no forced marks)")
     if qdisc["fixed_p"] is not None:
         raise _unexportable(f"{path}.fixed_p", "ns-2's Queue/RED has no fixed drop probability (RED-PD's P_testFRp_)")
     in_bytes, mean = qdisc["bytes"], qdisc["mean_pktsize"]
@@ -351,6 +353,10 @@ def _links(script: _Script, links: list[Link], flows: list[Flow], notes: list[st
                 f"{link.qdisc_path}.type",
                 "the export has no 'red_pd': ns-2's RED-PD engine is the authors' OTcl, not part of ns-2's"
                 " library; `aqmlab validate ns2` runs ns-2's RED-PD suite from a source tree (NS2_SRC)",
+            )
+        elif kind == "dualpi2":
+            raise _unexportable(
+                f"{link.qdisc_path}.type", "the export has no 'dualpi2': ns-2 has no DualQ Coupled AQM (RFC 9332)"
             )
         else:
             raise _unexportable(f"{link.qdisc_path}.type", f"the export has no {kind!r} (droptail, red, drr, sfq)")

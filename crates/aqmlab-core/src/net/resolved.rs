@@ -161,6 +161,7 @@ fn qdisc_table(spec: &QdiscSpec) -> Value {
         QdiscSpec::Sfq(c) => to_value(c.resolved()),
         QdiscSpec::Red(Profiled::Linux(_))
         | QdiscSpec::Pie(Profiled::Linux(_))
+        | QdiscSpec::DualPi2(Profiled::Linux(_))
         | QdiscSpec::Choke(Profiled::Linux(_)) => {
             json!({ "profile": LINUX_PROFILE })
         }

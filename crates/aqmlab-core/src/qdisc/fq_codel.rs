@@ -18,7 +18,7 @@
 
 use super::buckets::flow_hash;
 use super::codel::queue::{CodelQueue, CodelStats};
-use super::codel::{CodelConfig, CodelParams, CodelProfile, CodelState};
+use super::codel::{CeThreshold, CodelConfig, CodelParams, CodelProfile, CodelState};
 use super::{DropReason, Fifo, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
 use crate::packet::{PacketArena, PacketId};
@@ -67,6 +67,11 @@ pub struct FqCodelConfig {
     /// 1500 B; `linux`: 1514, the device's `psched_mtu`.
     pub mtu: Option<Bytes>,
     pub ecn: bool,
+    /// Linux's step for DCTCP on each queue ([`CeThreshold`]; tc `ce_threshold`,
+    /// `ce_threshold_selector VALUE/MASK`): off.
+    pub ce_threshold: Option<Seconds>,
+    pub ce_threshold_selector: u8,
+    pub ce_threshold_mask: u8,
 }
 
 impl Default for FqCodelConfig {
@@ -84,6 +89,9 @@ impl Default for FqCodelConfig {
             mtu: codel.mtu,
             // RFC 8290 §5.1.1: "ECN is enabled by default".
             ecn: true,
+            ce_threshold: codel.ce_threshold,
+            ce_threshold_selector: codel.ce_threshold_selector,
+            ce_threshold_mask: codel.ce_threshold_mask,
         }
     }
 }
@@ -99,6 +107,9 @@ impl FqCodelConfig {
             interval: self.interval,
             mtu: self.mtu,
             ecn: self.ecn,
+            ce_threshold: self.ce_threshold,
+            ce_threshold_selector: self.ce_threshold_selector,
+            ce_threshold_mask: self.ce_threshold_mask,
             ..CodelConfig::default()
         }
     }
@@ -122,6 +133,7 @@ impl QdiscConfig for FqCodelConfig {
     fn build(&self, _link: &LinkInfo, mut rng: Rng) -> Box<dyn QueueDisc> {
         let params = Params {
             codel: self.codel().params(),
+            ce_threshold: self.codel().ce_threshold(),
             linux: self.profile == FqCodelProfile::Linux,
             flows: self.flows,
             limit: self.limit,
@@ -205,6 +217,7 @@ struct FqCodelStats {
 struct Params {
     /// Each queue's CoDel.
     codel: CodelParams,
+    ce_threshold: Option<CeThreshold>,
     /// Linux's profile: the MTU test on the whole backlog, memory in truesize.
     linux: bool,
     /// Number of flow queues.
@@ -319,6 +332,9 @@ impl QueueDisc for FqCodel {
                 continue;
             };
             queue.deficit -= ctx.packets[id].size as i64;
+            if let Some(step) = &self.params.ce_threshold {
+                step.apply(id, ctx, &mut self.stats.codel);
+            }
             return Some(id);
         }
     }
@@ -328,11 +344,15 @@ impl QueueDisc for FqCodel {
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut counters = vec![
             ("dropping_entries", self.stats.codel.dropping_entries as f64),
             ("new_flows", self.stats.new_flows as f64),
             ("overlimit", self.stats.overlimit as f64),
-        ]
+        ];
+        if self.params.ce_threshold.is_some() {
+            counters.push(("ce_mark", self.stats.codel.ce_marks as f64));
+        }
+        counters
     }
 }
 
@@ -432,6 +452,50 @@ mod tests {
         };
         assert_eq!(overflows_at(FqCodelProfile::Rfc8290), Some(20));
         assert_eq!(overflows_at(FqCodelProfile::Linux), Some(11));
+    }
+
+    #[test]
+    fn ce_threshold_marks_ect_packets_above_it_whatever_codels_state() {
+        use crate::packet::Ecn;
+        let step = |selector, mask| FqCodelConfig {
+            profile: FqCodelProfile::Linux,
+            ce_threshold: Some(Seconds(0.001)),
+            ce_threshold_selector: selector,
+            ce_threshold_mask: mask,
+            ..Default::default()
+        };
+        // Sojourns of 0.5 and 1.5 ms, well under CoDel's 5 ms target: only the step can mark.
+        let marked = |config: FqCodelConfig, ecn: Ecn, sojourn: Time| {
+            let mut h = fq(config);
+            h.offer(
+                0,
+                Packet {
+                    ecn,
+                    ..packet(1, 1000, 0)
+                },
+            );
+            (
+                h.depart(sojourn).expect("queued").ecn == Ecn::Ce,
+                h.q.counters().last().copied(),
+            )
+        };
+        assert_eq!(marked(step(0, 0), Ecn::Ect0, MS / 2), (false, Some(("ce_mark", 0.0))));
+        assert_eq!(
+            marked(step(0, 0), Ecn::Ect0, 3 * MS / 2),
+            (true, Some(("ce_mark", 1.0)))
+        );
+        assert!(!marked(step(0, 0), Ecn::NotEct, 3 * MS / 2).0);
+        // ce_threshold_selector 0x1/0x3: ECT(1) only.
+        assert!(marked(step(1, 3), Ecn::Ect1, 3 * MS / 2).0);
+        assert!(!marked(step(1, 3), Ecn::Ect0, 3 * MS / 2).0);
+        // Without ce_threshold there is no such counter (results of other runs keep their columns).
+        let counters = fq(FqCodelConfig::default()).q.counters();
+        assert!(counters.iter().all(|(name, _)| *name != "ce_mark"));
+        let err = step(1, 2).validate("q").unwrap_err().to_string();
+        assert!(
+            err.starts_with("q.ce_threshold_selector: has bits outside ce_threshold_mask"),
+            "{err}"
+        );
     }
 
     #[test]

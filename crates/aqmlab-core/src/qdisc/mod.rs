@@ -38,6 +38,7 @@ pub mod codel;
 pub mod csfq;
 pub mod droptail;
 pub mod drr;
+pub mod dualpi2;
 pub mod external;
 pub mod fq_codel;
 pub mod fred;
@@ -416,6 +417,7 @@ tagged_registry! {
         "codel" => Codel(codel::CodelConfig),
         "fq_codel" => FqCodel(fq_codel::FqCodelConfig),
         "pie" => Pie(Profiled<pie::PieConfig, pie_linux::PieLinuxConfig>),
+        "dualpi2" => DualPi2(Profiled<dualpi2::rfc9332::DualPi2Config, dualpi2::linux::DualPi2LinuxConfig>),
         "sfq" => Sfq(sfq::SfqConfig),
         "choke" => Choke(Profiled<choke::ChokeConfig, choke_linux::ChokeLinuxConfig>),
         "sfb" => Sfb(sfb::SfbConfig),

@@ -256,6 +256,12 @@ pub struct RedConfig {
     pub gentle: bool,
     /// Mark ECN-capable packets (CE) instead of dropping them in the probabilistic region.
     pub ecn: bool,
+    /// With `ecn`, mark ECN-capable arrivals in the forced region too (avg ≥ max_th) instead of
+    /// dropping them, as Linux sch_red does without `harddrop`: off (F–J and RFC 3168 §7 drop
+    /// there). It allows `min_th = max_th`, a step: DCTCP's marking threshold K (RFC 8257 §3,
+    /// "instantaneous queue length greater than K") is `w_q = 1, min_th = max_th = K + 1,
+    /// ecn = true, mark_forced = true`, max_p unused.
+    pub mark_forced: bool,
     /// ns-2's `wait_`: keep drops at least 1/p_b arrivals apart.
     pub wait: bool,
     /// Drop each arrival with this probability, ignoring the average (RED-PD §7.1); in byte
@@ -277,6 +283,7 @@ impl Default for RedConfig {
             bytes: false,
             gentle: false,
             ecn: false,
+            mark_forced: false,
             wait: false,
             fixed_p: None,
         }
@@ -360,6 +367,7 @@ impl RedConfig {
             mean_pktsize: self.mean_pktsize.0 as f64,
             wait: self.wait,
             ecn: self.ecn,
+            mark_forced: self.mark_forced,
             fixed_p: self.fixed_p,
         }
     }
@@ -374,10 +382,12 @@ impl QdiscConfig for RedConfig {
         let (min_th, max_th) = (self.min_th(), self.max_th());
         require_non_negative(&format!("{path}.min_th"), min_th)?;
         require_positive(&format!("{path}.max_th"), max_th)?;
-        if min_th >= max_th {
+        // A step (min_th = max_th) has no probabilistic region: only forced marks make it useful.
+        if min_th > max_th || (min_th == max_th && !self.mark_forced) {
+            let relation = if self.mark_forced { "<=" } else { "<" };
             return Err(ScenarioError::new(
                 format!("{path}.min_th"),
-                format!("must be < max_th ({max_th}), got {min_th}"),
+                format!("must be {relation} max_th ({max_th}), got {min_th}"),
             ));
         }
         let (buffer, buffer_name) = self.buffer();
@@ -410,6 +420,7 @@ struct Params {
     mean_pktsize: f64,
     wait: bool,
     ecn: bool,
+    mark_forced: bool,
     fixed_p: Option<f64>,
 }
 
@@ -619,6 +630,10 @@ impl Red {
             Decision::Pass => {}
             Decision::Early if self.params.ecn && ctx.packets[id].ecn != Ecn::NotEct => ctx.mark(id),
             Decision::Early => return Verdict::Dropped(DropReason::Early),
+            Decision::Forced if self.params.mark_forced && self.params.ecn && ctx.packets[id].ecn != Ecn::NotEct => {
+                self.spacing.restart();
+                ctx.mark(id);
+            }
             Decision::Forced => {
                 self.spacing.restart();
                 return Verdict::Dropped(DropReason::Forced);
@@ -1004,6 +1019,54 @@ mod tests {
             offer_held(&mut h, ect),
             (Verdict::Dropped(DropReason::Forced), Ecn::Ect0)
         );
+    }
+
+    #[test]
+    fn a_step_marks_every_ecn_capable_arrival_above_k_on_the_instantaneous_queue() {
+        // DCTCP's K = 20: min_th = max_th = 21, w_q = 1 (the average is the queue), forced marks.
+        let step = RedConfig {
+            w_q: 1.0,
+            min_th: Some(21.0),
+            max_th: Some(21.0),
+            ecn: true,
+            mark_forced: true,
+            limit: Some(100),
+            ..Default::default()
+        };
+        step.validate("q").unwrap();
+        let mut h = QdiscHarness::new(Box::new(red(step.clone())));
+        let ect = Packet {
+            size: 1000,
+            ecn: Ecn::Ect0,
+            ..Default::default()
+        };
+        // Arrivals finding 0..=20 queued pass unmarked; from 21 queued on, every one is marked, none dropped.
+        let marked: Vec<bool> = (0..40).map(|_| h.offer(0, ect).1.ecn == Ecn::Ce).collect();
+        assert!(
+            marked[..21].iter().all(|m| !m) && marked[21..].iter().all(|&m| m),
+            "{marked:?}"
+        );
+        assert_eq!((h.marks, h.drops(DropReason::Forced)), (19, 0));
+        // A Not-ECT arrival above K is dropped; and min_th = max_th needs mark_forced.
+        assert_eq!(
+            h.offer(
+                0,
+                Packet {
+                    ecn: Ecn::NotEct,
+                    ..ect
+                }
+            )
+            .0,
+            Verdict::Dropped(DropReason::Forced)
+        );
+        let err = RedConfig {
+            mark_forced: false,
+            ..step
+        }
+        .validate("q")
+        .unwrap_err()
+        .to_string();
+        assert_eq!(err, "q.min_th: must be < max_th (21), got 21");
     }
 
     #[test]

@@ -25,7 +25,8 @@ use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::time::from_secs;
 use crate::units::{Bytes, Seconds};
-use crate::validate::require_positive;
+use crate::validate::{require_non_negative, require_positive};
+pub use queue::CeThreshold;
 use queue::{CodelQueue, CodelStats};
 use serde::Deserialize;
 
@@ -56,6 +57,13 @@ pub struct CodelConfig {
     pub mtu: Option<Bytes>,
     /// Mark ECN-capable packets instead of dropping them (RFC 8289 §4.5; Linux `ecn`): off.
     pub ecn: bool,
+    /// Mark every ECN-capable packet leaving with a longer sojourn (Linux `ce_threshold`,
+    /// [`CeThreshold`]; not in RFC 8289): unset, off (Linux `CODEL_DISABLED_THRESHOLD`).
+    pub ce_threshold: Option<Seconds>,
+    /// With `ce_threshold_mask` ≠ 0, only packets whose ECN bits, masked, equal this (Linux
+    /// `ce_threshold_selector VALUE/MASK`): 0 and 0, every packet.
+    pub ce_threshold_selector: u8,
+    pub ce_threshold_mask: u8,
 }
 
 impl Default for CodelConfig {
@@ -67,6 +75,9 @@ impl Default for CodelConfig {
             limit: 1000,
             mtu: None,
             ecn: false,
+            ce_threshold: None,
+            ce_threshold_selector: 0,
+            ce_threshold_mask: 0,
         }
     }
 }
@@ -87,6 +98,18 @@ impl CodelConfig {
         require_positive(&field("target"), self.target)?;
         require_positive(&field("interval"), self.interval)?;
         require_positive(&field("mtu"), self.mtu().0 as f64)?;
+        if let Some(threshold) = self.ce_threshold {
+            require_non_negative(&field("ce_threshold"), threshold)?;
+        }
+        if self.ce_threshold_selector & !self.ce_threshold_mask != 0 {
+            return Err(ScenarioError::new(
+                field("ce_threshold_selector"),
+                format!(
+                    "has bits outside ce_threshold_mask ({:#x}), got {:#x}: no packet would match",
+                    self.ce_threshold_mask, self.ce_threshold_selector
+                ),
+            ));
+        }
         if self.target.0 >= self.interval.0 {
             return Err(ScenarioError::new(
                 field("target"),
@@ -97,6 +120,15 @@ impl CodelConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The `ce_threshold` step, if set.
+    pub fn ce_threshold(&self) -> Option<CeThreshold> {
+        self.ce_threshold.map(|threshold| CeThreshold {
+            threshold: from_secs(threshold.0),
+            selector: self.ce_threshold_selector,
+            mask: self.ce_threshold_mask,
+        })
     }
 
     pub fn params(&self) -> CodelParams {
@@ -125,6 +157,7 @@ impl QdiscConfig for CodelConfig {
         Box::new(Codel {
             state: CodelState::new(&params),
             params,
+            ce_threshold: self.ce_threshold(),
             limit: Limit::new(Some(self.limit), None),
             fifo: Fifo::default(),
             stats: CodelStats::default(),
@@ -173,6 +206,7 @@ impl CodelState {
 
 pub struct Codel {
     params: CodelParams,
+    ce_threshold: Option<CeThreshold>,
     limit: Limit,
     fifo: Fifo,
     state: CodelState,
@@ -190,7 +224,11 @@ impl QueueDisc for Codel {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        self.state.dequeue(&self.params, &mut self.fifo, ctx, &mut self.stats)
+        let id = self.state.dequeue(&self.params, &mut self.fifo, ctx, &mut self.stats)?;
+        if let Some(step) = &self.ce_threshold {
+            step.apply(id, ctx, &mut self.stats);
+        }
+        Some(id)
     }
 
     fn can_mark(&self) -> bool {
@@ -198,7 +236,11 @@ impl QueueDisc for Codel {
     }
 
     fn counters(&self) -> Vec<(&'static str, f64)> {
-        vec![("dropping_entries", self.stats.dropping_entries as f64)]
+        let mut counters = vec![("dropping_entries", self.stats.dropping_entries as f64)];
+        if self.ce_threshold.is_some() {
+            counters.push(("ce_mark", self.stats.ce_marks as f64));
+        }
+        counters
     }
 }
 

@@ -179,7 +179,7 @@ def test_the_resolved_scenario_is_in_base_units_with_the_defaults_the_engine_run
 @pytest.mark.parametrize(
     ("qdisc", "filled_in"),
     [
-        ({"type": "drr"}, {"limit_bytes": 64000, "quantum": 1000, "pushout": "head"}),
+        ({"type": "drr"}, {"limit_bytes": 64000, "quantum": 1000, "pushout": "head", "profile": "paper"}),
         ({"type": "sfq", "variant": "ns2"}, {"variant": "ns2", "limit": 40, "divisor": 16}),
         (
             {"type": "sfq"},
@@ -264,6 +264,31 @@ def test_a_floyd93_red_exports_with_a_note_that_ns2s_red_is_the_ns2_profile():
         'topology.bottleneck.qdisc: ns-2 runs its own RED (red.cc), which aqmlab runs with profile = "ns2"'
     ]
     assert exported(dumbbell(TCP, qdisc={"type": "red", "profile": "ns2"})).notes == []
+
+
+def test_a_paper_drr_exports_with_a_note_that_ns2s_drr_is_the_ns2_profile():
+    drr = {"type": "drr", "limit_bytes": "64KB"}
+    notes = exported(dumbbell(TCP, qdisc=drr)).notes
+    assert notes == [
+        'topology.bottleneck.qdisc: ns-2 runs its own DRR (drr.cc), which aqmlab runs with profile = "ns2"'
+    ]
+    assert exported(dumbbell(TCP, qdisc={**drr, "profile": "ns2"})).notes == []
+
+
+def test_drr_small_many_is_a_case_where_ns2s_turn_rule_acts():
+    """In drr-small-many push-outs now and then empty the flow being served (seed 3 within 20 s):
+    there DRR's ns2 profile (the case's) and the paper's part; in drr-small they cannot (four flows
+    share 25 packets) and both run the same."""
+
+    def goodputs(name: str, profile: str) -> list[float]:
+        case = next(c for c in validate.CASES if c.name == name)
+        data = case.scenario().with_seed(3).to_dict()
+        data["topology"]["bottleneck"]["qdisc"]["profile"] = profile
+        data["simulation"]["duration"] = "20s"
+        return aqmlab.run(Scenario.from_dict(data)).flows["goodput_bps"].tolist()
+
+    assert goodputs("drr-small-many", "ns2") != goodputs("drr-small-many", "paper")
+    assert goodputs("drr-small", "ns2") == goodputs("drr-small", "paper")
 
 
 def test_two_flows_ns2s_drr_would_hash_to_one_queue_are_an_error():

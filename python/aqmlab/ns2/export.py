@@ -229,7 +229,9 @@ def _red(qdisc: Mapping[str, Any], path: str, notes: list[str]) -> tuple[str, li
     ]
 
 
-def _drr(qdisc: Mapping[str, Any], path: str, buckets: int) -> tuple[str, list[tuple[str, Any, str]]]:
+def _drr(qdisc: Mapping[str, Any], path: str, buckets: int, notes: list[str]) -> tuple[str, list[tuple[str, Any, str]]]:
+    if qdisc["profile"] != "ns2":
+        notes.append(f'{path}: ns-2 runs its own DRR (drr.cc), which aqmlab runs with profile = "ns2"')
     if qdisc["limit"] is not None:
         raise _unexportable(f"{path}.limit", "ns-2's DRR bounds bytes only (blimit_): give limit_bytes")
     if qdisc["pushout"] != "head":
@@ -337,7 +339,7 @@ def _links(script: _Script, links: list[Link], flows: list[Flow], notes: list[st
             ns2_type, settings = _red(link.qdisc, link.qdisc_path, notes)
         elif kind == "drr":
             keys = drr_hash.keys(link.index, flows)
-            ns2_type, settings = _drr(link.qdisc, link.qdisc_path, drr_hash.buckets(keys, link.qdisc_path))
+            ns2_type, settings = _drr(link.qdisc, link.qdisc_path, drr_hash.buckets(keys, link.qdisc_path), notes)
         elif kind == "sfq":
             ns2_type, settings = _sfq(link.qdisc, link.qdisc_path)
         elif kind == "red_pd":

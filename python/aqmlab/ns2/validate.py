@@ -107,9 +107,9 @@ def _red(flows: int, variant: str) -> Case:
     )
 
 
-def _fair(name: str, flows: Sequence[str]) -> Case:
+def _fair(name: str, flows: Sequence[str], seeds: tuple[int, ...] = SEEDS) -> Case:
     # Goal 5: "DRR and SFQ with CBRs and TCPs within 3 %": every flow's goodput.
-    return Case(name, SEEDS, (*(within(f"goodput {f} (Mb/s)", 0.03) for f in flows), within(TOTAL, 0.03)))
+    return Case(name, seeds, (*(within(f"goodput {f} (Mb/s)", 0.03) for f in flows), within(TOTAL, 0.03)))
 
 
 def _redpd_suite(test: str, seeds: int) -> Case:
@@ -130,6 +130,10 @@ def _redpd_suite(test: str, seeds: int) -> Case:
 
 
 MIXED_FLOWS = ("cbr0", "cbr1", "tcp0", "tcp1", "tcp2", "tcp3")
+SMALL_FLOWS = ("cbr0", "cbr1", "tcp0", "tcp1")
+# Issue 39 goal 5: of drr-small-many's sixteen CBRs, one below the max-min share, one near it and
+# the fastest two; ten seeds, as its TCPs' goodput spreads by a third from seed to seed.
+MANY_FLOWS = ("cbr0", "cbr4", "cbr5", "cbr15", "tcp0", "tcp1")
 CASES: tuple[Case, ...] = (
     *(_one_tcp(v) for v in ("tahoe", "reno", "newreno", "sack")),
     Case("cbr-droptail-limit", ONE_SEED, (exact("drops a"), exact("drops b"), exact("drops L->R"))),
@@ -140,6 +144,10 @@ CASES: tuple[Case, ...] = (
     Case("red-idle", SEEDS, (factor("drops cbr", 2.0), info("goodput cbr (Mb/s)"))),
     _fair("drr-mixed", MIXED_FLOWS),
     _fair("sfq-mixed", MIXED_FLOWS),
+    # Issue 39 goal 5: DRR and SFQ at small buffers, unresponsive CBRs below and above their share.
+    _fair("drr-small", SMALL_FLOWS),
+    _fair("drr-small-many", MANY_FLOWS, tuple(range(1, 11))),
+    _fair("sfq-small", SMALL_FLOWS),
     *(
         _redpd_suite(test, seeds)
         for test, seeds in (

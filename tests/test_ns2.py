@@ -208,7 +208,7 @@ def test_resolve_names_a_bad_field():
             "topology.bottleneck.qdisc.type: the export has no 'red_pd': ns-2's RED-PD engine is the authors' OTcl",
         ),
         ({"flows[0].tcp": {}}, 'flows[0].tcp.profile: ns-2\'s TCP agents are the "ns2" profile'),
-        ({"flows[0]": {"type": "tfrc"}}, "flows[0].type: the export has no 'tfrc' flows"),
+        ({"flows[0]": {"type": "rlm"}}, "flows[0].type: the export has no 'rlm' flows (tcp, cbr, onoff, tfrc)"),
         ({"topology.bottleneck.qdisc": {"type": "red", "fixed_p": 0.01}}, "topology.bottleneck.qdisc.fixed_p: "),
         ({"topology.bottleneck.qdisc": {"type": "drr", "limit": 50}}, "topology.bottleneck.qdisc.limit: "),
         (
@@ -289,6 +289,20 @@ def test_drr_small_many_is_a_case_where_ns2s_turn_rule_acts():
 
     assert goodputs("drr-small-many", "ns2") != goodputs("drr-small-many", "paper")
     assert goodputs("drr-small", "ns2") == goodputs("drr-small", "paper")
+
+
+def test_tfrc_exports_as_ns2s_agents_with_the_ns2_profiles_settings():
+    tfrc = {"type": "tfrc", "profile": "ns2"}
+    script = exported(dumbbell(tfrc)).script
+    sender, sink = settings(script, "$src(0)"), settings(script, "$dst(0)")
+    # The ns2 profile's defaults, as the core resolves them: InitRate_ 300 B/s, tcp_tick_ 0.1 s.
+    assert (sender["InitRate_"], sender["tcp_tick_"], sender["useHeaders_"]) == ("300", "0.1", "false")
+    assert (sink["numPkts_"], sink["discount_"], sink["packetSize_"]) == ("1", "1", "40")
+    assert "set src(0) [new Agent/TFRC]" in script and '"$app(0) start"' in script
+    notes = exported(dumbbell({"type": "tfrc", "rto_tick": "0.2s"})).notes
+    assert notes == ['flows[0]: ns-2 runs its own TFRC (tfrc.cc, tfrc-sink.cc), which aqmlab runs with profile = "ns2"']
+    rfc = exported(dumbbell({"type": "tfrc", "rto_tick": "0.2s"})).script
+    assert "InitRate_" not in settings(rfc, "$src(0)") and settings(rfc, "$src(0)")["tcp_tick_"] == "0.2"
 
 
 def test_two_flows_ns2s_drr_would_hash_to_one_queue_are_an_error():

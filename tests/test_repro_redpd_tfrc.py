@@ -46,16 +46,18 @@ def test_quick_rows(quick):
     # TFRCs under RED (15.4 against 14.4 Mb/s, as in ns-2: 37.5 against 32.2) and about as much
     # under RED-PD (14.7 against 14.9; ns-2 35.6 against 33.6). RFC 5348's TFRC (t_RTO = 4R =
     # 120 ms at 30 ms) gets what the 30-ms TCP gets at every drop rate under RED (0.98-1.03), and
-    # its relative throughput does not fall with n under RED-PD (0.81, 0.99, 1.00).
-    assert failing(quick) == {
-        "bias.red",
-        "bias.red_pd",
+    # its relative throughput does not fall with n under RED-PD (0.81, 0.99, 1.00): shown, not
+    # graded, as the paper did not run it.
+    assert failing(quick) == {"bias.red", "bias.red_pd"}
+    found = rows(quick)
+    rfc = {key for key, row in found.items() if key.endswith(".rfc5348")}
+    assert len(rfc) == 12 and not any(found[key].graded for key in rfc)
+    assert {key for key in rfc if not found[key].passed} == {
         "tfrc30.falls.red_pd.rfc5348",
         "ratio30.red_pd_ge_red.rfc5348",
         "tfrc30.loses_less.rfc5348",
         "tfrc30.below_tcp30.rfc5348",
     }
-    found = rows(quick)
     for suffix in ("", ".rfc5348"):
         for key in ("drop.rises.red", "drop.rises.red_pd", "tcp30.less_with_red_pd", "gain120.tfrc", "gain120.tcp"):
             assert found[key + suffix].passed, key + suffix

@@ -179,7 +179,7 @@ def test_the_resolved_scenario_is_in_base_units_with_the_defaults_the_engine_run
 @pytest.mark.parametrize(
     ("qdisc", "filled_in"),
     [
-        ({"type": "drr"}, {"limit_bytes": 64000, "quantum": 1000, "pushout": "head"}),
+        ({"type": "drr"}, {"limit_bytes": 64000, "quantum": 1000, "pushout": "head", "profile": "paper"}),
         ({"type": "sfq", "variant": "ns2"}, {"variant": "ns2", "limit": 40, "divisor": 16}),
         (
             {"type": "sfq"},
@@ -216,7 +216,7 @@ def test_resolve_names_a_bad_field():
             "topology.bottleneck.qdisc.mark_forced: ns-2's Queue/RED drops in its forced region",
         ),
         ({"flows[0].tcp": {}}, 'flows[0].tcp.profile: ns-2\'s TCP agents are the "ns2" profile'),
-        ({"flows[0]": {"type": "tfrc"}}, "flows[0].type: the export has no 'tfrc' flows"),
+        ({"flows[0]": {"type": "rlm"}}, "flows[0].type: the export has no 'rlm' flows (tcp, cbr, onoff, tfrc)"),
         ({"topology.bottleneck.qdisc": {"type": "red", "fixed_p": 0.01}}, "topology.bottleneck.qdisc.fixed_p: "),
         ({"topology.bottleneck.qdisc": {"type": "drr", "limit": 50}}, "topology.bottleneck.qdisc.limit: "),
         (
@@ -277,6 +277,45 @@ def test_a_floyd93_red_exports_with_a_note_that_ns2s_red_is_the_ns2_profile():
         'topology.bottleneck.qdisc: ns-2 runs its own RED (red.cc), which aqmlab runs with profile = "ns2"'
     ]
     assert exported(dumbbell(TCP, qdisc={"type": "red", "profile": "ns2"})).notes == []
+
+
+def test_a_paper_drr_exports_with_a_note_that_ns2s_drr_is_the_ns2_profile():
+    drr = {"type": "drr", "limit_bytes": "64KB"}
+    notes = exported(dumbbell(TCP, qdisc=drr)).notes
+    assert notes == [
+        'topology.bottleneck.qdisc: ns-2 runs its own DRR (drr.cc), which aqmlab runs with profile = "ns2"'
+    ]
+    assert exported(dumbbell(TCP, qdisc={**drr, "profile": "ns2"})).notes == []
+
+
+def test_drr_small_many_is_a_case_where_ns2s_turn_rule_acts():
+    """In drr-small-many push-outs now and then empty the flow being served (seed 3 within 20 s):
+    there DRR's ns2 profile (the case's) and the paper's part; in drr-small they cannot (four flows
+    share 25 packets) and both run the same."""
+
+    def goodputs(name: str, profile: str) -> list[float]:
+        case = next(c for c in validate.CASES if c.name == name)
+        data = case.scenario().with_seed(3).to_dict()
+        data["topology"]["bottleneck"]["qdisc"]["profile"] = profile
+        data["simulation"]["duration"] = "20s"
+        return aqmlab.run(Scenario.from_dict(data)).flows["goodput_bps"].tolist()
+
+    assert goodputs("drr-small-many", "ns2") != goodputs("drr-small-many", "paper")
+    assert goodputs("drr-small", "ns2") == goodputs("drr-small", "paper")
+
+
+def test_tfrc_exports_as_ns2s_agents_with_the_ns2_profiles_settings():
+    tfrc = {"type": "tfrc", "profile": "ns2"}
+    script = exported(dumbbell(tfrc)).script
+    sender, sink = settings(script, "$src(0)"), settings(script, "$dst(0)")
+    # The ns2 profile's defaults, as the core resolves them: InitRate_ 300 B/s, tcp_tick_ 0.1 s.
+    assert (sender["InitRate_"], sender["tcp_tick_"], sender["useHeaders_"]) == ("300", "0.1", "false")
+    assert (sink["numPkts_"], sink["discount_"], sink["packetSize_"]) == ("1", "1", "40")
+    assert "set src(0) [new Agent/TFRC]" in script and '"$app(0) start"' in script
+    notes = exported(dumbbell({"type": "tfrc", "rto_tick": "0.2s"})).notes
+    assert notes == ['flows[0]: ns-2 runs its own TFRC (tfrc.cc, tfrc-sink.cc), which aqmlab runs with profile = "ns2"']
+    rfc = exported(dumbbell({"type": "tfrc", "rto_tick": "0.2s"})).script
+    assert "InitRate_" not in settings(rfc, "$src(0)") and settings(rfc, "$src(0)")["tcp_tick_"] == "0.2"
 
 
 def test_two_flows_ns2s_drr_would_hash_to_one_queue_are_an_error():

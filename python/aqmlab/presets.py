@@ -17,7 +17,8 @@ mode (the thresholds are in KB), w_q = 0.002 and max_p = 0.1 (ns-2's `q_weight_`
 (ns-2: `mean_pktsize_ = 500`); no `gentle` (ns-2 of 1998 had none).
 "FRED-2 guarantees to each flow a minimum number of buffers": FRED's two-packet-buffer
 extension (FRED §6); FRED-1 is basic FRED. DRR: "when the buffer is full the packet
-from the longest queue is dropped".
+from the longest queue is dropped", ns-2's `Queue/DRR` (`profile = "ns2"`: drr.cc's turn rule,
+which differs from Shreedhar–Varghese's only when a push-out empties the flow being served).
 
 A mechanism joins the presets with one descriptor in `mechanisms.MECHANISMS`.
 """
@@ -51,7 +52,7 @@ def csfq_mechanisms(buffer: str = BUFFER, k: str = K, thresholds: dict | None = 
         },
         "fred-1": fred,
         "fred-2": {**fred, "two_packet_buffer": True},
-        "drr": {"type": "drr", "limit_bytes": buffer},
+        "drr": {"type": "drr", "profile": "ns2", "limit_bytes": buffer},
         "csfq": {"type": "csfq", "limit_bytes": buffer, "k": k, "k_alpha": k, "k_c": k},
     }
 

@@ -592,7 +592,7 @@ FIG9 = Experiment(
 
 TFRC_N = (2, 3, 4, 5, 6, 7, 8)  # n flows of each kind and RTT: tfrc.sh's `flows` 8 … 32 is 4n
 TFRC_END = 500.0
-TFRC_READINGS = ("", ".ns2_rto")  # our two TFRC readings' key suffixes; ns-2 has one TFRC
+TFRC_READINGS = ("", ".rfc5348")  # our two TFRC readings' key suffixes; ns-2 has one TFRC
 
 
 def tfrc_measures(run: Run, n: int) -> dict[str, float]:

@@ -91,6 +91,11 @@ pub struct TfrcHeader {
     pub receive_rate: f64,
     /// Feedback: p, the receiver's loss event rate.
     pub loss_event_rate: f64,
+    /// Data, ns-2's TFRC (`tcp/tfrc.cc` sendpkt()): the sender's t_RTO (s), its round number
+    /// (feedbacks and no-feedback expiries so far), and whether it wants a report at once.
+    pub tzero: f64,
+    pub round: u32,
+    pub urgent: bool,
 }
 
 /// Slab of packets with a free list. Each slot knows whether it holds a live

@@ -27,7 +27,15 @@ from .. import __version__
 from .._core import ScenarioError
 from ..scenario import Scenario
 from . import drr_hash
-from .fixed_settings import NS2_PROFILE_CLASS_SETTINGS, RED_FIXED, TCP_AGENTS, TCP_SINKS, WINDOW_OPTIONS
+from .fixed_settings import (
+    NS2_PROFILE_CLASS_SETTINGS,
+    RED_FIXED,
+    TCP_AGENTS,
+    TCP_SINKS,
+    TFRC_FIXED,
+    TFRC_SINK_FIXED,
+    WINDOW_OPTIONS,
+)
 
 # Lines of the script's output that carry measurements start with this.
 MARK = "aqmlab-ns2"
@@ -231,7 +239,9 @@ def _red(qdisc: Mapping[str, Any], path: str, notes: list[str]) -> tuple[str, li
     ]
 
 
-def _drr(qdisc: Mapping[str, Any], path: str, buckets: int) -> tuple[str, list[tuple[str, Any, str]]]:
+def _drr(qdisc: Mapping[str, Any], path: str, buckets: int, notes: list[str]) -> tuple[str, list[tuple[str, Any, str]]]:
+    if qdisc["profile"] != "ns2":
+        notes.append(f'{path}: ns-2 runs its own DRR (drr.cc), which aqmlab runs with profile = "ns2"')
     if qdisc["limit"] is not None:
         raise _unexportable(f"{path}.limit", "ns-2's DRR bounds bytes only (blimit_): give limit_bytes")
     if qdisc["pushout"] != "head":
@@ -297,8 +307,8 @@ def export(scenario: Scenario) -> Export:
     nodes = resolved["nodes"]
     links, flows = _network(resolved)
     for flow in flows:
-        if flow.type not in ("tcp", "cbr", "onoff"):
-            raise _unexportable(f"{flow.path}.type", f"the export has no {flow.type!r} flows (tcp, cbr, onoff)")
+        if flow.type not in ("tcp", "cbr", "onoff", "tfrc"):
+            raise _unexportable(f"{flow.path}.type", f"the export has no {flow.type!r} flows (tcp, cbr, onoff, tfrc)")
         if flow.paused:
             raise _unexportable(f"{flow.path}.pauses", "the export has no pauses (one start and stop per application)")
     simulation = resolved["simulation"]
@@ -321,7 +331,7 @@ def export(scenario: Scenario) -> Export:
     for i, name in enumerate(nodes):
         script.add(f"set n({i}) [$ns node] ;# {name}")
     _links(script, links, flows, notes)
-    _flows(script, flows)
+    _flows(script, flows, notes)
     _monitors(script, links, flows, warmup, duration)
     script.add(
         "",
@@ -343,7 +353,7 @@ def _links(script: _Script, links: list[Link], flows: list[Flow], notes: list[st
             ns2_type, settings = _red(link.qdisc, link.qdisc_path, notes)
         elif kind == "drr":
             keys = drr_hash.keys(link.index, flows)
-            ns2_type, settings = _drr(link.qdisc, link.qdisc_path, drr_hash.buckets(keys, link.qdisc_path))
+            ns2_type, settings = _drr(link.qdisc, link.qdisc_path, drr_hash.buckets(keys, link.qdisc_path), notes)
         elif kind == "sfq":
             ns2_type, settings = _sfq(link.qdisc, link.qdisc_path)
         elif kind == "red_pd":
@@ -366,12 +376,14 @@ def _links(script: _Script, links: list[Link], flows: list[Flow], notes: list[st
         script.settings(f"$q({link.index})", settings)
 
 
-def _flows(script: _Script, flows: list[Flow]) -> None:
+def _flows(script: _Script, flows: list[Flow], notes: list[str]) -> None:
     script.section("Flows (fid_ is aqmlab's flow id)")
     for f in flows:
         script.add(f"# flow {f.id}: {f.name} ({f.type}), {f.path}")
         if f.type == "tcp":
             _tcp_flow(script, f)
+        elif f.type == "tfrc":
+            _tfrc_flow(script, f, notes)
         else:
             script.add(
                 f"set src({f.id}) [new Agent/UDP]",
@@ -427,6 +439,36 @@ def _tcp_flow(script: _Script, f: Flow) -> None:
         # tcp.cc calls `done` once the last packet is ACKed (highest_ack_ >= curseq_ - 1):
         # the transfer's completion time, as aqmlab's Results.transfers.
         script.add(f'$src({f.id}) proc done {{}} {{ puts "{MARK} done {f.id} [[Simulator instance] now]" }}')
+
+
+def _tfrc_flow(script: _Script, f: Flow, notes: list[str]) -> None:
+    tfrc = f.settings
+    if tfrc["profile"] != "ns2":
+        notes.append(
+            f'{f.path}: ns-2 runs its own TFRC (tfrc.cc, tfrc-sink.cc), which aqmlab runs with profile = "ns2"'
+        )
+    script.add(f"set src({f.id}) [new Agent/TFRC]")
+    script.settings(
+        f"$src({f.id})",
+        [
+            ("fid_", f.id, ""),
+            ("packetSize_", f.packet_size, "bytes on the wire"),
+            ("useHeaders_", False, "no 32-byte header added: packetSize_ is the packet, as aqmlab's packet_size"),
+            *TFRC_FIXED,
+        ],
+    )
+    # The rfc5348 profile leaves them unset: ns-2 then runs its own defaults (the note above).
+    if tfrc["initial_rate"] is not None:
+        script.settings(f"$src({f.id})", [("InitRate_", tfrc["initial_rate"] / 8, "initial_rate, bytes/s")])
+    if tfrc["rto_tick"] is not None:
+        script.settings(f"$src({f.id})", [("tcp_tick_", tfrc["rto_tick"], "rto_tick: t_RTO in TCP's ticks")])
+    script.add(f"set dst({f.id}) [new Agent/TFRCSink]", f"$dst({f.id}) set fid_ {f.id}")
+    script.settings(
+        f"$dst({f.id})", [*TFRC_SINK_FIXED, ("discount_", int(tfrc["history_discounting"]), "history_discounting")]
+    )
+    _attach(script, f)
+    # The agent is its own source (SndrType_ 0: an infinite sender): `start` and `stop` go to it.
+    script.add(f"set app({f.id}) $src({f.id})", f'$ns at {_num(f.start)} "$app({f.id}) start"')
 
 
 def _udp_source(script: _Script, f: Flow) -> None:

@@ -76,3 +76,44 @@ NS2_PROFILE_CLASS_SETTINGS: tuple[tuple[str, str, Any, str], ...] = (
     ("Agent/TCPSink", "generateDSacks_", False, ""),
     ("Agent/TCPSink", "RFC2581_immediate_ack_", True, "a gap-filling packet is ACKed at once"),
 )
+
+# Agent/TFRC and Agent/TFRCSink (tcp/tfrc.cc, tfrc-sink.cc) as ns-2.35 sets them (ns-default.tcl),
+# written out so the script says what runs; TFRC's `profile = "ns2"` reproduces these (the export
+# writes InitRate_, tcp_tick_ and discount_ from the flow's table).
+TFRC_FIXED: tuple[tuple[str, Any, str], ...] = (
+    ("df_", 0.95, "R's EWMA weight on the old value"),
+    ("minrto_", 0.0, ""),
+    ("srtt_init_", 0, ""),
+    ("rttvar_init_", 12, ""),
+    ("rtxcur_init_", 6.0, ""),
+    ("rttvar_exp_", 2, ""),
+    ("T_SRTT_BITS", 3, ""),
+    ("T_RTTVAR_BITS", 2, ""),
+    ("rate_init_option_", 2, "slow start from RFC 3390's initial window"),
+    ("rate_init_", 2, "unused with rate_init_option_ 2"),
+    ("ssmult_", 2, "slow start doubles the rate per RTT"),
+    ("slow_increase_", True, "slow start spreads each increase over the RTT"),
+    ("bval_", 1, "b of the throughput equation"),
+    ("ca_", 1, "packets spaced by sqrt(mean R) / sqrt(R sample)"),
+    ("overhead_", 0, "no dither of the gaps"),
+    ("maxHeavyRounds_", 0, ""),
+    ("conservative_", False, ""),
+    ("voip_", False, ""),
+    ("SndrType_", 0, "an infinite sender"),
+    ("oldCode_", False, ""),
+    ("idleFix_", True, ""),
+    ("ecn_", False, ""),
+)
+TFRC_SINK_FIXED: tuple[tuple[str, Any, str], ...] = (
+    ("packetSize_", 40, "feedback of 40 bytes, as aqmlab's"),
+    ("NumFeedback_", 1, "one report per RTT"),
+    ("algo_", 1, "the weighted average of loss intervals (SIGCOMM 2000)"),
+    ("numPkts_", 1, "a loss at the first later packet"),
+    ("PreciseLoss_", 1, ""),
+    ("minDiscountRatio_", 0.5, ""),
+    ("smooth_", 1, "the open interval counted only when it raises the average"),
+    ("ShortIntervals_", 0, ""),
+    ("AdjustHistoryAfterSS_", 1, ""),
+    ("NumSamples_", -1, "the last 8 intervals"),
+    ("InitHistorySize_", 100000, ""),
+)

@@ -82,8 +82,8 @@ pub struct Flow {
     /// It pauses (`pauses`).
     pub paused: bool,
     /// Its type's settings: tcp `{tcp, workload}` with every option the profile sets filled
-    /// in (`workload`: its type, and a transfer's `packets`); cbr and onoff their tables;
-    /// tfrc, rlm and video nothing.
+    /// in (`workload`: its type, and a transfer's `packets`); cbr, onoff and tfrc their tables;
+    /// rlm and video nothing.
     pub settings: Value,
 }
 
@@ -176,7 +176,8 @@ fn flow_settings(kind: &FlowKind) -> Value {
         FlowKind::Tcp(tcp) => tcp_settings(tcp),
         FlowKind::Cbr(c) => to_value(c),
         FlowKind::OnOff(c) => to_value(c),
-        FlowKind::Tfrc(_) | FlowKind::Rlm(_) | FlowKind::Video(_) => json!({}),
+        FlowKind::Tfrc(c) => to_value(c.resolved()),
+        FlowKind::Rlm(_) | FlowKind::Video(_) => json!({}),
     }
 }
 

@@ -3,9 +3,10 @@
 //! the packet from the longest queue is dropped").
 //!
 //! Each flow (flow id) has its own FIFO, created on first use. Flows with
-//! packets wait in an active list; the flow at its head may send while its
-//! deficit covers the head packet, otherwise it earns `quantum` more bytes and
-//! moves to the tail. A flow whose queue empties leaves the list and forgets
+//! packets wait in an active list, a newly active flow at its tail with no
+//! deficit. The flow at its head earns `quantum` bytes when its turn begins and
+//! sends while its deficit covers the head packet; otherwise its turn ends and
+//! it moves to the tail. A flow whose queue empties leaves the list and forgets
 //! its deficit.
 //!
 //! Quantum: at least the largest packet keeps the work per packet O(1)
@@ -20,8 +21,19 @@
 //! the bound is exceeded, the packet at the head of the longest queue in bytes
 //! is pushed out (`DropReason::Pushout`); that can be the arrival itself when
 //! it is alone in the longest queue. `pushout = "tail"` drops the longest
-//! queue's newest packet instead. Ties go to the first flow in round-robin order.
-
+//! queue's newest packet instead. Ties go to the first flow in round-robin order,
+//! starting at the flow being served.
+//!
+//! Profiles ([`DrrProfile`]): `paper` (the default) is Shreedhar–Varghese's
+//! deficit rule above; `ns2` is ns-2.35's `queue/drr.cc`, which differs in one
+//! rule, measured against ns-2 in `validate ns2`'s `drr-small-*` cases. ns-2
+//! marks a flow's turn begun (`turn = 1`, drr.cc `deque()`) when it adds the
+//! quantum, and clears the mark when the turn ends or the flow's queue is served
+//! empty, but not when a push-out empties it (`enque()`'s drop loop calls
+//! `idle()` alone) nor when the flow becomes active again (`enque()` resets
+//! `deficitCounter` only). A flow pushed out empty during its turn therefore
+//! comes back with its turn marked begun and no deficit: its next turn adds no
+//! quantum, ends at once, and it waits a further round.
 use super::pushout::{End, FlowBacklog, Occupancy, PushOut};
 use super::{Limit, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
 use crate::error::ScenarioError;
@@ -40,6 +52,19 @@ pub struct DrrConfig {
     pub quantum: Bytes,
     /// End of the longest queue that loses a packet: `"head"` (ns-2 `Queue/DRR`) or `"tail"`.
     pub pushout: End,
+    /// Whose deficit rule runs: `"paper"` (Shreedhar–Varghese) or `"ns2"` (ns-2.35's `drr.cc`).
+    pub profile: DrrProfile,
+}
+
+/// Which DRR runs (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DrrProfile {
+    /// Shreedhar & Varghese 1995, Fig. 3: a flow that leaves the round forgets its turn.
+    #[default]
+    Paper,
+    /// ns-2.35's `queue/drr.cc`: a flow pushed out empty during its turn keeps it marked begun.
+    Ns2,
 }
 
 impl Default for DrrConfig {
@@ -49,6 +74,7 @@ impl Default for DrrConfig {
             limit_bytes: None,
             quantum: Bytes(1000),
             pushout: End::Head,
+            profile: DrrProfile::Paper,
         }
     }
 }
@@ -100,12 +126,24 @@ struct Params {
     pushout: PushOut,
     /// Bytes.
     quantum: u64,
+    /// A flow joining the round starts its turns afresh (`paper`), or keeps the mark of a turn
+    /// that a push-out interrupted (`ns2`).
+    joins_afresh: bool,
+}
+
+/// What DRR keeps per flow.
+#[derive(Clone, Copy, Debug, Default)]
+struct Turn {
+    /// Bytes the flow may still send.
+    deficit: u64,
+    /// Its turn has begun: this turn's quantum is in `deficit` (ns-2's `turn`).
+    begun: bool,
 }
 
 pub struct Drr {
     params: Params,
-    /// Per-flow queues, each flow with its deficit (bytes); the active flows in round-robin order.
-    backlog: FlowBacklog<u64>,
+    /// Per-flow queues, each flow with its turn; the active flows in round-robin order.
+    backlog: FlowBacklog<Turn>,
 }
 
 impl Drr {
@@ -118,6 +156,7 @@ impl Drr {
                     end: config.pushout,
                 },
                 quantum: config.quantum.0,
+                joins_afresh: config.profile == DrrProfile::Paper,
             },
             backlog: FlowBacklog::default(),
         }
@@ -127,8 +166,13 @@ impl Drr {
 impl QueueDisc for Drr {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         if self.backlog.push(id, ctx) {
-            // A flow joining the round starts with one quantum (Shreedhar–Varghese Fig. 3).
-            *self.backlog.state_mut(ctx.packets[id].flow) = self.params.quantum;
+            // A flow joining the round has no deficit (Shreedhar–Varghese Fig. 3; drr.cc enque()
+            // `deficitCounter=0`); its first turn gives it a quantum.
+            let turn = self.backlog.state_mut(ctx.packets[id].flow);
+            turn.deficit = 0;
+            if self.params.joins_afresh {
+                turn.begun = false;
+            }
         }
         // Longest-queue drop (CSFQ §3; ns-2 drops the head of the longest queue in bytes).
         self.params.pushout.enforce(&mut self.backlog, id, ctx)
@@ -139,13 +183,23 @@ impl QueueDisc for Drr {
             let flow = self.backlog.first_active()?;
             let (_, head) = self.backlog.head(flow).expect("active flows have packets");
             let size = ctx.packets[head].size as u64;
-            let deficit = self.backlog.state_mut(flow);
-            if size <= *deficit {
-                *deficit -= size;
-                return Some(self.backlog.take(flow, End::Head, ctx));
+            let quantum = self.params.quantum;
+            let turn = self.backlog.state_mut(flow);
+            if !turn.begun {
+                turn.deficit += quantum;
+                turn.begun = true;
             }
-            // Not enough deficit: earn a quantum and wait for the next round.
-            *deficit += self.params.quantum;
+            if size <= turn.deficit {
+                turn.deficit -= size;
+                let packet = self.backlog.take(flow, End::Head, ctx);
+                if self.backlog.head(flow).is_none() {
+                    // Served empty: it leaves the round and forgets its turn (drr.cc deque()).
+                    *self.backlog.state_mut(flow) = Turn::default();
+                }
+                return Some(packet);
+            }
+            // Not enough deficit: the turn ends, and the flow waits for the next round.
+            turn.begun = false;
             self.backlog.rotate();
         }
     }
@@ -249,6 +303,44 @@ mod tests {
         // An arrival that makes its own queue the longest is itself the newest packet there.
         assert_eq!(h.offer(0, packet(2, 1000, 2)).0, Dropped(Pushout));
         assert_eq!(pushed_out(&h).len(), 1);
+    }
+
+    #[test]
+    fn ns2_keeps_the_turn_of_a_flow_pushed_out_empty() {
+        // Five flows of 1000-byte packets on a 4000-byte buffer, quantum 1000. Flow 1 sends one
+        // packet of its turn; then every queue holds one packet, and the next arrival pushes out
+        // the first of the tie from the flow being served: flow 1's last packet, mid-turn.
+        let run = |profile| {
+            let mut h = QdiscHarness::new(Box::new(Drr::new(&DrrConfig {
+                limit_bytes: Some(Bytes(4000)),
+                profile,
+                ..Default::default()
+            })));
+            let mut sent = Vec::new();
+            let mut depart = |h: &mut QdiscHarness<Drr>| sent.push(h.depart(0).map(|p| (p.flow, p.seq)).unwrap());
+            for (flow, seq) in [(1, 0), (1, 1), (2, 0)] {
+                h.offer(0, packet(flow, 1000, seq));
+            }
+            depart(&mut h);
+            for flow in [3, 4, 5] {
+                assert_eq!(h.offer(0, packet(flow, 1000, 0)).0, Enqueued);
+            }
+            assert_eq!(pushed_out(&h), vec![(1, 1, Pushout)]);
+            depart(&mut h);
+            // Flow 1 comes back behind 3, 4 and 5; flow 3 comes back behind it.
+            h.offer(0, packet(1, 1000, 2));
+            depart(&mut h);
+            h.offer(0, packet(3, 1000, 1));
+            while h.backlog.packets > 0 {
+                depart(&mut h);
+            }
+            assert_eq!(pushed_out(&h).len(), 1);
+            sent
+        };
+        let before = [(1, 0), (2, 0), (3, 0), (4, 0), (5, 0)];
+        assert_eq!(run(DrrProfile::Paper), [&before[..], &[(1, 2), (3, 1)]].concat());
+        // ns-2: flow 1's next turn adds no quantum and ends at once, so flow 3 goes first.
+        assert_eq!(run(DrrProfile::Ns2), [&before[..], &[(3, 1), (1, 2)]].concat());
     }
 
     #[test]

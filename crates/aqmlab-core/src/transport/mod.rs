@@ -13,6 +13,7 @@ pub mod tcp;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod tfrc;
+pub mod tfrc_ns2;
 pub mod timer;
 pub mod udp;
 pub mod video;

@@ -48,6 +48,7 @@
 //!   open-interval rule (`smooth_ 1`) are the RFC's.
 
 use super::ns2_rtt::Ns2Rtt;
+use super::tfrc_ns2::{self, TfrcNs2Receiver, TfrcNs2Sender, FEEDBACK_SIZE};
 use super::timer::{Generation, Restartable};
 use super::{Agent, AgentCtx, FlowConfig, Offer, TimerKind, Token};
 use crate::error::ScenarioError;
@@ -56,7 +57,7 @@ use crate::rng::Rng;
 use crate::time::{from_secs, to_secs, Time};
 use crate::units::{Rate, Seconds};
 use crate::validate::require_positive;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// §5.4: the weights w_0 … w_7 of the last n = 8 loss intervals.
@@ -71,8 +72,6 @@ const T_MBI: f64 = 64.0;
 const DISCOUNT_FLOOR: f64 = 0.5;
 /// §4.2: the nofeedback timer's first expiry, 2 s after the start.
 const FIRST_NOFEEDBACK: f64 = 2.0;
-/// Feedback packets are 40 bytes, as ns-2's (`Agent/TFRCSink set packetSize_ 40`) and TCP's ACKs.
-const FEEDBACK_SIZE: u32 = 40;
 
 crate::timer_kinds! {
     /// The sender's timers.
@@ -92,19 +91,31 @@ crate::timer_kinds! {
     }
 }
 
+/// Whose TFRC runs: RFC 5348's (this file) or ns-2.35's (`tfrc_ns2.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TfrcProfile {
+    #[default]
+    Rfc5348,
+    /// ns-2.35's `tcp/tfrc.cc` and `tcp/tfrc-sink.cc` with their ns-default.tcl settings.
+    Ns2,
+}
+
 /// A `tfrc` flow's settings (its packet size s is the flow's `packet_size`).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TfrcConfig {
+    /// `"rfc5348"` (the default) or `"ns2"` (ns-2.35's agents, `tfrc_ns2.rs`).
+    pub profile: TfrcProfile,
     /// Allowed sending rate before the first feedback; default one packet
-    /// per second (RFC 5348 §4.2). From the first feedback on, slow start
-    /// starts at W_init/R with RFC 3390's W_init = min(4s, max(2s, 4380 B)).
+    /// per second (RFC 5348 §4.2; `ns2`: `InitRate_` 300 B/s). From the first feedback on, slow
+    /// start starts at W_init/R with RFC 3390's W_init = min(4s, max(2s, 4380 B)).
     pub initial_rate: Option<Rate>,
     /// Discount old loss intervals while the open one is more than twice
     /// the average (RFC 5348 §5.5, a MAY); default on, as ns-2's `discount_ 1`.
     pub history_discounting: bool,
     /// When set, t_RTO in the equation is ns-2 tfrc.cc's TCP-style timeout
-    /// with this tick (ns-2 `tcp_tick_ 0.1`) instead of RFC 5348's 4R (module header).
+    /// with this tick instead of RFC 5348's 4R (module header); `ns2`: 0.1 s (`tcp_tick_`).
     pub rto_tick: Option<Seconds>,
     /// Record X (`x_bps`, bits/s), p (`p`) and R (`rtt`, s) at each feedback and nofeedback expiry.
     pub trace: bool,
@@ -113,11 +124,30 @@ pub struct TfrcConfig {
 impl Default for TfrcConfig {
     fn default() -> Self {
         TfrcConfig {
+            profile: TfrcProfile::Rfc5348,
             initial_rate: None,
             history_discounting: true,
             rto_tick: None,
             trace: false,
         }
+    }
+}
+
+impl TfrcConfig {
+    /// ns-default.tcl `Agent/TFRC set InitRate_ 300` (bytes/s).
+    const NS2_INITIAL_RATE_BPS: f64 = 300.0 * 8.0;
+    /// ns-default.tcl `Agent/TFRC set tcp_tick_ 0.1`.
+    const NS2_TICK_S: f64 = 0.1;
+
+    /// The table with the profile's defaults filled in (`net::resolved`): under `ns2`, the
+    /// initial rate and the tick ns-2 runs with.
+    pub fn resolved(&self) -> Self {
+        let mut resolved = self.clone();
+        if self.profile == TfrcProfile::Ns2 {
+            resolved.initial_rate.get_or_insert(Rate(Self::NS2_INITIAL_RATE_BPS));
+            resolved.rto_tick.get_or_insert(Seconds(Self::NS2_TICK_S));
+        }
+        resolved
     }
 }
 
@@ -142,6 +172,19 @@ impl FlowConfig for TfrcConfig {
     }
 
     fn build(&self, size: u32, offer: &Offer, _rng: Rng) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        if self.profile == TfrcProfile::Ns2 {
+            let resolved = self.resolved();
+            let sender = TfrcNs2Sender::new(tfrc_ns2::SenderParams {
+                size: size as f64,
+                initial_rate: resolved.initial_rate.map_or(0.0, |r| r.0 / 8.0),
+                tick: resolved.rto_tick.map_or(0, |tick| tick.nanos()),
+                stop: offer.stop,
+            });
+            return (
+                Box::new(sender),
+                Box::new(TfrcNs2Receiver::new(self.history_discounting)),
+            );
+        }
         let sender = TfrcSender::new(SenderParams {
             size: size as f64,
             initial_rate: self.initial_rate.map_or(size as f64, |r| r.0 / 8.0),

@@ -16,7 +16,8 @@ The rest (drop-tail, RED, RED-PD, FRED, each class's queueing delay) is measured
 
 `l4s-unresponsive`: the four flows and a UDP flood at half the link (5 Mbit/s, as `today-tcp`'s)
 that marks ECT(1), so DualPI2 puts it in its low-latency queue. Graded:
-- CSFQ and DRR hold it at most 1.5 times its fair share (CSFQ §3.1: 1.16 and 1.27);
+- CSFQ and DRR hold it at most 1.5 times its fair share (CSFQ §3.1: 1.16 and 1.27; `today-tcp`'s
+  rows);
 - DualPI2, which has no queue protection (Linux's has none; RFC 9330 §8.2: "Without it, there
   will be potential for attacks on the low latency of the L4S service"), lets it take more of its
   fair share than CSFQ does: an ordering.
@@ -37,6 +38,7 @@ from ...plots import subplots
 from ...results import MBPS, Results
 from ...scenario import Scenario
 from .. import Reproduction, Row, RunSettings, experiment, run_seeds, with_extra_mechanisms
+from ..today.tcp import flood_held_rows
 from . import cubic, prague
 
 MECHANISMS = ("droptail", "red", "red_pd", "fred-1", "csfq", "drr", "fq_codel", "dualpi2")
@@ -46,7 +48,6 @@ CLASSES = ("prague", "cubic")
 RTTS_MS = (20, 80)
 CLASS_BAND = 0.25
 RATIO_BAND = (0.5, 2.0)
-FLOOD_SHARES = 1.5
 FLOOD_RATE = "5Mbps"
 
 FULL = RunSettings(seeds=(1, 2, 3), duration="60s", warmup="20s")
@@ -165,16 +166,7 @@ def _why_dualpi2_ratio(by: pd.DataFrame) -> str:
 def l4s_unresponsive(quick: bool) -> Reproduction:
     table = _runs(flood=True, quick=quick)
     by = table.set_index("mechanism")
-    rows = [
-        Row.at_most(
-            f"ECT(1) flood / its fair share, {name}",
-            "CSFQ §3.1: 1.16 (CSFQ), 1.27 (DRR)",
-            by.at[name, "flood_share"],
-            FLOOD_SHARES,
-            key=f"flood.{name}",
-        )
-        for name in FLOOD_HELD
-    ]
+    rows = flood_held_rows(by, FLOOD_HELD, "ECT(1) flood")
     rows.append(
         Row.ordered(
             "ECT(1) flood / its fair share: CSFQ < DualPI2 (no queue protection)",

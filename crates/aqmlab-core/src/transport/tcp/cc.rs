@@ -47,6 +47,16 @@ pub struct Window {
 }
 
 impl Window {
+    /// A window of `cwnd` and `ssthresh` packets with a receiver window that does not limit it.
+    #[cfg(test)]
+    pub fn unclamped(cwnd: u64, ssthresh: u64) -> Self {
+        Window {
+            cwnd,
+            ssthresh,
+            clamp: 10_000,
+        }
+    }
+
     /// tcp_in_slow_start().
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh

@@ -275,18 +275,10 @@ mod tests {
         LinuxCc::new(&params, 1000, 0.0)
     }
 
-    fn window(cwnd: u64, ssthresh: u64) -> Window {
-        Window {
-            cwnd,
-            ssthresh,
-            clamp: 10_000,
-        }
-    }
-
     #[test]
     fn reno_slow_start_then_one_packet_per_window() {
         let mut cc = module(CongestionControl::Reno);
-        let mut w = window(10, 14);
+        let mut w = Window::unclamped(10, 14);
         // Slow start stops at ssthresh; the 2 packets left over count towards the increase.
         cc.cong_avoid(&mut w, 6, 0.0);
         assert_eq!((w.cwnd, cc.cwnd_cnt), (14, 2));
@@ -314,7 +306,7 @@ mod tests {
     fn cubic_k_and_target_follow_the_closed_form() {
         let mut cc = module(CongestionControl::Cubic);
         let ssthresh = cc.ssthresh(1000);
-        let mut w = window(ssthresh, ssthresh);
+        let mut w = Window::unclamped(ssthresh, ssthresh);
         cc.cong_avoid(&mut w, 1, 10.0);
         let c = cc.cubic().unwrap();
         // K = ∛(W_max (1 − β)/C) with W_max − cwnd₀ = 1000 − 700 = 300: ∛(300/0.4004) = 9.08 s.
@@ -329,7 +321,7 @@ mod tests {
     #[test]
     fn hystart_delay_increase_ends_slow_start() {
         let mut cc = module(CongestionControl::Cubic);
-        let mut w = window(20, 1000);
+        let mut w = Window::unclamped(20, 1000);
         let sample = |now: f64, rtt: f64| AckSample {
             now,
             rtt,
@@ -366,7 +358,7 @@ mod tests {
     #[test]
     fn hystart_ack_train_spanning_half_the_rtt_ends_slow_start() {
         let mut cc = module(CongestionControl::Cubic);
-        let mut w = window(32, 1000);
+        let mut w = Window::unclamped(32, 1000);
         let sample = |now: f64| AckSample {
             now,
             rtt: 0.1,

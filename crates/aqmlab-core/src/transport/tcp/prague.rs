@@ -287,18 +287,10 @@ mod tests {
         }
     }
 
-    fn window(cwnd: u64, ssthresh: u64) -> Window {
-        Window {
-            cwnd,
-            ssthresh,
-            clamp: 10_000,
-        }
-    }
-
     #[test]
     fn marks_step_the_window_down_and_end_slow_start() {
         let mut p = Prague::new(10, 1500, 0.0);
-        let mut w = window(10, 10_000);
+        let mut w = Window::unclamped(10, 10_000);
         // Slow start: cwnd grows by the unmarked packets delivered and frac_cwnd follows.
         p.on_ack(&mut w, &ack(0.04, 2, 0, 2, 12));
         assert_eq!((w.cwnd, p.frac_cwnd), (12, 12.0));
@@ -317,7 +309,7 @@ mod tests {
     #[test]
     fn alpha_is_dctcps_ewma_of_the_marked_fraction_once_a_mark_was_seen() {
         let mut p = Prague::new(10, 1500, 0.0);
-        let mut w = window(20, 20);
+        let mut w = Window::unclamped(20, 20);
         // A round without marks ends at the first ACK: α stays 1 (no AQM seen yet); the next
         // round ends at 30.
         p.on_ack(&mut w, &ack(0.04, 10, 0, 10, 30));
@@ -338,7 +330,7 @@ mod tests {
             p.srtt = Some(srtt);
             p.slow_start = false;
             p.round = RTT_TRANSITION;
-            let mut w = window(100, 50);
+            let mut w = Window::unclamped(100, 50);
             p.frac_cwnd = 100.0;
             let a = PragueAck {
                 srtt: Some(srtt),
@@ -352,7 +344,7 @@ mod tests {
     #[test]
     fn a_loss_halves_and_waits_for_open() {
         let mut p = Prague::new(10, 1500, 0.0);
-        let mut w = window(40, 40);
+        let mut w = Window::unclamped(40, 40);
         p.frac_cwnd = 40.0;
         p.enter_loss();
         assert_eq!(p.frac_cwnd, 20.0);

@@ -49,10 +49,12 @@ def test_the_pi_controller_holds_classic_reno_near_the_target(qdisc):
 
 def test_any_ect_sends_ect0_reno_through_the_shallow_queue():
     # DCTCP-style classification (tc `any_ect`): the Renos' ECT(0) goes to L, where the 1 ms step
-    # marks them long before C's target: they keep a queue of about a millisecond, not 15.
+    # marks them long before C's target: they keep a queue of about a millisecond, not 15, and, as
+    # Reno halves its window at every mark, leave most of the link idle (why L is for scalable senders).
     results = aqmlab.run(_scenario({"type": "dualpi2", "profile": "linux", "classification": "any_ect"}))
     link = results.link("L->R")
     assert link["qdisc.c_packets"] == 0 and link["qdisc.step_marks"] > 0
+    assert link["utilisation"] < 0.5
     assert results.queue_delay_groups.set_index("group").loc["reno", "median"] * 1000 < 3.0
 
 

@@ -31,7 +31,7 @@
 //! class (DUALPI2_C_LLLL, never marked), `split_gso` (aqmlab's packets are never aggregates), and
 //! tc's `max_rtt`/`typical_rtt` shorthands for target, tupdate, alpha and beta.
 
-use super::{Classification, DualQueue, DualStats, Queue};
+use super::{Action, Classification, DualQueue, DualStats, Queue};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, PacketId};
 use crate::qdisc::fq_codel::TRUESIZE_OVERHEAD;
@@ -204,14 +204,6 @@ impl QdiscConfig for DualPi2LinuxConfig {
 /// dualpi2_scale_alpha_beta: 1/256 Hz to probability (2^32) per 64 ns of delay.
 fn scale_alpha_beta(netlink: u64) -> u64 {
     ((netlink * u64::from(MAX_PROB)) >> ALPHA_BETA_SCALING) / NANOS_PER_SEC
-}
-
-/// The coupled AQM's verdict on a packet (must_drop).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Action {
-    Pass,
-    Mark,
-    Drop,
 }
 
 /// `struct dualpi2_sched_data`'s parameters, in the kernel's units.

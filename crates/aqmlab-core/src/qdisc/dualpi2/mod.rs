@@ -91,6 +91,14 @@ impl DualQueue {
     }
 }
 
+/// What the AQM does with a packet it judges: both readings' verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Pass,
+    Mark,
+    Drop,
+}
+
 /// What both readings count besides the engine's drop and mark tables (Linux's
 /// `packets_in_l` / `packets_in_c`, and the drops and marks of each queue).
 #[derive(Clone, Copy, Debug, Default)]

@@ -24,7 +24,7 @@
 //! The controller runs lazily at each enqueue and dequeue, catching up on every `t_update`
 //! boundary passed since the last event (the heads do not change between events).
 
-use super::{Classification, DualQueue, DualStats, Queue};
+use super::{Action, Classification, DualQueue, DualStats, Queue};
 use crate::error::ScenarioError;
 use crate::packet::{Ecn, PacketArena, PacketId};
 use crate::qdisc::{DropReason, LinkInfo, QdiscConfig, QdiscCtx, QueueDisc, Verdict};
@@ -278,13 +278,6 @@ impl DualPi2 {
     }
 }
 
-/// What the dequeue does with a packet.
-enum Action {
-    Send,
-    Mark,
-    Drop,
-}
-
 impl QueueDisc for DualPi2 {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx) -> Verdict {
         self.catch_up(ctx.now, ctx.packets);
@@ -318,7 +311,7 @@ impl QueueDisc for DualPi2 {
                     } else if self.l_recur.recur(p_cl) {
                         Action::Mark
                     } else {
-                        Action::Send
+                        Action::Pass
                     }
                 }
                 Queue::L => {
@@ -331,7 +324,7 @@ impl QueueDisc for DualPi2 {
                     if self.l_recur.recur(native.max(p_cl)) {
                         Action::Mark
                     } else {
-                        Action::Send
+                        Action::Pass
                     }
                 }
                 Queue::C if self.c_recur.recur(p_c) => {
@@ -341,7 +334,7 @@ impl QueueDisc for DualPi2 {
                         Action::Mark
                     }
                 }
-                Queue::C => Action::Send,
+                Queue::C => Action::Pass,
             };
             match action {
                 Action::Drop => {
@@ -353,7 +346,7 @@ impl QueueDisc for DualPi2 {
                     self.stats.count_mark(queue);
                     ctx.mark(id);
                 }
-                Action::Send => {}
+                Action::Pass => {}
             }
             return Some(id);
         }

@@ -142,3 +142,14 @@ def test_its_characterization_says_what_the_text_says(folder):
     codel_goodput, codel_delay = summary["codel"]["5.1.1"]
     assert goodput > 0.98 and 70 < delay < 90 and codel_delay < 6 and 0.75 < codel_goodput < 0.82
     assert (out / "out" / "my-aqm-rfc7928" / "rfc7928-5.1.1-ellipses.png").stat().st_size > 10_000
+
+
+def test_its_l4s_chapter_says_what_the_text_says(folder):
+    """Chapter 11: ExcessDrop leaves the ECT(1) flood its rate, CSFQ and DRR hold it, and DualPI2
+    keeps Prague's packets near a millisecond where ExcessDrop keeps them near 21."""
+    out, _ = folder
+    classes = pd.read_csv(out / "out" / "l4s" / "classes.csv").set_index("mechanism")
+    (ours,) = [name for name in classes.index if name.endswith(":ExcessDrop")]
+    assert classes.at[ours, "flood_mbps"] > 4.8 and 2.3 < classes.at[ours, "flood_share"] < 2.5
+    assert round(classes.at["csfq", "flood_share"], 1) == 1.2 and round(classes.at["drr", "flood_share"], 1) == 1.0
+    assert classes.at["dualpi2", "prague_delay_ms"] < 1.5 and 18 < classes.at[ours, "prague_delay_ms"] < 24

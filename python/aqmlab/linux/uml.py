@@ -76,13 +76,13 @@ class UmlError(RuntimeError):
 @dataclass(frozen=True)
 class Kernel:
     """A User-Mode Linux kernel: its binary, the folder holding its module folder (one per release,
-    as /lib/modules), the modules the dumbbell loads, the folder of the `tc` it needs (None: the
-    host's) and how to get it."""
+    as /lib/modules), the modules the dumbbell loads, the `tc` that sets up and reads the qdisc
+    under test, and how to get them."""
 
     binary: str
     modules: str
     load: str
-    tc_dir: str | None
+    tc: str
     install_hint: str
 
     def available(self) -> bool:
@@ -96,14 +96,14 @@ class Kernel:
         return releases[-1].name
 
 
-DEBIAN = Kernel(UML, "/usr/lib/uml/modules", MODULES, None, INSTALL_HINT)
+DEBIAN = Kernel(UML, "/usr/lib/uml/modules", MODULES, "tc", INSTALL_HINT)
 # tools/l4s_kernel/build.sh's output folder.
 L4S_BUILD = Path(os.environ.get("AQMLAB_L4S_KERNEL", "/work/l4s-kernel"))
 L4S = Kernel(
     str(L4S_BUILD / "linux.uml"),
     str(L4S_BUILD / "root/lib/modules"),
     MODULES + " sch_dualpi2",
-    str(L4S_BUILD / "iproute2/tc"),
+    str(L4S_BUILD / "iproute2/tc/tc"),
     f"tools/l4s_kernel/build.sh {L4S_BUILD} (and {INSTALL_HINT})",
 )
 
@@ -187,11 +187,13 @@ echo $? > "$run/rc"
 sync; echo o > /proc/sysrq-trigger; sleep 5; halt -f
 """
 
-# The dumbbell. Filled in by `job_script`: {path}, {qdisc}, {ccs}, {duration}, {modules}, {rtts}, {rate},
-# {burst}, {senders}, {flows}, {servers}, {tcp_clients}, {udp_client}.
+# The dumbbell. Filled in by `job_script`: {qtc}, {qdisc}, {ccs}, {duration}, {modules}, {rtts}, {rate},
+# {burst}, {senders}, {flows}, {servers}, {tcp_clients}, {udp_client}. $qtc is the tc that adds, shows and
+# samples the qdisc under test (the kernel's: `Kernel.tc`); the host's tc does the rest (the L4STeam
+# iproute2 5.12 prints u32 filters as broken JSON).
 JOB = r"""set -u
 cd "$run"
-export PATH={path}$PATH
+qtc={qtc}
 for m in {modules}; do modprobe -d "$MODULES_ROOT" $m || exit 2; done
 # Any congestion control loaded may be chosen (DCTCP is a module).
 sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(cat /proc/sys/net/ipv4/tcp_available_congestion_control)"
@@ -210,7 +212,7 @@ ip netns exec rtr sysctl -qw net.ipv4.ip_forward=1
 # The bottleneck: htb at {rate} on the router's egress, the qdisc under test its child.
 ip netns exec rtr tc qdisc add dev r1 root handle 1: htb default 1
 ip netns exec rtr tc class add dev r1 parent 1: classid 1:1 htb rate {rate} ceil {rate} burst {burst} cburst {burst}
-ip netns exec rtr tc qdisc add dev r1 parent 1:1 handle 10: {qdisc} || exit 3
+ip netns exec rtr $qtc qdisc add dev r1 parent 1:1 handle 10: {qdisc} || exit 3
 # The base RTTs: one prio band per TCP sender on the ACK path, each a netem delay; band 10 (1:a) for the rest.
 ip netns exec rcv tc qdisc add dev c0 root handle 1: prio bands 10 priomap 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9
 k=0
@@ -221,10 +223,10 @@ for rtt in {rtts}; do
   k=$((k+1))
 done
 ip netns exec rcv tc qdisc add dev c0 parent 1:a handle 30: netem delay 20ms limit 10000
-{{ uname -r; ip netns exec rtr tc -d qdisc show dev r1; ip netns exec rtr tc -d class show dev r1
+{{ uname -r; ip netns exec rtr $qtc -d qdisc show dev r1; ip netns exec rtr tc -d class show dev r1
    ip netns exec rcv tc qdisc show dev c0; ip netns exec snd ethtool -k s0 | grep offload
    ip netns exec snd sysctl net.ipv4.tcp_congestion_control net.ipv4.tcp_sack net.ipv4.tcp_ecn
-   ip netns exec rcv sysctl net.ipv4.tcp_ecn; sysctl net.ipv4.tcp_allowed_congestion_control; tc -V; }} > setup.txt 2>&1
+   ip netns exec rcv sysctl net.ipv4.tcp_ecn; sysctl net.ipv4.tcp_allowed_congestion_control; $qtc -V; }} > setup.txt 2>&1
 for k in {servers}; do
   ip netns exec rcv timeout $(({duration}+40)) iperf3 -s -1 -J -p $((5201+k)) --logfile srv$k.json > /dev/null 2>&1 &
 done
@@ -243,7 +245,7 @@ done
 # the next, so all of r1's qdiscs are asked for) and bash's builtins: a program started per sample
 # costs a UML guest a noticeable share of its one CPU.
 mkfifo /run/q.in /run/q.out /run/f.in /run/f.out /run/tick
-ip netns exec rtr stdbuf -oL tc -s -j -batch - < /run/q.in > /run/q.out 2>&1 &
+ip netns exec rtr stdbuf -oL $qtc -s -j -batch - < /run/q.in > /run/q.out 2>&1 &
 ip netns exec rcv stdbuf -oL tc -s -j -batch - < /run/f.in > /run/f.out 2>&1 &
 bash -c '
   exec 3> /run/q.in 4< /run/q.out 5> /run/f.in 6< /run/f.out 7<> /run/tick
@@ -263,7 +265,7 @@ done
 {udp_client}
 wait
 head -1 /proc/stat > cpu_end.txt
-ip netns exec rtr tc -s qdisc show dev r1 > qdisc_end.txt 2>&1
+ip netns exec rtr $qtc -s qdisc show dev r1 > qdisc_end.txt 2>&1
 """
 
 
@@ -288,7 +290,7 @@ def job_script(qdisc: str, dumbbell: Dumbbell, duration_s: int, kernel: Kernel =
         k=n_tcp,
     )
     return JOB.format(
-        path=f"{kernel.tc_dir}:" if kernel.tc_dir else "",
+        qtc=kernel.tc,
         qdisc=qdisc,
         ccs=" ".join(cc for cc, _ in dumbbell.tcp),
         duration=duration_s,

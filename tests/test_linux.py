@@ -274,15 +274,20 @@ def test_bbr_runs_and_shares_drop_tail_with_cubic_as_bbr_v1_does():
 
 
 def test_an_l4s_dumbbell_script_loads_dualpi2_runs_l4steams_tc_and_marks_the_udp_ect1():
-    """On the L4S kernel the guest loads sch_dualpi2 and sets up and samples the qdisc with the L4STeam tc; the
-    UDP flood of the ECT(1) cell sends with TOS 1; Debian's kernel's script has neither."""
+    """On the L4S kernel the guest loads sch_dualpi2 and sets up and samples the qdisc with the L4STeam
+    tc; the UDP flood of the ECT(1) cell sends with TOS 1; Debian's kernel's script has none of it."""
     qdisc, dumbbell = reference.L4S_CELLS["dualpi2/dctcp+cubic+udp-ect1"]
     script = uml.job_script(qdisc, dumbbell, 30, uml.L4S)
     assert f"qtc={uml.L4S.tc}\n" in script and "tcp_dctcp sch_dualpi2; do" in script
     assert "ccs=(dctcp cubic)" in script and "-u -b 10M \\\n  -l 1472 -S 1 -t 30" in script
     assert "handle 10: dualpi2 any_ect || exit 3" in script
+    # DCTCP's congestion control from its own route, before its SYN; its receiver DCTCP; CUBIC's neither.
+    assert "rule add from 10.1.0.11 lookup $((100+0)); " in script and script.count("congctl dctcp") == 1
+    assert "10.1.0.12 lookup" not in script
+    assert "ip netns exec rcv sysctl -qw net.ipv4.tcp_congestion_control=dctcp\n" in script
     debian = uml.job_script("sfq limit 64", uml.Dumbbell.cell("reno"), 30)
     assert "qtc=tc\n" in debian and "sch_dualpi2" not in debian and " -S " not in debian
+    assert "congctl" not in debian and "rcv sysctl -qw" not in debian
     assert dumbbell.scalable == [True, False] and uml.Dumbbell.from_dict(dumbbell.to_dict()) == dumbbell
 
 

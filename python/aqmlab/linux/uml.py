@@ -139,6 +139,19 @@ class Dumbbell:
         return (TCP_HEADERS,) * len(self.tcp) + ((UDP_HEADERS,) if self.udp else ())
 
     @property
+    def receiver_cc(self) -> str | None:
+        """The receivers' congestion control (their namespace's default), where a flow needs it: DCTCP's
+        receiver echoes each CE (RFC 8257 §3.2), and only a DCTCP listener accepts its ECT(0) SYN
+        (tcp_ecn_create_request; beside any other, DCTCP falls back to `dctcp-reno`, without ECN)."""
+        return "dctcp" if any(cc == "dctcp" for cc, _ in self.tcp) else None
+
+    @property
+    def route_ccs(self) -> list[tuple[int, str]]:
+        """The TCP flows (index, congestion control) that negotiate ECN in their handshake because their
+        congestion control needs it (TCP_CONG_NEEDS_ECN: the scalable ones)."""
+        return [(k, cc) for k, (cc, _) in enumerate(self.tcp) if cc in SCALABLE]
+
+    @property
     def scalable(self) -> list[bool]:
         """Per TCP flow, whether its congestion control is scalable (`SCALABLE`)."""
         return [cc in SCALABLE for cc, _ in self.tcp]
@@ -187,10 +200,10 @@ echo $? > "$run/rc"
 sync; echo o > /proc/sysrq-trigger; sleep 5; halt -f
 """
 
-# The dumbbell. Filled in by `job_script`: {qtc}, {qdisc}, {ccs}, {duration}, {modules}, {rtts}, {rate},
-# {burst}, {senders}, {flows}, {servers}, {tcp_clients}, {udp_client}. $qtc is the tc that adds, shows and
-# samples the qdisc under test (the kernel's: `Kernel.tc`); the host's tc does the rest (the L4STeam
-# iproute2 5.12 prints u32 filters as broken JSON).
+# The dumbbell. Filled in by `job_script`: {qtc}, {routes}, {receiver_cc}, {qdisc}, {ccs}, {duration},
+# {modules}, {rtts}, {rate}, {burst}, {senders}, {flows}, {servers}, {tcp_clients}, {udp_client}.
+# $qtc is the tc that adds, shows and samples the qdisc under test (the kernel's: `Kernel.tc`); the
+# host's tc does the rest (the L4STeam iproute2 5.12 prints u32 filters as broken JSON).
 JOB = r"""set -u
 cd "$run"
 qtc={qtc}
@@ -208,7 +221,9 @@ for end in "snd s0" "rtr r0" "rtr r1" "rcv c0"; do
   set -- $end; ip -n $1 link set $2 up; ip netns exec $1 ethtool -K $2 tso off gso off gro off > /dev/null
 done
 ip -n snd route add default via 10.1.0.254; ip -n rcv route add default via 10.2.0.254
+{routes}
 ip netns exec rtr sysctl -qw net.ipv4.ip_forward=1
+{receiver_cc}
 # The bottleneck: htb at {rate} on the router's egress, the qdisc under test its child.
 ip netns exec rtr tc qdisc add dev r1 root handle 1: htb default 1
 ip netns exec rtr tc class add dev r1 parent 1: classid 1:1 htb rate {rate} ceil {rate} burst {burst} cburst {burst}
@@ -226,7 +241,9 @@ ip netns exec rcv tc qdisc add dev c0 parent 1:a handle 30: netem delay 20ms lim
 {{ uname -r; ip netns exec rtr $qtc -d qdisc show dev r1; ip netns exec rtr tc -d class show dev r1
    ip netns exec rcv tc qdisc show dev c0; ip netns exec snd ethtool -k s0 | grep offload
    ip netns exec snd sysctl net.ipv4.tcp_congestion_control net.ipv4.tcp_sack net.ipv4.tcp_ecn
-   ip netns exec rcv sysctl net.ipv4.tcp_ecn; sysctl net.ipv4.tcp_allowed_congestion_control; $qtc -V; }} > setup.txt 2>&1
+   ip netns exec rcv sysctl net.ipv4.tcp_congestion_control net.ipv4.tcp_ecn
+   sysctl net.ipv4.tcp_allowed_congestion_control
+   $qtc -V; }} > setup.txt 2>&1
 for k in {servers}; do
   ip netns exec rcv timeout $(({duration}+40)) iperf3 -s -1 -J -p $((5201+k)) --logfile srv$k.json > /dev/null 2>&1 &
 done
@@ -269,6 +286,14 @@ ip netns exec rtr $qtc -s qdisc show dev r1 > qdisc_end.txt 2>&1
 """
 
 
+# A TCP flow whose congestion control must be in place before its SYN (`Dumbbell.route_ccs`) gets it
+# from its own route (policy routing by source address, `congctl`: tcp_ca_dst_init at connect);
+# iperf3's -C comes after the handshake, too late for DCTCP's ECN negotiation.
+ROUTE = (
+    "ip -n snd rule add from 10.1.0.{sender} lookup {table}; "
+    "ip -n snd route add default via 10.1.0.254 dev s0 onlink table {table} congctl {cc}"
+).replace("{table}", "$((100+{k}))")
+
 # iperf3's UDP client, the last flow: {k} is its index (its server's port is 5201 + k); {tos} its `-S`.
 UDP_CLIENT = (
     "ip netns exec snd timeout $(({duration}+30)) iperf3 -c 10.2.0.1 -p {port} -B 10.1.0.{sender} -u -b {rate} \\\n"
@@ -291,6 +316,12 @@ def job_script(qdisc: str, dumbbell: Dumbbell, duration_s: int, kernel: Kernel =
     )
     return JOB.format(
         qtc=kernel.tc,
+        routes="\n".join(ROUTE.format(k=k, sender=FIRST_TCP_SENDER + k, cc=cc) for k, cc in dumbbell.route_ccs),
+        receiver_cc=(
+            f"ip netns exec rcv sysctl -qw net.ipv4.tcp_congestion_control={dumbbell.receiver_cc}"
+            if dumbbell.receiver_cc
+            else ""
+        ),
         qdisc=qdisc,
         ccs=" ".join(cc for cc, _ in dumbbell.tcp),
         duration=duration_s,

@@ -66,8 +66,8 @@ PAIR_RUNS = 5
 # an unresponsive flow in the L queue (RFC 9331 §8), beside the same two. Prague needs the L4S changes to
 # TCP's core, which this kernel lacks (tools/l4s_kernel/README.md): the scalable flow is 6.1's DCTCP, which
 # sends ECT(0), so DualPI2 classifies with `any_ect` (ECT(0), ECT(1) and CE to L; the classic flows do
-# not negotiate ECN and go to C); DCTCP's receivers run DCTCP too (`uml.Dumbbell.receiver_cc`). FQ-CoDel's `ce_threshold` marks every ECN-capable packet whose sojourn
-# exceeds it: 1 ms, DualPI2's step.
+# not negotiate ECN and go to C); DCTCP's receivers run DCTCP too (`uml.Dumbbell.receiver_cc`).
+# FQ-CoDel's `ce_threshold` marks every ECN-capable packet whose sojourn exceeds it: 1 ms, DualPI2's step.
 L4S_REFERENCE = HERE / "l4s.json"
 L4S_COMMAND = "make linux-l4s-reference"
 L4S_RTT_MS = 40

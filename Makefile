@@ -12,7 +12,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 export MPLBACKEND := Agg
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines linux-reference linux-emulated
+.PHONY: demo test lint test-rust test-python test-wheel fuzz-long build bench bench-qdiscs ns2 ns2-reference clean-venv ns2-reproductions ns2-baselines linux-reference linux-l4s-reference linux-emulated
 
 # `reproduce` exits 1 when a paper row fails (its measured reason is printed): the demo
 # has still run. Any other status is an error.
@@ -71,6 +71,15 @@ linux-reference: $(BUILT)
 	  fi; }
 	$(PYTHON) -m aqmlab.linux.reference --record
 	$(PYTHON) -m aqmlab.linux.reference --record --pairs
+
+# The L4S cells of `validate linux` (issue 37): DualPI2 and FQ-CoDel's ce_threshold under DCTCP, five
+# runs each (about 20 minutes, kept under /var/tmp/aqmlab-l4s-reference and resumed), on the UML kernel
+# that tools/l4s_kernel/build.sh builds (by hand, once: tools/l4s_kernel/README.md), written to
+# python/aqmlab/linux/l4s.json with the kernel, the date and the host's load.
+linux-l4s-reference: $(BUILT)
+	@[ -x "$${AQMLAB_L4S_KERNEL:-/work/l4s-kernel}/linux.uml" ] || { \
+	  echo "linux-l4s-reference: no L4S kernel; build it: tools/l4s_kernel/build.sh (tools/l4s_kernel/README.md)" >&2; exit 2; }
+	$(PYTHON) -m aqmlab.linux.reference --record --l4s
 
 # `validate emulate`'s emulated column: every Linux cell emulated (`aqmlab emulate`: this machine's
 # Linux TCP through aqmlab's qdisc twin) three times, 30 s each (about half an hour; root), kept under

@@ -105,7 +105,9 @@ def test_linux_profiles_read_tcs_words_from_files_and_name_the_field(tmp_path):
 def test_validate_linux_fails_exactly_the_known_rows():
     outcome = validate.run_suite()
     cells = len(reference.CELLS) * len(reference.CCS) * len(validate.METRICS)
-    assert len(outcome.rows) == cells + len(reference.PAIRS) * len(validate.PAIR_METRICS)
+    l4s = sum(len(validate.l4s_rows(cell)) for cell in outcome.l4s["cells"].values())
+    assert set(outcome.l4s["cells"]) == set(reference.L4S_CELLS)
+    assert len(outcome.rows) == cells + len(reference.PAIRS) * len(validate.PAIR_METRICS) + l4s
     failing = {row.key for row in outcome.rows if not row.passed}
     assert failing == set(validate.KNOWN_FAILURES), (
         f"now failing, not known: {sorted(failing - set(validate.KNOWN_FAILURES))}; "
@@ -269,3 +271,106 @@ def test_bbr_runs_and_shares_drop_tail_with_cubic_as_bbr_v1_does():
     assert 0.35 * 10 < deep["bbr"] < 0.55 * 10 and 0.45 * 10 < deep["cubic"] < 0.65 * 10, deep
     for shares in (shallow, deep):
         assert sum(shares.values()) > 0.95 * 10, shares
+
+
+def test_an_l4s_dumbbell_script_loads_dualpi2_runs_l4steams_tc_and_marks_the_udp_ect1():
+    """On the L4S kernel the guest loads sch_dualpi2 and sets up and samples the qdisc with the L4STeam
+    tc; the UDP flood of the ECT(1) cell sends with TOS 1; Debian's kernel's script has none of it."""
+    qdisc, dumbbell = reference.L4S_CELLS["dualpi2/dctcp+cubic+udp-ect1"]
+    script = uml.job_script(qdisc, dumbbell, 30, uml.L4S)
+    assert f"qtc={uml.L4S.tc}\n" in script and "tcp_dctcp sch_dualpi2; do" in script
+    assert "ccs=(dctcp cubic)" in script and "-u -b 10M \\\n  -l 1472 -S 1 -t 30" in script
+    assert "handle 10: dualpi2 any_ect || exit 3" in script
+    # DCTCP's congestion control from its own route, before its SYN; its receiver DCTCP; CUBIC's neither.
+    assert "rule add from 10.1.0.11 lookup $((100+0)); " in script and script.count("congctl dctcp") == 1
+    assert "10.1.0.12 lookup" not in script
+    assert "ip netns exec rcv sysctl -qw net.ipv4.tcp_congestion_control=dctcp\n" in script
+    debian = uml.job_script("sfq limit 64", uml.Dumbbell.cell("reno"), 30)
+    assert "qtc=tc\n" in debian and "sch_dualpi2" not in debian and " -S " not in debian
+    assert "congctl" not in debian and "rcv sysctl -qw" not in debian
+    assert dumbbell.scalable == [True, False] and uml.Dumbbell.from_dict(dumbbell.to_dict()) == dumbbell
+
+
+def _l4s_run_folder(folder, qdisc: dict) -> None:
+    """A DCTCP-beside-CUBIC run's files: 200 samples 0.1 s apart from 10 s on, in the i-th the backlog
+    1250·i bytes (i ms at 10 Mbit/s), every counter of `qdisc` (name: per-sample step) growing
+    linearly, DualPI2's delay_l (i mod 10) ms and delay_c 15 ms."""
+    (folder / "dumbbell.json").write_text(json.dumps(reference.L4S_CELLS["dualpi2/dctcp+cubic"][1].to_dict()))
+    (folder / "start.txt").write_text("100.0\n")
+    lines = []
+    for i in range(200):
+        shown = {"kind": qdisc["kind"], "handle": "10:", "backlog": 1250 * i, "delay_l": 1000 * (i % 10)}
+        shown |= {"delay_c": 15000} | {name: step * i for name, step in qdisc["counters"].items()}
+        counters = [
+            {"pref": k + 1, "options": {"actions": [{"stats": {"bytes": i, "packets": 1 + i}}]}} for k in (0, 1)
+        ]
+        lines.append(json.dumps({"t": 110.0 + 0.1 * i, "q": [{"kind": "htb", "handle": "1:"}, shown], "f": counters}))
+    (folder / "samples.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_the_l4s_rows_of_a_run_read_each_class_dualpi2s_queues_and_its_counters(tmp_path):
+    run = uml.Run(0.0, 9.5, 0.9, 1.0, [6.0, 3.5], 10.0, 200, 0.0, 0.0, 0.5, 0.0, 0.0, 45.0)
+    _l4s_run_folder(tmp_path, {"kind": "dualpi2", "counters": {"drops": 2, "ecn_mark": 5, "step_marks": 3}})
+    rows = uml.classes(tmp_path, run, 10, 30)
+    assert rows == pytest.approx(
+        {
+            "scalable_mbps": 6.0,
+            "classic_mbps": 3.5,
+            "udp_mbps": 0.0,
+            # 19.9 s between the first sample and the last: 2 x 199 drops, 5 x 199 marks, 3 x 199 of them a step's.
+            "drops_per_s": 20.0,
+            "marks_per_s": 50.0,
+            "step_marks_per_s": 30.0,
+            "delay_median_ms": 99.5,
+            "delay_p99_ms": 197.01,
+            "delay_l_median_ms": 4.5,
+            "delay_l_p99_ms": 9.0,
+            "delay_c_median_ms": 15.0,
+            "delay_c_p99_ms": 15.0,
+        }
+    )
+    _l4s_run_folder(tmp_path, {"kind": "fq_codel", "counters": {"drops": 1, "ecn_mark": 1, "ce_mark": 4}})
+    rows = uml.classes(tmp_path, run, 10, 30)
+    assert "delay_l_median_ms" not in rows and rows["marks_per_s"] == pytest.approx(50.0)
+    assert rows["step_marks_per_s"] == pytest.approx(40.0) and rows["drops_per_s"] == pytest.approx(10.0)
+
+
+def test_recorded_l4s_cells_carry_their_dumbbell_and_the_kernel_that_ran_them(tmp_path):
+    calls = []
+
+    def measure(key, folder):
+        calls.append(key)
+        dualpi2 = key.startswith("dualpi2")
+        rows = {m: 2.0 for m in reference.L4S_METRICS if dualpi2 or not m.startswith(("delay_l", "delay_c"))}
+        seen = {"tcp_mbps": 9.0, "jain": 0.9, "load_before": 0.5, "load_after": 1.5, "kernel": "6.1.192-l4s"}
+        return rows | seen | {"scalable_mbps": len(calls)}
+
+    out = tmp_path / "l4s.json"
+    recorded = reference.record_l4s(tmp_path / "work", 2, out, measure)
+    assert calls == list(reference.L4S_CELLS) * 2 and json.loads(out.read_text()) == recorded
+    assert recorded["kernel"] == "Linux 6.1.192-l4s (User-Mode Linux, HZ=100, one CPU)"
+    assert recorded["command"] == "make linux-l4s-reference" and set(recorded["cells"]) == set(reference.L4S_CELLS)
+    udp = recorded["cells"]["dualpi2/dctcp+cubic+udp-ect1"]
+    assert udp["qdisc"] == "dualpi2 any_ect" and udp["dumbbell"]["udp_tos"] == 1
+    assert udp["scalable_mbps"]["min"] == 3 and udp["scalable_mbps"]["max"] == 7
+    assert "delay_l_median_ms" not in recorded["cells"]["fq_codel-ce/dctcp+reno"]
+    assert validate.l4s_rows(recorded["cells"]["fq_codel-ce/dctcp+reno"]) == [
+        "scalable_mbps",
+        "classic_mbps",
+        "delay_median_ms",
+        "delay_p99_ms",
+        "marks_per_s",
+        "drops_per_s",
+    ]
+
+
+def test_every_l4s_cell_has_a_twin_with_dctcp_and_an_ect1_udp():
+    """The twins need `type = "dualpi2"` with tc's words, FQ-CoDel's `ce_threshold`, `cc = "dctcp"` and
+    a CBR's `ecn = "ect1"` (issue 37)."""
+    for key in reference.L4S_CELLS:
+        scenario = validate.l4s_twin(key, 1).to_dict()
+        flows = {flow["name"]: flow for flow in scenario["flows"]}
+        assert flows["tcp0"]["tcp"]["cc"] == "dctcp", key
+        assert ("udp" in flows) == key.endswith("udp-ect1"), key
+    flows = validate.l4s_twin("dualpi2/dctcp+cubic+udp-ect1", 1).to_dict()["flows"]
+    assert [flow.get("ecn") for flow in flows if flow["type"] == "cbr"] == ["ect1"]

@@ -164,6 +164,12 @@ def _validate_linux(live: bool, json_output: bool) -> None:
         raise fail(str(e), code=1) from None
     reference = outcome.reference
     header = {key: reference[key] for key in ("kernel", "recorded", "command", "host_load")}
+    # The L4S cells ran on their own kernel (linux/l4s.json).
+    l4s = (
+        {key: outcome.l4s[key] for key in ("kernel", "build", "recorded", "command", "host_load")}
+        if outcome.l4s
+        else {}
+    )
     if json_output:
         rows = [
             row.to_dict(reference="linux")
@@ -171,7 +177,7 @@ def _validate_linux(live: bool, json_output: bool) -> None:
             | ({"note": f"{note}; {outcome.efforts[row.metric.split(': ')[0]]}"} if note else {})
             for row, (_, spread), note in zip(outcome.rows, outcome.linux, outcome.notes, strict=True)
         ]
-        print_json({"id": "linux", **header, "live": live, "tcp": outcome.tcp, "rows": rows})
+        print_json({"id": "linux", **header, "l4s": l4s, "live": live, "tcp": outcome.tcp, "rows": rows})
     else:
         source = "measured now" if live else f"recorded {reference['recorded']} by `{reference['command']}`"
         cells = []
@@ -188,6 +194,11 @@ def _validate_linux(live: bool, json_output: bool) -> None:
         )
         tcps = "; ".join(f"{cc}: {tcp}" for cc, tcp in outcome.tcp.items())
         lines += terminal.paragraph(f"aqmlab's TCP: {tcps}. Host load while Linux ran: {reference['host_load']}.")
+        if l4s:
+            lines += terminal.paragraph(
+                f"The L4S cells (dualpi2/..., fq_codel-ce/...) ran on {l4s['kernel']}, {l4s['build']}; recorded "
+                f"{l4s['recorded']} by `{l4s['command']}`, host load {l4s['host_load']}."
+            )
         # The failing rows by cell and cause, with what the cell's TCPs did in both.
         failing: dict[tuple[str, str], list[str]] = {}
         for row, note in zip(outcome.rows, outcome.notes, strict=True):

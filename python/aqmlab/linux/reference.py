@@ -11,7 +11,11 @@ and 32 KB (16 and 32 packets for CHOKe), RED's w_q ≈ 0.002 (`burst 100` gives 
 Beside the cells, `PAIRS`: BBR against CUBIC, one flow of each, on drop-tail with half and four
 bandwidth-delay products of buffer (issue 24), recorded under `pairs`.
 
-    python -m aqmlab.linux.reference --record [--runs 3] [--work DIR] [--only red,pie] [--pairs]
+Beside them, `L4S_CELLS` (issue 37): DualPI2 and FQ-CoDel's `ce_threshold` under DCTCP against CUBIC
+or Reno, and beside an unresponsive UDP flow marked ECT(1), on the kernel `tools/l4s_kernel/build.sh`
+builds (`uml.L4S`), recorded in `l4s.json`.
+
+    python -m aqmlab.linux.reference --record [--runs 3] [--work DIR] [--only red,pie] [--pairs | --l4s]
 
 Runs go one at a time (one UML on one CPU; two would share the host's two). Each run's numbers
 are kept in the work folder as it finishes, so an interrupted recording resumes.
@@ -57,6 +61,44 @@ PAIR_METRICS = ("bbr_mbps", "cubic_mbps", "bbr_share", "delay_median_ms")
 PAIR_DURATION_S = 60
 PAIR_WARMUP_S = 20
 PAIR_RUNS = 5
+# The L4S cells: one scalable and one classic flow at the same base RTT, so that the share between them
+# is the coupling's doing (RFC 9332 §2.1: "roughly equal rates" at equal RTT) and not RTT unfairness,
+# and each has a window of about 17 packets (10 Mbit/s x 40 ms / 2): DCTCP's two-packet floor does not
+# set it. No UDP, but in the third cell, whose UDP is iperf3's flood (as the classic cells') marked ECT(1):
+# an unresponsive flow in the L queue (RFC 9331 §8), beside the same two. Prague needs the L4S changes to
+# TCP's core, which this kernel lacks (tools/l4s_kernel/README.md): the scalable flow is 6.1's DCTCP, which
+# sends ECT(0), so DualPI2 classifies with `any_ect` (ECT(0), ECT(1) and CE to L; the classic flows do
+# not negotiate ECN and go to C); DCTCP's receivers run DCTCP too (`uml.Dumbbell.receiver_cc`).
+# FQ-CoDel's `ce_threshold` marks every ECN-capable packet whose sojourn exceeds it: 1 ms, DualPI2's step.
+L4S_REFERENCE = HERE / "l4s.json"
+L4S_COMMAND = "make linux-l4s-reference"
+L4S_RTT_MS = 40
+_SCALABLE_CLASSIC = (("dctcp", L4S_RTT_MS), ("cubic", L4S_RTT_MS))
+L4S_CELLS: dict[str, tuple[str, uml.Dumbbell]] = {
+    "dualpi2/dctcp+cubic": ("dualpi2 any_ect", uml.Dumbbell(_SCALABLE_CLASSIC, udp=False)),
+    "dualpi2/dctcp+reno": ("dualpi2 any_ect", uml.Dumbbell((("dctcp", L4S_RTT_MS), ("reno", L4S_RTT_MS)), udp=False)),
+    "dualpi2/dctcp+cubic+udp-ect1": ("dualpi2 any_ect", uml.Dumbbell(_SCALABLE_CLASSIC, udp_tos=1)),
+    "fq_codel-ce/dctcp+reno": (
+        "fq_codel ce_threshold 1ms",
+        uml.Dumbbell((("dctcp", L4S_RTT_MS), ("reno", L4S_RTT_MS)), udp=False),
+    ),
+}
+# `uml.classes`'s rows; the L and C queues' delays under DualPI2 only, the marks where the qdisc counts them.
+L4S_METRICS = (
+    "scalable_mbps",
+    "classic_mbps",
+    "udp_mbps",
+    "delay_median_ms",
+    "delay_p99_ms",
+    "delay_l_median_ms",
+    "delay_l_p99_ms",
+    "delay_c_median_ms",
+    "delay_c_p99_ms",
+    "marks_per_s",
+    "step_marks_per_s",
+    "drops_per_s",
+)
+L4S_RUNS = 5
 # A run whose guest fails (an iperf3 handshake timing out in a busy guest) is run again, this often.
 ATTEMPTS = 3
 
@@ -87,12 +129,17 @@ def summary(runs: list[dict[str, Any]], metrics: tuple[str, ...] = METRICS) -> d
 
 
 def attempt(
-    qdisc: str, dumbbell: uml.Dumbbell, folder: Path, duration_s: int = DURATION_S, warmup_s: int = WARMUP_S
+    qdisc: str,
+    dumbbell: uml.Dumbbell,
+    folder: Path,
+    duration_s: int = DURATION_S,
+    warmup_s: int = WARMUP_S,
+    kernel: uml.Kernel = uml.DEBIAN,
 ) -> uml.Run:
     """One run in UML, run again (up to `ATTEMPTS` in all) when the guest fails."""
     for left in range(ATTEMPTS - 1, -1, -1):
         try:
-            return uml.run_cell(qdisc, dumbbell, folder, duration_s, warmup_s)
+            return uml.run_cell(qdisc, dumbbell, folder, duration_s, warmup_s, kernel=kernel)
         except uml.UmlError as e:
             if not left:
                 raise
@@ -189,6 +236,42 @@ def record_pair_runs(work: Path, runs: int, out: Path = REFERENCE) -> dict[str, 
     return write(out, "pairs", measured, loads)
 
 
+def l4s_run(key: str, folder: Path) -> dict[str, Any]:
+    """One run of the L4S cell `key` on the L4S kernel: `uml.Run`'s numbers and `uml.classes`'s, and the
+    release the guest ran (`uname -r`, the first line of its setup.txt)."""
+    qdisc, dumbbell = L4S_CELLS[key]
+    run = attempt(qdisc, dumbbell, folder, kernel=uml.L4S)
+    release = (folder / "setup.txt").read_text().split("\n", 1)[0]
+    return run.to_dict() | uml.classes(folder, run, WARMUP_S, DURATION_S) | {"kernel": release}
+
+
+def record_l4s(
+    work: Path, runs: int, out: Path = L4S_REFERENCE, measure: Callable[[str, Path], dict[str, Any]] = l4s_run
+) -> dict[str, Any]:
+    """Runs every L4S cell `runs` times on the L4S kernel (`measure(key, folder)`) and writes them into
+    `out`, with the kernel."""
+    kept, loads = record_runs(work, runs, list(L4S_CELLS), lambda key, _, folder: measure(key, folder))
+    cells = {}
+    for key, key_runs in kept.items():
+        qdisc, dumbbell = L4S_CELLS[key]
+        metrics = tuple(m for m in L4S_METRICS if m in key_runs[0])
+        cells[key] = {"qdisc": qdisc, "dumbbell": dumbbell.to_dict(), "runs": key_runs, **summary(key_runs, metrics)}
+    releases = sorted({run["kernel"] for key_runs in kept.values() for run in key_runs})
+    reference = {
+        "kernel": f"Linux {', '.join(releases)} (User-Mode Linux, HZ=100, one CPU)",
+        "build": "tools/l4s_kernel/build.sh: Debian's linux-source-6.1 with L4STeam's sch_dualpi2 as a module, "
+        "Debian's UML config; tc from the L4STeam iproute2 (tools/l4s_kernel/README.md)",
+        "recorded": datetime.date.today().isoformat(),
+        "command": L4S_COMMAND,
+        "duration_s": DURATION_S,
+        "warmup_s": WARMUP_S,
+        "host_load": {"min": min(loads), "max": max(loads), "note": "1-minute load average of the 2-CPU host"},
+        "cells": cells,
+    }
+    out.write_text(json.dumps(reference, indent=1) + "\n")
+    return reference
+
+
 def write(out: Path, section: str, measured: dict[str, Any], loads: list[float]) -> dict[str, Any]:
     """Writes `measured` into `out`'s `section` ("cells" or "pairs"), keeping what else it holds."""
     reference = json.loads(out.read_text()) if out.exists() else {}
@@ -233,26 +316,37 @@ def remeasure(work: Path) -> None:
         run = uml.measure(
             result.with_suffix(""), warmup_s, duration_s, kept["load_before"], kept["load_after"], kept["wall_s"]
         )
-        result.write_text(json.dumps(run.to_dict(), indent=1) + "\n")
+        extra = uml.classes(result.with_suffix(""), run, warmup_s, duration_s) if key in L4S_CELLS else {}
+        result.write_text(json.dumps(run.to_dict() | extra, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--record", action="store_true", help="run the cells in UML and write reference.json")
-    parser.add_argument("--runs", type=int, help=f"runs per cell (default {RUNS}; per pair {PAIR_RUNS})")
-    parser.add_argument("--work", type=Path, default=Path("/var/tmp/aqmlab-linux-reference"))
+    parser.add_argument(
+        "--runs", type=int, help=f"runs per cell (default {RUNS}; per pair {PAIR_RUNS}; per L4S cell {L4S_RUNS})"
+    )
+    parser.add_argument(
+        "--work", type=Path, help="where runs are kept (default /var/tmp/aqmlab-linux-reference, -l4s-reference)"
+    )
     parser.add_argument("--only", help="comma-separated cells (default: all)")
     parser.add_argument("--pairs", action="store_true", help="record the BBR-against-CUBIC pairs, not the cells")
+    parser.add_argument("--l4s", action="store_true", help="record the L4S cells on the L4S kernel into l4s.json")
     parser.add_argument("--remeasure", action="store_true", help="measure the kept runs again before writing")
     args = parser.parse_args(argv)
+    args.work = args.work or Path(f"/var/tmp/aqmlab-{'l4s' if args.l4s else 'linux'}-reference")
     if not args.record:
         parser.error("nothing to do: --record")
-    if args.pairs and args.only:
-        parser.error("--only names cells; --pairs records every pair")
+    if (args.pairs or args.l4s) and args.only:
+        parser.error("--only names cells; --pairs and --l4s record all of theirs")
+    if args.pairs and args.l4s:
+        parser.error("--pairs and --l4s: one at a time")
     try:
         if args.remeasure:
             remeasure(args.work)
-        if args.pairs:
+        if args.l4s:
+            record_l4s(args.work, args.runs or L4S_RUNS)
+        elif args.pairs:
             record_pair_runs(args.work, args.runs or PAIR_RUNS)
         else:
             record(args.work, args.runs or RUNS, args.only.split(",") if args.only else None)

@@ -16,6 +16,14 @@ The BBR-against-CUBIC pairs (`reference.PAIRS`: one flow of each at 40 ms on a b
 four bandwidth-delay products, 60 s with the first 20 discarded) are twinned the same way, without
 the UDP; their rows are each flow's goodput, BBR's share of the two and the median delay.
 
+The L4S cells (`reference.L4S_CELLS`, issue 37: DualPI2 and FQ-CoDel's `ce_threshold` under DCTCP
+against CUBIC or Reno, one flow of each at 40 ms, and beside a UDP flood marked ECT(1)) were recorded
+on another kernel, `uml.L4S` (`l4s.json`); their twins' DCTCP is `cc = "dctcp"` (ECT(0)) and their UDP
+`ecn = "ect1"`. Rows: goodput of the scalable TCP, the classic TCP and the UDP; the queueing delay's
+median and 99th percentile, of the whole queue (backlog / rate, sampled) and of DualPI2's L and C
+queues; CE marks and drops per second. Linux's L and C delays are the sojourn of each queue's head
+sampled ten times a second (0 when it is empty), aqmlab's each class's per-packet sojourn.
+
 `KNOWN_FAILURES` holds the rows that fail today, each with its measured
 reason: `make test` asserts exactly these fail, so a change either way shows.
 """
@@ -42,6 +50,19 @@ METRICS = {
     "tcp_mbps": "TCP total (Mb/s)",
     "jain": "Jain (8 TCP)",
     "delay_median_ms": "median delay (ms)",
+}
+L4S_METRICS = {
+    "scalable_mbps": "scalable TCP goodput (Mb/s)",
+    "classic_mbps": "classic TCP goodput (Mb/s)",
+    "udp_mbps": "UDP (ECT(1)) goodput (Mb/s)",
+    "delay_median_ms": "median delay (ms)",
+    "delay_p99_ms": "p99 delay (ms)",
+    "delay_l_median_ms": "L queue median delay (ms)",
+    "delay_l_p99_ms": "L queue p99 delay (ms)",
+    "delay_c_median_ms": "C queue median delay (ms)",
+    "delay_c_p99_ms": "C queue p99 delay (ms)",
+    "marks_per_s": "CE marks per second",
+    "drops_per_s": "drops per second",
 }
 PAIR_METRICS = {
     "bbr_mbps": "BBR goodput (Mb/s)",
@@ -119,6 +140,9 @@ def _scenario(
     with `qdisc` at the bottleneck."""
     udp_rate = UDP_PACKETS_PER_SECOND * FRAME * 8
     udp = {"name": "udp", "type": "cbr", "rate": f"{udp_rate:.0f}bps", "packet_size": f"{FRAME}B", "jitter": True}
+    # iperf3's -S: the TOS byte, whose two low bits are the ECN field.
+    codepoint = {0: None, 1: "ect1", 2: "ect0"}[dumbbell.udp_tos & 3]
+    udp |= {"ecn": codepoint} if codepoint else {}
     flows: list[dict[str, Any]] = [udp] if dumbbell.udp else []
     flows += [
         {
@@ -161,6 +185,48 @@ def pair_twin(pair: str, seed: int) -> Scenario:
     qdisc = tc.qdisc_table(ref.pair_qdisc(ref.PAIRS[pair]))
     name = "linux-" + pair.replace("/", "-")
     return _scenario(name, qdisc, ref.PAIR_DUMBBELL, seed, ref.PAIR_DURATION_S, ref.PAIR_WARMUP_S)
+
+
+def l4s_twin(key: str, seed: int) -> Scenario:
+    """aqmlab's twin of the L4S cell `key` (a key of `reference.L4S_CELLS`), with `seed`."""
+    qdisc, dumbbell = ref.L4S_CELLS[key]
+    name = "linux-" + key.replace("/", "-").replace("+", "-")
+    return _scenario(name, tc.qdisc_table(qdisc), dumbbell, seed)
+
+
+def l4s_metrics(results: Results, dumbbell: uml.Dumbbell) -> dict[str, float]:
+    """An L4S cell's rows of one run of its twin (`uml.classes` in aqmlab's terms): the L and C delays
+    are the per-packet queueing delay of the scalable and the classic TCP flows (one of each in every
+    cell), their mean where there are more."""
+    goodput = results.flows.set_index("name")["goodput_bps"] * PAYLOAD["tcp"] / MBPS
+    tcp = [(float(goodput[f"tcp{k}"]), scalable) for k, scalable in enumerate(dumbbell.scalable)]
+    bottleneck = results.link("L->R")
+    window = results.duration - results.warmup
+
+    def on_bottleneck(table: str) -> Any:
+        frame = getattr(results, table)
+        return frame[frame["link"] == bottleneck["id"]]
+
+    per_flow = on_bottleneck("queue_delay").set_index("flow_name")
+    out = metrics(results) | {
+        "scalable_mbps": sum(rate for rate, scalable in tcp if scalable),
+        "classic_mbps": sum(rate for rate, scalable in tcp if not scalable),
+        "marks_per_s": float(on_bottleneck("marks")["window_count"].sum()) / window,
+        "drops_per_s": float(on_bottleneck("drops")["window_count"].sum()) / window,
+    }
+    queue = on_bottleneck("queue")
+    delays = (queue.loc[queue["time"] >= results.warmup, "bytes"] * 8 / bottleneck["rate_bps"] * 1000).tolist()
+    out["delay_p99_ms"] = uml.percentile(delays, 99)
+    for suffix, scalable in (("l", True), ("c", False)):
+        names = [f"tcp{k}" for k, s in enumerate(dumbbell.scalable) if s == scalable]
+        for stat in ("median", "p99"):
+            out[f"delay_{suffix}_{stat}_ms"] = statistics.fmean(per_flow.loc[names, stat] * 1000) if names else 0.0
+    return out
+
+
+def l4s_rows(cell: dict[str, Any]) -> list[str]:
+    """An L4S cell's rows: the metrics Linux measured in it (`l4s.json`), the UDP's only where there is one."""
+    return [m for m in L4S_METRICS if m in cell and (cell["dumbbell"]["udp"] or m != "udp_mbps")]
 
 
 def metrics(results: Results) -> dict[str, float]:
@@ -242,6 +308,8 @@ class Outcome:
     # Per cell, what the TCPs did in both (`effort_note`): what the causes rest on.
     efforts: dict[str, str] = field(default_factory=dict)
     reference: dict = field(default_factory=dict)
+    # The L4S cells' reference (`l4s.json`: its own kernel), empty without it.
+    l4s: dict = field(default_factory=dict)
     tcp: dict = field(default_factory=dict)
 
     @property
@@ -274,19 +342,28 @@ def row(
 
 
 def run_suite(
-    live: bool = False, reference: dict | None = None, progress: Callable[[str], None] | None = None
+    live: bool = False,
+    reference: dict | None = None,
+    progress: Callable[[str], None] | None = None,
+    l4s: dict | None = None,
 ) -> Outcome:
-    """Every recorded cell's twin against Linux's numbers; with `live`, Linux's numbers measured now
-    (`reference.record` and `reference.record_pair_runs` into a scratch folder: about 80
-    minutes)."""
+    """Every recorded cell's twin against Linux's numbers, the L4S cells' (`l4s`, default `l4s.json`)
+    among them; with `live`, Linux's numbers measured now (`reference.record` and
+    `reference.record_pair_runs` into a scratch folder: about 80 minutes; and `reference.record_l4s`,
+    15 more, where the L4S kernel is built)."""
     if live:
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="aqmlab-linux-") as work:
             ref.record(Path(work), ref.RUNS, None, out=Path(work) / "reference.json")
             reference = ref.record_pair_runs(Path(work), ref.PAIR_RUNS, out=Path(work) / "reference.json")
+            if uml.L4S.available():
+                l4s = ref.record_l4s(Path(work) / "l4s", ref.L4S_RUNS, out=Path(work) / "l4s.json")
     reference = load_reference() if reference is None else reference
-    outcome = Outcome(reference=reference, tcp={cc: linux_tcp(cc) for cc in ref.CCS})
+    if l4s is None:
+        l4s = load_reference(ref.L4S_REFERENCE) if ref.L4S_REFERENCE.exists() else {}
+    ccs = sorted({*ref.CCS, *(cc for _, dumbbell in ref.L4S_CELLS.values() for cc, _ in dumbbell.tcp)})
+    outcome = Outcome(reference=reference, l4s=l4s, tcp={cc: linux_tcp(cc) for cc in ccs})
     for name, cell in reference["cells"].items():
         kind, cc = name.split("/")
         if progress is not None:
@@ -311,4 +388,18 @@ def run_suite(
             outcome.linux.append(linux)
             outcome.notes.append("" if r.passed else KNOWN_FAILURES.get(r.key, "not expected to fail: no cause known"))
         outcome.efforts[name] = effort_note(effort, pair["runs"])
+    for name, cell in l4s.get("cells", {}).items():
+        if progress is not None:
+            progress(name)
+        dumbbell = uml.Dumbbell.from_dict(cell["dumbbell"])
+        ours, effort = aqmlab_runs(
+            lambda seed, name=name: l4s_twin(name, seed), lambda r, dumbbell=dumbbell: l4s_metrics(r, dumbbell)
+        )
+        kind, mix = name.split("/")
+        for metric in l4s_rows(cell):
+            r, linux = row(kind, mix, metric, [run[metric] for run in cell["runs"]], ours[metric], labels=L4S_METRICS)
+            outcome.rows.append(r)
+            outcome.linux.append(linux)
+            outcome.notes.append("" if r.passed else KNOWN_FAILURES.get(r.key, "not expected to fail: no cause known"))
+        outcome.efforts[name] = effort_note(effort, cell["runs"])
     return outcome

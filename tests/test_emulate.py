@@ -103,6 +103,15 @@ def test_emulate_refuses_what_it_cannot_express_before_touching_the_machine(tmp_
     done = aqmlab_cli("emulate", "parking-lot")
     assert done.returncode == 2
     assert "topology.type: emulation runs dumbbell topologies only" in done.stderr
+    # L4S: the kernel here has no DCTCP or Prague, and its UDP sockets send Not-ECT.
+    l4s = {
+        "dctcp.toml": (dumbbell({"type": "tcp", "tcp": {"profile": "linux", "cc": "dctcp"}}), "flows[0].tcp.cc: "),
+        "ect1.toml": (dumbbell({"type": "cbr", "rate": "1Mbps", "ecn": "ect1"}), "flows[0].ecn: "),
+    }
+    for name, (scenario, field) in l4s.items():
+        done = aqmlab_cli("emulate", write_scenario(tmp_path / name, scenario))
+        assert (done.returncode, done.stdout) == (2, ""), name
+        assert done.stderr.startswith(f"error: {field}") and "Traceback" not in done.stderr, done.stderr
 
 
 def test_emulate_times_take_units_and_their_errors_name_the_option(tmp_path):

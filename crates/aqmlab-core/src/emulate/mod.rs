@@ -190,7 +190,11 @@ pub fn check(scenario: &Scenario) -> Result<Vec<String>, ScenarioError> {
                     ));
                 }
             }
-            FlowKind::Cbr(_) | FlowKind::OnOff(_) => {
+            FlowKind::Cbr(crate::transport::udp::CbrConfig { ecn, .. })
+            | FlowKind::OnOff(crate::transport::udp::OnOffConfig { ecn, .. }) => {
+                if *ecn != crate::transport::Codepoint::NotEct {
+                    return not_yet(&format!("{path}.ecn"), "the emulator's UDP sockets send Not-ECT, yet");
+                }
                 if !(endpoints::UDP_HEADERS + 1..=MTU).contains(&size) {
                     return not_yet(
                         &format!("{path}.packet_size"),

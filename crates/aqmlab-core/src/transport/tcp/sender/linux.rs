@@ -391,7 +391,10 @@ impl Linux {
         }
         // Linux's timestamps echo the retransmission's send time: every ACK is a sample.
         self.rtt.sample(new.rtt, new.ack, core.snd_max);
-        let mut grow = !ece;
+        // tcp_cong_control(): no growth in the CWR state an ECN-echo entered, held until the
+        // cumulative ACK passes the point of the reduction (tcp_fastretrans_alert(): `high_seq`).
+        let in_cwr = core.ecn_reduced && new.ack <= core.ecn_recover;
+        let mut grow = !ece && !in_cwr;
         if core.in_recovery {
             if core.recover.is_some_and(|r| new.ack >= r) {
                 // The exiting ACK returns to Open before tcp_cong_control() grows the window.

@@ -220,6 +220,7 @@ def test_bench_scale_reports_progress_on_stderr_and_the_point_on_stdout():
     # Run in slices for the progress, the point is the same run as a whole one.
     assert point["events"] == aqmlab.run(scale_scenario(100)).summary()["events"]
     assert point["flows"] == 100 and point["utilisation"]["L->R"] > 0.85
+    assert 0 < point["cpu_time_s"] < 2 * point["wall_time_s"]
 
 
 def test_bench_refuses_a_scale_point_larger_than_the_memory_before_running_anything():

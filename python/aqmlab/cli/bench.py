@@ -25,7 +25,7 @@ app = command_app()
         "flows over a 45 Mbps RED bottleneck, 100 s each; ns-3's cases (a) 31 TCP + 1 UDP on 10 Mbps and (b) "
         "100 TCP on 45 Mbps, RED and TCP configured as ns-3's. The scale series: N NewReno flows over a RED "
         "bottleneck of N x 1 Mbps (10^4 flows: 10 Gbps), 5 s simulated, once per point, each in a fresh "
-        "process: wall time, events/s and the peak memory the run added, per flow (10^5 flows take minutes, "
+        "process: wall time, CPU time, events/s and the peak memory the run added, per flow (10^5 flows take minutes, "
         "10^6 flows longer; each point's progress goes to stderr; a point this machine's memory cannot hold is "
         "refused before anything runs, with the estimate). "
         "--ns3 PATH: a built ns-3 reference program (a dumbbell printing one JSON object); it runs cases (a) "
@@ -113,11 +113,12 @@ def _lines(report: dict[str, list[dict]]) -> list[str]:
         ]
         lines += terminal.table(columns, rows, f"aqmlab {__version__}")
     if report["scale"]:
-        columns = ["flows", "wall time", "events", "events/s", "peak memory", "per flow", "util."]
+        columns = ["flows", "wall time", "CPU time", "events", "events/s", "peak memory", "per flow", "util."]
         rows = [
             [
                 f"{r['flows']:,}",
                 f"{r['wall_time_s']:.2f} s",
+                f"{r['cpu_time_s']:.2f} s",
                 f"{r['events'] / 1e6:.1f} M",
                 f"{r['events_per_second'] / 1e6:.2f} M",
                 f"{r['peak_memory_bytes'] / 2**20:,.0f} MiB",

@@ -44,6 +44,12 @@ pub fn reserve_in_huge_pages<T>(table: &mut Vec<T>, len: usize) {
     }
 }
 
+/// Moves `table`, already filled, into huge pages now ([`collapse_into_huge_pages`]).
+pub fn collapse_table<T>(table: &[T]) {
+    let range = table.as_ptr_range();
+    collapse_into_huge_pages(range.start as usize, range.end as usize);
+}
+
 /// Moves what lies between `start` and `end` (addresses, e.g. of many small allocations made
 /// one after another) into huge pages now (`madvise(MADV_COLLAPSE)`, Linux 6.1 and later): for
 /// memory already touched, which [`reserve_in_huge_pages`] would leave in small pages.

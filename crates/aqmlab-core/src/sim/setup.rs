@@ -20,13 +20,14 @@ use crate::transport::{Agent, FlowKind};
 const PACKETS_PER_FLOW: usize = 16;
 const EVENTS_PER_FLOW: usize = 32;
 
-/// Moves the links and the flows' agents, read at every hop and every delivery in no order,
-/// into huge pages ([`cache::collapse_into_huge_pages`]; nothing for a few flows). The agents
-/// were made one after another, each in a few small allocations: they lie between the lowest
-/// and the highest of their addresses.
+/// Moves the links, the routes and the flows' agents, read at every hop and every delivery in
+/// no order, into huge pages ([`cache::collapse_into_huge_pages`]; nothing for a few flows). The
+/// agents were made one after another, each in a few small allocations: they lie between the
+/// lowest and the highest of their addresses.
 fn settle_in_huge_pages(net: &Network, flows: &[FlowAgents]) {
-    let links = net.links.as_ptr_range();
-    cache::collapse_into_huge_pages(links.start as usize, links.end as usize);
+    cache::collapse_table(&net.links);
+    cache::collapse_table(&net.routes);
+    cache::collapse_table(flows);
     let agents = flows.iter().flat_map(|f| {
         let (sender, receiver) = (
             f.sender.as_ref() as *const dyn Agent,
@@ -88,6 +89,8 @@ impl Simulation {
             });
         }
         settle_in_huge_pages(&net, &flows);
+        let recorder = Recorder::new(scenario, &expanded, net.links.len(), &net.monitored);
+        recorder.settle_in_huge_pages();
         let sample_interval = sim.sample_interval.nanos();
         if sample_interval > 0 && !net.monitored.is_empty() {
             events.schedule(0, Event::Sample);
@@ -98,7 +101,7 @@ impl Simulation {
             sample_interval,
             events,
             packets: PacketArena::with_room_for(expanded.len() * PACKETS_PER_FLOW),
-            recorder: Recorder::new(scenario, &expanded, net.links.len(), &net.monitored),
+            recorder,
             net,
             flows,
             outbox: Vec::new(),

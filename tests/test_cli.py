@@ -207,6 +207,36 @@ def test_results_go_to_stdout_and_diagnostics_to_stderr(tmp_path):
     assert listed.stderr == "" and "csfq-fig3b" in listed.stdout
 
 
+def test_bench_scale_reports_progress_on_stderr_and_the_point_on_stdout():
+    from aqmlab.bench import scale_scenario
+
+    done = aqmlab_cli("bench", "--only", "scale", "--scale", "100", "--json")
+    assert done.returncode == 0, done.stderr
+    (point,) = json.loads(done.stdout)["scale"]
+    progress = [line for line in done.stderr.splitlines() if "simulated" in line]
+    assert [line.split(", ")[0] for line in progress] == [
+        f"100 flows: {t / 2:g} of 5 s simulated" for t in range(1, 11)
+    ]
+    # Run in slices for the progress, the point is the same run as a whole one.
+    assert point["events"] == aqmlab.run(scale_scenario(100)).summary()["events"]
+    assert point["flows"] == 100 and point["utilisation"]["L->R"] > 0.85
+    assert 0 < point["cpu_time_s"] < 2 * point["wall_time_s"]
+
+
+def test_bench_refuses_a_scale_point_larger_than_the_memory_before_running_anything():
+    done = aqmlab_cli("bench", "--only", "scale", "--scale", "100,1000000000")
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: --scale: 1,000,000,000 flows would take about ") and line.endswith(
+        "give fewer flows"
+    )
+    estimate_gib = float(line.split("about ")[1].split(" GiB")[0])
+    # A few KiB per flow: terabytes, more than any machine this runs on.
+    assert 1e9 * 4 * 1024 < estimate_gib * 2**30 < 1e9 * 16 * 1024
+    done = aqmlab_cli("bench", "--only", "scale", "--scale", "0")
+    assert done.returncode == 2 and done.stderr == "error: --scale: every point needs at least 1 flow, got '0'\n"
+
+
 def test_bench_runs_a_benchmark_once_per_mechanism():
     done = aqmlab_cli("bench", "--only", "demo-red", "--mechanisms", "droptail,sfb", "--repeat", "1", "--json")
     rows = {row["name"]: row for row in json.loads(done.stdout)["runs"]}

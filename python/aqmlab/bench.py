@@ -52,6 +52,13 @@ SCALE_DURATION_S = 5
 # The buffer holds 20 ms of the bottleneck's rate (about half the 42 ms minimum RTT); RED's
 # thresholds and weights are the 100-TCP benchmark's (SRED §VI: B/6, B/3, w 1/500, max_p 0.075).
 SCALE_BUFFER_S = 0.02
+# A scale point reports progress this many times (`progress`): at 10⁶ flows a point takes minutes.
+SCALE_PROGRESS_STEPS = 10
+# What a point takes at its peak, for refusing one the machine cannot hold: the peak resident
+# memory per flow measured at 10⁵ flows (6.3 KiB; 10⁶ flows held 5.1 KiB per flow after 0.5 s
+# simulated: BENCHMARKS.md, issue 40) with a margin, above the interpreter and the extension.
+SCALE_BYTES_PER_FLOW = 7 * 1024
+SCALE_BASE_BYTES = 100 * 2**20
 
 
 def run_all(
@@ -62,13 +69,18 @@ def run_all(
     ns3: Path | None = None,
     on_start: Callable[[str], None] = lambda what: None,
     ns2: bool = False,
+    progress: bool = False,
 ) -> dict[str, list[dict]]:
     """What `aqmlab bench` measures: `{"runs", "scale", "ns3", "ns2"}`. The whole-run benchmarks
     (`only` one of them, or "scale" for only the series), each once per mechanism of
     `mechanisms` on its bottleneck when given; the scale series at `scale` flows; with `ns3`
     (a built reference program) the comparison with ns-3; with `ns2` the comparison with ns-2
-    (`only` may name one of its cases). `on_start(what)` is told what each step runs. A
-    mechanism a benchmark cannot take is a ScenarioError naming both."""
+    (`only` may name one of its cases). `on_start(what)` is told what each step runs; with
+    `progress`, each scale point writes its progress on stderr. A mechanism a benchmark cannot
+    take is a ScenarioError naming both; a scale point larger than the machine's memory is
+    ScaleTooLarge, before anything runs."""
+    if only in (None, "scale"):
+        check_scale_memory(scale)
     report: dict[str, list[dict]] = {"runs": [], "scale": [], "ns3": [], "ns2": []}
     for name, file, what in BENCHMARKS:
         if only not in (None, name):
@@ -87,7 +99,7 @@ def run_all(
                 raise ScenarioError(f"{file} as {label}: {e}") from None
     for flows in scale if only in (None, "scale") else []:
         on_start(f"running the scale series at {flows} flows")
-        report["scale"].append(run_scale_point(flows))
+        report["scale"].append(run_scale_point(flows, progress))
     for name, file, _ in BENCHMARKS if ns3 is not None else []:
         if name.startswith("ns3-") and only in (None, name):
             on_start(f"running {name} in ns-3 and in aqmlab")
@@ -152,36 +164,81 @@ def scale_scenario(flows: int) -> Scenario:
     )
 
 
-def run_scale_point(flows: int) -> dict:
+def run_scale_point(flows: int, progress: bool = False) -> dict:
     """One point of the scale series, in a fresh process (see `scale_point`); forkserver, as sweeps."""
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(scale_point, flows).result()
+        return pool.submit(scale_point, flows, progress).result()
 
 
-def scale_point(flows: int) -> dict:
-    """Runs `scale_scenario(flows)` once: wall time (building, simulating, collecting results),
-    events per second, and the peak resident memory the run added, per flow (ru_maxrss after the
-    run less before it: meaningful in a process that has run nothing else)."""
+def scale_point(flows: int, progress: bool = False) -> dict:
+    """Runs `scale_scenario(flows)` once: wall time (building, simulating, computing the results)
+    and the CPU time of the same, events per second, and the peak resident memory the run added,
+    per flow (ru_maxrss after the run less before it: meaningful in a process that has run nothing
+    else). Only the summary is taken from the core: at 10⁶ flows the tables' text alone would be
+    gigabytes. With `progress`, a line on stderr at every tenth of the simulated time."""
     text = scale_scenario(flows).to_json()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
-    raw = _core.run(text)
+    sim = _core.Simulation(text)
+    for step in range(1, SCALE_PROGRESS_STEPS + 1):
+        sim.run_until(sim.duration * step / SCALE_PROGRESS_STEPS)
+        if progress:
+            elapsed = time.perf_counter() - start
+            print(f"{flows:,} flows: {sim.now:g} of {sim.duration:g} s simulated, {elapsed:.1f} s", file=sys.stderr)
+    summary = json.loads(sim.summary())
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    summary = json.loads(raw)["summary"]
+    after = resource.getrusage(resource.RUSAGE_SELF)
     return {
         "flows": flows,
         "simulated_s": summary["duration"],
         "wall_time_s": wall,
+        # On a shared machine the wall time includes waiting for a core; the CPU time does not.
+        "cpu_time_s": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
         "events": summary["events"],
         "events_per_second": summary["events"] / wall,
         # ru_maxrss is in KiB on Linux.
-        "peak_memory_bytes": peak * 1024,
-        "memory_per_flow_bytes": (peak - before) * 1024 / flows,
+        "peak_memory_bytes": after.ru_maxrss * 1024,
+        "memory_per_flow_bytes": (after.ru_maxrss - before.ru_maxrss) * 1024 / flows,
         "utilisation": dict(summary["utilisation"]),
         "jain_index": summary["jain_index"],
     }
+
+
+def scale_memory_estimate(flows: int) -> int:
+    """The bytes a point of `flows` flows is expected to take at its peak (`SCALE_BYTES_PER_FLOW`
+    each, above `SCALE_BASE_BYTES`)."""
+    return SCALE_BASE_BYTES + flows * SCALE_BYTES_PER_FLOW
+
+
+def available_memory_bytes() -> int | None:
+    """The memory this machine can give a new process without swapping (Linux's MemAvailable),
+    or None where that is not known."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_scale_memory(points: Sequence[int]) -> None:
+    """Raises ScaleTooLarge naming the first point of the series this machine cannot hold, with
+    the estimate, before any runs."""
+    available = available_memory_bytes()
+    for flows in points if available is not None else []:
+        need = scale_memory_estimate(flows)
+        if need > available:
+            raise ScaleTooLarge(
+                f"{flows:,} flows would take about {need / 2**30:.1f} GiB "
+                f"({SCALE_BYTES_PER_FLOW / 1024:.1f} KiB per flow, as measured at 10^5 flows with a margin), "
+                f"and this machine has {available / 2**30:.1f} GiB available"
+            )
+
+
+class ScaleTooLarge(ValueError):
+    """A point of the scale series would take more memory than the machine has."""
 
 
 def ns3_comparison(name: str, scenario_file: Path, program: Path, repeat: int = 3) -> dict:

@@ -120,6 +120,14 @@ struct Slot {
 pub struct DoubleFree(pub PacketId);
 
 impl PacketArena {
+    /// An arena with room for `packets` in flight at once before it grows, in huge pages
+    /// ([`cache::reserve_in_huge_pages`]): packets are read at every hop, in no order.
+    pub fn with_room_for(packets: usize) -> PacketArena {
+        let mut arena = PacketArena::default();
+        cache::reserve_in_huge_pages(&mut arena.slots, packets);
+        arena
+    }
+
     pub fn alloc(&mut self, packet: Packet) -> PacketId {
         let slot = Slot { packet, live: true };
         if let Some(id) = self.free.pop() {

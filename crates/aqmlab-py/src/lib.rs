@@ -233,6 +233,14 @@ impl Simulation {
         py.allow_threads(|| self.engine().results().map(|r| results_json(&r, summary_only)))
             .map_err(error_to_py)
     }
+
+    /// Only the summary of the results so far, as JSON text (what `aqmlab bench` reads of a scale
+    /// point: at 10⁶ flows the tables' text would be gigabytes). Raises as `results`.
+    fn summary(&self, py: Python<'_>) -> PyResult<String> {
+        let summary = |r: Results| serde_json::to_string(&r.summary).expect("the summary is plain data");
+        py.allow_threads(|| self.engine().results().map(summary))
+            .map_err(error_to_py)
+    }
 }
 
 fn emulate_error_to_py(e: aqmlab_core::emulate::EmulateError) -> PyErr {

@@ -9,7 +9,7 @@ import typer
 
 from .. import __version__, terminal
 from .._core import ScenarioError
-from ..bench import BENCHMARKS, NS2_BENCHMARKS, run_all
+from ..bench import BENCHMARKS, NS2_BENCHMARKS, ScaleTooLarge, run_all
 from ..ns2.run import Ns2Error
 from ._common import command_app, command_help, fail, print_json, say
 
@@ -25,7 +25,9 @@ app = command_app()
         "flows over a 45 Mbps RED bottleneck, 100 s each; ns-3's cases (a) 31 TCP + 1 UDP on 10 Mbps and (b) "
         "100 TCP on 45 Mbps, RED and TCP configured as ns-3's. The scale series: N NewReno flows over a RED "
         "bottleneck of N x 1 Mbps (10^4 flows: 10 Gbps), 5 s simulated, once per point, each in a fresh "
-        "process: wall time, events/s and the peak memory the run added, per flow (10^5 flows take minutes). "
+        "process: wall time, CPU time, events/s and the peak memory the run added, per flow (10^5 flows take minutes, "
+        "10^6 flows longer; each point's progress goes to stderr; a point this machine's memory cannot hold is "
+        "refused before anything runs, with the estimate). "
         "--ns3 PATH: a built ns-3 reference program (a dumbbell printing one JSON object); it runs cases (a) "
         "and (b) beside aqmlab: time in Simulator::Run against aqmlab's engine, the whole processes, and the "
         "outcomes (utilisation, bottleneck drops, TCP and UDP goodput, Jain's index of TCP goodput). With "
@@ -70,6 +72,8 @@ def bench(
         points = [int(n) for n in scale.split(",") if n.strip() and n.strip() != "none"]
     except ValueError:
         raise fail(f"--scale: expected flows separated by commas, e.g. 100,1000, got {scale!r}") from None
+    if any(flows < 1 for flows in points):
+        raise fail(f"--scale: every point needs at least 1 flow, got {scale!r}")
     if ns3 is not None and not ns3.is_file():
         raise fail(f"--ns3: no program at {ns3} (build it with the ns-3 reference's build.sh)")
     chosen = None if mechanisms is None else [name.strip() for name in mechanisms.split(",") if name.strip()]
@@ -78,7 +82,9 @@ def bench(
     if only in [b[0] for b in NS2_BENCHMARKS] and not ns2:
         raise fail(f"--only {only}: an ns-2 case; add --ns2")
     try:
-        report = run_all(only, repeat, chosen, points, ns3, on_start=say, ns2=ns2)
+        report = run_all(only, repeat, chosen, points, ns3, on_start=say, ns2=ns2, progress=True)
+    except ScaleTooLarge as e:
+        raise fail(f"--scale: {e}; give fewer flows") from None
     except ScenarioError as e:
         raise fail(str(e)) from None
     except Ns2Error as e:
@@ -107,11 +113,12 @@ def _lines(report: dict[str, list[dict]]) -> list[str]:
         ]
         lines += terminal.table(columns, rows, f"aqmlab {__version__}")
     if report["scale"]:
-        columns = ["flows", "wall time", "events", "events/s", "peak memory", "per flow", "util."]
+        columns = ["flows", "wall time", "CPU time", "events", "events/s", "peak memory", "per flow", "util."]
         rows = [
             [
                 f"{r['flows']:,}",
                 f"{r['wall_time_s']:.2f} s",
+                f"{r['cpu_time_s']:.2f} s",
                 f"{r['events'] / 1e6:.1f} M",
                 f"{r['events_per_second'] / 1e6:.2f} M",
                 f"{r['peak_memory_bytes'] / 2**20:,.0f} MiB",

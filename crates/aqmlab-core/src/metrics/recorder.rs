@@ -209,6 +209,14 @@ impl Recorder {
         }
     }
 
+    /// Moves the counters every packet adds to (per flow, per link, the goodput bins) into huge
+    /// pages: with 10⁶ flows they are 280 MB read in no order ([`crate::cache::collapse_table`]).
+    pub fn settle_in_huge_pages(&self) {
+        crate::cache::collapse_table(&self.flow_stats);
+        crate::cache::collapse_table(&self.goodput_bins);
+        crate::cache::collapse_table(&self.link_stats);
+    }
+
     /// Starts capturing each of `links` (link id, file stem) into `dir` (created
     /// if missing), with its drops too when `drops`; returns the files. Packets
     /// recorded before are not in them.

@@ -317,6 +317,15 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// A queue whose wheel has room for `events` pending at once before its pool of blocks
+    /// grows, in huge pages ([`crate::cache::reserve_in_huge_pages`]): the wheel's buckets are
+    /// appended to in no order.
+    pub fn with_room_for(events: usize) -> EventQueue {
+        let mut queue = EventQueue::default();
+        crate::cache::reserve_in_huge_pages(&mut queue.blocks.entries, events);
+        queue
+    }
+
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: Event) {
         let seq = self.reserve();

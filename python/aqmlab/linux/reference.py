@@ -65,7 +65,7 @@ PAIR_RUNS = 5
 # is the coupling's doing (RFC 9332 §2.1: "roughly equal rates" at equal RTT) and not RTT unfairness,
 # and each has a window of about 17 packets (10 Mbit/s x 40 ms / 2): DCTCP's two-packet floor does not
 # set it. No UDP, but in the third cell, whose UDP is iperf3's flood (as the classic cells') marked ECT(1):
-# an unresponsive flow in the L queue (RFC 9331 §8), beside the same two. Prague needs the L4S changes to
+# an unresponsive flow in the L queue (RFC 9330 §8.2), beside the same two. Prague needs the L4S changes to
 # TCP's core, which this kernel lacks (tools/l4s_kernel/README.md): the scalable flow is 6.1's DCTCP, which
 # sends ECT(0), so DualPI2 classifies with `any_ect` (ECT(0), ECT(1) and CE to L; the classic flows do
 # not negotiate ECN and go to C); DCTCP's receivers run DCTCP too (`uml.Dumbbell.receiver_cc`).

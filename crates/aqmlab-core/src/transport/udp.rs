@@ -27,7 +27,7 @@ pub struct CbrConfig {
     #[serde(default)]
     pub rate_changes: Vec<RateChange>,
     /// The packets' ECN codepoint: `"not-ect"` (default), `"ect0"` or `"ect1"` (an
-    /// unresponsive flow in an L4S queue, RFC 9331 §8).
+    /// unresponsive flow in an L4S queue, RFC 9330 §8.2).
     #[serde(default)]
     pub ecn: Codepoint,
 }

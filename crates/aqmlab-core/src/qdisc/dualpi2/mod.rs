@@ -13,7 +13,7 @@
 //!
 //! Two readings, as `pie.rs` / `pie_linux.rs`: [`rfc9332`] is Appendix A's pseudocode
 //! (`type = "dualpi2"`), [`linux`] is sch_dualpi2.c (`profile = "linux"`, tc's words); this file
-//! holds what both use: the two queues and the classifier. Neither has RFC 9331 §8's (or the
+//! holds what both use: the two queues and the classifier. Neither has RFC 9330 §8.2's (or the
 //! queue-protection draft's) per-flow queue protection: Linux's sch_dualpi2 has none, only the
 //! scheduler's weight and the overload rule.
 

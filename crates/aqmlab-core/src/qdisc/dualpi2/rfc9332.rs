@@ -34,6 +34,9 @@ use crate::units::{Bytes, Seconds};
 use crate::validate::{require_non_negative, require_positive};
 use serde::Deserialize;
 
+/// A.2's time shift for the public Internet, seconds.
+const TSHIFT: f64 = 0.05;
+
 /// Which DualPI2 runs: this file's, RFC 9332's; `profile = "linux"` is Linux's sch_dualpi2, with
 /// tc's words ([`super::linux`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -69,8 +72,8 @@ pub struct DualPi2Config {
     pub range: Seconds,
     /// Packets left in L at or below which the native AQM does not mark: 1 ("Th_len", A.2).
     pub th_len: u64,
-    /// The time-shifted FIFO's shift: 2 · target = 30 ms (as the 2019 Linux dualpi2, tshift
-    /// 40 ms at target 20 ms; the RFC gives no value).
+    /// The time-shifted FIFO's shift: 50 ms (A.2: "For the public Internet, a good value for
+    /// tshift is 50 ms"; App. B's line 5 too).
     pub tshift: Option<Seconds>,
     /// The MTU the enqueue test adds: 1500 bytes.
     pub mtu: Bytes,
@@ -203,7 +206,7 @@ impl DualPi2 {
                 min_th: from_secs(cfg.min_th.0),
                 range: from_secs(cfg.range.0),
                 th_len: cfg.th_len,
-                tshift: from_secs(cfg.tshift.map_or(2.0 * cfg.target.0, |t| t.0)),
+                tshift: from_secs(cfg.tshift.map_or(TSHIFT, |t| t.0)),
             },
             queues: DualQueue::default(),
             p: 0.0,

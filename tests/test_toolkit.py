@@ -71,7 +71,7 @@ def test_each_experiment_lives_in_its_papers_package():
 
     modules = {id: e.function.__module__.removeprefix("aqmlab.experiments.") for id, e in registry().items()}
     assert {id: m for id, m in modules.items() if m != expected(id)} == {}
-    assert {m.partition(".")[0] for m in modules.values()} == {"bred", "csfq", "fred", "redpd", "sred", "today"}
+    assert {m.partition(".")[0] for m in modules.values()} == {"bred", "csfq", "fred", "l4s", "redpd", "sred", "today"}
 
 
 def test_an_experiment_needs_one_key_per_row():

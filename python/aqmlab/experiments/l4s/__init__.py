@@ -1,7 +1,7 @@
 """Today's version of the seed question (issue 37): L4S. Scalable senders (DCTCP, TCP Prague) beside
 classic ones (Reno, CUBIC) under the DualQ Coupled AQM (DualPI2, RFC 9332) and under the seed
-mechanisms, and an unresponsive flow that marks ECT(1) (`dualq.py`: `l4s-coupling`,
-`l4s-overload`; `mix.py`: `l4s-mix`, `l4s-unresponsive`). The claims each grades are RFC 9332's,
+mechanisms, and an unresponsive flow that marks ECT(1): one module per experiment (`coupling.py`,
+`overload.py`, `mix.py`, `unresponsive.py`). The claims each grades are RFC 9332's,
 quoted beside the rows; docs/l4s.md shows the results."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The seed mechanisms under L4S traffic: what a router of 1998–2003 does to scalable senders.
 
-Both experiments use `today-tcp`'s network (the CSFQ paper's 10 Mbit/s link with each mechanism's
-`compare` preset: a 64 KB buffer, 16/32 KB thresholds), so the seed mechanisms run with the
+`l4s-mix` and `l4s-unresponsive` (`unresponsive.py`) use `today-tcp`'s network (the CSFQ paper's
+10 Mbit/s link with each mechanism's `compare` preset: a 64 KB buffer, 16/32 KB thresholds), so the seed mechanisms run with the
 settings their papers chose; DualPI2's preset is Linux's defaults with a 64-packet limit. Flows,
 chosen before any run: two TCP Prague (L4S, ECT(1)) and two CUBIC (classic), one of each at 20
 and at 80 ms base RTT; 60 s with the first 20 discarded, seeds 1–3 (quick: 20 s
@@ -14,16 +14,7 @@ from 8 s, seed 1).
   9332 §2.1; `l4s-coupling`'s band).
 The rest (drop-tail, RED, RED-PD, FRED, each class's queueing delay) is measured and shown.
 
-`l4s-unresponsive`: the four flows and a UDP flood at half the link (5 Mbit/s, as `today-tcp`'s)
-that marks ECT(1), so DualPI2 puts it in its low-latency queue. Graded:
-- CSFQ and DRR hold it at most 1.5 times its fair share (CSFQ §3.1: 1.16 and 1.27; `today-tcp`'s
-  rows);
-- DualPI2, which has no queue protection (Linux's has none; RFC 9330 §8.2: "Without it, there
-  will be potential for attacks on the low latency of the L4S service"), lets it take more of its
-  fair share than CSFQ does: an ordering.
-
     aqmlab reproduce l4s-mix [--quick]
-    aqmlab reproduce l4s-unresponsive [--quick]
 """
 
 from __future__ import annotations
@@ -38,12 +29,10 @@ from ...plots import subplots
 from ...results import MBPS, Results
 from ...scenario import Scenario
 from .. import Reproduction, Row, RunSettings, experiment, run_seeds, with_extra_mechanisms
-from ..today.tcp import flood_held_rows
 from . import cubic, prague
 
 MECHANISMS = ("droptail", "red", "red_pd", "fred-1", "csfq", "drr", "fq_codel", "dualpi2")
 FAIR_QUEUES = ("csfq", "drr", "fq_codel")
-FLOOD_HELD = ("csfq", "drr")
 CLASSES = ("prague", "cubic")
 RTTS_MS = (20, 80)
 CLASS_BAND = 0.25
@@ -104,7 +93,7 @@ def class_metrics(mechanism: str, runs: list[Results], classes: tuple[str, ...])
     return out
 
 
-def _runs(flood: bool, quick: bool) -> pd.DataFrame:
+def class_table(flood: bool, quick: bool) -> pd.DataFrame:
     settings = QUICK if quick else FULL
     base = network(flood, settings)
     classes = (("flood",) if flood else ()) + CLASSES
@@ -119,7 +108,7 @@ def _runs(flood: bool, quick: bool) -> pd.DataFrame:
 
 @experiment("l4s-mix", "Two Prague and two CUBIC flows on 10 Mb/s, per mechanism: the seeds and DualPI2", compares=True)
 def l4s_mix(quick: bool) -> Reproduction:
-    table = _runs(flood=False, quick=quick)
+    table = class_table(flood=False, quick=quick)
     by = table.set_index("mechanism")
     rows = [
         Row.within(f"{cls} / its fair share, {name}", 1.0, by.at[name, f"{cls}_share"], CLASS_BAND, key=f"{cls}.{name}")
@@ -140,7 +129,7 @@ def l4s_mix(quick: bool) -> Reproduction:
         figure=shares_figure(table, CLASSES, "2 Prague and 2 CUBIC (20 and 80 ms) on 10 Mb/s"),
         data={"classes": table},
         show=["classes"],
-        notes=[_note(quick), headline(by, CLASSES)],
+        notes=[settings_note(quick), headline(by, CLASSES)],
         explain=lambda row: _why_dualpi2_ratio(by) if row.key == "dualpi2.ratio" else None,
     )
 
@@ -158,34 +147,7 @@ def _why_dualpi2_ratio(by: pd.DataFrame) -> str:
     )
 
 
-@experiment(
-    "l4s-unresponsive",
-    "An ECT(1) UDP flood beside 2 Prague and 2 CUBIC, per mechanism: DualPI2 against the seeds",
-    compares=True,
-)
-def l4s_unresponsive(quick: bool) -> Reproduction:
-    table = _runs(flood=True, quick=quick)
-    by = table.set_index("mechanism")
-    rows = flood_held_rows(by, FLOOD_HELD, "ECT(1) flood")
-    rows.append(
-        Row.ordered(
-            "ECT(1) flood / its fair share: CSFQ < DualPI2 (no queue protection)",
-            "CSFQ < DualPI2 (RFC 9330 §8.2)",
-            [by.at["csfq", "flood_share"], by.at["dualpi2", "flood_share"]],
-            key="flood.dualpi2_over_csfq",
-        )
-    )
-    classes = ("flood",) + CLASSES
-    return Reproduction(
-        rows=rows,
-        figure=shares_figure(table, classes, f"a {FLOOD_RATE} ECT(1) flood, 2 Prague and 2 CUBIC on 10 Mb/s"),
-        data={"classes": table},
-        show=["classes"],
-        notes=[_note(quick), headline(by, classes)],
-    )
-
-
-def _note(quick: bool) -> str:
+def settings_note(quick: bool) -> str:
     settings = QUICK if quick else FULL
     seeds = ", ".join(map(str, settings.seeds))
     return (

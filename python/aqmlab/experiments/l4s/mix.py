@@ -1,11 +1,11 @@
 """The seed mechanisms under L4S traffic: what a router of 1998–2003 does to scalable senders.
 
-`l4s-mix` and `l4s-unresponsive` (`unresponsive.py`) use `today-tcp`'s network (the CSFQ paper's
-10 Mbit/s link with each mechanism's `compare` preset: a 64 KB buffer, 16/32 KB thresholds), so
-the seed mechanisms run with the settings their papers chose; DualPI2's preset is Linux's defaults with a 64-packet limit. Flows,
-chosen before any run: two TCP Prague (L4S, ECT(1)) and two CUBIC (classic), one of each at 20
-and at 80 ms base RTT; 60 s with the first 20 discarded, seeds 1–3 (quick: 20 s
-from 8 s, seed 1).
+`l4s-mix` and `l4s-unresponsive` (`unresponsive.py`) use `today-tcp`'s network (the CSFQ paper's 10
+Mbit/s link with each mechanism's `compare` preset: a 64 KB buffer, 16/32 KB thresholds), so the
+seed mechanisms run with the settings their papers chose; DualPI2's preset is Linux's defaults with
+a 64-packet limit. Flows, chosen before any run: two TCP Prague (L4S, ECT(1)) and two CUBIC
+(classic), one of each at 20 and at 80 ms base RTT; 60 s with the first 20 discarded, seeds 1–3
+(quick: 20 s from 8 s, seed 1).
 
 `l4s-mix`: the four flows alone. Graded, each the claim of the mechanism's own paper or RFC:
 - CSFQ, DRR and FQ-CoDel give each class (Prague, CUBIC) its fair share within 25 % (max-min
